@@ -1,0 +1,49 @@
+# maasflow — `make help` lists the targets.
+GO        ?= go
+GOFLAGS   ?=
+FUNCTIONS := $(notdir $(wildcard functions/*))
+ASL_FILES := $(wildcard statemachines/*.asl.json)
+NODE_BIN  := node_modules/.bin
+
+.DEFAULT_GOAL := help
+.PHONY: help run test bench build lint fmt-check vet asl-validate go-test clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+run: ## start the embedded stack with the MAAS simulator and demo data
+	$(GO) run ./cmd/maasflow local --demo
+
+test: fmt-check vet asl-validate go-test ## gofmt check, go vet, asl-validator, go test -race ./...
+
+fmt-check: ## fail when a Go file is not gofmt-clean
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet ./...
+	$(GO) vet ./...
+
+lint: fmt-check vet ## static checks
+
+$(NODE_BIN)/asl-validator: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+asl-validate: $(NODE_BIN)/asl-validator ## validate statemachines/*.asl.json with asl-validator (pinned in package.json)
+	@set -e; for f in $(ASL_FILES); do $(NODE_BIN)/asl-validator --json-path $$f; done
+
+go-test: ## go test -race ./...
+	$(GO) test -race -count=1 ./...
+
+bench: ## run the benchmarks recorded in docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+build: ## one linux/arm64 bootstrap per function, for provided.al2023
+	@set -e; for f in $(FUNCTIONS); do \
+		echo "build functions/$$f"; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+			-o bin/$$f/bootstrap ./functions/$$f; \
+	done
+
+clean: ## remove build output
+	rm -rf bin cdk.out

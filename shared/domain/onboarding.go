@@ -1,0 +1,145 @@
+package domain
+
+import "time"
+
+// Onboarding statuses (issue contract). Open statuses hold the host lock: at
+// most one open onboarding per (site, hostname).
+const (
+	OnboardingPending            = "pending"
+	OnboardingRunning            = "running"
+	OnboardingCompleted          = "completed"
+	OnboardingFailed             = "failed"
+	OnboardingManualIntervention = "manual_intervention"
+	OnboardingCancelled          = "cancelled"
+)
+
+// IsOpenStatus reports whether an onboarding in status s still owns its host.
+// manual_intervention is open: the machine is frozen mid-flight and a second
+// onboarding must not touch it until an operator resolves or cancels it.
+func IsOpenStatus(s string) bool {
+	switch s {
+	case OnboardingPending, OnboardingRunning, OnboardingManualIntervention:
+		return true
+	}
+	return false
+}
+
+// Onboarding stages, in workflow order. The ASL routes through them; the read
+// model records entry, exit and outcome of each on the timeline.
+const (
+	StageValidate        = "validate"
+	StageDiscover        = "discover"
+	StageCommission      = "commission"
+	StageWaitReady       = "wait_ready"
+	StageStorage         = "storage"
+	StagePXEPreflight    = "pxe_preflight"
+	StageRoCE            = "roce"
+	StageHardening       = "hardening"
+	StageRenderPayload   = "render_payload"
+	StageDeploy          = "deploy"
+	StageWaitDeployed    = "wait_deployed"
+	StageRecoverDeploy   = "recover_deploy"
+	StageWaitEnrollment  = "wait_enrollment"
+	StageCompletionGates = "completion_gates"
+	StageDone            = "done"
+)
+
+// Onboarding is the read model of one single-node onboarding (seed 000 §3.1
+// request plus everything the workflow learns).
+type Onboarding struct {
+	ID        string `json:"id" dynamodbav:"id"`
+	SiteID    string `json:"site_id" dynamodbav:"site_id"`
+	ProfileID string `json:"profile_id" dynamodbav:"profile_id"`
+	SKUID     string `json:"sku_id" dynamodbav:"sku_id"`
+	Hostname  string `json:"hostname" dynamodbav:"hostname"`
+	IPMIIP    string `json:"ipmi_ip" dynamodbav:"ipmi_ip"`
+	NodeID    string `json:"node_id" dynamodbav:"node_id"`
+	Status    string `json:"status" dynamodbav:"status"`
+	Stage     string `json:"stage" dynamodbav:"stage"`
+	// Attempt numbers the run (rerun/restart-clean start a new one); token
+	// and completion checks compare against it (seed 000 §8.5).
+	Attempt int `json:"attempt" dynamodbav:"attempt"`
+	// DeployAttempts counts deploys inside this run, for the bounded retry.
+	DeployAttempts int        `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
+	MAASSystemID   string     `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	ExecutionID    string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
+	CorrelationID  string     `json:"correlation_id" dynamodbav:"correlation_id"`
+	Error          *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	CreatedBy      string     `json:"created_by" dynamodbav:"created_by"`
+	CreatedAt      time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	Version        int64      `json:"-" dynamodbav:"version"`
+}
+
+// Failure is why an onboarding stopped: the workflow error name (the ASL
+// error, e.g. AmbiguousMachineMatchError) and a secret-free message.
+type Failure struct {
+	Code    string `json:"code" dynamodbav:"code"`
+	Message string `json:"message" dynamodbav:"message"`
+	Stage   string `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+}
+
+// Timeline entry kinds.
+const (
+	TimelineStageEntered = "stage_entered"
+	TimelineStageExited  = "stage_exited"
+	TimelineMAASEvent    = "maas_event"
+	TimelineNote         = "note"
+)
+
+// OnboardingEvent is one timeline row: a workflow step or a MAAS event, so
+// the two can be read side by side (seed 000 §6, §8.3).
+type OnboardingEvent struct {
+	OnboardingID string `json:"onboarding_id" dynamodbav:"onboarding_id"`
+	// Seq orders the timeline; the store assigns it from Time plus a
+	// per-writer suffix so that concurrent writers never collide.
+	Seq     string    `json:"seq" dynamodbav:"seq"`
+	Time    time.Time `json:"time" dynamodbav:"time"`
+	Attempt int       `json:"attempt" dynamodbav:"attempt"`
+	Kind    string    `json:"kind" dynamodbav:"kind"`
+	Stage   string    `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	// Outcome is set on stage_exited: ok, retry, failed, manual_intervention.
+	Outcome string `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
+	Detail  string `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
+	// MAASEventID de-duplicates MAAS events copied onto the timeline.
+	MAASEventID int64 `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
+}
+
+// Node statuses (seed 004 node lifecycle).
+const (
+	NodeOnboarding = "onboarding"
+	NodeActive     = "active"
+	NodeRetired    = "retired"
+	NodeRemoved    = "removed"
+)
+
+// Node is the inventory record of a GPU server.
+type Node struct {
+	ID           string     `json:"id" dynamodbav:"id"`
+	SiteID       string     `json:"site_id" dynamodbav:"site_id"`
+	Hostname     string     `json:"hostname" dynamodbav:"hostname"`
+	SKUID        string     `json:"sku_id" dynamodbav:"sku_id"`
+	Status       string     `json:"status" dynamodbav:"status"`
+	MAASSystemID string     `json:"maas_system_id,omitempty" dynamodbav:"maas_system_id,omitempty"`
+	OnboardingID string     `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
+	EnrolledAt   *time.Time `json:"enrolled_at,omitempty" dynamodbav:"enrolled_at,omitempty"`
+	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	Version      int64      `json:"-" dynamodbav:"version"`
+}
+
+// EnrollmentToken is the stored side of a single-use, node-bound,
+// TTL-limited enrollment token (seed 004). Only the SHA-256 hash is kept.
+// TaskToken is the workflow callback the enrollment completes; it is not a
+// secret a node ever sees.
+type EnrollmentToken struct {
+	Hash         string     `json:"hash" dynamodbav:"hash"`
+	NodeID       string     `json:"node_id" dynamodbav:"node_id"`
+	OnboardingID string     `json:"onboarding_id" dynamodbav:"onboarding_id"`
+	Attempt      int        `json:"attempt" dynamodbav:"attempt"`
+	ExpiresAt    time.Time  `json:"expires_at" dynamodbav:"expires_at"`
+	ConsumedAt   *time.Time `json:"consumed_at,omitempty" dynamodbav:"consumed_at,omitempty"`
+	TaskToken    string     `json:"-" dynamodbav:"task_token,omitempty"`
+	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
+}

@@ -1,0 +1,92 @@
+package domain
+
+import "time"
+
+// Status of a site, profile or SKU record that operators can disable.
+const (
+	StatusActive   = "active"
+	StatusDisabled = "disabled"
+)
+
+// Site is one MAAS region maasflow drives. Its Policy is the default every
+// profile under it inherits (seed 001 §4.2, seed 003 "profile inheritance").
+// Credentials never live on the record: CredentialsSet only says they were
+// written through the secrets port.
+type Site struct {
+	ID             string       `json:"id" dynamodbav:"id"`
+	Name           string       `json:"name" dynamodbav:"name"`
+	MAASURL        string       `json:"maas_url" dynamodbav:"maas_url"`
+	Description    string       `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	Status         string       `json:"status" dynamodbav:"status"`
+	Policy         Policy       `json:"policy" dynamodbav:"policy"`
+	CredentialsSet bool         `json:"credentials_set" dynamodbav:"credentials_set"`
+	Probe          *ProbeResult `json:"probe,omitempty" dynamodbav:"probe,omitempty"`
+	CreatedAt      time.Time    `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt      time.Time    `json:"updated_at" dynamodbav:"updated_at"`
+	// Version is the optimistic-concurrency counter; every write bumps it.
+	Version int64 `json:"-" dynamodbav:"version"`
+}
+
+// ProbeResult is what the last site probe saw (seed 001 §4.1 probe).
+type ProbeResult struct {
+	Healthy      bool      `json:"healthy" dynamodbav:"healthy"`
+	Version      string    `json:"version,omitempty" dynamodbav:"version,omitempty"`
+	Capabilities []string  `json:"capabilities,omitempty" dynamodbav:"capabilities,omitempty"`
+	User         string    `json:"user,omitempty" dynamodbav:"user,omitempty"`
+	IsAdmin      bool      `json:"is_admin" dynamodbav:"is_admin"`
+	Error        string    `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	CheckedAt    time.Time `json:"checked_at" dynamodbav:"checked_at"`
+}
+
+// Profile is an operational policy bundle under a site. It owns the runtime
+// target (architecture, distro series, kernel) and may override any of the
+// site's policy fields; unset fields inherit.
+type Profile struct {
+	ID           string    `json:"id" dynamodbav:"id"`
+	SiteID       string    `json:"site_id" dynamodbav:"site_id"`
+	Name         string    `json:"name" dynamodbav:"name"`
+	Architecture string    `json:"architecture" dynamodbav:"architecture"`
+	DistroSeries string    `json:"distro_series" dynamodbav:"distro_series"`
+	HWEKernel    string    `json:"hwe_kernel,omitempty" dynamodbav:"hwe_kernel,omitempty"`
+	Status       string    `json:"status" dynamodbav:"status"`
+	Policy       Policy    `json:"policy" dynamodbav:"policy"`
+	CreatedAt    time.Time `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	Version      int64     `json:"-" dynamodbav:"version"`
+}
+
+// SKU is a catalog entry a node must reference (seed 004 "SKU catalog
+// governance"): free-text SKUs are not accepted.
+type SKU struct {
+	ID          string    `json:"id" dynamodbav:"id"`
+	GPUModel    string    `json:"gpu_model" dynamodbav:"gpu_model"`
+	GPUsTotal   int       `json:"gpus_total" dynamodbav:"gpus_total"`
+	Description string    `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	Active      bool      `json:"active" dynamodbav:"active"`
+	CreatedAt   time.Time `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	Version     int64     `json:"-" dynamodbav:"version"`
+}
+
+// RoCEAssignment is one site-scoped RoCE phase-2 row keyed by site and
+// hostname (seed 000 §3.3, seed 001 §4.2). A host usually has several.
+type RoCEAssignment struct {
+	ID        string    `json:"id" dynamodbav:"id"`
+	SiteID    string    `json:"site_id" dynamodbav:"site_id"`
+	Hostname  string    `json:"hostname" dynamodbav:"hostname"`
+	Interface string    `json:"interface" dynamodbav:"interface"`
+	IPv4CIDR  string    `json:"ipv4_cidr" dynamodbav:"ipv4_cidr"`
+	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
+}
+
+// AuditEntry records one privileged mutation (seed 004 "audit and security
+// controls"): who did what to which target, and how it ended.
+type AuditEntry struct {
+	ID            string    `json:"id" dynamodbav:"id"`
+	Time          time.Time `json:"time" dynamodbav:"time"`
+	Actor         string    `json:"actor" dynamodbav:"actor"`
+	Action        string    `json:"action" dynamodbav:"action"`
+	Target        string    `json:"target" dynamodbav:"target"`
+	Result        string    `json:"result" dynamodbav:"result"`
+	CorrelationID string    `json:"correlation_id" dynamodbav:"correlation_id"`
+}

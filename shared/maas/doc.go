@@ -1,0 +1,13 @@
+// Package maas is maasflow's contract with a MAAS region: the ports split by
+// MAAS concern (machines, interfaces, storage, power, diagnostics, probe), the
+// values that cross them, the typed errors whose Go names the state machines
+// match, and the HTTP implementation speaking MAAS API 2.0 with OAuth 1.0
+// PLAINTEXT.
+//
+// Behaviour follows ../shared/reference/maas-api.md (cited as "maas-api §N").
+// The client never sleeps or retries: it classifies each answer and returns,
+// because retry belongs to the ASL. No error text or log line holds the API
+// key, a BMC password or user-data.
+//
+// It must not import activities, store, api or any AWS package.
+package maas

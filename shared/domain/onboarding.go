@@ -131,8 +131,6 @@ type Node struct {
 
 // EnrollmentToken is the stored side of a single-use, node-bound,
 // TTL-limited enrollment token (seed 004). Only the SHA-256 hash is kept.
-// TaskToken is the workflow callback the enrollment completes; it is not a
-// secret a node ever sees.
 type EnrollmentToken struct {
 	Hash         string     `json:"hash" dynamodbav:"hash"`
 	NodeID       string     `json:"node_id" dynamodbav:"node_id"`
@@ -140,6 +138,5 @@ type EnrollmentToken struct {
 	Attempt      int        `json:"attempt" dynamodbav:"attempt"`
 	ExpiresAt    time.Time  `json:"expires_at" dynamodbav:"expires_at"`
 	ConsumedAt   *time.Time `json:"consumed_at,omitempty" dynamodbav:"consumed_at,omitempty"`
-	TaskToken    string     `json:"-" dynamodbav:"task_token,omitempty"`
 	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
 }

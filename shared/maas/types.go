@@ -1,8 +1,9 @@
 package maas
 
 import (
-	"log/slog"
 	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // Status is MAAS's numeric node status (maas-api §4).
@@ -247,23 +248,5 @@ type ProbeResult struct {
 	IsAdmin      bool     `json:"is_admin"`
 }
 
-// Secret is a string that never prints: String, GoString, LogValue and
-// MarshalJSON all give "[redacted]". Reveal returns the value.
-type Secret string
-
-const redacted = "[redacted]"
-
-// Reveal returns the secret value; call it only where it is sent to MAAS.
-func (s Secret) Reveal() string { return string(s) }
-
-// String implements fmt.Stringer.
-func (s Secret) String() string { return redacted }
-
-// GoString implements fmt.GoStringer.
-func (s Secret) GoString() string { return redacted }
-
-// MarshalJSON implements json.Marshaler.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// LogValue implements slog.LogValuer.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+// Secret is a string that never prints (see domain.Secret).
+type Secret = domain.Secret

@@ -1,0 +1,50 @@
+package store
+
+import "fmt"
+
+// NotFoundError: no record of that kind and id.
+type NotFoundError struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Kind, e.ID) }
+
+// ConflictError: a create hit an existing record, or an update lost an
+// optimistic-concurrency race more times than the store retries.
+type ConflictError struct {
+	Kind   string `json:"kind"`
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s %s: conflict: %s", e.Kind, e.ID, e.Reason)
+}
+
+// OpenOnboardingExistsError: the host already has an open onboarding.
+type OpenOnboardingExistsError struct {
+	SiteID       string `json:"site_id"`
+	Hostname     string `json:"hostname"`
+	OnboardingID string `json:"onboarding_id"`
+}
+
+func (e *OpenOnboardingExistsError) Error() string {
+	return fmt.Sprintf("host %s on site %s already has open onboarding %s", e.Hostname, e.SiteID, e.OnboardingID)
+}
+
+// Token rejection reasons.
+const (
+	TokenUnknown   = "unknown"
+	TokenConsumed  = "consumed"
+	TokenExpired   = "expired"
+	TokenWrongNode = "wrong_node"
+)
+
+// TokenRejectedError: an enrollment token was not accepted. Reason is one of
+// the Token* constants; the token itself never appears.
+type TokenRejectedError struct {
+	Reason string `json:"reason"`
+}
+
+func (e *TokenRejectedError) Error() string { return "enrollment token rejected: " + e.Reason }

@@ -86,6 +86,10 @@ const (
 	TimelineStageExited  = "stage_exited"
 	TimelineMAASEvent    = "maas_event"
 	TimelineNote         = "note"
+	// TimelineDiagnostic rows carry MAAS-side diagnostics (installation
+	// output, script results) captured when a stage fails (seed 000 §8.3);
+	// Source names where the text came from, Detail holds its tail.
+	TimelineDiagnostic = "diagnostic"
 )
 
 // OnboardingEvent is one timeline row: a workflow step or a MAAS event, so
@@ -102,6 +106,7 @@ type OnboardingEvent struct {
 	// Outcome is set on stage_exited: ok, retry, failed, manual_intervention.
 	Outcome string `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
 	Detail  string `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
+	Source  string `json:"source,omitempty" dynamodbav:"source,omitempty"`
 	// MAASEventID de-duplicates MAAS events copied onto the timeline.
 	MAASEventID int64 `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
 }

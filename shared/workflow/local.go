@@ -1,0 +1,51 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// LocalEngine is the part of the embedded ASL runtime (shared/asl) Local
+// calls.
+type LocalEngine interface {
+	StartExecution(ctx context.Context, stateMachineARN, name string, input []byte) (string, error)
+	SendTaskSuccess(taskToken string, output []byte) error
+}
+
+// Local starts onboardings on the embedded ASL runtime.
+type Local struct {
+	engine        LocalEngine
+	onboardingARN string
+}
+
+// NewLocal returns a Local that starts executions of the onboarding state
+// machine registered under onboardingARN.
+func NewLocal(engine LocalEngine, onboardingARN string) *Local {
+	return &Local{engine: engine, onboardingARN: onboardingARN}
+}
+
+// StartOnboarding starts the onboarding's current attempt and returns the
+// execution ARN. Starting an attempt that is already running fails with the
+// runtime's duplicate-name error.
+func (l *Local) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
+	input, err := marshalInput(o)
+	if err != nil {
+		return "", err
+	}
+	arn, err := l.engine.StartExecution(ctx, l.onboardingARN, ExecutionName(o), input)
+	if err != nil {
+		return "", fmt.Errorf("start onboarding %s: %w", o.ID, err)
+	}
+	return arn, nil
+}
+
+// CompleteEnrollment completes the task token the enrollment wait handed
+// out. A token whose task already ended fails with the runtime's error.
+func (l *Local) CompleteEnrollment(_ context.Context, taskToken string, output []byte) error {
+	if err := l.engine.SendTaskSuccess(taskToken, output); err != nil {
+		return fmt.Errorf("complete enrollment task: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// SFNAPI is the part of the Step Functions client StepFunctions calls.
+type SFNAPI interface {
+	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
+	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+}
+
+// StepFunctions starts onboardings on AWS Step Functions (Standard).
+type StepFunctions struct {
+	client        SFNAPI
+	onboardingARN string
+}
+
+var (
+	_ interface {
+		StartOnboarding(context.Context, domain.Onboarding) (string, error)
+		CompleteEnrollment(context.Context, string, []byte) error
+	} = (*StepFunctions)(nil)
+	_ interface {
+		StartOnboarding(context.Context, domain.Onboarding) (string, error)
+		CompleteEnrollment(context.Context, string, []byte) error
+	} = (*Local)(nil)
+)
+
+// NewStepFunctions returns a StepFunctions starting executions of the state
+// machine onboardingARN.
+func NewStepFunctions(client SFNAPI, onboardingARN string) *StepFunctions {
+	return &StepFunctions{client: client, onboardingARN: onboardingARN}
+}
+
+// StartOnboarding starts the onboarding's current attempt. Step Functions
+// answers a repeated start with the same name and input with the running
+// execution (idempotent); a different input is ExecutionAlreadyExists.
+func (s *StepFunctions) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
+	input, err := marshalInput(o)
+	if err != nil {
+		return "", err
+	}
+	out, err := s.client.StartExecution(ctx, &sfn.StartExecutionInput{
+		StateMachineArn: aws.String(s.onboardingARN),
+		Name:            aws.String(ExecutionName(o)),
+		Input:           aws.String(string(input)),
+	})
+	if err != nil {
+		return "", fmt.Errorf("start onboarding %s: %w", o.ID, err)
+	}
+	return aws.ToString(out.ExecutionArn), nil
+}
+
+// CompleteEnrollment sends SendTaskSuccess for the enrollment wait. A task
+// that already ended (TaskDoesNotExist, TaskTimedOut) is reported as
+// TaskEndedError so callers can tell it from a transport failure.
+func (s *StepFunctions) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
+	_, err := s.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{
+		TaskToken: aws.String(taskToken),
+		Output:    aws.String(string(output)),
+	})
+	var gone *sfntypes.TaskDoesNotExist
+	var timedOut *sfntypes.TaskTimedOut
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &gone), errors.As(err, &timedOut):
+		return &TaskEndedError{}
+	default:
+		return fmt.Errorf("complete enrollment task: %w", err)
+	}
+}
+
+// TaskEndedError: the task a callback was meant for has already ended.
+type TaskEndedError struct{}
+
+func (e *TaskEndedError) Error() string { return "workflow task already ended" }

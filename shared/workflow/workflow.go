@@ -1,0 +1,46 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// OnboardingInput is the onboarding state machine's execution input. The
+// activities read everything else from the read model, so the input stays
+// small and holds no secret.
+type OnboardingInput struct {
+	OnboardingID  string `json:"onboarding_id"`
+	SiteID        string `json:"site_id"`
+	Hostname      string `json:"hostname"`
+	Attempt       int    `json:"attempt"`
+	CorrelationID string `json:"correlation_id"`
+}
+
+// NewOnboardingInput builds the execution input for an onboarding's current
+// attempt.
+func NewOnboardingInput(o domain.Onboarding) OnboardingInput {
+	return OnboardingInput{
+		OnboardingID:  o.ID,
+		SiteID:        o.SiteID,
+		Hostname:      o.Hostname,
+		Attempt:       o.Attempt,
+		CorrelationID: o.CorrelationID,
+	}
+}
+
+// ExecutionName names an onboarding attempt's execution. Step Functions
+// refuses a second running execution of one name, so a repeated start of the
+// same attempt cannot run the workflow twice.
+func ExecutionName(o domain.Onboarding) string {
+	return fmt.Sprintf("onboarding-%s-%d", o.ID, o.Attempt)
+}
+
+func marshalInput(o domain.Onboarding) ([]byte, error) {
+	b, err := json.Marshal(NewOnboardingInput(o))
+	if err != nil {
+		return nil, fmt.Errorf("marshal onboarding input: %w", err)
+	}
+	return b, nil
+}

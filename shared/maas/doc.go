@@ -4,6 +4,10 @@
 // match, and the HTTP implementation speaking MAAS API 2.0 with OAuth 1.0
 // PLAINTEXT.
 //
+// Client is a thin HTTP client written for this package rather than a
+// wrapper of gomaasclient, whose calls take no context and whose transport
+// retries and sleeps on its own; docs/maas-client.md gives the reasons.
+//
 // Behaviour follows ../shared/reference/maas-api.md (cited as "maas-api §N").
 // The client never sleeps or retries: it classifies each answer and returns,
 // because retry belongs to the ASL. No error text or log line holds the API

@@ -5,90 +5,164 @@ import "fmt"
 // The error types below are the client's answer classes. Their Go type names
 // reach the state machines verbatim (aws-lambda-go reports the bare type
 // name), so they are unique across the module and never renamed lightly.
-// Messages never hold the API key, BMC passwords or user-data.
+// Messages never hold the API key, BMC passwords or user-data: bodies MAAS
+// sends back are scrubbed of every secret the call carried and truncated
+// before they land in Message.
+//
+// Op is the MAAS operation ("deploy", "get machine"); SystemID is the machine
+// the call was about, empty for collection calls.
+
+// label renders "op" or "op system_id" for error messages.
+func label(op, systemID string) string {
+	if systemID == "" {
+		return op
+	}
+	return op + " " + systemID
+}
+
+// withMessage appends ": msg" when msg is not empty, so an empty MAAS body
+// (403s often have one) does not leave a dangling colon.
+func withMessage(prefix, msg string) string {
+	if msg == "" {
+		return prefix
+	}
+	return prefix + ": " + msg
+}
 
 // BadRequestError is a 400: MAAS refused the parameters or the operation in
-// the machine's current state (commission, test and link ops use 400).
+// the machine's current state (commission, test and link ops use 400). Fields
+// holds MAAS's form errors when the body was JSON ({"network": ["Node must be
+// configured to use a network"]}, maas-api §3), keyed by field; "__all__" is
+// a non-field error.
 type BadRequestError struct {
-	Op      string `json:"op"`
-	Message string `json:"message"`
+	Op       string              `json:"op"`
+	SystemID string              `json:"system_id,omitempty"`
+	Message  string              `json:"message"`
+	Fields   map[string][]string `json:"fields,omitempty"`
 }
 
 func (e *BadRequestError) Error() string {
-	return fmt.Sprintf("maas %s: bad request: %s", e.Op, e.Message)
+	return withMessage(fmt.Sprintf("maas %s: bad request", label(e.Op, e.SystemID)), e.Message)
 }
 
-// UnauthorizedError is a 401: the API key is unknown or revoked.
+// UnauthorizedError is a 401: the API key is unknown or revoked. It carries
+// no message because MAAS's 401 body can echo the token key (maas-api §1).
 type UnauthorizedError struct {
-	Op string `json:"op"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
 }
 
 func (e *UnauthorizedError) Error() string {
-	return fmt.Sprintf("maas %s: unauthorized: check the site's API key", e.Op)
+	return fmt.Sprintf("maas %s: unauthorized: check the site's API key", label(e.Op, e.SystemID))
 }
 
 // ForbiddenError is a 403: not admin, not the owner, or the machine is
-// locked. MAAS often sends an empty body.
+// locked. MAAS often sends an empty body (maas-api §3).
 type ForbiddenError struct {
-	Op      string `json:"op"`
-	Message string `json:"message"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	Message  string `json:"message"`
 }
 
 func (e *ForbiddenError) Error() string {
-	return fmt.Sprintf("maas %s: forbidden: %s", e.Op, e.Message)
+	return withMessage(fmt.Sprintf("maas %s: forbidden", label(e.Op, e.SystemID)), e.Message)
 }
 
-// NotFoundError is a 404.
+// NotFoundError is a 404 (MAAS has no such machine or interface), or a
+// missing current script-result set, which MAAS reports as a 400
+// (maas-api §12).
 type NotFoundError struct {
-	Op      string `json:"op"`
-	Message string `json:"message"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	Message  string `json:"message"`
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("maas %s: not found: %s", e.Op, e.Message)
+	return withMessage(fmt.Sprintf("maas %s: not found", label(e.Op, e.SystemID)), e.Message)
 }
 
 // ConflictError is a 409 state conflict ("Can't deploy a machine that is in
-// the 'Failed deployment' state"). RetryAfter is set only for MAAS's DB
-// serialisation conflict, the one 409 worth retrying (maas-api §14.13).
+// the 'Failed deployment' state"). RetryAfter (seconds) is set only for
+// MAAS's DB serialisation conflict, the one 409 worth retrying (maas-api
+// §3, §14.13); the client itself never retries.
 type ConflictError struct {
 	Op         string `json:"op"`
+	SystemID   string `json:"system_id,omitempty"`
 	Message    string `json:"message"`
 	RetryAfter int    `json:"retry_after,omitempty"`
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("maas %s: conflict: %s", e.Op, e.Message)
+	msg := withMessage(fmt.Sprintf("maas %s: conflict", label(e.Op, e.SystemID)), e.Message)
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %ds)", e.RetryAfter)
+	}
+	return msg
 }
 
-// UnavailableError is a 5xx: no rack controller, BMC unreachable, IP
-// exhaustion, RPC timeout. Retryable by the ASL.
+// UnavailableError is a 5xx (or a 429 from a proxy in front of MAAS): no
+// rack controller, BMC unreachable, IP exhaustion, RPC timeout. Retryable by
+// the ASL. RetryAfter (seconds) is what MAAS asked for, when it did.
 type UnavailableError struct {
 	Op         string `json:"op"`
+	SystemID   string `json:"system_id,omitempty"`
 	StatusCode int    `json:"status_code"`
 	Message    string `json:"message"`
 	RetryAfter int    `json:"retry_after,omitempty"`
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("maas %s: unavailable (%d): %s", e.Op, e.StatusCode, e.Message)
+	msg := withMessage(fmt.Sprintf("maas %s: unavailable (%d)", label(e.Op, e.SystemID), e.StatusCode), e.Message)
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %ds)", e.RetryAfter)
+	}
+	return msg
 }
 
-// TimeoutError is a call that hit its deadline before MAAS answered.
+// TimeoutError is a call that hit its deadline before MAAS answered. It
+// unwraps to context.DeadlineExceeded when the context's deadline fired.
 type TimeoutError struct {
-	Op string `json:"op"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	cause    error
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("maas %s: timed out", e.Op)
+	return fmt.Sprintf("maas %s: timed out", label(e.Op, e.SystemID))
 }
 
-// TransportError is a call that never reached MAAS (DNS, refused, TLS).
+// Unwrap returns the context error or the transport's timeout, if any.
+func (e *TimeoutError) Unwrap() error { return e.cause }
+
+// TransportError is a call that never reached MAAS or lost its answer
+// (DNS, refused, TLS, connection reset, caller cancelled). It unwraps to
+// context.Canceled when the caller cancelled.
 type TransportError struct {
-	Op      string `json:"op"`
-	Message string `json:"message"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	Message  string `json:"message"`
+	cause    error
 }
 
 func (e *TransportError) Error() string {
-	return fmt.Sprintf("maas %s: transport: %s", e.Op, e.Message)
+	return withMessage(fmt.Sprintf("maas %s: transport", label(e.Op, e.SystemID)), e.Message)
+}
+
+// Unwrap returns the underlying cause, for errors.Is(err, context.Canceled).
+func (e *TransportError) Unwrap() error { return e.cause }
+
+// UnexpectedResponseError is an answer that fits no other class: a redirect
+// (wrong base URL; MAAS paths end with "/", maas-api §1), 405, 410 (API 1.0),
+// another unexpected status, or a 2xx body that is not the JSON the operation
+// returns (often a proxy's HTML page). It is terminal: repeating the call
+// will not change it.
+type UnexpectedResponseError struct {
+	Op         string `json:"op"`
+	SystemID   string `json:"system_id,omitempty"`
+	StatusCode int    `json:"status_code"`
+	Message    string `json:"message"`
+}
+
+func (e *UnexpectedResponseError) Error() string {
+	return withMessage(fmt.Sprintf("maas %s: unexpected response (%d)", label(e.Op, e.SystemID), e.StatusCode), e.Message)
 }

@@ -4,7 +4,8 @@ import "context"
 
 // The ports below are what activities call. Each method's doc says what a
 // repeated call does, because Step Functions and Lambda both retry. Every
-// method returns one of the typed errors in errors.go (or nil).
+// method returns one of the typed errors in errors.go (or nil), unwrapped,
+// so errors.As and the ASL error names both see the type directly.
 
 // MachineFinder looks machines up. Lookups are reads: repeating one is free.
 type MachineFinder interface {
@@ -12,7 +13,10 @@ type MachineFinder interface {
 	// machines/?hostname=). More than one is possible: MAAS does not enforce
 	// unique hostnames across domains.
 	FindByHostname(ctx context.Context, hostname string) ([]Machine, error)
-	// FindByPowerAddress lists machines whose BMC power_address equals addr.
+	// FindByPowerAddress lists machines whose BMC power_address equals addr
+	// and sets their PowerAddress. MAAS has no such filter: the HTTP client
+	// reads machines/?op=power_parameters, which needs an admin key
+	// (ForbiddenError otherwise).
 	FindByPowerAddress(ctx context.Context, addr string) ([]Machine, error)
 	// FindByMAC lists machines with an interface of that MAC.
 	FindByMAC(ctx context.Context, mac string) ([]Machine, error)
@@ -56,7 +60,8 @@ type InterfaceManager interface {
 	// LinkSubnet adds a link. Linking AUTO twice makes two links: callers
 	// unlink first. ConflictError outside New/Ready/Allocated/Broken.
 	LinkSubnet(ctx context.Context, systemID string, interfaceID int, p LinkSubnetParams) (Interface, error)
-	// UnlinkSubnet removes a link; BadRequestError for an unknown link id.
+	// UnlinkSubnet removes a link; BadRequestError for an unknown link id,
+	// so a repeat after success is a BadRequestError: read Links first.
 	UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error)
 }
 
@@ -74,16 +79,18 @@ type PowerController interface {
 	PowerOn(ctx context.Context, systemID string) error
 	// PowerOff is a no-op on a machine already off.
 	PowerOff(ctx context.Context, systemID string) error
-	// PowerState queries the BMC live ("on", "off", "unknown", "error").
+	// PowerState queries the BMC live ("on", "off", "unknown", "error"); it
+	// can take about a minute. A read.
 	PowerState(ctx context.Context, systemID string) (string, error)
 }
 
 // Diagnostics reads what MAAS recorded about a machine (maas-api §11, §12).
 type Diagnostics interface {
-	// Events lists events newest first.
+	// Events lists a machine's events newest first, by system id and/or
+	// hostname (one is required). A read.
 	Events(ctx context.Context, q EventQuery) ([]Event, error)
 	// ScriptResults reads the current set of one type with decoded output;
-	// NotFoundError when the machine has no current set of that type.
+	// NotFoundError when the machine has no current set of that type. A read.
 	ScriptResults(ctx context.Context, systemID string, t ScriptType) (ScriptSet, error)
 }
 

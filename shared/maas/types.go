@@ -78,6 +78,12 @@ type Machine struct {
 	IPAddresses      []string    `json:"ip_addresses"`
 	BootInterfaceID  int         `json:"boot_interface_id"`
 	Interfaces       []Interface `json:"interfaces"`
+	// StatusAction is the action of the latest event (e.g. "modules-final").
+	StatusAction string   `json:"status_action,omitempty"`
+	Domain       string   `json:"domain,omitempty"`
+	Zone         string   `json:"zone,omitempty"`
+	Pool         string   `json:"pool,omitempty"`
+	TagNames     []string `json:"tag_names,omitempty"`
 	// PowerAddress is the BMC address from the power parameters when the
 	// listing that produced this value included it; empty otherwise.
 	PowerAddress string `json:"power_address,omitempty"`
@@ -207,6 +213,8 @@ type Event struct {
 // MAAS; Limit to 100 (max 1000).
 type EventQuery struct {
 	SystemID string
+	// Hostname filters by hostname; with SystemID both must match.
+	Hostname string
 	Level    string
 	Limit    int
 	After    int64
@@ -229,7 +237,11 @@ type ScriptResult struct {
 	Status     int    `json:"status"`
 	StatusName string `json:"status_name"`
 	ExitStatus *int   `json:"exit_status,omitempty"`
-	Output     string `json:"output,omitempty"`
+	// Output is the decoded combined output. Binary outputs (the
+	// /tmp/curtin-logs.tar result, maas-api §12) are left out and Binary is
+	// set, so that no undecodable bytes reach timelines.
+	Output string `json:"output,omitempty"`
+	Binary bool   `json:"binary,omitempty"`
 }
 
 // ScriptSet is a set of results of one type (maas-api §12).
@@ -243,6 +255,7 @@ type ScriptSet struct {
 // ProbeResult is what a probe learnt of a region (maas-api §13).
 type ProbeResult struct {
 	Version      string   `json:"version"`
+	Subversion   string   `json:"subversion,omitempty"`
 	Capabilities []string `json:"capabilities"`
 	Username     string   `json:"username"`
 	IsAdmin      bool     `json:"is_admin"`
@@ -250,3 +263,15 @@ type ProbeResult struct {
 
 // Secret is a string that never prints (see domain.Secret).
 type Secret = domain.Secret
+
+// Event levels accepted by EventQuery.Level (maas-api §11). MAAS returns the
+// given level and above; AUDIT returns audit events only. User requests
+// ("User starting deployment") are DEBUG.
+const (
+	EventLevelAudit    = "AUDIT"
+	EventLevelDebug    = "DEBUG"
+	EventLevelInfo     = "INFO"
+	EventLevelWarning  = "WARNING"
+	EventLevelError    = "ERROR"
+	EventLevelCritical = "CRITICAL"
+)

@@ -18,6 +18,9 @@ commands:
   local   run the embedded stack (API, workflows, MAAS simulator)
   sim     run the MAAS API 2.0 simulator alone
   asl     validate or run Amazon States Language definitions
+
+admin commands (talk to the admin API at $MAASFLOW_API_URL with $MAASFLOW_ADMIN_TOKEN):
+  sites, profiles, roce, skus, onboard, onboardings, audit
 `
 
 func main() {
@@ -40,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSim(ctx, args[1:], stdout, stderr)
 	case "asl":
 		return runASL(ctx, args[1:], stdout, stderr)
+	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit":
+		return runAdmin(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

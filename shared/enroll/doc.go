@@ -1,0 +1,19 @@
+// Package enroll owns what a node needs to join maasflow on first boot: the
+// single-use enrollment token (generated here, stored elsewhere as a SHA-256
+// hash only), the node bootstrap bundle of seed 004 "Bootstrap Procedure",
+// and the composed cloud-init user_data that carries the site bootstrap
+// bundle first and the node bootstrap second, each separately versioned so a
+// failure on the node says which part failed (seed 000 §3.4).
+//
+// The user_data layout is a contract with the MAAS simulator, which plays the
+// node by calling ParseUserData and enrolling with what it finds; see
+// docs of RenderUserData for the exact shape.
+//
+// The token is a domain.Secret everywhere except on the one render path that
+// writes it into user_data: a Bundle printed with fmt, slog or encoding/json
+// shows "[redacted]", and no error of this package holds a token, a CA or any
+// other input value.
+//
+// It is a pure library: it must not import context, net/http, any AWS or MAAS
+// package, or store, activities or api.
+package enroll

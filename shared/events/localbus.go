@@ -1,0 +1,206 @@
+package events
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// LocalFileName is the conventional name of the local bus file inside the
+// local-mode data directory.
+const LocalFileName = "events.jsonl"
+
+// ErrBusClosed is what Publish on a closed LocalBus wraps.
+var ErrBusClosed = errors.New("local event bus is closed")
+
+// EventWriteError is a LocalBus append that did not reach the disk. The
+// event was not delivered to subscribers; the caller's retry may publish it
+// again.
+type EventWriteError struct {
+	Path       string `json:"path"`
+	DetailType string `json:"detail_type"`
+	Err        error  `json:"-"`
+}
+
+func (e *EventWriteError) Error() string {
+	return fmt.Sprintf("local event bus %s: append %s: %v", e.Path, e.DetailType, e.Err)
+}
+
+func (e *EventWriteError) Unwrap() error { return e.Err }
+
+// LocalBus is the local-mode event bus: each event is appended as one JSON
+// line (an Envelope) to a 0600 file and fsynced, then handed to the
+// in-process subscribers. The file is the record; subscribers are a
+// convenience, so an event is never delivered without being on disk.
+type LocalBus struct {
+	path string
+	opts options
+
+	// mu serialises appends so lines never interleave, and guards f.
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+
+	subMu   sync.RWMutex
+	subs    map[uint64]func(Envelope)
+	nextSub uint64
+}
+
+var _ interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+} = (*LocalBus)(nil)
+
+// NewLocalBus opens (creating it and its directory when needed) the event
+// file at path for appending. The file is made 0600 even if it existed with
+// wider permissions: events name hosts and sites of the fleet.
+func NewLocalBus(path string, opts ...Option) (*LocalBus, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("local event bus: create directory of %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("local event bus: open %s: %w", path, err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("local event bus: chmod %s: %w", path, err)
+	}
+	return &LocalBus{path: path, opts: buildOptions(opts), f: f, subs: map[uint64]func(Envelope){}}, nil
+}
+
+// Path is the event file.
+func (b *LocalBus) Path() string { return b.path }
+
+// Publish validates the detail against its schema (an invalid detail is an
+// error and nothing is written), appends the event and fsyncs, then calls
+// every subscriber in the publishing goroutine. A write or sync failure is
+// an *EventWriteError; the partial line, if any, is cut off so the file
+// stays readable. Publishing the same detail twice writes two events with
+// different ids: consumers de-duplicate on onboarding_id, attempt and type.
+func (b *LocalBus) Publish(ctx context.Context, detailType string, detail any) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("publish %s: %w", detailType, err)
+	}
+	raw, err := EncodeDetail(detailType, detail)
+	if err != nil {
+		return err
+	}
+	env := Envelope{
+		ID:         b.opts.newID(),
+		Source:     Source,
+		DetailType: detailType,
+		Time:       b.opts.clock.Now().UTC(),
+		Detail:     raw,
+	}
+	line, err := json.Marshal(env)
+	if err != nil {
+		return fmt.Errorf("publish %s: marshal envelope: %w", detailType, err)
+	}
+	line = append(line, '\n')
+	if err := b.append(line); err != nil {
+		return &EventWriteError{Path: b.path, DetailType: detailType, Err: err}
+	}
+
+	b.subMu.RLock()
+	subs := make([]func(Envelope), 0, len(b.subs))
+	for _, fn := range b.subs {
+		subs = append(subs, fn)
+	}
+	b.subMu.RUnlock()
+	// No lock is held here, so a subscriber may publish in turn. Across
+	// concurrent publishers subscribers may see events in a different
+	// order than the file holds them.
+	for _, fn := range subs {
+		fn(env)
+	}
+	return nil
+}
+
+func (b *LocalBus) append(line []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return ErrBusClosed
+	}
+	info, err := b.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	if _, err := b.f.Write(line); err != nil {
+		// Cut a torn line so the next event starts on a fresh one.
+		_ = b.f.Truncate(info.Size())
+		return fmt.Errorf("write: %w", err)
+	}
+	if err := b.f.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+// Subscribe registers fn for every event published after it returns. fn runs
+// in the publisher's goroutine after the event is on disk: it must be quick
+// and must not block on the publisher. cancel removes it and may be called
+// more than once.
+func (b *LocalBus) Subscribe(fn func(Envelope)) (cancel func()) {
+	b.subMu.Lock()
+	id := b.nextSub
+	b.nextSub++
+	b.subs[id] = fn
+	b.subMu.Unlock()
+	return func() {
+		b.subMu.Lock()
+		delete(b.subs, id)
+		b.subMu.Unlock()
+	}
+}
+
+// Close closes the file; later Publish calls fail with ErrBusClosed inside
+// an *EventWriteError. Closing twice is a no-op.
+func (b *LocalBus) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if err := b.f.Close(); err != nil {
+		return fmt.Errorf("local event bus: close %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// ReadAll reads every event of a LocalBus file, in file order. A line that is
+// not an envelope is an error naming its line number (not its content).
+func ReadAll(path string) ([]Envelope, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
+
+	var out []Envelope
+	r := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var env Envelope
+			if jerr := json.Unmarshal(line, &env); jerr != nil {
+				return nil, fmt.Errorf("read events %s: line %d is not an event envelope", path, n)
+			}
+			out = append(out, env)
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read events %s: %w", path, err)
+		}
+	}
+}

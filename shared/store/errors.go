@@ -48,3 +48,24 @@ type TokenRejectedError struct {
 }
 
 func (e *TokenRejectedError) Error() string { return "enrollment token rejected: " + e.Reason }
+
+// InvalidRecordError: a record cannot be stored as given (a key field is
+// empty or holds a character keys reserve). Field is the JSON name, with
+// the index for bulk writes (items[3].interface).
+type InvalidRecordError struct {
+	Kind   string `json:"kind"`
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+func (e *InvalidRecordError) Error() string {
+	return fmt.Sprintf("invalid %s: %s %s", e.Kind, e.Field, e.Reason)
+}
+
+// InvalidCursorError: a pagination cursor is malformed or belongs to another
+// listing (another filter).
+type InvalidCursorError struct {
+	Reason string `json:"reason"`
+}
+
+func (e *InvalidCursorError) Error() string { return "invalid cursor: " + e.Reason }

@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+func roce(host, iface, cidr string) domain.RoCEAssignment {
+	return domain.RoCEAssignment{Hostname: host, Interface: iface, IPv4CIDR: cidr}
+}
+
+func TestRoCEAssignments(t *testing.T) {
+	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		ctx := context.Background()
+		s, clk := mk(t)
+		mustSite(t, s, "s1", "Paris")
+
+		rows, err := s.UpsertRoCEAssignments(ctx, "s1", []domain.RoCEAssignment{
+			roce("gpu01", "ens1f0", "10.1.0.1/31"),
+			roce("gpu01", "ens1f1", "10.1.0.3/31"),
+			roce("gpu010", "ens1f0", "10.1.1.1/31"),
+		})
+		require.NoError(t, err)
+		require.Len(t, rows, 3)
+		assert.Equal(t, "gpu01:ens1f0", rows[0].ID)
+		assert.Equal(t, "s1", rows[0].SiteID)
+		assert.Equal(t, t0, rows[0].UpdatedAt)
+
+		t.Run("list by host does not match a longer hostname", func(t *testing.T) {
+			got, err := s.ListRoCEAssignments(ctx, "s1", "GPU01")
+			require.NoError(t, err)
+			require.Len(t, got, 2)
+			assert.Equal(t, []string{"gpu01:ens1f0", "gpu01:ens1f1"}, []string{got[0].ID, got[1].ID})
+			all, err := s.ListRoCEAssignments(ctx, "s1", "")
+			require.NoError(t, err)
+			assert.Len(t, all, 3)
+		})
+
+		t.Run("a repeated upsert updates the row", func(t *testing.T) {
+			clk.Advance(time.Minute)
+			_, err := s.UpsertRoCEAssignments(ctx, "s1", []domain.RoCEAssignment{roce("GPU01", "ens1f0", "10.9.0.1/31")})
+			require.NoError(t, err)
+			got, err := s.ListRoCEAssignments(ctx, "s1", "gpu01")
+			require.NoError(t, err)
+			require.Len(t, got, 2)
+			assert.Equal(t, "10.9.0.1/31", got[0].IPv4CIDR)
+			assert.Equal(t, t0.Add(time.Minute), got[0].UpdatedAt)
+		})
+
+		t.Run("all or nothing", func(t *testing.T) {
+			good := roce("gpu02", "ens1f0", "10.2.0.1/31")
+			tests := []struct {
+				name   string
+				site   string
+				items  []domain.RoCEAssignment
+				target any
+				field  string
+			}{
+				{"bad CIDR", "s1", []domain.RoCEAssignment{good, roce("gpu02", "ens1f1", "10.2.0.300/31")}, new(*InvalidRecordError), "items[1].ipv4_cidr"},
+				{"IPv6", "s1", []domain.RoCEAssignment{good, roce("gpu02", "ens1f1", "fd00::1/64")}, new(*InvalidRecordError), "items[1].ipv4_cidr"},
+				{"no interface", "s1", []domain.RoCEAssignment{good, roce("gpu02", "", "10.2.0.3/31")}, new(*InvalidRecordError), "items[1].interface"},
+				{"colon in hostname", "s1", []domain.RoCEAssignment{roce("a:b", "x", "10.2.0.3/31"), good}, new(*InvalidRecordError), "items[0].hostname"},
+				{"duplicate row", "s1", []domain.RoCEAssignment{good, roce("GPU02", "ens1f0", "10.2.0.5/31")}, new(*InvalidRecordError), "items[1]"},
+				{"unknown site", "nope", []domain.RoCEAssignment{good}, new(*NotFoundError), ""},
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					_, err := s.UpsertRoCEAssignments(ctx, tc.site, tc.items)
+					require.ErrorAs(t, err, tc.target)
+					if ie, ok := err.(*InvalidRecordError); ok {
+						assert.Equal(t, tc.field, ie.Field)
+					}
+					got, err := s.ListRoCEAssignments(ctx, tc.site, "gpu02")
+					require.NoError(t, err)
+					assert.Empty(t, got, "nothing written")
+				})
+			}
+		})
+
+		t.Run("delete", func(t *testing.T) {
+			require.NoError(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"))
+			require.ErrorAs(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"), new(*NotFoundError))
+			got, err := s.ListRoCEAssignments(ctx, "s1", "gpu010")
+			require.NoError(t, err)
+			assert.Empty(t, got)
+		})
+
+		t.Run("empty batch", func(t *testing.T) {
+			got, err := s.UpsertRoCEAssignments(ctx, "s1", nil)
+			require.NoError(t, err)
+			assert.Empty(t, got)
+		})
+	})
+}
+
+func TestRoCEAssignmentsLargeBatch(t *testing.T) {
+	ctx := context.Background()
+	batch := func(cidrBase int) []domain.RoCEAssignment {
+		var items []domain.RoCEAssignment
+		for i := range 250 {
+			items = append(items, roce(fmt.Sprintf("gpu%03d", i/8), fmt.Sprintf("ens%d", i%8), fmt.Sprintf("10.%d.%d.%d/31", cidrBase, i/100, 2*(i%100))))
+		}
+		return items
+	}
+
+	t.Run("all chunks written", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		mustSite(t, s, "s1", "Paris")
+		_, err := s.UpsertRoCEAssignments(ctx, "s1", batch(1))
+		require.NoError(t, err)
+		all, err := s.ListRoCEAssignments(ctx, "s1", "")
+		require.NoError(t, err)
+		assert.Len(t, all, 250)
+	})
+
+	t.Run("a failing chunk rolls the earlier ones back", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		mustSite(t, s, "s1", "Paris")
+		// The first 10 rows exist beforehand with other addresses.
+		_, err := s.UpsertRoCEAssignments(ctx, "s1", batch(7)[:10])
+		require.NoError(t, err)
+		before, err := s.ListRoCEAssignments(ctx, "s1", "")
+		require.NoError(t, err)
+
+		// Transactions from here: #1 and #2 are chunks, #3 fails.
+		s.db = &failingDB{DynamoDB: s.db, failTx: 3}
+		_, err = s.UpsertRoCEAssignments(ctx, "s1", batch(1))
+		require.ErrorIs(t, err, errInjected)
+
+		after, err := s.ListRoCEAssignments(ctx, "s1", "")
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "the site's rows are as they were")
+	})
+}
+
+func TestTimeline(t *testing.T) {
+	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		ctx := context.Background()
+		s, clk := mk(t)
+
+		stage := func(kind, st, outcome string) domain.OnboardingEvent {
+			return domain.OnboardingEvent{OnboardingID: "o1", Attempt: 1, Kind: kind, Stage: st, Outcome: outcome}
+		}
+		// Same instant (fake clock): write order is kept.
+		require.NoError(t, s.AppendOnboardingEvents(ctx,
+			stage(domain.TimelineStageEntered, domain.StageDiscover, ""),
+			stage(domain.TimelineStageExited, domain.StageDiscover, "ok"),
+			stage(domain.TimelineStageEntered, domain.StageCommission, "")))
+
+		maasEvents := []domain.OnboardingEvent{
+			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 101, Time: t0.Add(30 * time.Second), Detail: "Commissioning"},
+			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 100, Time: t0.Add(10 * time.Second), Detail: "Powering on"},
+			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 102, Time: t0.Add(30 * time.Second), Detail: "Ready"},
+		}
+		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents...))
+		clk.Advance(time.Minute)
+		require.NoError(t, s.AppendOnboardingEvents(ctx, stage(domain.TimelineStageExited, domain.StageCommission, "ok")))
+		// Copying MAAS events again (another poll) adds nothing.
+		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents...))
+		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents[2]))
+
+		got, err := s.ListOnboardingEvents(ctx, "o1")
+		require.NoError(t, err)
+		var line []string
+		for _, ev := range got {
+			line = append(line, fmt.Sprintf("%s %s %s %s%d", ev.Time.Sub(t0), ev.Kind, ev.Stage, ev.Detail, ev.MAASEventID))
+			assert.NotEmpty(t, ev.Seq)
+		}
+		assert.Equal(t, []string{
+			"0s stage_entered discover 0",
+			"0s stage_exited discover 0",
+			"0s stage_entered commission 0",
+			"10s maas_event  Powering on100",
+			"30s maas_event  Commissioning101",
+			"30s maas_event  Ready102",
+			"1m0s stage_exited commission 0",
+		}, line)
+
+		other, err := s.ListOnboardingEvents(ctx, "o2")
+		require.NoError(t, err)
+		assert.Empty(t, other)
+
+		require.ErrorAs(t, s.AppendOnboardingEvents(ctx, domain.OnboardingEvent{Kind: "note"}), new(*InvalidRecordError))
+	})
+}
+
+func TestTimelineConcurrentWriters(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			assert.NoError(t, s.AppendOnboardingEvents(ctx,
+				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineNote, Detail: fmt.Sprint(i)},
+				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: int64(1 + i%5), Time: t0}))
+		})
+	}
+	wg.Wait()
+	got, err := s.ListOnboardingEvents(ctx, "o1")
+	require.NoError(t, err)
+	assert.Len(t, got, 20+5, "every note once, each MAAS event once")
+}
+
+func TestEnrollmentTokens(t *testing.T) {
+	ctx := context.Background()
+	expires := t0.Add(time.Hour)
+	put := func(t *testing.T, s *Store, hash, node string) {
+		t.Helper()
+		require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: hash, NodeID: node, OnboardingID: "o1", Attempt: 1, ExpiresAt: expires}))
+	}
+
+	tests := []struct {
+		name   string
+		hash   string
+		node   string
+		at     time.Time
+		before func(t *testing.T, s *Store)
+		reason string
+	}{
+		{name: "accepted", hash: "h1", node: "n1", at: t0},
+		{name: "accepted just before expiry", hash: "h1", node: "n1", at: expires.Add(-time.Millisecond)},
+		{name: "unknown", hash: "nope", node: "n1", at: t0, reason: TokenUnknown},
+		{name: "empty", hash: "", node: "n1", at: t0, reason: TokenUnknown},
+		{name: "expired at expiry", hash: "h1", node: "n1", at: expires, reason: TokenExpired},
+		{name: "expired later", hash: "h1", node: "n1", at: expires.Add(time.Hour), reason: TokenExpired},
+		{name: "wrong node", hash: "h1", node: "n2", at: t0, reason: TokenWrongNode},
+		{name: "wrong node wins over expired", hash: "h1", node: "n2", at: expires.Add(time.Hour), reason: TokenWrongNode},
+		{
+			name: "replayed", hash: "h1", node: "n1", at: t0, reason: TokenConsumed,
+			before: func(t *testing.T, s *Store) {
+				_, err := s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
+				require.NoError(t, err)
+			},
+		},
+		{
+			name: "replayed after expiry is still consumed", hash: "h1", node: "n1", at: expires.Add(time.Hour), reason: TokenConsumed,
+			before: func(t *testing.T, s *Store) {
+				_, err := s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
+				require.NoError(t, err)
+			},
+		},
+	}
+	for _, tc := range tests {
+		eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+			t.Run(tc.name, func(t *testing.T) {
+				s, _ := mk(t)
+				put(t, s, "h1", "n1")
+				if tc.before != nil {
+					tc.before(t, s)
+				}
+				tok, err := s.ConsumeEnrollmentToken(ctx, tc.hash, tc.node, tc.at)
+				if tc.reason == "" {
+					require.NoError(t, err)
+					require.NotNil(t, tok.ConsumedAt)
+					assert.True(t, tc.at.Equal(*tok.ConsumedAt))
+					assert.Equal(t, "o1", tok.OnboardingID)
+					assert.Equal(t, 1, tok.Attempt)
+					return
+				}
+				var re *TokenRejectedError
+				require.ErrorAs(t, err, &re)
+				assert.Equal(t, tc.reason, re.Reason)
+				assert.NotContains(t, err.Error(), "h1", "the token never shows")
+			})
+		})
+	}
+
+	t.Run("get", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		put(t, s, "h1", "n1")
+		tok, err := s.GetEnrollmentToken(ctx, "h1")
+		require.NoError(t, err)
+		assert.Equal(t, "n1", tok.NodeID)
+		assert.True(t, expires.Equal(tok.ExpiresAt))
+		assert.Nil(t, tok.ConsumedAt)
+		_, err = s.GetEnrollmentToken(ctx, "nope")
+		require.ErrorAs(t, err, new(*NotFoundError))
+	})
+
+	t.Run("put twice", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		put(t, s, "h1", "n1")
+		err := s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: expires})
+		require.ErrorAs(t, err, new(*ConflictError))
+		require.ErrorAs(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h2", NodeID: "n1"}), new(*InvalidRecordError))
+	})
+
+	t.Run("twenty consumers, one winner", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		put(t, s, "h1", "n1")
+		const n = 20
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { _, errs[i] = s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0) })
+		}
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			if err == nil {
+				wins++
+				continue
+			}
+			var re *TokenRejectedError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, TokenConsumed, re.Reason)
+		}
+		assert.Equal(t, 1, wins)
+	})
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+const kindToken = "enrollment_token"
+
+// expiresAttr is ExpiresAt in Unix milliseconds: the consume condition
+// compares it with now as a number, which time strings cannot do safely.
+const expiresAttr = "expires_ms"
+
+// tokenTTLGrace keeps a token readable for a while after it expires, so a
+// late attempt is still answered "expired" rather than "unknown".
+const tokenTTLGrace = 7 * 24 * time.Hour
+
+// consumeAttempts bounds the retries of a consume whose condition failed
+// although the token then looked valid (written or changed in between).
+const consumeAttempts = 3
+
+func tokenKey(hash string) key { return key{pkToken + hash, "TOKEN"} }
+
+// shortHash names a token in errors without its full hash.
+func shortHash(h string) string { return h[:min(len(h), 12)] }
+
+// PutEnrollmentToken stores a token's hash, stamping CreatedAt when zero.
+// ConflictError when the hash exists. The plain token is never stored.
+func (s *Store) PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken) error {
+	if err := checkID(kindToken, "hash", t.Hash); err != nil {
+		return err
+	}
+	if err := checkID(kindToken, "node_id", t.NodeID); err != nil {
+		return err
+	}
+	if t.ExpiresAt.IsZero() {
+		return &InvalidRecordError{Kind: kindToken, Field: "expires_at", Reason: "is required"}
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = s.now()
+	}
+	item, err := marshalItem(t, tokenKey(t.Hash), kindToken, nil)
+	if err != nil {
+		return err
+	}
+	item[expiresAttr] = num(t.ExpiresAt.UnixMilli())
+	item[AttrTTL] = num(t.ExpiresAt.Add(tokenTTLGrace).Unix())
+	return s.createOne(ctx, kindToken, shortHash(t.Hash), item)
+}
+
+// ConsumeEnrollmentToken marks the token consumed in one conditional write:
+// TokenRejectedError with TokenUnknown, TokenConsumed, TokenExpired (at now)
+// or TokenWrongNode. A second call with the same hash is TokenConsumed.
+// When several reasons apply, consumed wins over wrong node, and wrong node
+// over expired. It returns the token as stored, ConsumedAt set.
+func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string, now time.Time) (domain.EnrollmentToken, error) {
+	if hash == "" {
+		return domain.EnrollmentToken{}, &TokenRejectedError{Reason: TokenUnknown}
+	}
+	consumed, err := attributevalue.Marshal(now.UTC())
+	if err != nil {
+		return domain.EnrollmentToken{}, fmt.Errorf("encode consumed_at: %w", err)
+	}
+	for range consumeAttempts {
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:           aws.String(s.table),
+			Key:                 tokenKey(hash).av(),
+			UpdateExpression:    aws.String(exprConsume),
+			ConditionExpression: aws.String("attribute_exists(#pk) AND attribute_not_exists(#consumed) AND #node = :node AND #exp > :now"),
+			ExpressionAttributeNames: map[string]string{
+				"#pk": AttrPK, "#consumed": "consumed_at", "#node": "node_id", "#exp": expiresAttr,
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":consumed": consumed, ":node": str(nodeID), ":now": num(now.UnixMilli()),
+			},
+			ReturnValues: types.ReturnValueAllNew,
+		})
+		if err == nil {
+			var t domain.EnrollmentToken
+			if err := attributevalue.UnmarshalMap(out.Attributes, &t); err != nil {
+				return domain.EnrollmentToken{}, fmt.Errorf("decode enrollment token: %w", err)
+			}
+			return t, nil
+		}
+		if !isConditionFailed(err) {
+			return domain.EnrollmentToken{}, fmt.Errorf("consume enrollment token %s: %w", shortHash(hash), err)
+		}
+		if reason, err := s.tokenRejection(ctx, hash, nodeID, now); reason != "" || err != nil {
+			if err != nil {
+				return domain.EnrollmentToken{}, err
+			}
+			return domain.EnrollmentToken{}, &TokenRejectedError{Reason: reason}
+		}
+	}
+	return domain.EnrollmentToken{}, &ConflictError{Kind: kindToken, ID: shortHash(hash), Reason: "token changed while being consumed"}
+}
+
+// tokenRejection reads the token once to say why the consume condition
+// failed; "" means it now looks acceptable.
+func (s *Store) tokenRejection(ctx context.Context, hash, nodeID string, now time.Time) (string, error) {
+	raw, found, err := s.getRaw(ctx, tokenKey(hash))
+	if err != nil {
+		return "", fmt.Errorf("read enrollment token %s: %w", shortHash(hash), err)
+	}
+	if !found {
+		return TokenUnknown, nil
+	}
+	var t domain.EnrollmentToken
+	if err := attributevalue.UnmarshalMap(raw, &t); err != nil {
+		return "", fmt.Errorf("decode enrollment token %s: %w", shortHash(hash), err)
+	}
+	switch {
+	case t.ConsumedAt != nil:
+		return TokenConsumed, nil
+	case t.NodeID != nodeID:
+		return TokenWrongNode, nil
+	case !now.Before(t.ExpiresAt):
+		return TokenExpired, nil
+	}
+	return "", nil
+}

@@ -24,7 +24,6 @@ const (
 
 // Defaults.
 const (
-	DefaultTable      = "maasflow"
 	DefaultEventBus   = "maasflow"
 	DefaultAdminGroup = "maasflow-admin"
 	EventSource       = "maasflow"

@@ -1,0 +1,275 @@
+package asl
+
+import (
+	"fmt"
+	"math"
+)
+
+// group tracks the child threads of one Parallel or Map visit. The parent
+// parks on notify, which the children claim whenever one of them ends.
+type group struct {
+	parent   *thread
+	running  map[*thread]struct{}
+	results  []any
+	failed   int
+	done     int
+	first    *failure // first failure that stops the group
+	firstIdx int
+	stopped  bool
+	notify   *waiter
+}
+
+func newGroup(parent *thread, n int) *group {
+	return &group{parent: parent, running: map[*thread]struct{}{}, results: make([]any, n), firstIdx: -1}
+}
+
+// spawn runs fn in a child thread for slot i. tolerate decides, under the
+// execution's lock, whether a failure stops the group.
+func (g *group) spawn(i int, prev int64, fn func(c *thread) (any, *failure), tolerate func() bool) {
+	t := g.parent
+	x := t.x
+	c := t.child(prev)
+	x.mu.Lock()
+	g.running[c] = struct{}{}
+	x.mu.Unlock()
+	x.e.busy()
+	go func() {
+		defer x.e.idle()
+		out, f := fn(c)
+		c.detach()
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		delete(g.running, c)
+		g.done++
+		switch {
+		case f == nil:
+			g.results[i] = out
+		case f == errCanceled:
+		default:
+			g.failed++
+			g.results[i] = errorOutput(f)
+			if !g.stopped && !tolerate() {
+				g.stopped = true
+				g.first, g.firstIdx = f, i
+				for sib := range g.running {
+					x.cancelLocked(sib, &cancelReason{f: f})
+				}
+			}
+		}
+		if g.notify != nil {
+			g.notify.claimLocked(x.e, wakeDone, nil, nil)
+		}
+	}()
+}
+
+// waitChange parks the parent until a child ends; it reports false when the
+// parent itself was cancelled.
+func (g *group) waitChange() bool {
+	x := g.parent.x
+	x.mu.Lock()
+	if len(g.running) == 0 {
+		x.mu.Unlock()
+		return g.parent.reason() == nil
+	}
+	w := newWaiter()
+	w.noCancel = true
+	g.notify = w
+	x.mu.Unlock()
+	g.parent.park(w)
+	x.mu.Lock()
+	g.notify = nil
+	x.mu.Unlock()
+	return w.kind == wakeDone
+}
+
+func (g *group) runningCount() int {
+	x := g.parent.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(g.running)
+}
+
+// waitAll parks until every child has ended. A cancelled parent still waits
+// for its children to unwind, so their aborted events precede its own.
+func (g *group) waitAll() {
+	for g.runningCount() > 0 {
+		g.waitChange()
+	}
+}
+
+func (g *group) isStopped() bool {
+	x := g.parent.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return g.stopped
+}
+
+// parallel runs one attempt of a Parallel state. If a branch fails, the
+// state fails with that branch's error and cause (AWS's recorded behaviour,
+// not States.BranchFailed) and the other branches are aborted.
+func (r *stateRun) parallel() (any, *failure) {
+	st := r.st
+	t := r.t
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, f
+	}
+	if eff, f = r.parameters(eff); f != nil {
+		return nil, f
+	}
+	started := t.record(event{typ: "ParallelStateStarted"})
+	g := newGroup(t, len(st.branches))
+	for i, b := range st.branches {
+		b := b
+		g.spawn(i, started, func(c *thread) (any, *failure) { return c.runMachine(b, eff) }, func() bool { return false })
+	}
+	g.waitAll()
+	if t.reason() != nil {
+		t.record(event{typ: "ParallelStateAborted"})
+		return nil, errCanceled
+	}
+	if g.first != nil {
+		t.record(event{typ: "ParallelStateFailed"})
+		return nil, g.first
+	}
+	t.record(event{typ: "ParallelStateSucceeded"})
+	return r.finishResult(g.results)
+}
+
+// mapState runs one attempt of an inline Map state.
+func (r *stateRun) mapState() (any, *failure) {
+	st := r.st
+	t := r.t
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, f
+	}
+	itemsVal := eff
+	if st.itemsPath != nil {
+		v, ok := st.itemsPath.get(eff, r.context)
+		if !ok {
+			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.itemsPath.text, st.itemsPath.normalized()))
+		}
+		itemsVal = v
+	}
+	items, ok := itemsVal.([]any)
+	if !ok {
+		return nil, runtimeFailure(fmt.Sprintf("Map state '%s': the ItemsPath must select a JSON array, got %s", st.name, toJSON(itemsVal)))
+	}
+	maxConc, tolCount, tolPct, f := r.mapLimits(eff)
+	if f != nil {
+		return nil, f
+	}
+	// Item inputs are built before any iteration starts, so a broken
+	// ItemSelector fails the state without running anything.
+	inputs := make([]any, len(items))
+	for i, item := range items {
+		if st.itemSelector == nil {
+			inputs[i] = item
+			continue
+		}
+		ir := &stateRun{t: t, st: st, raw: r.raw, entered: r.entered, mapItem: &mapItem{index: i, value: item}}
+		v, f := st.itemSelector.eval(eff, ir.context, t.x.e.entropy)
+		if f != nil {
+			return nil, f
+		}
+		inputs[i] = v
+	}
+	started := t.record(event{typ: "MapStateStarted", index: len(items)})
+	g := newGroup(t, len(items))
+	tolerated := tolCount >= 0 || tolPct >= 0
+	tolerate := func() bool {
+		if !tolerated {
+			return false
+		}
+		if tolCount >= 0 && int64(g.failed) > tolCount {
+			return false
+		}
+		if tolPct >= 0 && len(items) > 0 && float64(g.failed)*100/float64(len(items)) > tolPct {
+			return false
+		}
+		return true
+	}
+	for i := range items {
+		if maxConc > 0 {
+			for g.runningCount() >= int(maxConc) && !g.isStopped() && t.reason() == nil {
+				g.waitChange()
+			}
+		}
+		if g.isStopped() || t.reason() != nil {
+			break
+		}
+		i := i
+		g.spawn(i, started, func(c *thread) (any, *failure) {
+			c.record(event{typ: "MapIterationStarted", name: st.name, index: i})
+			out, f := c.runMachine(st.processor, inputs[i])
+			switch {
+			case f == nil:
+				c.record(event{typ: "MapIterationSucceeded", name: st.name, index: i})
+			case f == errCanceled:
+				c.record(event{typ: "MapIterationAborted", name: st.name, index: i})
+			default:
+				c.record(event{typ: "MapIterationFailed", name: st.name, index: i})
+			}
+			return out, f
+		}, tolerate)
+	}
+	g.waitAll()
+	if t.reason() != nil {
+		t.record(event{typ: "MapStateAborted"})
+		return nil, errCanceled
+	}
+	if g.first != nil {
+		t.record(event{typ: "MapStateFailed"})
+		if tolerated {
+			return nil, &failure{Error: ErrExceedToleratedFailureThreshold, HasCause: true,
+				Cause: fmt.Sprintf("The specified tolerated failure threshold was exceeded: %d of %d items failed", g.failed, len(items))}
+		}
+		return nil, g.first
+	}
+	t.record(event{typ: "MapStateSucceeded"})
+	return r.finishResult(g.results)
+}
+
+// mapLimits resolves MaxConcurrency and the tolerated failure thresholds
+// (-1 when not set).
+func (r *stateRun) mapLimits(eff any) (int64, int64, float64, *failure) {
+	st := r.st
+	maxConc, tolCount, tolPct := st.maxConcurrency, st.toleratedCount, st.toleratedPercent
+	num := func(p *path) (float64, *failure) {
+		v, ok := p.get(eff, r.context)
+		if !ok {
+			return 0, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", p.text, p.normalized()))
+		}
+		n, isNum := toFloat(v)
+		if !isNum || n < 0 || math.IsNaN(n) {
+			return 0, runtimeFailure(fmt.Sprintf("The path '%s' must reference a non-negative number, got %s", p.text, toJSON(v)))
+		}
+		return n, nil
+	}
+	if st.maxConcurrencyPath != nil {
+		n, f := num(st.maxConcurrencyPath)
+		if f != nil {
+			return 0, 0, 0, f
+		}
+		maxConc = int64(n)
+	}
+	if st.toleratedCountPath != nil {
+		n, f := num(st.toleratedCountPath)
+		if f != nil {
+			return 0, 0, 0, f
+		}
+		tolCount = int64(n)
+	}
+	if st.toleratedPercentPath != nil {
+		n, f := num(st.toleratedPercentPath)
+		if f != nil {
+			return 0, 0, 0, f
+		}
+		if n > 100 {
+			return 0, 0, 0, runtimeFailure(fmt.Sprintf("The path '%s' must reference a percentage from 0 to 100", st.toleratedPercentPath.text))
+		}
+		tolPct = n
+	}
+	return maxConc, tolCount, tolPct, nil
+}

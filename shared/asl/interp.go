@@ -1,0 +1,442 @@
+package asl
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// errCanceled unwinds a cancelled thread; the execution's final status comes
+// from the cancel reason, not from this failure.
+var errCanceled = &failure{Error: "States.Canceled"}
+
+// stateRun carries what one visit to a state needs: the raw input, the
+// entered time and a lazily built context object.
+type stateRun struct {
+	t          *thread
+	st         *state
+	raw        any
+	entered    time.Time
+	retryCount int
+	token      string
+	mapItem    *mapItem
+	ctxObj     any
+}
+
+type mapItem struct {
+	index int
+	value any
+}
+
+// context returns the context object ($$) for this visit, built on first use.
+func (r *stateRun) context() any {
+	if r.ctxObj != nil {
+		return r.ctxObj
+	}
+	x := r.t.x
+	stateObj := map[string]any{"Name": r.st.name, "EnteredTime": r.entered.UTC().Format(timeLayout)}
+	if r.st.typ == typeTask {
+		stateObj["RetryCount"] = int64(r.retryCount)
+	}
+	c := map[string]any{
+		"Execution": map[string]any{
+			"Id": x.arn, "Input": x.input, "Name": x.name, "RoleArn": x.e.roleARN(),
+			"StartTime": x.startTime.UTC().Format(timeLayout), "RedriveCount": int64(0),
+		},
+		"StateMachine": map[string]any{"Id": x.sm.arn, "Name": x.sm.name},
+		"State":        stateObj,
+	}
+	if r.token != "" {
+		c["Task"] = map[string]any{"Token": r.token}
+	}
+	if r.mapItem != nil {
+		c["Map"] = map[string]any{"Item": map[string]any{"Index": int64(r.mapItem.index), "Value": r.mapItem.value}}
+	}
+	r.ctxObj = c
+	return c
+}
+
+// runMachine runs a state machine from StartAt and returns its output.
+func (t *thread) runMachine(m *machine, input any) (any, *failure) {
+	name := m.startAt
+	for {
+		if t.reason() != nil {
+			return nil, errCanceled
+		}
+		st := m.states[name]
+		out, next, f := t.runState(st, input)
+		if f != nil {
+			return nil, f
+		}
+		if next == "" {
+			return out, nil
+		}
+		name, input = next, out
+	}
+}
+
+// runState runs one visit to a state and returns its output and the next
+// state's name ("" when the machine ends).
+func (t *thread) runState(st *state, raw any) (any, string, *failure) {
+	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
+	t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	if jsonSize(raw) > MaxPayloadBytes {
+		return nil, "", dataLimit(st.name)
+	}
+	var out any
+	var next string
+	var f *failure
+	switch st.typ {
+	case typePass:
+		out, f = r.pass()
+		next = st.next
+	case typeSucceed:
+		out, f = r.passThrough()
+	case typeChoice:
+		out, next, f = r.choice()
+	case typeWait:
+		out, f = r.wait()
+		next = st.next
+	case typeFail:
+		return nil, "", r.fail()
+	case typeTask, typeParallel, typeMap:
+		return r.withRetry()
+	}
+	if f != nil {
+		return nil, "", f
+	}
+	if st.typ != typeChoice && st.typ != typeSucceed && st.end {
+		next = ""
+	}
+	if jsonSize(out) > MaxPayloadBytes {
+		return nil, "", dataLimit(st.name)
+	}
+	t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+	return out, next, nil
+}
+
+func dataLimit(name string) *failure {
+	return &failure{Error: ErrDataLimitExceeded, HasCause: true,
+		Cause: fmt.Sprintf("The state/task '%s' returned a result with a size exceeding the maximum number of bytes service limit.", name)}
+}
+
+// inputPath applies InputPath to the raw input.
+func (r *stateRun) inputPath() (any, *failure) {
+	st := r.st
+	if st.inputNull {
+		return map[string]any{}, nil
+	}
+	if st.inputPath == nil {
+		return r.raw, nil
+	}
+	v, ok := st.inputPath.get(r.raw, r.context)
+	if !ok {
+		return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.inputPath.text, st.inputPath.normalized()))
+	}
+	return v, nil
+}
+
+// outputPath applies OutputPath to v.
+func (r *stateRun) outputPath(v any) (any, *failure) {
+	st := r.st
+	if st.outputNull {
+		return map[string]any{}, nil
+	}
+	if st.outputPath == nil {
+		return v, nil
+	}
+	out, ok := st.outputPath.get(v, r.context)
+	if !ok {
+		return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.outputPath.text, st.outputPath.normalized()))
+	}
+	return out, nil
+}
+
+// resultPath places result into the raw input as ResultPath says.
+func (r *stateRun) resultPath(result any) (any, *failure) {
+	st := r.st
+	if st.resultNull {
+		return r.raw, nil
+	}
+	if st.resultPath == nil {
+		return result, nil
+	}
+	out, ok := st.resultPath.set(r.raw, result)
+	if !ok {
+		return nil, &failure{Error: ErrResultPathMatchFailure, HasCause: true,
+			Cause: fmt.Sprintf("Unable to apply ResultPath '%s' to input '%s'", st.resultPath.text, toJSON(r.raw))}
+	}
+	return out, nil
+}
+
+// finishResult runs ResultSelector, ResultPath and OutputPath on a result.
+func (r *stateRun) finishResult(result any) (any, *failure) {
+	if r.st.resultSelector != nil {
+		v, f := r.st.resultSelector.eval(result, r.context, r.t.x.e.entropy)
+		if f != nil {
+			return nil, f
+		}
+		result = v
+	}
+	out, f := r.resultPath(result)
+	if f != nil {
+		return nil, f
+	}
+	return r.outputPath(out)
+}
+
+func (r *stateRun) parameters(eff any) (any, *failure) {
+	if r.st.parameters == nil {
+		return eff, nil
+	}
+	return r.st.parameters.eval(eff, r.context, r.t.x.e.entropy)
+}
+
+func (r *stateRun) pass() (any, *failure) {
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, f
+	}
+	if eff, f = r.parameters(eff); f != nil {
+		return nil, f
+	}
+	result := eff
+	if r.st.hasResult {
+		result = r.st.result
+	}
+	out, f := r.resultPath(result)
+	if f != nil {
+		return nil, f
+	}
+	return r.outputPath(out)
+}
+
+// passThrough is Succeed's processing: InputPath then OutputPath.
+func (r *stateRun) passThrough() (any, *failure) {
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, f
+	}
+	return r.outputPath(eff)
+}
+
+func (r *stateRun) choice() (any, string, *failure) {
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, "", f
+	}
+	next := ""
+	for _, rule := range r.st.choices {
+		ok, f := rule.eval(eff, r.context)
+		if f != nil {
+			return nil, "", f
+		}
+		if ok {
+			next = rule.next
+			break
+		}
+	}
+	if next == "" {
+		next = r.st.defaultNext
+	}
+	if next == "" {
+		return nil, "", &failure{Error: ErrNoChoiceMatched, HasCause: true,
+			Cause: fmt.Sprintf("No Matches! No choice rule of state '%s' matched and it has no Default.", r.st.name)}
+	}
+	out, f := r.outputPath(eff)
+	return out, next, f
+}
+
+func (r *stateRun) wait() (any, *failure) {
+	st := r.st
+	eff, f := r.inputPath()
+	if f != nil {
+		return nil, f
+	}
+	now := r.t.x.e.clock.Now()
+	var until time.Time
+	switch {
+	case st.hasSeconds:
+		until = now.Add(time.Duration(st.waitSeconds) * time.Second)
+	case st.hasTimestamp:
+		until = st.timestamp
+	case st.secondsPath != nil:
+		v, ok := st.secondsPath.get(eff, r.context)
+		if !ok {
+			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.secondsPath.text, st.secondsPath.normalized()))
+		}
+		n, isInt := isInteger(v)
+		if !isInt || n < 0 {
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference a valid non-negative integer: %s == %s", st.secondsPath.text, toJSON(v)))
+		}
+		until = now.Add(time.Duration(n) * time.Second)
+	case st.timestampPath != nil:
+		v, ok := st.timestampPath.get(eff, r.context)
+		if !ok {
+			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.timestampPath.text, st.timestampPath.normalized()))
+		}
+		s, isStr := v.(string)
+		ts, valid := parseTimestamp(s)
+		if !isStr || !valid {
+			return nil, runtimeFailure(fmt.Sprintf("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.timestampPath.text, toJSON(v)))
+		}
+		until = ts
+	}
+	if d := until.Sub(now); d > 0 {
+		if !r.t.sleep(d) {
+			r.t.record(event{typ: "WaitStateAborted", name: st.name})
+			return nil, errCanceled
+		}
+	}
+	return r.outputPath(eff)
+}
+
+func (r *stateRun) fail() *failure {
+	st := r.st
+	f := &failure{Error: st.errorName, Cause: st.cause, HasCause: st.hasCause}
+	if st.errorExpr != nil {
+		s, ff := r.dynamicString(st.errorExpr, "ErrorPath")
+		if ff != nil {
+			return ff
+		}
+		f.Error = s
+	}
+	if st.causeExpr != nil {
+		s, ff := r.dynamicString(st.causeExpr, "CausePath")
+		if ff != nil {
+			return ff
+		}
+		f.Cause, f.HasCause = s, true
+	}
+	return f
+}
+
+func (r *stateRun) dynamicString(d *dynamicValue, field string) (string, *failure) {
+	var v any
+	if d.path != nil {
+		got, ok := d.path.get(r.raw, r.context)
+		if !ok {
+			return "", runtimeFailure(fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", d.text, field, toJSON(r.raw)))
+		}
+		v = got
+	} else {
+		tp := &template{fields: []templateField{{key: "v", call: d.call, src: field, expr: d.text}}}
+		got, f := tp.eval(r.raw, r.context, r.t.x.e.entropy)
+		if f != nil {
+			return "", f
+		}
+		v = got.(map[string]any)["v"]
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", runtimeFailure(fmt.Sprintf("The %s field must reference a string, but '%s' is %s", field, d.text, toJSON(v)))
+	}
+	return s, nil
+}
+
+// retryKey counts the retries one retrier granted to one error name.
+type retryKey struct {
+	retrier int
+	name    string
+}
+
+// withRetry runs a Task, Parallel or Map visit with its retriers and
+// catchers. As the developer guide's worked example requires (errors A, B,
+// C, B, B wait 1, 2, 5 and 4 seconds, then go to Catch), each retrier's
+// back-off grows with every retry it granted during the visit, while
+// MaxAttempts limits the retries of each error name the retrier matched.
+func (r *stateRun) withRetry() (any, string, *failure) {
+	st := r.st
+	attempts := make([]int64, len(st.retry))
+	var perName map[retryKey]int64
+	if len(st.retry) > 0 {
+		perName = map[retryKey]int64{}
+	}
+	for {
+		r.ctxObj = nil
+		var out any
+		var f *failure
+		switch st.typ {
+		case typeTask:
+			out, f = r.task()
+		case typeParallel:
+			out, f = r.parallel()
+		case typeMap:
+			out, f = r.mapState()
+		}
+		if f == nil {
+			if jsonSize(out) > MaxPayloadBytes {
+				f = dataLimit(st.name)
+			} else {
+				next := st.next
+				if st.end {
+					next = ""
+				}
+				r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+				return out, next, nil
+			}
+		}
+		if f == errCanceled || r.t.reason() != nil {
+			return nil, "", errCanceled
+		}
+		idx := -1
+		for i, rt := range st.retry {
+			if matchesError(rt.errorEquals, f.Error) {
+				idx = i
+				break
+			}
+		}
+		if idx >= 0 && perName[retryKey{idx, f.Error}] < st.retry[idx].maxAttempts {
+			rt := st.retry[idx]
+			delay := rt.interval * math.Pow(rt.backoff, float64(attempts[idx]))
+			if rt.maxDelay > 0 && delay > rt.maxDelay {
+				delay = rt.maxDelay
+			}
+			if rt.jitterFull {
+				delay *= r.t.x.e.random()
+			}
+			attempts[idx]++
+			perName[retryKey{idx, f.Error}]++
+			r.retryCount++
+			if !r.t.sleep(time.Duration(delay * float64(time.Second))) {
+				r.t.record(event{typ: st.typeName + "StateAborted", name: st.name})
+				return nil, "", errCanceled
+			}
+			continue
+		}
+		for _, c := range st.catch {
+			if !matchesError(c.errorEquals, f.Error) {
+				continue
+			}
+			var out any = errorOutput(f)
+			switch {
+			case c.resultNull:
+				out = r.raw
+			case c.resultPath != nil:
+				v, ok := c.resultPath.set(r.raw, out)
+				if !ok {
+					return nil, "", &failure{Error: ErrResultPathMatchFailure, HasCause: true,
+						Cause: fmt.Sprintf("Unable to apply ResultPath '%s' to input '%s'", c.resultPath.text, toJSON(r.raw))}
+				}
+				out = v
+			}
+			if jsonSize(out) > MaxPayloadBytes {
+				return nil, "", dataLimit(st.name)
+			}
+			r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+			return out, c.next, nil
+		}
+		return nil, "", f
+	}
+}
+
+// random returns a uniform float in [0,1) from the engine's entropy.
+func (e *Engine) random() float64 {
+	var b [8]byte
+	if _, err := io.ReadFull(e.entropy, b[:]); err != nil {
+		return 1
+	}
+	return float64(binary.BigEndian.Uint64(b[:])>>11) / (1 << 53)
+}

@@ -20,6 +20,12 @@ const (
 	EnvAdminGroup             = "MAASFLOW_ADMIN_GROUP"
 	EnvAdminToken             = "MAASFLOW_ADMIN_TOKEN"
 	EnvLogLevel               = "MAASFLOW_LOG_LEVEL"
+	// EnvPackageOCIRef and EnvPackageDigest name the node-agent package
+	// every bootstrap bundle points at; EnvTaskSigningKeys is the
+	// comma-separated list of task-signing public keys.
+	EnvPackageOCIRef   = "MAASFLOW_NODE_AGENT_OCI_REF"
+	EnvPackageDigest   = "MAASFLOW_NODE_AGENT_DIGEST"
+	EnvTaskSigningKeys = "MAASFLOW_TASK_SIGNING_PUBKEYS"
 )
 
 // Defaults.

@@ -70,6 +70,21 @@ type Onboarding struct {
 	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
 	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
 	Version        int64      `json:"-" dynamodbav:"version"`
+
+	// EnrollmentTaskToken is the workflow callback token of the enrollment
+	// wait (.waitForTaskToken); the enrollment API completes it. It is an
+	// internal handle, never shown by the API.
+	EnrollmentTaskToken string `json:"-" dynamodbav:"enrollment_task_token,omitempty"`
+
+	// PXEMAC is the boot interface's MAC the workflow observed (PXE
+	// preflight); a later attempt's discovery also matches by it (seed 000
+	// §4.1 step 3).
+	PXEMAC string `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
+	// EnrollmentTokenHash is the hash of the enrollment token the current
+	// deploy handed to the node: the completion gates check that this token
+	// was consumed, by this attempt (seed 000 §8.2, §8.5). A hash, never the
+	// token; not shown by the API.
+	EnrollmentTokenHash string `json:"-" dynamodbav:"enrollment_token_hash,omitempty"`
 }
 
 // Failure is why an onboarding stopped: the workflow error name (the ASL

@@ -1,0 +1,168 @@
+// Package awsenv builds the Lambda functions' dependencies from the
+// environment: one loader for every function, so each main.go only picks
+// its handler. It is the AWS column of the blueprint's table; local mode
+// builds the same shared/ pieces over minidyn, files and the embedded
+// runtime (internal/localstack).
+package awsenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/google/uuid"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/api"
+	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/store"
+	"github.com/maasflow/maasflow/shared/workflow"
+)
+
+// Env is the configuration every function reads.
+type Env struct {
+	Table           string
+	EventBus        string
+	OnboardingSM    string
+	NodeAPIURL      string
+	AdminGroup      string
+	PackageOCIRef   string
+	PackageDigest   string
+	TaskSigningKeys string
+}
+
+// LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
+// reports every missing variable at once.
+func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
+	var e Env
+	err := config.Load(lookup,
+		config.Var{Name: config.EnvTable, Default: store.DefaultTable, Target: &e.Table},
+		config.Var{Name: config.EnvEventBus, Default: config.DefaultEventBus, Target: &e.EventBus},
+		config.Var{Name: config.EnvOnboardingStateMachine, Required: true, Target: &e.OnboardingSM},
+		config.Var{Name: config.EnvNodeAPIURL, Required: true, Target: &e.NodeAPIURL},
+		config.Var{Name: config.EnvAdminGroup, Default: config.DefaultAdminGroup, Target: &e.AdminGroup},
+		config.Var{Name: config.EnvPackageOCIRef, Target: &e.PackageOCIRef},
+		config.Var{Name: config.EnvPackageDigest, Target: &e.PackageDigest},
+		config.Var{Name: config.EnvTaskSigningKeys, Target: &e.TaskSigningKeys},
+	)
+	return e, err
+}
+
+// clients are the AWS SDK clients, built once per cold start.
+type clients struct {
+	env     Env
+	store   *store.Store
+	secrets *secrets.SecretsManager
+	bus     *events.EventBridge
+	flow    *workflow.StepFunctions
+	logger  *slog.Logger
+}
+
+func load(ctx context.Context) (*clients, error) {
+	env, err := LoadEnv(nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	return &clients{
+		env:     env,
+		store:   store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
+		secrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
+		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
+		flow:    workflow.NewStepFunctions(sfn.NewFromConfig(cfg), env.OnboardingSM),
+		logger:  slog.New(lambdacontext.NewLogHandler()),
+	}, nil
+}
+
+// Activities returns the activities' dependencies on AWS.
+func Activities(ctx context.Context) (activities.Deps, error) {
+	c, err := load(ctx)
+	if err != nil {
+		return activities.Deps{}, err
+	}
+	pkg := enroll.DevPackage()
+	if c.env.PackageOCIRef != "" {
+		pkg.OCIRef, pkg.Digest = c.env.PackageOCIRef, c.env.PackageDigest
+	}
+	return activities.Deps{
+		Store:     c.store,
+		MAAS:      activities.NewSiteConnector(c.store, c.secrets, NewMAASClient),
+		Secrets:   c.secrets,
+		Events:    c.bus,
+		Completer: c.flow,
+		Clock:     clock.Real(),
+		NewID:     uuid.NewString,
+		Logger:    c.logger,
+		HTTP:      &http.Client{Timeout: 15 * time.Second},
+		Config: activities.Config{
+			APIURL:             c.env.NodeAPIURL,
+			TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys),
+			Package:            pkg,
+		},
+	}, nil
+}
+
+// API returns the admin API handler on AWS: API Gateway's JWT authorizer
+// authenticates, the handler authorises by group.
+func API(ctx context.Context) (http.Handler, error) {
+	c, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Config{}, api.Deps{
+		Store:     c.store,
+		Secrets:   c.secrets,
+		Starter:   c.flow,
+		Completer: c.flow,
+		Prober:    Prober{},
+		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),
+		Clock:     clock.Real(),
+		NewID:     uuid.NewString,
+		Logger:    c.logger,
+	}), nil
+}
+
+// NewMAASClient is the connector's client factory.
+func NewMAASClient(maasURL string, apiKey domain.Secret) (activities.MAAS, error) {
+	return maas.NewClient(maasURL, apiKey)
+}
+
+// Prober probes a site with a short-lived MAAS client.
+type Prober struct{}
+
+// Probe implements api.SiteProber.
+func (Prober) Probe(ctx context.Context, maasURL string, apiKey domain.Secret) (maas.ProbeResult, error) {
+	c, err := maas.NewClient(maasURL, apiKey)
+	if err != nil {
+		return maas.ProbeResult{}, err
+	}
+	return c.Probe(ctx)
+}
+
+func splitKeys(s string) []string {
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}

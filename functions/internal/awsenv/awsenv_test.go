@@ -1,0 +1,62 @@
+package awsenv
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/config"
+)
+
+func TestLoadEnv(t *testing.T) {
+	env := map[string]string{
+		config.EnvOnboardingStateMachine: "arn:aws:states:eu-west-1:1:stateMachine:onboarding",
+		config.EnvNodeAPIURL:             "https://api.internal",
+	}
+	got, err := LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	require.NoError(t, err)
+	assert.Equal(t, "maasflow", got.Table)
+	assert.Equal(t, "maasflow", got.EventBus)
+	assert.Equal(t, "maasflow-admin", got.AdminGroup)
+	assert.Equal(t, "https://api.internal", got.NodeAPIURL)
+}
+
+func TestLoadEnvNamesEveryMissingVariable(t *testing.T) {
+	_, err := LoadEnv(func(string) (string, bool) { return "", false })
+	var missing *config.MissingError
+	require.ErrorAs(t, err, &missing)
+	assert.Equal(t, []string{config.EnvNodeAPIURL, config.EnvOnboardingStateMachine}, missing.Names)
+}
+
+// TestEveryActivityIsAFunction keeps functions/ and the activity catalog in
+// step: one directory per activity, each starting exactly that activity.
+func TestEveryActivityIsAFunction(t *testing.T) {
+	mains, err := filepath.Glob("../../*/main.go")
+	require.NoError(t, err)
+	var dirs []string
+	for _, m := range mains {
+		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
+	}
+	want := []string{"api"}
+	for _, f := range activities.Catalog(activities.Deps{}) {
+		want = append(want, f.Name)
+		src, err := os.ReadFile(filepath.Join("../..", f.Name, "main.go"))
+		require.NoError(t, err, "functions/%s/main.go", f.Name)
+		assert.Contains(t, string(src), "activities.New(deps)."+f.Activity+",", f.Name)
+	}
+	sort.Strings(dirs)
+	sort.Strings(want)
+	assert.Equal(t, want, dirs)
+}
+
+func TestSplitKeys(t *testing.T) {
+	assert.Equal(t, []string{"a", "b"}, splitKeys(" a, ,b "))
+	assert.Empty(t, splitKeys(""))
+	assert.False(t, strings.Contains(strings.Join(splitKeys("x,y"), ""), ","))
+}

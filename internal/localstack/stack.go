@@ -1,0 +1,274 @@
+package localstack
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/google/uuid"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/api"
+	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/store"
+	"github.com/maasflow/maasflow/shared/workflow"
+	"github.com/maasflow/maasflow/statemachines"
+	"github.com/maasflow/maasflow/test/maassim"
+)
+
+// Config is what `maasflow local` takes from its flags and environment.
+type Config struct {
+	Listen     string  // admin and node API, e.g. 127.0.0.1:8080
+	SimListen  string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
+	MAASURL    string  // a real MAAS region; empty runs the simulator
+	SimAPIKey  string  // simulator API key; empty generates one
+	TimeScale  float64 // 1 = real time
+	DataDir    string  // state that survives a restart
+	AdminToken string  // bearer token of the admin API; empty generates one
+	// Clock overrides the scaled clock (tests).
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// Stack is a running embedded stack.
+type Stack struct {
+	APIURL     string
+	SimURL     string // empty when a real MAAS is used
+	AdminToken string
+	SimAPIKey  string
+
+	// SiteBootstrap is a site bootstrap bundle reference local mode serves
+	// itself, with the development CA, for demo and test sites.
+	SiteBootstrap domain.BootstrapRef
+
+	Sim    *maassim.Simulator
+	Engine *asl.Engine
+	Store  *store.Store
+	Bus    *events.LocalBus
+
+	servers []*http.Server
+	closers []func() error
+	wg      sync.WaitGroup
+	logger  *slog.Logger
+}
+
+// Start builds and starts the stack. The listeners are bound before Start
+// returns, so the URLs are usable at once (a ":0" port is resolved).
+func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
+	s := &Stack{logger: cfg.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	if cfg.DataDir == "" {
+		return nil, errors.New("data dir is required")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.Scaled(cfg.TimeScale)
+	}
+	s.AdminToken = cfg.AdminToken
+	if s.AdminToken == "" {
+		s.AdminToken = randomToken()
+	}
+
+	apiLn, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	s.APIURL = "http://" + apiLn.Addr().String()
+
+	maasURL := cfg.MAASURL
+	if maasURL == "" {
+		simLn, err := net.Listen("tcp", cfg.SimListen)
+		if err != nil {
+			_ = apiLn.Close()
+			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
+		}
+		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
+		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
+		s.SimAPIKey = s.Sim.APIKey()
+		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
+		maasURL = s.SimURL
+		s.serve(simLn, s.Sim)
+	}
+
+	db, err := store.OpenLocal(ctx, cfg.DataDir, store.DefaultTable)
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, fmt.Errorf("open local database: %w", err)
+	}
+	s.closers = append(s.closers, db.Close)
+	s.Store = store.New(db, store.DefaultTable, clk.Now)
+
+	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, fmt.Errorf("open event bus: %w", err)
+	}
+	s.Bus = bus
+	s.closers = append(s.closers, func() error { bus.Close(); return nil })
+
+	// The activities complete the enrollment wait through the engine, and
+	// the engine needs the activities as its tasks: ref breaks the cycle.
+	ref := &engineRef{}
+	deps := activities.Deps{
+		Store:     s.Store,
+		MAAS:      activities.NewSiteConnector(s.Store, secretStore, newMAASClient),
+		Secrets:   secretStore,
+		Events:    bus,
+		Completer: workflow.NewLocal(ref, ""),
+		Clock:     clk,
+		NewID:     uuid.NewString,
+		Logger:    s.logger,
+		HTTP:      &http.Client{Timeout: 10 * time.Second},
+		Config:    activities.Config{APIURL: s.APIURL, Package: enroll.DevPackage()},
+	}
+	subs := map[string]string{}
+	tasks := map[string]asl.TaskHandler{}
+	for _, f := range activities.Catalog(deps) {
+		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
+		subs[f.Substitution] = arn
+		tasks[arn] = freshHandler{fn: f.Handler}
+	}
+	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
+	ref.Engine = s.Engine
+	sm, err := asl.Parse(statemachines.Onboarding, subs)
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, fmt.Errorf("load onboarding state machine: %w", err)
+	}
+	arn, err := s.Engine.CreateStateMachine("onboarding", sm)
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, fmt.Errorf("create onboarding state machine: %w", err)
+	}
+	flow := workflow.NewLocal(s.Engine, arn)
+
+	handler := api.New(api.Config{}, api.Deps{
+		Store:     s.Store,
+		Secrets:   secretStore,
+		Starter:   flow,
+		Completer: flow,
+		Prober:    prober{},
+		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
+		Clock:     clk,
+		Logger:    s.logger,
+	})
+	ca, err := enroll.DevCA()
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, fmt.Errorf("make the development CA: %w", err)
+	}
+	sum := sha256.Sum256([]byte(siteBootstrapScript))
+	s.SiteBootstrap = domain.BootstrapRef{
+		URL:      s.APIURL + siteBootstrapPath,
+		Version:  siteBootstrapVersion,
+		SHA256:   hex.EncodeToString(sum[:]),
+		CABundle: ca,
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", handler)
+	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/x-shellscript")
+		_, _ = io.WriteString(w, siteBootstrapScript)
+	})
+	s.serve(apiLn, mux)
+	return s, nil
+}
+
+func (s *Stack) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.servers = append(s.servers, srv)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("server stopped", "addr", ln.Addr().String(), "error", err.Error())
+		}
+	}()
+}
+
+// Close stops the servers and releases the stores.
+func (s *Stack) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var errs []error
+	for _, srv := range s.servers {
+		errs = append(errs, srv.Shutdown(ctx))
+	}
+	s.wg.Wait()
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newMAASClient(maasURL string, apiKey domain.Secret) (activities.MAAS, error) {
+	return maas.NewClient(maasURL, apiKey)
+}
+
+// The site bootstrap launcher local mode serves: in a real site it is the
+// infra-owned bundle that runs before the node agent (seed 000 §3.4).
+const (
+	siteBootstrapPath    = "/_local/site-bootstrap.sh"
+	siteBootstrapVersion = "local-1"
+	siteBootstrapScript  = "#!/bin/sh\n# maasflow local site bootstrap: nothing to prepare on a simulated node.\nexit 0\n"
+)
+
+// engineRef lets the activities reach the engine built after them.
+type engineRef struct{ *asl.Engine }
+
+// freshHandler wraps an activity handler through aws-lambda-go's own handler
+// wrapper, as Lambda does, building the wrapper per call: its Invoke returns
+// a byte slice from a buffer pool that the next call on the same wrapper
+// reuses, so one shared wrapper would have to serialise every call.
+type freshHandler struct{ fn any }
+
+func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return lambda.NewHandlerWithOptions(h.fn, config.HandlerOptions()...).Invoke(ctx, payload)
+}
+
+// prober probes a site with a short-lived client.
+type prober struct{}
+
+func (prober) Probe(ctx context.Context, maasURL string, apiKey domain.Secret) (maas.ProbeResult, error) {
+	c, err := maas.NewClient(maasURL, apiKey)
+	if err != nil {
+		return maas.ProbeResult{}, err
+	}
+	return c.Probe(ctx)
+}

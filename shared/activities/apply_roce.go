@@ -1,0 +1,175 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// ApplyRoCEInput identifies the onboarding.
+type ApplyRoCEInput struct {
+	OnboardingRef
+}
+
+// ApplyRoCEOutput lists what was linked.
+type ApplyRoCEOutput struct {
+	Skipped    bool     `json:"skipped"`
+	Interfaces []string `json:"interfaces"`
+	Linked     int      `json:"linked"`
+}
+
+// ApplyRoCE applies RoCE phase-2 from the site's assignment records (seed
+// 000 §3.3) when the profile enables it: each assigned interface is linked
+// STATIC with its address (from ipv4_cidr) on the MAAS subnet that
+// contains it. Links on the interface that are not that link are removed
+// first. An interface already linked that way is left alone, so a repeat
+// changes nothing. With RoCE phase-2 off it does nothing.
+//
+// The subnet is looked up among the subnets linked on the machine, and the
+// region's subnets when the MAAS client lists them (SubnetLister).
+//
+// Errors: RoCEAssignmentError (no rows, unknown interface, bad address, no
+// subnet); MAAS errors.
+func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out ApplyRoCEOutput, err error) {
+	c, err := a.begin(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx, []string{domain.StagePXEPreflight}, nil); err != nil {
+		return out, err
+	}
+	pol, _, _, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	if !pol.RoCEPhase2 {
+		out.Skipped = true
+		return out, c.exit(ctx, "RoCE phase-2 is off in the policy")
+	}
+	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.ob.SiteID, c.ob.Hostname)
+	if err != nil {
+		return out, storeError("list RoCE assignments", err)
+	}
+	if len(rows) == 0 {
+		return out, &RoCEAssignmentError{Hostname: c.ob.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Interface < rows[j].Interface })
+
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	ifaces, err := client.Interfaces(ctx, m.SystemID)
+	if err != nil {
+		return out, err
+	}
+	subnets := linkedSubnets(ifaces)
+	if lister, ok := client.(SubnetLister); ok {
+		all, err := lister.Subnets(ctx)
+		if err != nil {
+			return out, err
+		}
+		subnets = append(subnets, all...)
+	}
+
+	out.Interfaces = []string{}
+	for _, row := range rows {
+		linked, err := applyRoCERow(ctx, client, m.SystemID, c.ob.Hostname, row, ifaces, subnets)
+		if err != nil {
+			return out, err
+		}
+		out.Interfaces = append(out.Interfaces, row.Interface)
+		if linked {
+			out.Linked++
+		}
+	}
+	return out, c.exit(ctx, fmt.Sprintf("RoCE phase-2: %d interfaces (%s), %d linked now", len(rows), strings.Join(out.Interfaces, ", "), out.Linked))
+}
+
+func applyRoCERow(ctx context.Context, client MAAS, systemID, hostname string, row domain.RoCEAssignment,
+	ifaces []maas.Interface, subnets []maas.Subnet) (bool, error) {
+	fail := func(reason string) error {
+		return &RoCEAssignmentError{Hostname: hostname, Interface: row.Interface, Reason: reason}
+	}
+	var iface *maas.Interface
+	for i := range ifaces {
+		if ifaces[i].Name == row.Interface {
+			iface = &ifaces[i]
+			break
+		}
+	}
+	if iface == nil {
+		return false, fail("the machine has no interface of that name")
+	}
+	ip, network, err := net.ParseCIDR(row.IPv4CIDR)
+	if err != nil || ip.To4() == nil {
+		return false, fail("ipv4_cidr is not an IPv4 address with a prefix")
+	}
+	subnet := containingSubnet(subnets, ip, network)
+	if subnet == nil {
+		return false, fail("no MAAS subnet contains " + ip.String())
+	}
+	var stale []maas.Link
+	done := false
+	for _, l := range iface.Links {
+		if !done && strings.EqualFold(l.Mode, maas.LinkModeStatic) && l.IPAddress == ip.String() && l.Subnet != nil && l.Subnet.ID == subnet.ID {
+			done = true
+			continue
+		}
+		stale = append(stale, l)
+	}
+	for _, l := range stale {
+		if _, err := client.UnlinkSubnet(ctx, systemID, iface.ID, l.ID); err != nil {
+			return false, err
+		}
+	}
+	if done {
+		return false, nil
+	}
+	if _, err := client.LinkSubnet(ctx, systemID, iface.ID, maas.LinkSubnetParams{Mode: maas.LinkModeStatic, SubnetID: subnet.ID, IPAddress: ip.String()}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func linkedSubnets(ifaces []maas.Interface) []maas.Subnet {
+	var out []maas.Subnet
+	for _, i := range ifaces {
+		for _, l := range i.Links {
+			if l.Subnet != nil {
+				out = append(out, *l.Subnet)
+			}
+		}
+	}
+	return out
+}
+
+// containingSubnet prefers the subnet whose CIDR equals the assignment's
+// network, then the narrowest subnet containing the address.
+func containingSubnet(subnets []maas.Subnet, ip net.IP, network *net.IPNet) *maas.Subnet {
+	var best *maas.Subnet
+	bestOnes := -1
+	for i := range subnets {
+		_, n, err := net.ParseCIDR(subnets[i].CIDR)
+		if err != nil || !n.Contains(ip) {
+			continue
+		}
+		if n.String() == network.String() {
+			return &subnets[i]
+		}
+		if ones, _ := n.Mask.Size(); ones > bestOnes {
+			best, bestOnes = &subnets[i], ones
+		}
+	}
+	return best
+}

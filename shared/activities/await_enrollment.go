@@ -1,0 +1,107 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// AwaitEnrollmentInput carries the task token of the state machine's
+// .waitForTaskToken Task.
+type AwaitEnrollmentInput struct {
+	OnboardingRef
+	TaskToken string `json:"task_token"`
+}
+
+// AwaitEnrollmentOutput is the Lambda's own answer; the Task's result is
+// what completes the token (EnrollmentResult).
+type AwaitEnrollmentOutput struct {
+	Stored    bool `json:"stored"`
+	Completed bool `json:"completed"`
+}
+
+// EnrollmentResult is the task token's output, from the enrollment API or
+// from AwaitEnrollment itself: the node, when it enrolled, and the attempt
+// of the token it consumed.
+type EnrollmentResult struct {
+	NodeID     string    `json:"node_id"`
+	EnrolledAt time.Time `json:"enrolled_at"`
+	Attempt    int       `json:"attempt"`
+}
+
+// AwaitEnrollment starts the wait for the node agent's first enrollment:
+// it stores the task token on the onboarding, where the enrollment API
+// finds it to complete the wait. A node that enrolled before the token was
+// stored (the deployed OS can be faster than the poll) is active already
+// and its consumed token is this deploy's: then it completes the task
+// itself through the EnrollmentCompleter. The state machine bounds the
+// wait with the policy's enrollment timeout.
+//
+// Repeat: a retry stores the new task token and checks again.
+//
+// Errors: EnrollmentCompletionError (retryable); store errors.
+func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInput) (out AwaitEnrollmentOutput, err error) {
+	c, err := a.begin(ctx, "AwaitEnrollment", domain.StageWaitEnrollment, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if in.TaskToken == "" {
+		return out, &InvalidInputError{Field: "task_token", Reason: "is required"}
+	}
+	if err := c.enter(ctx, []string{domain.StageWaitDeployed}, func(o *domain.Onboarding) error {
+		o.EnrollmentTaskToken = in.TaskToken
+		return nil
+	}); err != nil {
+		return out, err
+	}
+	out.Stored = true
+
+	res, enrolled, err := c.enrollment(ctx)
+	if err != nil || !enrolled {
+		if err == nil {
+			c.log.InfoContext(ctx, "waiting for the node to enroll")
+		}
+		return out, err
+	}
+	body, err := json.Marshal(res)
+	if err != nil {
+		return out, &ActivityFailedError{Activity: c.activity, Message: "encode the enrollment result: " + err.Error()}
+	}
+	if a.d.Completer == nil {
+		return out, &ActivityFailedError{Activity: c.activity, Message: "no enrollment completer configured"}
+	}
+	if err := a.d.Completer.CompleteEnrollment(ctx, in.TaskToken, body); err != nil {
+		return out, &EnrollmentCompletionError{Message: err.Error()}
+	}
+	c.log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
+	out.Completed = true
+	return out, c.note(ctx, "enrollment", "node "+res.NodeID+" had enrolled before the wait began")
+}
+
+// enrollment reports whether the node enrolled with this deploy's token:
+// the node is active with enrolled_at and the onboarding's token is
+// consumed.
+func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
+	if c.ob.NodeID == "" || c.ob.EnrollmentTokenHash == "" {
+		return EnrollmentResult{}, false, nil
+	}
+	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		return EnrollmentResult{}, false, storeError("read node", err)
+	}
+	if node.Status != domain.NodeActive || node.EnrolledAt == nil {
+		return EnrollmentResult{}, false, nil
+	}
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	if err != nil {
+		return EnrollmentResult{}, false, storeError("read enrollment token", err)
+	}
+	if tok.ConsumedAt == nil {
+		return EnrollmentResult{}, false, nil
+	}
+	return EnrollmentResult{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC(), Attempt: tok.Attempt}, true, nil
+}

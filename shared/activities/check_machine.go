@@ -1,0 +1,257 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// Poll targets.
+const (
+	// TargetReady waits for commissioning and testing to end in Ready (or
+	// Allocated, for an adopted machine).
+	TargetReady = "ready"
+	// TargetDeployed waits for Deployed.
+	TargetDeployed = "deployed"
+	// TargetDeployable waits, after RecoverDeploy, for Ready or Allocated.
+	TargetDeployable = "deployable"
+)
+
+// Poll outcomes.
+const (
+	OutcomeDone       = "done"
+	OutcomeInProgress = "in_progress"
+	OutcomeFailed     = "failed"
+)
+
+// Poll backoff and bounds. The first wait is 15 s and grows ×1.5 per poll
+// up to 120 s. MAAS's own timeouts sit inside the bounds: commissioning and
+// testing 30 min each (node_timeout), deploy 30 min (≤3.5) or 60 min (3.6+),
+// release 5 min (maas-api §4).
+const (
+	pollBaseSeconds = 15
+	pollFactor      = 1.5
+	pollMaxSeconds  = 120
+)
+
+var pollBounds = map[string]time.Duration{
+	TargetReady:      60 * time.Minute,
+	TargetDeployed:   90 * time.Minute,
+	TargetDeployable: 30 * time.Minute,
+}
+
+// Poll is the Choice/Wait loop's state: how many polls ran, when the wait
+// began (RFC 3339), how long the Wait state waits next, and the newest MAAS
+// event already copied to the timeline.
+type Poll struct {
+	Count       int    `json:"count"`
+	StartedAt   string `json:"started_at"`
+	WaitSeconds int    `json:"wait_seconds"`
+	LastEventID int64  `json:"last_event_id"`
+}
+
+// CheckMachineInput is one poll.
+type CheckMachineInput struct {
+	OnboardingRef
+	Target string `json:"target"`
+	Poll   Poll   `json:"poll"`
+}
+
+// CheckMachineOutput is the machine's status, the outcome the Choice
+// reads, and the next poll state.
+type CheckMachineOutput struct {
+	StatusName string `json:"status_name"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason"`
+	Poll       Poll   `json:"poll"`
+}
+
+// CheckMachine is the poll behind every Choice/Wait loop: waiting is
+// output (outcome in_progress with poll.wait_seconds), never an error. Each
+// poll copies MAAS's new events onto the timeline (idempotent by MAAS event
+// id). For target deployed, Deployed is done (not success: enrollment is
+// the proof), Failed deployment is failed, and Deploying with a
+// datasource/cloud-init-like error event since the deploy began is failed
+// at once: the machine would sit in Deploying until MAAS's 30–60 min
+// timeout (maas-api §14.1).
+//
+// Stages: ready polls in wait_ready (from commission), deployed in
+// wait_deployed (from deploy), deployable in recover_deploy.
+//
+// Errors: MachineWaitTimeoutError when the wait outlives its bound
+// (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
+func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
+	stage, from := "", []string(nil)
+	switch in.Target {
+	case TargetReady:
+		stage, from = domain.StageWaitReady, []string{domain.StageCommission}
+	case TargetDeployed:
+		stage, from = domain.StageWaitDeployed, []string{domain.StageDeploy}
+	case TargetDeployable:
+		stage = domain.StageRecoverDeploy
+	}
+	c, err := a.begin(ctx, "CheckMachine", stage, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if stage == "" {
+		return out, &InvalidInputError{Field: "target", Reason: "must be ready, deployed or deployable"}
+	}
+	now := a.d.Clock.Now().UTC()
+	started := now
+	if in.Poll.StartedAt != "" {
+		if started, err = time.Parse(time.RFC3339Nano, in.Poll.StartedAt); err != nil {
+			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
+		}
+	}
+	if err := c.enter(ctx, from, nil); err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	newEvents, lastID, err := c.copyMAASEvents(ctx, client, m.SystemID, in.Poll.LastEventID)
+	if err != nil {
+		return out, err
+	}
+
+	outcome, reason := pollOutcome(in.Target, m, eventsSince(newEvents, started))
+	out = CheckMachineOutput{
+		StatusName: statusName(m),
+		Outcome:    outcome,
+		Reason:     reason,
+		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID},
+	}
+	c.log.InfoContext(ctx, "machine polled", slog.String("target", in.Target), slog.String("status", out.StatusName),
+		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
+	switch outcome {
+	case OutcomeDone:
+		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
+	case OutcomeFailed:
+		return out, c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, reason)})
+	}
+	waited := now.Sub(started)
+	if limit := pollBounds[in.Target]; waited > limit {
+		return out, &MachineWaitTimeoutError{SystemID: m.SystemID, Target: in.Target, Status: out.StatusName,
+			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
+	}
+	out.Poll.WaitSeconds = pollWait(in.Poll.Count)
+	return out, nil
+}
+
+// pollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
+func pollWait(n int) int {
+	w := float64(pollBaseSeconds) * math.Pow(pollFactor, float64(n))
+	if w > pollMaxSeconds || math.IsInf(w, 1) {
+		return pollMaxSeconds
+	}
+	return int(w)
+}
+
+// pollOutcome maps the machine's status (and, while deploying, its new
+// events) to the loop's outcome.
+func pollOutcome(target string, m maas.Machine, events []maas.Event) (string, string) {
+	name := statusName(m)
+	switch target {
+	case TargetReady:
+		switch m.Status {
+		case maas.StatusReady, maas.StatusAllocated:
+			return OutcomeDone, "ready for deployment"
+		case maas.StatusCommissioning, maas.StatusTesting:
+			return OutcomeInProgress, "commissioning in progress"
+		case maas.StatusNew:
+			// Commission moves New to Commissioning in the same request;
+			// New again means it was aborted or silently skipped.
+			return OutcomeFailed, "machine is New: commissioning is not running"
+		default:
+			return OutcomeFailed, "commissioning ended in " + name
+		}
+	case TargetDeployed:
+		switch m.Status {
+		case maas.StatusDeployed:
+			return OutcomeDone, "deployed; enrollment is the proof"
+		case maas.StatusDeploying:
+			for _, e := range events {
+				if domain.IsDatasourceFailureEvent(deployEvent(e)) {
+					return OutcomeFailed, "stuck deploying: " + truncate(e.Type+" - "+e.Description, 240)
+				}
+			}
+			return OutcomeInProgress, "deploying"
+		default:
+			return OutcomeFailed, "deploy ended in " + name
+		}
+	default: // TargetDeployable
+		switch m.Status {
+		case maas.StatusReady, maas.StatusAllocated:
+			return OutcomeDone, "back to " + name
+		case maas.StatusDeploying, maas.StatusReleasing, maas.StatusDiskErasing:
+			return OutcomeInProgress, "recovering: " + name
+		default:
+			return OutcomeFailed, "recovery ended in " + name
+		}
+	}
+}
+
+func deployEvent(e maas.Event) domain.DeployEvent {
+	return domain.DeployEvent{Type: e.Type, Level: e.Level, Description: e.Description}
+}
+
+// eventsSince keeps events created at or after t, compared at MAAS's
+// one-second resolution (maas-api §11: created has no sub-second part).
+func eventsSince(events []maas.Event, t time.Time) []maas.Event {
+	cut := t.Truncate(time.Second)
+	out := make([]maas.Event, 0, len(events))
+	for _, e := range events {
+		if !e.Created.Before(cut) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// maxEventsPerPoll is MAAS's limit for events/?op=query (maas-api §11).
+const maxEventsPerPoll = 1000
+
+// copyMAASEvents reads the machine's events newer than after and appends
+// them to the timeline as maas_event rows (the store writes each MAAS id
+// once). It returns them and the newest id seen.
+func (c *call) copyMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, int64, error) {
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: after})
+	if err != nil {
+		return nil, after, err
+	}
+	last := after
+	rows := make([]domain.OnboardingEvent, 0, len(evs))
+	for _, e := range evs {
+		if e.ID <= after {
+			continue
+		}
+		last = max(last, e.ID)
+		detail := e.Type
+		if e.Description != "" {
+			detail += " - " + e.Description
+		}
+		rows = append(rows, domain.OnboardingEvent{
+			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: sourceMAAS,
+			Detail: truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
+		})
+	}
+	if len(rows) > 0 {
+		if err := c.timeline(ctx, rows...); err != nil {
+			return nil, after, err
+		}
+	}
+	return evs, last, nil
+}

@@ -1,0 +1,166 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// Diagnostic row sources (seed 000 §8.3).
+const (
+	sourceInstallationOutput = "installation_output"
+	sourceFailingEvents      = "maas_events"
+	sourceClassification     = "classification"
+)
+
+// installLogName is curtin's log, the installation set's text result
+// (maas-api §12).
+const installLogName = "/tmp/install.log"
+
+// Diagnostic sizes: enough of the log's end to see curtin's error, small
+// enough for a timeline row.
+const (
+	maxInstallTail = 8 << 10
+	maxEventLines  = 20
+)
+
+// ClassifyDeployFailureInput identifies the onboarding and when the failed
+// deploy began.
+type ClassifyDeployFailureInput struct {
+	OnboardingRef
+	DeployStartedAt string `json:"deploy_started_at"`
+}
+
+// ClassifyDeployFailureOutput is the class, whether the state machine
+// retries, and a secret-free summary the failure path records.
+type ClassifyDeployFailureOutput struct {
+	Class          string `json:"class"`
+	Retry          bool   `json:"retry"`
+	Reason         string `json:"reason"`
+	DeployAttempts int    `json:"deploy_attempts"`
+	DeployRetries  int    `json:"deploy_retries"`
+	Summary        string `json:"summary"`
+}
+
+// ClassifyDeployFailure classifies a failed or stuck deploy from MAAS's
+// events since the deploy began and the installation output
+// (current-installation script results), never from the status alone
+// (domain.ClassifyDeployFailure). It copies the diagnostics onto the
+// timeline as diagnostic rows: the installation output's tail and the
+// failing events. retry is class == datasource && deploy attempts <=
+// policy deploy_retries (one retry by default, seed 000 §4.4). Read-only
+// towards MAAS; a repeat writes the same diagnostics again.
+//
+// It stays in stage wait_deployed.
+func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeployFailureInput) (out ClassifyDeployFailureOutput, err error) {
+	c, err := a.begin(ctx, "ClassifyDeployFailure", domain.StageWaitDeployed, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.expectStage(); err != nil {
+		return out, err
+	}
+	var since time.Time
+	if in.DeployStartedAt != "" {
+		if since, err = time.Parse(time.RFC3339Nano, in.DeployStartedAt); err != nil {
+			return out, &InvalidInputError{Field: "deploy_started_at", Reason: "must be an RFC 3339 time"}
+		}
+	}
+	pol, _, _, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: m.SystemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll})
+	if err != nil {
+		return out, err
+	}
+	evs = eventsSince(evs, since)
+	install, err := installationOutput(ctx, client, m.SystemID)
+	if err != nil {
+		return out, err
+	}
+
+	evidence := domain.DeployFailureEvidence{StatusName: statusName(m), InstallationOutput: install}
+	for _, e := range evs {
+		evidence.Events = append(evidence.Events, deployEvent(e))
+	}
+	cls := domain.ClassifyDeployFailure(evidence)
+	out = ClassifyDeployFailureOutput{
+		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.ob.DeployAttempts, DeployRetries: pol.DeployRetries,
+		Retry: cls.Class == domain.DeployFailureDatasource && c.ob.DeployAttempts <= pol.DeployRetries,
+	}
+	verdict := "no retry"
+	if out.Retry {
+		verdict = "retry"
+	}
+	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy_retries %d): %s",
+		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, verdict, pol.DeployRetries, cls.Reason), 1024)
+	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class), slog.Bool("retry", out.Retry),
+		slog.Int("deploy_attempts", out.DeployAttempts))
+
+	rows := []domain.OnboardingEvent{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
+	if install != "" {
+		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineDiagnostic, Source: sourceInstallationOutput, Detail: tail(install, maxInstallTail)})
+	}
+	if lines := failingEvents(evs); lines != "" {
+		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineDiagnostic, Source: sourceFailingEvents, Detail: lines})
+	}
+	return out, c.timeline(ctx, rows...)
+}
+
+// installationOutput reads curtin's install log from the current
+// installation set; none yet (MAAS answers that there is no current set,
+// which the client reports as NotFoundError) is empty output.
+func installationOutput(ctx context.Context, client MAAS, systemID string) (string, error) {
+	set, err := client.ScriptResults(ctx, systemID, maas.ScriptsInstallation)
+	if err != nil {
+		if isNotFound(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	var parts []string
+	for _, r := range set.Results {
+		if r.Binary || r.Output == "" {
+			continue
+		}
+		if r.Name == installLogName {
+			return r.Output, nil
+		}
+		parts = append(parts, r.Output)
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+// failingEvents renders the WARNING-and-above events, oldest first.
+func failingEvents(evs []maas.Event) string {
+	var lines []string
+	for i := len(evs) - 1; i >= 0 && len(lines) < maxEventLines; i-- { // MAAS lists newest first
+		e := evs[i]
+		switch strings.ToUpper(e.Level) {
+		case maas.EventLevelWarning, maas.EventLevelError, maas.EventLevelCritical:
+		default:
+			continue
+		}
+		line := fmt.Sprintf("%s %s %s", e.Created.UTC().Format(time.RFC3339), e.Level, e.Type)
+		if e.Description != "" {
+			line += " - " + e.Description
+		}
+		lines = append(lines, truncate(line, 512))
+	}
+	return strings.Join(lines, "\n")
+}

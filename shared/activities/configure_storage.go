@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// ConfigureStorageInput identifies the onboarding.
+type ConfigureStorageInput struct {
+	OnboardingRef
+}
+
+// ConfigureStorageOutput says which layout was applied, if any.
+type ConfigureStorageOutput struct {
+	Layout  string `json:"layout"`
+	Applied bool   `json:"applied"`
+}
+
+// ConfigureStorage applies the policy's storage layout with
+// set_storage_layout. MAAS allows it only in Ready (maas-api §5), so an
+// adopted Allocated machine keeps its layout (noted on the timeline), and
+// an empty policy layout leaves MAAS's default. Re-applying the same layout
+// is harmless, so a retry repeats it.
+//
+// Errors: MachineStateUnsafeError outside Ready/Allocated; MAAS errors.
+func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageInput) (out ConfigureStorageOutput, err error) {
+	c, err := a.begin(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx, []string{domain.StageWaitReady}, nil); err != nil {
+		return out, err
+	}
+	pol, _, _, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	out.Layout = pol.StorageLayout
+	switch {
+	case pol.StorageLayout == "":
+		return out, c.exit(ctx, "no storage layout in policy: MAAS default kept")
+	case m.Status == maas.StatusAllocated:
+		return out, c.exit(ctx, "machine is Allocated: MAAS changes the storage layout only in Ready; layout kept")
+	case m.Status != maas.StatusReady:
+		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m), Reason: "storage layout needs Ready"}
+	}
+	if err := client.SetStorageLayout(ctx, m.SystemID, maas.StorageLayoutParams{Layout: pol.StorageLayout}); err != nil {
+		return out, err
+	}
+	out.Applied = true
+	return out, c.exit(ctx, "storage layout "+pol.StorageLayout+" applied")
+}

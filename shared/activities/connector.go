@@ -1,0 +1,87 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// SiteGetter reads a site record.
+type SiteGetter interface {
+	GetSite(ctx context.Context, id string) (domain.Site, error)
+}
+
+// SiteConnector builds a per-site MAAS client from the site record (its
+// MAAS URL) and the site's credentials (its API key) on every call, so a
+// rotated key or a moved region takes effect on the next activity.
+type SiteConnector struct {
+	sites     SiteGetter
+	secrets   SecretGetter
+	newClient func(maasURL string, apiKey domain.Secret) (MAAS, error)
+}
+
+var _ Connector = (*SiteConnector)(nil)
+
+// NewSiteConnector builds a per-site MAAS client from the site record and its credentials.
+func NewSiteConnector(sites SiteGetter, secrets SecretGetter, newClient func(maasURL string, apiKey domain.Secret) (MAAS, error)) *SiteConnector {
+	return &SiteConnector{sites: sites, secrets: secrets, newClient: newClient}
+}
+
+// ForSite returns the site's MAAS client. A missing site is
+// RecordNotFoundError; missing or malformed credentials are
+// SiteCredentialsError (terminal: an operator must set them). Neither
+// message holds the key.
+func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error) {
+	site, err := c.sites.GetSite(ctx, siteID)
+	if err != nil {
+		return nil, storeError("read site "+siteID, err)
+	}
+	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, siteID)
+	if err != nil {
+		return nil, credentialsError(siteID, err)
+	}
+	if creds.MAASAPIKey.Reveal() == "" {
+		return nil, &SiteCredentialsError{SiteID: siteID, Reason: "the MAAS API key is empty"}
+	}
+	client, err := c.newClient(site.MAASURL, creds.MAASAPIKey)
+	if err != nil {
+		// The MAAS client's constructor errors never repeat the key.
+		return nil, &SiteCredentialsError{SiteID: siteID, Reason: fmt.Sprintf("cannot build a MAAS client: %v", err)}
+	}
+	return client, nil
+}
+
+// storeError maps a store failure to the activities' error vocabulary:
+// the store's NotFoundError and ConflictError share their Go names with the
+// MAAS client's, so they never cross the boundary under those names.
+func storeError(what string, err error) error {
+	var nf *store.NotFoundError
+	var conflict *store.ConflictError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return &RecordNotFoundError{Kind: nf.Kind, ID: nf.ID}
+	case errors.As(err, &conflict):
+		return &RecordConflictError{Kind: conflict.Kind, ID: conflict.ID, Reason: conflict.Reason}
+	}
+	var typed activityError
+	if errors.As(err, &typed) {
+		return typed
+	}
+	var (
+		invalid  *store.InvalidRecordError
+		open     *store.OpenOnboardingExistsError
+		rejected *store.TokenRejectedError
+		cursor   *store.InvalidCursorError
+	)
+	if errors.As(err, &invalid) || errors.As(err, &open) || errors.As(err, &rejected) || errors.As(err, &cursor) {
+		// The record itself is refused: repeating the write cannot help.
+		return &ActivityFailedError{Activity: what, Message: err.Error()}
+	}
+	return &StoreUnavailableError{Op: what, Message: err.Error()}
+}

@@ -1,0 +1,178 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// DeployMachineInput identifies the onboarding.
+type DeployMachineInput struct {
+	OnboardingRef
+}
+
+// DeployMachineOutput is what the deployed poll needs: when the deploy
+// began (its events count from then), which deploy of the run this is, and
+// the payload part versions. Never the token or the user_data.
+type DeployMachineOutput struct {
+	StartedAt            string `json:"started_at"`
+	DeployAttempt        int    `json:"deploy_attempt"`
+	SiteBootstrapVersion string `json:"site_bootstrap_version"`
+	NodeBootstrapVersion string `json:"node_bootstrap_version"`
+	// AlreadyDeploying is set when a retry found MAAS already deploying
+	// this payload.
+	AlreadyDeploying bool `json:"already_deploying"`
+}
+
+// DeployMachine renders the composed first-boot payload and deploys. The
+// node bootstrap carries a fresh enrollment token bound to the node, the
+// onboarding and the attempt, single use and TTL-limited (policy
+// token_ttl_seconds); only its hash is stored, and it is read back and
+// checked before anything is deployed (seed 000 §8.1, §8.5). The onboarding
+// then points at that token, its deploy count goes up, and the machine is
+// allocated (if Ready) and deployed with the user_data, the profile's
+// distro_series and hwe_kernel, and hardware sync from the policy.
+//
+// MAAS deploys only from Ready or Allocated (maas-api §14.2). Repeat: a
+// retry that finds the machine Deploying or Deployed while the onboarding
+// is in stage deploy returns without a second deploy (the node already has
+// its token); a retry that finds it still Ready or Allocated renders a new
+// token and deploys without counting a second deploy.
+//
+// The token and the user_data never enter the state, the timeline, logs or
+// events.
+//
+// Errors: MachineNotDeployableError, PayloadRenderError,
+// TokenPersistenceError (manual intervention); MAAS errors.
+func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (out DeployMachineOutput, err error) {
+	c, err := a.begin(ctx, "DeployMachine", domain.StageDeploy, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.requireRunning(); err != nil {
+		return out, err
+	}
+	from := []string{domain.StageHardening, domain.StageRecoverDeploy}
+	if c.ob.Stage != domain.StageDeploy && !slices.Contains(from, c.ob.Stage) {
+		return out, &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: append(from, domain.StageDeploy)}
+	}
+	pol, _, profile, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	now := a.d.Clock.Now().UTC()
+	if c.ob.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
+		c.log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
+		return DeployMachineOutput{StartedAt: now.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
+			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
+	}
+	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
+		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: statusName(m)}
+	}
+
+	// Render first: a payload that cannot be built never costs a deploy.
+	token, err := enroll.NewToken()
+	if err != nil {
+		return out, &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
+	}
+	p, err := a.renderPayload(pol, c.ob.NodeID, token)
+	if err != nil {
+		return out, err
+	}
+	hash := enroll.HashToken(token.Reveal())
+	if err := c.persistToken(ctx, hash, now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second)); err != nil {
+		return out, err
+	}
+
+	if err := c.enter(ctx, from, func(o *domain.Onboarding) error {
+		if o.Stage != domain.StageDeploy {
+			o.DeployAttempts++
+		}
+		o.EnrollmentTokenHash = hash
+		o.EnrollmentTaskToken = ""
+		return nil
+	}); err != nil {
+		return out, err
+	}
+	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
+	if err := c.timeline(ctx,
+		domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
+		domain.OnboardingEvent{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
+			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
+	); err != nil {
+		return out, err
+	}
+
+	if m.Status == maas.StatusReady {
+		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
+			return out, err
+		}
+	}
+	started := a.d.Clock.Now().UTC()
+	if _, err := client.Deploy(ctx, m.SystemID, maas.MachineDeployParams{
+		UserData:     p.UserData,
+		DistroSeries: profile.DistroSeries,
+		HWEKernel:    profile.HWEKernel,
+		EnableHWSync: pol.RequireHardwareSync,
+		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.ob.ID, c.ref.Attempt, c.ob.DeployAttempts),
+	}); err != nil {
+		return out, err
+	}
+	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.ob.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
+		return out, err
+	}
+	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
+		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
+}
+
+// persistToken stores the token's hash and reads it back: the node can
+// enroll only if what it carries is stored, consistent and unconsumed.
+func (c *call) persistToken(ctx context.Context, hash string, expires time.Time) error {
+	want := domain.EnrollmentToken{
+		Hash: hash, NodeID: c.ob.NodeID, OnboardingID: c.ob.ID, Attempt: c.ref.Attempt,
+		ExpiresAt: expires.UTC(), CreatedAt: c.a.d.Clock.Now().UTC(),
+	}
+	if err := c.a.d.Store.PutEnrollmentToken(ctx, want); err != nil {
+		return storeError("store enrollment token", err)
+	}
+	got, err := c.a.d.Store.GetEnrollmentToken(ctx, hash)
+	if err != nil {
+		if _, nf := storeError("", err).(*RecordNotFoundError); nf {
+			return &TokenPersistenceError{Reason: "the stored token does not read back"}
+		}
+		return storeError("read back enrollment token", err)
+	}
+	switch {
+	case got.NodeID != want.NodeID:
+		return &TokenPersistenceError{Reason: "the stored token names another node"}
+	case got.OnboardingID != want.OnboardingID || got.Attempt != want.Attempt:
+		return &TokenPersistenceError{Reason: "the stored token names another onboarding or attempt"}
+	case !got.ExpiresAt.Equal(want.ExpiresAt):
+		return &TokenPersistenceError{Reason: "the stored token's expiry differs"}
+	case got.ConsumedAt != nil:
+		return &TokenPersistenceError{Reason: "the new token reads back as consumed"}
+	}
+	return nil
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "MAAS default"
+	}
+	return s
+}

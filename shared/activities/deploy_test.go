@@ -1,0 +1,336 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/test/maassim"
+)
+
+func TestCheckPredeployNamesTheFailedCheck(t *testing.T) {
+	ctx := context.Background()
+	setBootstrap := func(change func(b *domain.BootstrapRef)) func(e *env) {
+		return func(e *env) {
+			_, err := e.f.Store.UpdateSite(ctx, activitiestest.SiteID, func(s *domain.Site) error {
+				b := *s.Policy.Bootstrap
+				change(&b)
+				s.Policy.Bootstrap = &b
+				return nil
+			})
+			require.NoError(t, err)
+		}
+	}
+	tests := []struct {
+		name  string
+		check string
+		setup func(e *env)
+	}{
+		{"no site bootstrap", activities.CheckBootstrapInputs, setBootstrap(func(b *domain.BootstrapRef) { b.URL = "" })},
+		{"unversioned site bootstrap", activities.CheckBootstrapInputs, setBootstrap(func(b *domain.BootstrapRef) { b.Version = "" })},
+		{"CA is a template placeholder", activities.CheckCAMaterial, setBootstrap(func(b *domain.BootstrapRef) { b.CABundle = "<BOOTSTRAP_BUNDLE_CA_PEM>" })},
+		{"enrollment API unreachable", activities.CheckEnrollmentAPI, func(e *env) { e.f.NodeAPI.SetDown(true) }},
+		{"bootstrap URL missing", activities.CheckBootstrapFetch, setBootstrap(func(b *domain.BootstrapRef) { b.URL = strings.Replace(b.URL, "/bootstrap/", "/missing/", 1) })},
+		{"bootstrap checksum differs", activities.CheckBootstrapFetch, setBootstrap(func(b *domain.BootstrapRef) { b.SHA256 = "00" + b.SHA256[2:] })},
+		{"package digest malformed", activities.CheckPayloadRender, func(e *env) {
+			e.f.Deps.Config.Package.Digest = "sha256:nope"
+			for _, fn := range activities.Catalog(e.f.Deps) {
+				e.handlers[fn.Activity] = lambdaHandler(fn.Handler)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, activitiestest.Options{})
+			o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+			e.placeAt(o, domain.StagePXEPreflight, "")
+			tc.setup(e)
+			err := e.call("CheckPredeploy", refIn{ref(o)}, nil)
+			requireErrorName(t, err, "PredeployCheckError")
+			var pe *activities.PredeployCheckError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tc.check, pe.Check, pe.Reason)
+			assert.Zero(t, e.f.Sim.Calls().Total, "pre-deploy checks never touch MAAS")
+		})
+	}
+}
+
+func TestDeployMachine(t *testing.T) {
+	t.Run("retry while deploying does not deploy twice", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{NeverEnrolls: true})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toPredeployed(o)
+		var first, again activities.DeployMachineOutput
+		e.must("DeployMachine", refIn{ref(o)}, &first)
+		hash := e.onboarding(o.ID).EnrollmentTokenHash
+		e.must("DeployMachine", refIn{ref(o)}, &again)
+		assert.True(t, again.AlreadyDeploying)
+		assert.Equal(t, 1, again.DeployAttempt)
+		assert.Equal(t, 1, e.callsTo("POST", "deploy"))
+		assert.Equal(t, 1, e.callsTo("POST", "allocate"))
+		got := e.onboarding(o.ID)
+		assert.Equal(t, 1, got.DeployAttempts)
+		assert.Equal(t, hash, got.EnrollmentTokenHash, "the node keeps the token it was deployed with")
+		assertNoSecrets(t, "logs", e.f.Logs.String())
+		assertNoSecrets(t, "timeline", timelineText(e.timeline(o.ID)))
+	})
+	t.Run("only from Ready or Allocated", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "failed_deployment"})
+		require.NoError(t, err)
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageHardening, sid)
+		requireErrorName(t, e.call("DeployMachine", refIn{ref(o)}, nil), "MachineNotDeployableError")
+		assert.Zero(t, e.mutatingCalls())
+		assert.Empty(t, e.onboarding(o.ID).EnrollmentTokenHash)
+	})
+	t.Run("a payload that does not render names its part", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "ready"})
+		require.NoError(t, err)
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageHardening, sid)
+		_, err = e.f.Store.UpdateSite(context.Background(), activitiestest.SiteID, func(s *domain.Site) error {
+			s.Policy.Bootstrap.CABundle = "<BOOTSTRAP_BUNDLE_CA_PEM>"
+			return nil
+		})
+		require.NoError(t, err)
+		err = e.call("DeployMachine", refIn{ref(o)}, nil)
+		requireErrorName(t, err, "PayloadRenderError")
+		var pe *activities.PayloadRenderError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "node-bootstrap", pe.Part)
+		assert.Equal(t, "node-bootstrap/v1", pe.Version)
+		assert.Zero(t, e.mutatingCalls(), "nothing is deployed")
+	})
+}
+
+func TestDatasourceFailureClassifiedAndRecoveredByAbort(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{DeployDatasourceFailures: 1})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+
+	d, polled := e.deploy(o)
+	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
+	assert.Equal(t, "Deploying", polled.StatusName, "stuck deploying is failed at once, not after MAAS's timeout")
+
+	var cls activities.ClassifyDeployFailureOutput
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
+	assert.True(t, cls.Retry)
+	assert.Equal(t, 1, cls.DeployAttempts)
+	assertDiagnostics(t, e, o.ID)
+
+	var rec activities.RecoverDeployOutput
+	e.must("RecoverDeploy", refIn{ref(o)}, &rec)
+	assert.Equal(t, activities.RecoveryAborted, rec.Action)
+	e.must("RecoverDeploy", refIn{ref(o)}, &rec)
+	assert.Equal(t, 1, e.callsTo("POST", "abort"), "a repeat does not abort twice")
+	back := e.poll(o, activities.TargetDeployable, activities.Poll{})
+	require.Equal(t, activities.OutcomeDone, back.Outcome)
+	assert.Equal(t, "Allocated", back.StatusName)
+
+	d2, polled := e.deploy(o)
+	assert.Equal(t, 2, d2.DeployAttempt)
+	assert.Equal(t, activities.OutcomeDone, polled.Outcome)
+	assert.Equal(t, 2, e.onboarding(o.ID).DeployAttempts)
+}
+
+func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{DeployDatasourceFailures: 2})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+
+	var d activities.DeployMachineOutput
+	e.must("DeployMachine", refIn{ref(o)}, &d)
+	// Nobody polled while MAAS timed the deploy out: Failed deployment.
+	e.clk.Advance(45 * time.Minute)
+	polled := e.poll(o, activities.TargetDeployed, activities.Poll{StartedAt: d.StartedAt})
+	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
+	assert.Equal(t, "Failed deployment", polled.StatusName)
+
+	var cls activities.ClassifyDeployFailureOutput
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	require.Equal(t, domain.DeployFailureDatasource, cls.Class)
+	require.True(t, cls.Retry)
+	var rec activities.RecoverDeployOutput
+	e.must("RecoverDeploy", refIn{ref(o)}, &rec)
+	assert.Equal(t, activities.RecoveryReleased, rec.Action, "abort is refused from Failed deployment: release")
+	back := e.poll(o, activities.TargetDeployable, activities.Poll{})
+	require.Equal(t, activities.OutcomeDone, back.Outcome)
+	assert.Equal(t, "Ready", back.StatusName)
+
+	d2, polled := e.deploy(o)
+	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d2.StartedAt}, &cls)
+	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
+	assert.False(t, cls.Retry, "deploy 2 > deploy_retries 1")
+	assert.Contains(t, cls.Summary, "no retry")
+}
+
+func TestOtherDeployFailureIsClassifiedOther(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{DeployOtherFailures: 1})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+	d, polled := e.deploy(o)
+	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
+	var cls activities.ClassifyDeployFailureOutput
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	assert.Equal(t, domain.DeployFailureOther, cls.Class)
+	assert.False(t, cls.Retry)
+	assert.Contains(t, cls.Reason, "curtin")
+	assertDiagnostics(t, e, o.ID)
+}
+
+func assertDiagnostics(t *testing.T, e *env, id string) {
+	t.Helper()
+	sources := map[string]bool{}
+	for _, r := range e.timeline(id) {
+		if r.Kind == domain.TimelineDiagnostic {
+			sources[r.Source] = true
+			assert.NotEmpty(t, r.Detail)
+		}
+	}
+	assert.True(t, sources["installation_output"], "installation output copied")
+	assert.True(t, sources["maas_events"], "failing events copied")
+}
+
+func TestAwaitEnrollmentStoresTheTaskToken(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{NeverEnrolls: true})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+	_, polled := e.deploy(o)
+	require.Equal(t, activities.OutcomeDone, polled.Outcome)
+
+	requireErrorName(t, e.call("AwaitEnrollment", activities.AwaitEnrollmentInput{OnboardingRef: ref(o)}, nil), "InvalidInputError")
+	var out activities.AwaitEnrollmentOutput
+	e.must("AwaitEnrollment", activities.AwaitEnrollmentInput{OnboardingRef: ref(o), TaskToken: "tok-1"}, &out)
+	assert.Equal(t, activities.AwaitEnrollmentOutput{Stored: true}, out)
+	assert.Equal(t, "tok-1", e.onboarding(o.ID).EnrollmentTaskToken)
+	assert.Zero(t, e.f.Completer.Calls(), "nobody enrolled: the enrollment API will complete the wait")
+	assert.NotContains(t, e.f.Logs.String(), "tok-1", "the task token is not logged")
+
+	// The gates refuse completion without an enrollment.
+	err := e.call("CheckCompletionGates", activities.CheckCompletionGatesInput{OnboardingRef: ref(o),
+		Enrollment: activities.EnrollmentReport{NodeID: o.NodeID, Attempt: 1}}, nil)
+	requireErrorName(t, err, "CompletionGateError")
+	var ge *activities.CompletionGateError
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, activities.GateNodeActive, ge.Gate)
+}
+
+func TestCheckCompletionGatesChecksTheAttempt(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+	e.deploy(o)
+	require.Eventually(t, func() bool { return len(e.f.NodeAPI.Enrolled()) == 1 }, 10*time.Second, time.Millisecond)
+	e.must("AwaitEnrollment", activities.AwaitEnrollmentInput{OnboardingRef: ref(o), TaskToken: "tok-1"}, nil)
+
+	err := e.call("CheckCompletionGates", activities.CheckCompletionGatesInput{OnboardingRef: ref(o),
+		Enrollment: activities.EnrollmentReport{NodeID: o.NodeID, Attempt: 2}}, nil)
+	var ge *activities.CompletionGateError
+	require.ErrorAs(t, err, &ge)
+	assert.Equal(t, activities.GateAttempt, ge.Gate)
+}
+
+func TestFinishOnboarding(t *testing.T) {
+	cause, err := json.Marshal(map[string]string{"errorType": "PXEPreflightError",
+		"errorMessage": "PXE preflight of machine abc123 interface eno1: the interface is disconnected (no VLAN)"})
+	require.NoError(t, err)
+	catch := &activities.CatchError{Error: "PXEPreflightError", Cause: string(cause)}
+
+	t.Run("manual intervention records the caught error once", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StagePXEPreflight, "abc123")
+		in := activities.FinishOnboardingInput{OnboardingRef: ref(o), Status: "manual_intervention", Error: catch}
+		var out activities.FinishOnboardingOutput
+		e.must("FinishOnboarding", in, &out)
+		assert.True(t, out.Published)
+		e.must("FinishOnboarding", in, &out)
+		assert.False(t, out.Published, "a repeat publishes nothing new")
+
+		got := e.onboarding(o.ID)
+		assert.Equal(t, domain.OnboardingManualIntervention, got.Status)
+		assert.Equal(t, &domain.Failure{Code: "PXEPreflightError", Stage: domain.StagePXEPreflight,
+			Message: "PXE preflight of machine abc123 interface eno1: the interface is disconnected (no VLAN)"}, got.Error)
+		assert.Equal(t, domain.StagePXEPreflight, got.Stage, "the stage it stopped in stays")
+		assert.NotNil(t, got.CompletedAt)
+		evs := e.f.Events.Events()
+		require.Len(t, evs, 1)
+		assert.Equal(t, events.OnboardingManualInterventionRequired, evs[0].DetailType)
+		var d events.OnboardingDetail
+		require.NoError(t, json.Unmarshal(evs[0].Detail, &d))
+		assert.Equal(t, &events.ErrorDetail{Code: "PXEPreflightError", Message: got.Error.Message}, d.Error)
+		assert.Equal(t, "abc123", d.MAASSystemID)
+	})
+	t.Run("failed with a raw cause", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageValidate, "")
+		e.must("FinishOnboarding", activities.FinishOnboardingInput{OnboardingRef: ref(o), Status: "failed",
+			Error: &activities.CatchError{Error: "Lambda.Unknown", Cause: "Task timed out after 900.00 seconds"}}, nil)
+		got := e.onboarding(o.ID)
+		assert.Equal(t, domain.OnboardingFailed, got.Status)
+		assert.Equal(t, "Lambda.Unknown", got.Error.Code)
+		assert.Equal(t, "Task timed out after 900.00 seconds", got.Error.Message)
+		assert.Equal(t, events.OnboardingFailed, e.f.Events.Events()[0].DetailType)
+	})
+	t.Run("another attempt's onboarding is left alone", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageDeploy, "abc123")
+		stale := ref(o)
+		stale.Attempt = 5
+		var out activities.FinishOnboardingOutput
+		e.must("FinishOnboarding", activities.FinishOnboardingInput{OnboardingRef: stale, Status: "failed", Error: catch}, &out)
+		assert.True(t, out.Stale)
+		assert.Equal(t, domain.OnboardingRunning, e.onboarding(o.ID).Status)
+		assert.Empty(t, e.f.Events.Events())
+	})
+	t.Run("a cancelled onboarding stays cancelled", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		_, err := e.f.Store.UpdateOnboarding(context.Background(), o.ID, func(x *domain.Onboarding) error {
+			x.Status = domain.OnboardingCancelled
+			return nil
+		})
+		require.NoError(t, err)
+		var out activities.FinishOnboardingOutput
+		e.must("FinishOnboarding", activities.FinishOnboardingInput{OnboardingRef: ref(o), Status: "failed", Error: catch}, &out)
+		assert.Equal(t, domain.OnboardingCancelled, out.Status)
+		assert.Empty(t, e.f.Events.Events())
+	})
+	t.Run("unknown status", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		requireErrorName(t, e.call("FinishOnboarding", activities.FinishOnboardingInput{OnboardingRef: ref(o), Status: "done"}, nil), "InvalidInputError")
+	})
+}
+
+func TestEventPublishFailureIsRetryable(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.f.Events.FailWith(context.DeadlineExceeded)
+	requireErrorName(t, e.call("ValidateOnboarding", refIn{ref(o)}, nil), "EventPublishError")
+	assert.Equal(t, "retry", e.lastExit(o.ID, domain.StageValidate).Outcome)
+	e.f.Events.FailWith(nil)
+	e.must("ValidateOnboarding", refIn{ref(o)}, nil)
+	assert.Len(t, e.f.Events.Events(), 1, "published on the retry, once")
+}

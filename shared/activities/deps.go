@@ -1,0 +1,197 @@
+package activities
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// The ports below list only what the activities call. *store.Store,
+// *maas.Client, the secrets stores, the event publishers and the workflow
+// adapters satisfy them.
+
+// RecordReader reads the records guardrails check.
+type RecordReader interface {
+	GetSite(ctx context.Context, id string) (domain.Site, error)
+	GetProfile(ctx context.Context, siteID, id string) (domain.Profile, error)
+	GetSKU(ctx context.Context, id string) (domain.SKU, error)
+	ListRoCEAssignments(ctx context.Context, siteID, hostname string) ([]domain.RoCEAssignment, error)
+}
+
+// OnboardingStore reads and moves the onboarding and its timeline.
+type OnboardingStore interface {
+	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
+	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
+	AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error
+	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.OnboardingEvent, error)
+}
+
+// NodeStore reads and updates node records.
+type NodeStore interface {
+	CreateNode(ctx context.Context, n domain.Node) error
+	GetNode(ctx context.Context, id string) (domain.Node, error)
+	FindNodeByHost(ctx context.Context, siteID, hostname string) (domain.Node, bool, error)
+	UpdateNode(ctx context.Context, id string, mutate store.Mutator[domain.Node]) (domain.Node, error)
+}
+
+// TokenStore keeps enrollment token hashes.
+type TokenStore interface {
+	PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken) error
+	GetEnrollmentToken(ctx context.Context, hash string) (domain.EnrollmentToken, error)
+}
+
+// Store is every read-model method the activities call.
+type Store interface {
+	RecordReader
+	OnboardingStore
+	NodeStore
+	TokenStore
+}
+
+var (
+	_ Store = (*store.Store)(nil)
+	_ MAAS  = (*maas.Client)(nil)
+)
+
+// MAAS is the part of the MAAS contract the onboarding drives.
+type MAAS interface {
+	maas.MachineFinder
+	maas.MachineLifecycle
+	maas.InterfaceManager
+	maas.StorageManager
+	maas.Diagnostics
+}
+
+// SubnetLister lists a region's subnets (GET subnets/). It is optional: a
+// MAAS client that has it lets ApplyRoCE find the subnet of an interface
+// that has no link yet; without it only subnets already linked on the
+// machine are candidates.
+type SubnetLister interface {
+	Subnets(ctx context.Context) ([]maas.Subnet, error)
+}
+
+// Connector hands out the MAAS client of a site.
+type Connector interface {
+	// ForSite returns a client for the site's region with its API key.
+	ForSite(ctx context.Context, siteID string) (MAAS, error)
+}
+
+// SecretGetter reads a secret (shared/secrets.Getter).
+type SecretGetter interface {
+	Get(ctx context.Context, name string) ([]byte, error)
+}
+
+// Publisher puts an event on the bus (shared/events).
+type Publisher interface {
+	Publish(ctx context.Context, detailType string, detail any) error
+}
+
+// EnrollmentCompleter completes the enrollment wait's task token with the
+// enrollment result (the workflow adapters).
+type EnrollmentCompleter interface {
+	CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error
+}
+
+// HTTPDoer sends the pre-deploy checks' HTTP requests (*http.Client).
+type HTTPDoer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Config is what the activities need from the deployment, not from a site.
+type Config struct {
+	// APIURL is the node-facing base URL put in bootstrap bundles
+	// (GPUAAS_API_URL) when the policy names no enrollment_url.
+	APIURL string
+	// TaskSigningPubKeys go into every bundle (GPUAAS_TASK_SIGNING_PUBKEYS).
+	TaskSigningPubKeys []string
+	// Package is the node-agent package every bundle names.
+	Package enroll.Package
+}
+
+// Deps are the activities' dependencies. Nil Clock, NewID, Logger and HTTP
+// get defaults (wall clock, UUIDs, discarded logs, http.DefaultClient).
+type Deps struct {
+	Store     Store
+	MAAS      Connector
+	Secrets   SecretGetter
+	Events    Publisher
+	Completer EnrollmentCompleter
+	Clock     clock.Clock
+	NewID     func() string
+	Logger    *slog.Logger
+	HTTP      HTTPDoer
+	Config    Config
+}
+
+func (d Deps) withDefaults() Deps {
+	if d.Clock == nil {
+		d.Clock = clock.Real()
+	}
+	if d.NewID == nil {
+		d.NewID = uuid.NewString
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.HTTP == nil {
+		d.HTTP = http.DefaultClient
+	}
+	return d
+}
+
+// Function is one activity as a deployable unit.
+type Function struct {
+	// Name is the kebab-case function name, = functions/<Name>.
+	Name string
+	// Activity is the VerbNoun activity name.
+	Activity string
+	// Substitution is the ASL definition substitution key whose value is
+	// the function's ARN, e.g. "DiscoverMachineFunctionArn".
+	Substitution string
+	// Handler is func(context.Context, <Activity>Input) (<Activity>Output, error).
+	Handler any
+}
+
+// Catalog lists every activity of the onboarding workflow, built on d.
+func Catalog(d Deps) []Function {
+	a := New(d)
+	fn := func(name, activity string, h any) Function {
+		return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
+	}
+	return []Function{
+		fn("validate-onboarding", "ValidateOnboarding", a.ValidateOnboarding),
+		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
+		fn("commission-machine", "CommissionMachine", a.CommissionMachine),
+		fn("check-machine", "CheckMachine", a.CheckMachine),
+		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
+		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
+		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),
+		fn("check-predeploy", "CheckPredeploy", a.CheckPredeploy),
+		fn("deploy-machine", "DeployMachine", a.DeployMachine),
+		fn("classify-deploy-failure", "ClassifyDeployFailure", a.ClassifyDeployFailure),
+		fn("recover-deploy", "RecoverDeploy", a.RecoverDeploy),
+		fn("await-enrollment", "AwaitEnrollment", a.AwaitEnrollment),
+		fn("check-completion-gates", "CheckCompletionGates", a.CheckCompletionGates),
+		fn("finish-onboarding", "FinishOnboarding", a.FinishOnboarding),
+	}
+}
+
+// Activities holds the dependencies every activity uses; each exported
+// method is one activity's handler, func(ctx, <Activity>Input)
+// (<Activity>Output, error), so a Lambda main can hand it to
+// lambda.StartHandlerFunc and have its signature checked at compile time.
+type Activities struct {
+	d Deps
+}
+
+// New returns the activities bound to d (nil Clock, NewID, Logger and HTTP
+// get their defaults).
+func New(d Deps) *Activities { return &Activities{d: d.withDefaults()} }

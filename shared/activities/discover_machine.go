@@ -1,0 +1,211 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/secrets"
+)
+
+// DiscoverMachineInput identifies the onboarding.
+type DiscoverMachineInput struct {
+	OnboardingRef
+}
+
+// DiscoverMachineOutput says which machine the onboarding drives and how
+// it was found.
+type DiscoverMachineOutput struct {
+	SystemID   string `json:"system_id"`
+	Action     string `json:"action"`
+	Rule       string `json:"rule"`
+	StatusName string `json:"status_name"`
+	Claimed    bool   `json:"claimed"`
+}
+
+// DiscoverMachine finds or creates the onboarding's MAAS machine (seed 000
+// §4.1): it looks the host up by hostname, by power address (the IPMI IP)
+// and, when an earlier attempt observed one, by PXE MAC, and lets
+// domain.DecideDiscovery decide. Only reads reach MAAS unless the decision
+// is to create: ambiguity, a New machine that may not be claimed and an
+// unsafe status all fail with nothing changed in MAAS. Creating uses the
+// site's IPMI credentials, power_type ipmi, the PXE MAC an earlier attempt
+// observed with the profile's architecture (so MAAS keeps the MAC,
+// maas-api §14.9), and commission=false, so that commissioning runs next
+// with the policy's flags.
+//
+// Repeat: a retry after a create whose answer was lost finds the New
+// machine by hostname and power address and recognises it by the
+// create-requested timeline marker, so it never creates twice.
+//
+// Errors: AmbiguousMachineMatchError, MachineClaimNotAllowedError,
+// MachineStateUnsafeError (manual intervention); MAAS errors.
+func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInput) (out DiscoverMachineOutput, err error) {
+	c, err := a.begin(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx, []string{domain.StageValidate}, nil); err != nil {
+		return out, err
+	}
+	pol, _, profile, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+
+	in2 := domain.DiscoveryInput{
+		Hostname:     c.ob.Hostname,
+		PXEMACKnown:  c.ob.PXEMAC != "",
+		AutoClaimNew: pol.AutoClaimNew,
+		OwnSystemID:  c.ob.MAASSystemID,
+	}
+	byHost, err := client.FindByHostname(ctx, c.ob.Hostname)
+	if err != nil {
+		return out, err
+	}
+	in2.ByHostname = candidates(byHost)
+	byPower, err := client.FindByPowerAddress(ctx, c.ob.IPMIIP)
+	if err != nil {
+		return out, err
+	}
+	in2.ByPowerAddress = candidates(byPower)
+	if in2.PXEMACKnown {
+		byMAC, err := client.FindByMAC(ctx, c.ob.PXEMAC)
+		if err != nil {
+			return out, err
+		}
+		in2.ByPXEMAC = candidates(byMAC)
+	}
+	if in2.CreateRequested, err = c.createRequested(ctx); err != nil {
+		return out, err
+	}
+
+	d := domain.DecideDiscovery(in2)
+	c.log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
+		slog.String("candidate", d.Machine.SystemID), slog.String("reason", d.Reason))
+	if err := c.note(ctx, sourceDiscovery, fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)); err != nil {
+		return out, err
+	}
+
+	switch d.Action {
+	case domain.DiscoveryAmbiguous:
+		return out, &AmbiguousMachineMatchError{Rule: d.Rule, SystemIDs: d.Candidates, Reason: d.Reason}
+	case domain.DiscoveryClaimNotAllowed:
+		return out, &MachineClaimNotAllowedError{SystemID: d.Machine.SystemID, Rule: d.Rule}
+	case domain.DiscoveryUnsafe:
+		return out, &MachineStateUnsafeError{SystemID: d.Machine.SystemID, Status: d.Machine.StatusName, Reason: d.Reason}
+	}
+
+	m := maas.Machine{SystemID: d.Machine.SystemID, StatusName: d.Machine.StatusName}
+	if d.Action == domain.DiscoveryCreate {
+		if m, err = c.createMachine(ctx, client, profile); err != nil {
+			return out, err
+		}
+	}
+	if err := c.recordMachine(ctx, m.SystemID); err != nil {
+		return out, err
+	}
+	if err := c.exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, statusName(m), d.Action, d.Rule)); err != nil {
+		return out, err
+	}
+	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: statusName(m), Claimed: d.Claimed}, nil
+}
+
+func candidates(ms []maas.Machine) []domain.MachineCandidate {
+	out := make([]domain.MachineCandidate, len(ms))
+	for i, m := range ms {
+		out[i] = domain.MachineCandidate{SystemID: m.SystemID, Hostname: m.Hostname, StatusName: statusName(m)}
+	}
+	return out
+}
+
+// createRequested reports whether this onboarding sent a MAAS create before.
+func (c *call) createRequested(ctx context.Context) (bool, error) {
+	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
+	if err != nil {
+		return false, storeError("read timeline", err)
+	}
+	for _, r := range rows {
+		if r.Kind == domain.TimelineNote && r.Source == sourceCreateRequested {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// createMachine creates the machine with the site's IPMI credentials. The
+// create-requested marker is written first, so a retry after a lost answer
+// adopts what this call created.
+func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Profile) (maas.Machine, error) {
+	creds, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.ob.SiteID)
+	if err != nil {
+		return maas.Machine{}, credentialsError(c.ob.SiteID, err)
+	}
+	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.ob.Hostname, c.ob.IPMIIP)); err != nil {
+		return maas.Machine{}, err
+	}
+	p := maas.MachineCreateParams{
+		Hostname:     c.ob.Hostname,
+		PowerType:    "ipmi",
+		PowerAddress: c.ob.IPMIIP,
+		PowerUser:    creds.BMCUsername,
+		PowerPass:    creds.BMCPassword,
+		// commission=false: CommissionMachine commissions next, with the
+		// policy's enable_ssh and skip_bmc_config.
+		Commission: false,
+	}
+	if c.ob.PXEMAC != "" {
+		// With power_type=ipmi MAAS drops the MACs unless an architecture is
+		// given (maas-api §14.9): send the profile's to keep the known MAC.
+		// Without a MAC the architecture is left out, and MAAS links the
+		// machine to its host by the BMC address when it PXE-boots.
+		p.MACAddresses = []string{strings.ToLower(c.ob.PXEMAC)}
+		p.Architecture = profile.Architecture
+	}
+	m, err := client.Create(ctx, p)
+	if err != nil {
+		return maas.Machine{}, err
+	}
+	c.log.InfoContext(ctx, "machine created", slog.String(logMAASSystemID, m.SystemID))
+	return m, nil
+}
+
+func credentialsError(siteID string, err error) error {
+	var missing *secrets.NotFoundError
+	if errors.As(err, &missing) {
+		return &SiteCredentialsError{SiteID: siteID, Reason: "no credentials are set"}
+	}
+	return &SecretsUnavailableError{SiteID: siteID, Message: err.Error()}
+}
+
+// recordMachine stores the machine on the onboarding and its node.
+func (c *call) recordMachine(ctx context.Context, systemID string) error {
+	if c.ob.MAASSystemID != systemID {
+		if err := c.update(ctx, func(o *domain.Onboarding) error {
+			o.MAASSystemID = systemID
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if c.ob.NodeID == "" {
+		return nil
+	}
+	_, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+		n.MAASSystemID = systemID
+		if n.OnboardingID == "" {
+			n.OnboardingID = c.ob.ID
+		}
+		return nil
+	})
+	return storeError("record machine on node", err)
+}

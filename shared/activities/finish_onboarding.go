@@ -1,0 +1,166 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+)
+
+// CatchError is the {"Error","Cause"} object a Catch places in the state.
+// For a Lambda error the Cause is the JSON text of aws-lambda-go's error
+// payload ({"errorMessage","errorType"}).
+type CatchError struct {
+	Error string `json:"Error"`
+	Cause string `json:"Cause"`
+}
+
+// FinishOnboardingInput is the final status and, on the failure paths, the
+// caught error.
+type FinishOnboardingInput struct {
+	OnboardingRef
+	Status string      `json:"status"`
+	Error  *CatchError `json:"error,omitempty"`
+}
+
+// FinishOnboardingOutput says what the onboarding ended as.
+type FinishOnboardingOutput struct {
+	Status    string `json:"status"`
+	Published bool   `json:"published"`
+	// Stale is set when another attempt owns the onboarding: nothing was
+	// changed.
+	Stale bool `json:"stale,omitempty"`
+}
+
+// maxFailureMessage bounds the recorded message (the event schema allows
+// 2048).
+const maxFailureMessage = 1024
+
+// FinishOnboarding ends the run: it sets the final status (completed,
+// failed or manual_intervention), completed_at, the stage (done when
+// completed; otherwise the stage it stopped in stays, and the failure
+// records it with the error name and message from the Catch), and
+// publishes node.onboarding.completed, .failed or
+// .manual_intervention_required with the ids, the hostname, the
+// correlation id and the attempt.
+//
+// Idempotent: repeating it with the same status publishes nothing new. An
+// onboarding another attempt owns, or that is already closed with another
+// status (cancelled), is left alone.
+func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingInput) (out FinishOnboardingOutput, err error) {
+	c, err := a.begin(ctx, "FinishOnboarding", "", in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	var stale *StaleAttemptError
+	if errors.As(err, &stale) {
+		c.log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
+		return FinishOnboardingOutput{Stale: true}, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	detailType, ok := finishDetailTypes[in.Status]
+	if !ok {
+		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
+	}
+	c.stage = c.ob.Stage
+	out.Status = in.Status
+
+	if c.ob.Status != in.Status {
+		if !domain.IsOpenStatus(c.ob.Status) || c.ob.Status == domain.OnboardingManualIntervention {
+			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", c.ob.Status))
+			return FinishOnboardingOutput{Status: c.ob.Status}, nil
+		}
+		if err := c.close(ctx, in); err != nil {
+			return out, err
+		}
+	}
+	detail := c.eventDetail()
+	if f := c.ob.Error; f != nil && in.Status != domain.OnboardingCompleted {
+		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
+	}
+	if out.Published, err = c.publishOnce(ctx, detailType, detail); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+var finishDetailTypes = map[string]string{
+	domain.OnboardingCompleted:          events.OnboardingCompleted,
+	domain.OnboardingFailed:             events.OnboardingFailed,
+	domain.OnboardingManualIntervention: events.OnboardingManualInterventionRequired,
+}
+
+// close writes the final status in one conditional update and records it
+// on the timeline.
+func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
+	now := c.a.d.Clock.Now().UTC()
+	var failure *domain.Failure
+	if in.Status != domain.OnboardingCompleted {
+		failure = failureFrom(in.Error, c.ob.Stage)
+	}
+	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+		if o.Attempt != c.ref.Attempt {
+			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		}
+		if !domain.IsOpenStatus(o.Status) || o.Status == domain.OnboardingManualIntervention {
+			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+		}
+		o.Status = in.Status
+		if o.CompletedAt == nil {
+			o.CompletedAt = &now
+		}
+		o.EnrollmentTaskToken = ""
+		if in.Status == domain.OnboardingCompleted {
+			o.Stage, o.Error = domain.StageDone, nil
+		} else {
+			f := *failure
+			f.Stage = o.Stage
+			o.Error = &f
+		}
+		return nil
+	})
+	if err != nil {
+		return storeError("close onboarding", err)
+	}
+	prevStage := c.ob.Stage
+	c.setOnboarding(updated)
+	c.stage = updated.Stage
+	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", in.Status))
+
+	if in.Status == domain.OnboardingCompleted {
+		return c.timeline(ctx,
+			domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prevStage)},
+			domain.OnboardingEvent{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"},
+		)
+	}
+	outcome := outcomeFailed
+	if in.Status == domain.OnboardingManualIntervention {
+		outcome = outcomeManual
+	}
+	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineNote, Source: "finish",
+		Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prevStage), failure.Code, failure.Message)})
+}
+
+// failureFrom reads the caught error: the name as the code, and the
+// errorMessage of a Lambda error payload (or the raw cause) as the message.
+func failureFrom(e *CatchError, stage string) *domain.Failure {
+	if e == nil || e.Error == "" {
+		return &domain.Failure{Code: "Unknown", Message: "the workflow ended without an error description", Stage: stage}
+	}
+	msg := strings.TrimSpace(e.Cause)
+	var payload struct {
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if json.Unmarshal([]byte(msg), &payload) == nil && payload.ErrorMessage != "" {
+		msg = payload.ErrorMessage
+	}
+	if msg == "" {
+		msg = e.Error
+	}
+	return &domain.Failure{Code: truncate(e.Error, 128), Message: truncate(msg, maxFailureMessage), Stage: stage}
+}

@@ -1,0 +1,161 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// Timeline note sources the activities write and read back.
+const (
+	// sourceEvent marks an event published for the row's attempt; Detail
+	// is the detail type. Publishing is skipped when the marker exists.
+	sourceEvent = "event"
+	// sourceCreateRequested marks a MAAS create about to be sent, so a
+	// retry whose create answer was lost recognises the New machine as
+	// its own.
+	sourceCreateRequested = "machine_create"
+	sourceDiscovery       = "discovery"
+	sourceMAAS            = "maas"
+)
+
+// policy resolves the onboarding's effective policy from its site and
+// profile as they are now (seed 000 §3.2: never from the request).
+func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
+	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
+	if err != nil {
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read site", err)
+	}
+	profile, err := c.a.d.Store.GetProfile(ctx, c.ob.SiteID, c.ob.ProfileID)
+	if err != nil {
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read profile", err)
+	}
+	return domain.ResolvePolicy(site.Policy, profile.Policy), site, profile, nil
+}
+
+// maas returns the site's MAAS client.
+func (c *call) maas(ctx context.Context) (MAAS, error) {
+	if c.a.d.MAAS == nil {
+		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+	}
+	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
+}
+
+// machine reads the onboarding's machine from MAAS.
+func (c *call) machine(ctx context.Context, client MAAS) (maas.Machine, error) {
+	if c.ob.MAASSystemID == "" {
+		return maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no MAAS machine yet"}
+	}
+	m, err := client.Get(ctx, c.ob.MAASSystemID)
+	if err != nil {
+		return maas.Machine{}, err
+	}
+	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	return m, nil
+}
+
+// statusName is the machine's MAAS label, from the int when the name is
+// missing.
+func statusName(m maas.Machine) string {
+	if m.StatusName != "" {
+		return m.StatusName
+	}
+	return m.Status.String()
+}
+
+// published reports whether detailType was already published for this
+// attempt (a timeline marker).
+func (c *call) published(ctx context.Context, detailType string) (bool, error) {
+	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
+	if err != nil {
+		return false, storeError("read timeline", err)
+	}
+	for _, r := range rows {
+		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// publishOnce publishes an onboarding event unless this attempt already
+// did, then marks it on the timeline. A crash between the two publishes it
+// again on the retry: at least once, never lost.
+func (c *call) publishOnce(ctx context.Context, detailType string, detail events.OnboardingDetail) (bool, error) {
+	if c.a.d.Events == nil {
+		return false, &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+	}
+	done, err := c.published(ctx, detailType)
+	if err != nil || done {
+		return false, err
+	}
+	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
+		if events.IsInvalidDetail(err) {
+			return false, &ActivityFailedError{Activity: c.activity, Message: err.Error()}
+		}
+		return false, &EventPublishError{DetailType: detailType, Message: err.Error()}
+	}
+	c.log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
+	return true, c.note(ctx, sourceEvent, detailType)
+}
+
+// eventDetail is the onboarding's event detail as it stands.
+func (c *call) eventDetail() events.OnboardingDetail {
+	return events.OnboardingDetail{
+		SiteID:        c.ob.SiteID,
+		OnboardingID:  c.ob.ID,
+		NodeID:        c.ob.NodeID,
+		MAASSystemID:  c.ob.MAASSystemID,
+		Hostname:      c.ob.Hostname,
+		CorrelationID: correlationID(c.ob, c.ref),
+		Attempt:       c.ref.Attempt,
+		Status:        c.ob.Status,
+		Stage:         c.ob.Stage,
+		OccurredAt:    c.a.d.Clock.Now().UTC(),
+	}
+}
+
+func correlationID(ob domain.Onboarding, ref OnboardingRef) string {
+	if ob.CorrelationID != "" {
+		return ob.CorrelationID
+	}
+	if ref.CorrelationID != "" {
+		return ref.CorrelationID
+	}
+	return ob.ID
+}
+
+// isNotFound reports a MAAS 404 (or a missing current script set).
+func isNotFound(err error) bool {
+	var nf *maas.NotFoundError
+	return errors.As(err, &nf)
+}
+
+// tail keeps the last n bytes of s, cut at a line start when one is near.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
+		s = s[i+1:]
+	}
+	return "…" + s
+}
+
+// truncate bounds s to n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,182 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+func TestBoundaryKeepsTheNamesTheStateMachineMatches(t *testing.T) {
+	tests := []struct {
+		name string
+		in   error
+		want string
+	}{
+		{"declared type wrapped", fmt.Errorf("discover: %w", &AmbiguousMachineMatchError{Rule: "hostname"}), "AmbiguousMachineMatchError"},
+		{"maas 503 wrapped", fmt.Errorf("read machine: %w", &maas.UnavailableError{StatusCode: 503}), "UnavailableError"},
+		{"maas timeout", &maas.TimeoutError{Op: "get"}, "TimeoutError"},
+		{"maas transport", &maas.TransportError{Op: "get"}, "TransportError"},
+		{"maas state conflict", &maas.ConflictError{Op: "deploy", Message: "Can't deploy a machine that is in the 'Deployed' state"}, "ConflictError"},
+		{"maas DB conflict with Retry-After", &maas.ConflictError{Op: "deploy", RetryAfter: 5}, "UnavailableError"},
+		{"maas bad request", &maas.BadRequestError{Op: "deploy"}, "BadRequestError"},
+		{"maas forbidden", &maas.ForbiddenError{Op: "deploy"}, "ForbiddenError"},
+		{"maas not found", &maas.NotFoundError{Op: "get"}, "NotFoundError"},
+		{"maas unauthorized", &maas.UnauthorizedError{Op: "get"}, "UnauthorizedError"},
+		{"maas unexpected", &maas.UnexpectedResponseError{Op: "get"}, "UnexpectedResponseError"},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "TimeoutError"},
+		{"anything else", errors.New("boom"), "ActivityFailedError"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := boundary("Test", tc.in)
+			assert.Equal(t, tc.want, errorName(got))
+			assert.Contains(t, errorRoutes, tc.want)
+		})
+	}
+	assert.NoError(t, boundary("Test", nil))
+}
+
+func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
+	tests := []struct {
+		in   error
+		want string
+	}{
+		{&store.NotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
+		{fmt.Errorf("x: %w", &store.ConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
+		{&store.InvalidRecordError{Kind: "node", Field: "id"}, "ActivityFailedError"},
+		{&StageConflictError{Activity: "X"}, "StageConflictError"},
+		{errors.New("throttled"), "StoreUnavailableError"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, errorName(storeError("op", tc.in)), "%v", tc.in)
+	}
+	assert.NoError(t, storeError("op", nil))
+}
+
+func TestPollWait(t *testing.T) {
+	var got []int
+	for n := range 9 {
+		got = append(got, pollWait(n))
+	}
+	assert.Equal(t, []int{15, 22, 33, 50, 75, 113, 120, 120, 120}, got)
+	assert.Equal(t, 120, pollWait(10000))
+}
+
+func TestPollOutcome(t *testing.T) {
+	ds := maas.Event{Type: "Node post-installation failure", Level: "ERROR", Description: "'cloudinit' metadata unreachable"}
+	tests := []struct {
+		target string
+		status maas.Status
+		events []maas.Event
+		want   string
+	}{
+		{TargetReady, maas.StatusReady, nil, OutcomeDone},
+		{TargetReady, maas.StatusAllocated, nil, OutcomeDone},
+		{TargetReady, maas.StatusCommissioning, nil, OutcomeInProgress},
+		{TargetReady, maas.StatusTesting, nil, OutcomeInProgress},
+		{TargetReady, maas.StatusNew, nil, OutcomeFailed},
+		{TargetReady, maas.StatusFailedCommissioning, nil, OutcomeFailed},
+		{TargetReady, maas.StatusFailedTesting, nil, OutcomeFailed},
+		{TargetDeployed, maas.StatusDeployed, nil, OutcomeDone},
+		{TargetDeployed, maas.StatusDeploying, nil, OutcomeInProgress},
+		{TargetDeployed, maas.StatusDeploying, []maas.Event{ds}, OutcomeFailed},
+		{TargetDeployed, maas.StatusFailedDeployment, nil, OutcomeFailed},
+		{TargetDeployed, maas.StatusAllocated, nil, OutcomeFailed},
+		{TargetDeployable, maas.StatusAllocated, nil, OutcomeDone},
+		{TargetDeployable, maas.StatusReady, nil, OutcomeDone},
+		{TargetDeployable, maas.StatusDeploying, nil, OutcomeInProgress},
+		{TargetDeployable, maas.StatusReleasing, nil, OutcomeInProgress},
+		{TargetDeployable, maas.StatusFailedReleasing, nil, OutcomeFailed},
+		{TargetDeployable, maas.StatusBroken, nil, OutcomeFailed},
+	}
+	for _, tc := range tests {
+		got, reason := pollOutcome(tc.target, maas.Machine{Status: tc.status}, tc.events)
+		assert.Equal(t, tc.want, got, "%s %s", tc.target, tc.status)
+		assert.NotEmpty(t, reason)
+	}
+}
+
+func TestPlanAutoRelink(t *testing.T) {
+	sub := func(id int) *maas.Subnet {
+		return &maas.Subnet{ID: id, CIDR: fmt.Sprintf("10.%d.0.0/24", id), GatewayIP: "gw"}
+	}
+	tests := []struct {
+		name      string
+		links     []maas.Link
+		wantKeep  int
+		wantStale []int
+	}{
+		{"correct AUTO link kept", []maas.Link{{ID: 1, Mode: "auto", Subnet: sub(1)}}, 1, nil},
+		{"second AUTO link removed", []maas.Link{{ID: 4, Mode: "auto", Subnet: sub(1)}, {ID: 2, Mode: "auto", Subnet: sub(1)}}, 2, []int{4}},
+		{"DHCP link replaced", []maas.Link{{ID: 3, Mode: "dhcp", Subnet: sub(1)}}, 0, []int{3}},
+		{"AUTO on another subnet replaced", []maas.Link{{ID: 5, Mode: "auto", Subnet: sub(2)}}, 0, []int{5}},
+		{"LINK_UP replaced", []maas.Link{{ID: 6, Mode: "link_up"}}, 0, []int{6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			keep, stale := planAutoRelink(maas.Interface{Links: tc.links}, 1)
+			if tc.wantKeep == 0 {
+				assert.Nil(t, keep)
+			} else {
+				require.NotNil(t, keep)
+				assert.Equal(t, tc.wantKeep, keep.ID)
+			}
+			var ids []int
+			for _, l := range stale {
+				ids = append(ids, l.ID)
+			}
+			assert.Equal(t, tc.wantStale, ids)
+		})
+	}
+}
+
+func TestVLANSubnet(t *testing.T) {
+	v := &maas.VLAN{ID: 7}
+	other := &maas.VLAN{ID: 8}
+	i := maas.Interface{VLAN: v, Links: []maas.Link{
+		{ID: 1, Mode: "static", Subnet: &maas.Subnet{ID: 10, VLAN: v}},
+		{ID: 2, Mode: "auto", Subnet: &maas.Subnet{ID: 11, VLAN: other}},
+		{ID: 3, Mode: "dhcp", Subnet: &maas.Subnet{ID: 12}},
+	}}
+	s := vlanSubnet(i)
+	require.NotNil(t, s)
+	assert.Equal(t, 12, s.ID, "DHCP outranks STATIC; the AUTO link is on another VLAN")
+	assert.Nil(t, vlanSubnet(maas.Interface{VLAN: v}))
+}
+
+func TestContainingSubnet(t *testing.T) {
+	subnets := []maas.Subnet{{ID: 1, CIDR: "10.0.0.0/8"}, {ID: 2, CIDR: "10.50.0.0/16"}, {ID: 3, CIDR: "10.50.1.0/24"}, {ID: 4, CIDR: "bad"}}
+	ip, n, err := net.ParseCIDR("10.50.1.9/24")
+	require.NoError(t, err)
+	assert.Equal(t, 3, containingSubnet(subnets, ip, n).ID)
+	ip, n, err = net.ParseCIDR("10.50.9.9/20")
+	require.NoError(t, err)
+	assert.Equal(t, 2, containingSubnet(subnets, ip, n).ID, "the narrowest containing subnet")
+	ip, n, err = net.ParseCIDR("192.168.0.1/24")
+	require.NoError(t, err)
+	assert.Nil(t, containingSubnet(subnets, ip, n))
+}
+
+func TestFailureFrom(t *testing.T) {
+	assert.Equal(t, &domain.Failure{Code: "X", Message: "boom", Stage: "deploy"},
+		failureFrom(&CatchError{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
+	assert.Equal(t, &domain.Failure{Code: "States.Timeout", Message: "States.Timeout", Stage: "s"},
+		failureFrom(&CatchError{Error: "States.Timeout", Cause: ""}, "s"))
+	assert.Equal(t, "Unknown", failureFrom(nil, "s").Code)
+	long := failureFrom(&CatchError{Error: "X", Cause: string(make([]byte, 5000))}, "s")
+	assert.LessOrEqual(t, len(long.Message), maxFailureMessage+len("…"))
+}
+
+func TestRedactURL(t *testing.T) {
+	assert.Equal(t, "https://h/b/site.sh", redactURL("https://user:pw@h/b/site.sh?X-Amz-Signature=abc#f"))
+	assert.Equal(t, "http://h/x", redactURL("http://h/x"))
+}

@@ -1,0 +1,265 @@
+package activities_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/test/maassim"
+)
+
+func TestCommissionMachineOnlyWhenNeeded(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toDiscovered(o)
+
+	var first, second activities.CommissionMachineOutput
+	e.must("CommissionMachine", refIn{ref(o)}, &first)
+	e.must("CommissionMachine", refIn{ref(o)}, &second)
+	assert.True(t, first.Commissioned)
+	assert.False(t, second.Commissioned, "a repeat finds it Commissioning and leaves it alone")
+	assert.Equal(t, 1, e.callsTo("POST", "commission"))
+}
+
+func TestCommissionMachineRefusesUnsafeStates(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "deployed"})
+	require.NoError(t, err)
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.placeAt(o, domain.StageDiscover, sid)
+	requireErrorName(t, e.call("CommissionMachine", refIn{ref(o)}, nil), "MachineStateUnsafeError")
+	assert.Zero(t, e.mutatingCalls())
+}
+
+func TestCheckMachineWaitsWithBackoff(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toDiscovered(o)
+	e.must("CommissionMachine", refIn{ref(o)}, nil)
+
+	var waits []int
+	p := activities.Poll{}
+	for range 4 {
+		var out activities.CheckMachineOutput
+		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Poll: p}, &out)
+		require.Equal(t, activities.OutcomeInProgress, out.Outcome)
+		waits = append(waits, out.Poll.WaitSeconds)
+		assert.Equal(t, t0.Format(time.RFC3339Nano), out.Poll.StartedAt, "the wait keeps its start")
+		p = out.Poll
+		e.clk.Advance(10 * time.Second) // less than a phase: still commissioning
+	}
+	assert.Equal(t, []int{15, 22, 33, 50}, waits)
+	assert.Equal(t, 4, p.Count)
+}
+
+func TestCheckMachineCopiesMAASEventsOnce(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toDiscovered(o)
+	e.must("CommissionMachine", refIn{ref(o)}, nil)
+	e.clk.Advance(5 * time.Minute)
+
+	count := func() int {
+		n := 0
+		for _, r := range e.timeline(o.ID) {
+			if r.Kind == domain.TimelineMAASEvent {
+				n++
+			}
+		}
+		return n
+	}
+	var out activities.CheckMachineOutput
+	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady}, &out)
+	n := count()
+	require.Positive(t, n)
+	assert.Positive(t, out.Poll.LastEventID)
+	// A repeat from the same poll state (a Lambda retry) copies the same
+	// events again: the store keeps one row per MAAS event.
+	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady}, nil)
+	assert.Equal(t, n, count())
+}
+
+func TestCheckMachineOutcomes(t *testing.T) {
+	t.Run("commissioning fails", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{CommissionFailures: 1})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toDiscovered(o)
+		e.must("CommissionMachine", refIn{ref(o)}, nil)
+		out := e.poll(o, activities.TargetReady, activities.Poll{})
+		assert.Equal(t, activities.OutcomeFailed, out.Outcome)
+		assert.Equal(t, "Failed commissioning", out.StatusName)
+		assert.Equal(t, "failed", e.lastExit(o.ID, domain.StageWaitReady).Outcome)
+	})
+	t.Run("wait outlives its bound", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toDiscovered(o)
+		e.must("CommissionMachine", refIn{ref(o)}, nil)
+		started := t0.Add(-61 * time.Minute).Format(time.RFC3339Nano)
+		err := e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady,
+			Poll: activities.Poll{Count: 40, StartedAt: started}}, nil)
+		requireErrorName(t, err, "MachineWaitTimeoutError")
+		var te *activities.MachineWaitTimeoutError
+		require.ErrorAs(t, err, &te)
+		assert.Equal(t, 3600, te.LimitSeconds)
+	})
+	t.Run("bad input", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		requireErrorName(t, e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: "sideways"}, nil), "InvalidInputError")
+		err := e.call("CheckMachine", map[string]any{"onboarding_id": o.ID, "attempt": 1, "target": "ready", "poll": map[string]any{"count": 0, "stray": 1}}, nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `unknown field "stray"`, "unknown fields are refused")
+	})
+}
+
+func TestConfigureStorage(t *testing.T) {
+	t.Run("ready machine gets the policy layout", func(t *testing.T) {
+		lvm := "lvm"
+		e := newEnv(t, activitiestest.Options{ProfilePolicy: domain.Policy{StorageLayout: &lvm}})
+		sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "ready"})
+		require.NoError(t, err)
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageWaitReady, sid)
+		var out activities.ConfigureStorageOutput
+		e.must("ConfigureStorage", refIn{ref(o)}, &out)
+		e.must("ConfigureStorage", refIn{ref(o)}, &out)
+		assert.Equal(t, activities.ConfigureStorageOutput{Layout: "lvm", Applied: true}, out)
+		assert.Equal(t, 2, e.callsTo("POST", "set_storage_layout"), "re-applying is harmless")
+	})
+	t.Run("allocated machine keeps its layout", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "allocated"})
+		require.NoError(t, err)
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.placeAt(o, domain.StageWaitReady, sid)
+		var out activities.ConfigureStorageOutput
+		e.must("ConfigureStorage", refIn{ref(o)}, &out)
+		assert.False(t, out.Applied)
+		assert.Zero(t, e.callsTo("POST", "set_storage_layout"), "MAAS refuses it outside Ready")
+	})
+}
+
+func TestPreflightPXE(t *testing.T) {
+	t.Run("unlinked boot interface fails before deploy", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{PXEUnlinked: true})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toReady(o)
+		e.must("ConfigureStorage", refIn{ref(o)}, nil)
+		err := e.call("PreflightPXE", refIn{ref(o)}, nil)
+		requireErrorName(t, err, "PXEPreflightError")
+		assert.Contains(t, err.Error(), "no VLAN")
+		assert.Equal(t, "52:54:00:00:00:11", e.onboarding(o.ID).PXEMAC, "the MAC is recorded for a later attempt")
+		assert.Zero(t, e.callsTo("POST", "link_subnet"))
+	})
+	t.Run("a duplicate AUTO link is removed", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toReady(o)
+		e.must("ConfigureStorage", refIn{ref(o)}, nil)
+		sid := e.onboarding(o.ID).MAASSystemID
+		c, err := maas.NewClient(e.f.Site.MAASURL, activitiestest.APIKey, maas.WithNow(e.clk.Now))
+		require.NoError(t, err)
+		ifaces, err := c.Interfaces(context.Background(), sid)
+		require.NoError(t, err)
+		boot := ifaces[0]
+		require.NotEmpty(t, boot.Links)
+		// MAAS makes a second AUTO link when AUTO is linked twice (maas-api §9).
+		_, err = c.LinkSubnet(context.Background(), sid, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeAuto, SubnetID: boot.Links[0].Subnet.ID})
+		require.NoError(t, err)
+
+		var out activities.PreflightPXEOutput
+		e.must("PreflightPXE", refIn{ref(o)}, &out)
+		assert.True(t, out.Relinked)
+		ifaces, err = c.Interfaces(context.Background(), sid)
+		require.NoError(t, err)
+		require.Len(t, ifaces[0].Links, 1)
+		assert.Equal(t, "auto", strings.ToLower(ifaces[0].Links[0].Mode))
+
+		e.must("PreflightPXE", refIn{ref(o)}, &out)
+		assert.False(t, out.Relinked, "a repeat changes nothing")
+	})
+}
+
+func TestApplyRoCE(t *testing.T) {
+	yes := true
+	setup := func(t *testing.T, rows []domain.RoCEAssignment) (*env, domain.Onboarding) {
+		e := newEnv(t, activitiestest.Options{ProfilePolicy: domain.Policy{RoCEPhase2: &yes}})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{}, "52:54:00:00:10:01", "52:54:00:00:10:02")
+		if len(rows) > 0 {
+			_, err := e.f.Store.UpsertRoCEAssignments(context.Background(), activitiestest.SiteID, rows)
+			require.NoError(t, err)
+		}
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toReady(o)
+		e.must("ConfigureStorage", refIn{ref(o)}, nil)
+		e.must("PreflightPXE", refIn{ref(o)}, nil)
+		return e, o
+	}
+	t.Run("interfaces linked STATIC", func(t *testing.T) {
+		e, o := setup(t, []domain.RoCEAssignment{
+			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "eno2", IPv4CIDR: "10.20.0.61/24"},
+			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "eno3", IPv4CIDR: "10.20.0.62/24"},
+		})
+		var out activities.ApplyRoCEOutput
+		e.must("ApplyRoCE", refIn{ref(o)}, &out)
+		assert.Equal(t, activities.ApplyRoCEOutput{Interfaces: []string{"eno2", "eno3"}, Linked: 2}, out)
+		c, err := maas.NewClient(e.f.Site.MAASURL, activitiestest.APIKey, maas.WithNow(e.clk.Now))
+		require.NoError(t, err)
+		ifaces, err := c.Interfaces(context.Background(), e.onboarding(o.ID).MAASSystemID)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, i := range ifaces {
+			for _, l := range i.Links {
+				if strings.EqualFold(l.Mode, "static") {
+					got[i.Name] = l.IPAddress
+				}
+			}
+		}
+		assert.Equal(t, map[string]string{"eno2": "10.20.0.61", "eno3": "10.20.0.62"}, got)
+
+		e.must("ApplyRoCE", refIn{ref(o)}, &out)
+		assert.Zero(t, out.Linked, "a repeat changes nothing")
+	})
+	t.Run("no rows", func(t *testing.T) {
+		e, o := setup(t, nil)
+		requireErrorName(t, e.call("ApplyRoCE", refIn{ref(o)}, nil), "RoCEAssignmentError")
+	})
+	t.Run("unknown interface", func(t *testing.T) {
+		e, o := setup(t, []domain.RoCEAssignment{{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "ib7", IPv4CIDR: "10.20.0.61/24"}})
+		err := e.call("ApplyRoCE", refIn{ref(o)}, nil)
+		requireErrorName(t, err, "RoCEAssignmentError")
+		assert.Contains(t, err.Error(), "ib7")
+	})
+	t.Run("no subnet contains the address", func(t *testing.T) {
+		e, o := setup(t, []domain.RoCEAssignment{{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "eno2", IPv4CIDR: "192.168.77.5/24"}})
+		requireErrorName(t, e.call("ApplyRoCE", refIn{ref(o)}, nil), "RoCEAssignmentError")
+	})
+}
+
+func TestApplyRoCEOffDoesNothing(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: "ready"})
+	require.NoError(t, err)
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.placeAt(o, domain.StagePXEPreflight, sid)
+	var out activities.ApplyRoCEOutput
+	e.must("ApplyRoCE", refIn{ref(o)}, &out)
+	assert.True(t, out.Skipped)
+	assert.Zero(t, e.f.Sim.Calls().Total)
+}

@@ -1,0 +1,194 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// PreflightPXEInput identifies the onboarding.
+type PreflightPXEInput struct {
+	OnboardingRef
+}
+
+// PreflightPXEOutput describes the boot interface as it will deploy.
+type PreflightPXEOutput struct {
+	Interface  string `json:"interface"`
+	MACAddress string `json:"mac_address"`
+	SubnetCIDR string `json:"subnet_cidr"`
+	GatewayIP  string `json:"gateway_ip"`
+	Relinked   bool   `json:"relinked"`
+	DHCP       bool   `json:"dhcp"`
+}
+
+// PreflightPXE makes the boot interface deploy-safe before deploy (seed
+// 000 §4.3, the datasource failure's usual cause): the interface must be on
+// a VLAN with a subnet of that VLAN linked, the subnet must have a gateway,
+// and (strict policy) the VLAN must have MAAS DHCP or a relay. It then
+// relinks the interface to AUTO on that subnet: links that are not a
+// correct AUTO link are unlinked first, because MAAS makes a second link
+// when AUTO is linked twice (maas-api §9, §14.8). It records the PXE MAC on
+// the onboarding so a later attempt can match by it.
+//
+// The subnet comes from the interface's own links (MAAS links the boot
+// interface to the subnets it saw it on at commissioning, maas-api §9). A
+// repeat finds the correct AUTO link and changes nothing.
+//
+// Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
+func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (out PreflightPXEOutput, err error) {
+	c, err := a.begin(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx, []string{domain.StageStorage}, nil); err != nil {
+		return out, err
+	}
+	pol, _, _, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	ifaces, err := client.Interfaces(ctx, m.SystemID)
+	if err != nil {
+		return out, err
+	}
+	boot, ok := bootInterface(m, ifaces)
+	if !ok {
+		return out, &PXEPreflightError{SystemID: m.SystemID, Interface: "-", Reason: "the machine has no boot interface"}
+	}
+	fail := func(reason string) error {
+		return &PXEPreflightError{SystemID: m.SystemID, Interface: boot.Name, Reason: reason}
+	}
+	out.Interface, out.MACAddress = boot.Name, strings.ToLower(boot.MACAddress)
+	if out.MACAddress != "" && c.ob.PXEMAC != out.MACAddress {
+		if err := c.update(ctx, func(o *domain.Onboarding) error {
+			o.PXEMAC = out.MACAddress
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	}
+
+	if boot.VLAN == nil {
+		return out, fail("the interface is disconnected (no VLAN)")
+	}
+	subnet := vlanSubnet(boot)
+	if subnet == nil {
+		return out, fail(fmt.Sprintf("no subnet of VLAN %d is linked on the interface", boot.VLAN.VID))
+	}
+	out.SubnetCIDR, out.GatewayIP = subnet.CIDR, subnet.GatewayIP
+	if subnet.GatewayIP == "" {
+		return out, fail("subnet " + subnet.CIDR + " has no gateway: the deployed OS could not reach the metadata service")
+	}
+	out.DHCP = boot.VLAN.DHCPOn || boot.VLAN.RelayVLAN != nil
+	if !out.DHCP {
+		if pol.StrictPXEPreflight {
+			return out, fail(fmt.Sprintf("VLAN %d has neither MAAS DHCP nor a DHCP relay", boot.VLAN.VID))
+		}
+		if err := c.note(ctx, "pxe_preflight", fmt.Sprintf("warning: VLAN %d has no MAAS DHCP or relay (strict_pxe_preflight off)", boot.VLAN.VID)); err != nil {
+			return out, err
+		}
+	}
+
+	keep, stale := planAutoRelink(boot, subnet.ID)
+	for _, l := range stale {
+		if _, err := client.UnlinkSubnet(ctx, m.SystemID, boot.ID, l.ID); err != nil {
+			return out, err
+		}
+		c.log.InfoContext(ctx, "boot interface link removed", slog.Int("link_id", l.ID), slog.String("mode", l.Mode))
+	}
+	if keep == nil {
+		if _, err := client.LinkSubnet(ctx, m.SystemID, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeAuto, SubnetID: subnet.ID}); err != nil {
+			return out, err
+		}
+	}
+	out.Relinked = keep == nil || len(stale) > 0
+	detail := fmt.Sprintf("boot interface %s (%s) AUTO on %s via %s", boot.Name, out.MACAddress, subnet.CIDR, subnet.GatewayIP)
+	if out.Relinked {
+		detail += fmt.Sprintf("; relinked (%d old links removed)", len(stale))
+	}
+	return out, c.exit(ctx, detail)
+}
+
+// bootInterface picks the machine's boot interface: the one MAAS names,
+// else the only physical interface.
+func bootInterface(m maas.Machine, ifaces []maas.Interface) (maas.Interface, bool) {
+	for _, i := range ifaces {
+		if m.BootInterfaceID != 0 && i.ID == m.BootInterfaceID {
+			return i, true
+		}
+	}
+	var physical []maas.Interface
+	for _, i := range ifaces {
+		if i.Type == "" || i.Type == "physical" {
+			physical = append(physical, i)
+		}
+	}
+	if m.BootInterfaceID == 0 && len(physical) == 1 {
+		return physical[0], true
+	}
+	return maas.Interface{}, false
+}
+
+// vlanSubnet is the subnet to link AUTO: among the interface's links to a
+// subnet of the interface's VLAN, an AUTO link's subnet first, then DHCP,
+// STATIC and others, lowest link id first.
+func vlanSubnet(i maas.Interface) *maas.Subnet {
+	rank := map[string]int{"auto": 0, "dhcp": 1, "static": 2}
+	links := make([]maas.Link, 0, len(i.Links))
+	for _, l := range i.Links {
+		if l.Subnet == nil || (l.Subnet.VLAN != nil && i.VLAN != nil && l.Subnet.VLAN.ID != i.VLAN.ID) {
+			continue
+		}
+		links = append(links, l)
+	}
+	sort.SliceStable(links, func(a, b int) bool {
+		ra, ok := rank[strings.ToLower(links[a].Mode)]
+		if !ok {
+			ra = 3
+		}
+		rb, ok := rank[strings.ToLower(links[b].Mode)]
+		if !ok {
+			rb = 3
+		}
+		if ra != rb {
+			return ra < rb
+		}
+		return links[a].ID < links[b].ID
+	})
+	if len(links) == 0 {
+		return nil
+	}
+	s := *links[0].Subnet
+	return &s
+}
+
+// planAutoRelink keeps the first AUTO link on subnetID and marks every
+// other link for removal (a second AUTO link, DHCP, STATIC, LINK_UP, links
+// to other subnets).
+func planAutoRelink(i maas.Interface, subnetID int) (keep *maas.Link, stale []maas.Link) {
+	links := append([]maas.Link(nil), i.Links...)
+	sort.Slice(links, func(a, b int) bool { return links[a].ID < links[b].ID })
+	for idx := range links {
+		l := links[idx]
+		if keep == nil && strings.EqualFold(l.Mode, maas.LinkModeAuto) && l.Subnet != nil && l.Subnet.ID == subnetID {
+			keep = &links[idx]
+			continue
+		}
+		stale = append(stale, l)
+	}
+	return keep, stale
+}

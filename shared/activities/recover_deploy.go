@@ -1,0 +1,74 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// Recovery actions.
+const (
+	RecoveryAborted  = "aborted"
+	RecoveryReleased = "released"
+	RecoveryNone     = "none"
+)
+
+// RecoverDeployInput identifies the onboarding.
+type RecoverDeployInput struct {
+	OnboardingRef
+}
+
+// RecoverDeployOutput says what was asked of MAAS; the state machine then
+// polls (target deployable) until the machine is Ready or Allocated.
+type RecoverDeployOutput struct {
+	Action     string `json:"action"`
+	StatusName string `json:"status_name"`
+}
+
+// RecoverDeploy brings a failed deploy back to a state MAAS deploys from
+// (maas-api §14.2): Deploying → abort (asynchronous, the machine becomes
+// Allocated, maas-api §14.5); Failed deployment → release without erase
+// (the machine becomes Ready once powered off; abort is refused there). It
+// acts on the current status, so a repeat after MAAS accepted the call
+// (Allocated, Releasing, Ready) asks nothing more.
+//
+// Errors: MachineStateUnsafeError from any other status; MAAS errors.
+func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (out RecoverDeployOutput, err error) {
+	c, err := a.begin(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx, []string{domain.StageWaitDeployed}, nil); err != nil {
+		return out, err
+	}
+	client, err := c.maas(ctx)
+	if err != nil {
+		return out, err
+	}
+	m, err := c.machine(ctx, client)
+	if err != nil {
+		return out, err
+	}
+	comment := fmt.Sprintf("maasflow onboarding %s: datasource failure, retrying deploy", c.ob.ID)
+	out.StatusName = statusName(m)
+	switch m.Status {
+	case maas.StatusDeploying:
+		if _, err := client.Abort(ctx, m.SystemID, comment); err != nil {
+			return out, err
+		}
+		out.Action = RecoveryAborted
+	case maas.StatusFailedDeployment:
+		if _, err := client.Release(ctx, m.SystemID, maas.MachineReleaseParams{Comment: comment}); err != nil {
+			return out, err
+		}
+		out.Action = RecoveryReleased
+	case maas.StatusAllocated, maas.StatusReady, maas.StatusReleasing:
+		out.Action = RecoveryNone
+	default:
+		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "a deploy cannot be recovered from this state"}
+	}
+	return out, c.note(ctx, "recover_deploy", fmt.Sprintf("machine %s was %s: %s", m.SystemID, out.StatusName, out.Action))
+}

@@ -1,0 +1,257 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// OnboardingRef identifies the onboarding and the execution's attempt. It
+// is the execution input, and every activity input embeds it.
+type OnboardingRef struct {
+	OnboardingID  string `json:"onboarding_id"`
+	SiteID        string `json:"site_id"`
+	Hostname      string `json:"hostname"`
+	Attempt       int    `json:"attempt"`
+	CorrelationID string `json:"correlation_id"`
+}
+
+func (r OnboardingRef) validate() error {
+	switch {
+	case r.OnboardingID == "":
+		return &InvalidInputError{Field: "onboarding_id", Reason: "is required"}
+	case r.Attempt < 1:
+		return &InvalidInputError{Field: "attempt", Reason: "must be 1 or more"}
+	}
+	return nil
+}
+
+// Log field keys (style §5).
+const (
+	logSiteID        = "site_id"
+	logOnboardingID  = "onboarding_id"
+	logNodeID        = "node_id"
+	logMAASSystemID  = "maas_system_id"
+	logHostname      = "hostname"
+	logCorrelationID = "correlation_id"
+	logStage         = "stage"
+	logActivity      = "activity"
+)
+
+// Timeline stage-exit outcomes.
+const (
+	outcomeOK     = "ok"
+	outcomeRetry  = "retry"
+	outcomeFailed = "failed"
+	outcomeManual = "manual_intervention"
+)
+
+// call is one activity invocation: the onboarding as read at the start,
+// the stage the activity works in, and its logger.
+type call struct {
+	a        *Activities
+	activity string
+	stage    string
+	ref      OnboardingRef
+	ob       domain.Onboarding
+	log      *slog.Logger
+	// base is log without the fields that change during the call (node_id,
+	// maas_system_id), which setOnboarding adds afresh.
+	base *slog.Logger
+}
+
+// begin reads the onboarding and fences the execution: a different attempt
+// owns the onboarding → StaleAttemptError, and nothing is written.
+func (a *Activities) begin(ctx context.Context, activity, stage string, ref OnboardingRef) (*call, error) {
+	log := a.d.Logger.With(
+		slog.String(logActivity, activity), slog.String(logStage, stage),
+		slog.String(logOnboardingID, ref.OnboardingID), slog.String(logSiteID, ref.SiteID),
+		slog.String(logHostname, ref.Hostname), slog.String(logCorrelationID, ref.CorrelationID),
+	)
+	c := &call{a: a, activity: activity, stage: stage, ref: ref, log: log, base: log}
+	if err := ref.validate(); err != nil {
+		return c, err
+	}
+	ob, err := a.d.Store.GetOnboarding(ctx, ref.OnboardingID)
+	if err != nil {
+		return c, storeError("read onboarding", err)
+	}
+	if ob.Attempt != ref.Attempt {
+		return c, &StaleAttemptError{OnboardingID: ob.ID, Attempt: ref.Attempt, Current: ob.Attempt}
+	}
+	c.setOnboarding(ob)
+	return c, nil
+}
+
+func (c *call) setOnboarding(ob domain.Onboarding) {
+	if ob.NodeID != c.ob.NodeID || ob.MAASSystemID != c.ob.MAASSystemID || c.ob.ID == "" {
+		c.log = c.base.With(slog.String(logNodeID, ob.NodeID), slog.String(logMAASSystemID, ob.MAASSystemID))
+	}
+	c.ob = ob
+}
+
+// requireRunning refuses to work on an onboarding that is not running.
+func (c *call) requireRunning() error {
+	if c.ob.Status != domain.OnboardingRunning {
+		return &OnboardingClosedError{OnboardingID: c.ob.ID, Status: c.ob.Status}
+	}
+	return nil
+}
+
+// enter moves the onboarding into the activity's stage, only from one of
+// the stages in from (or from the stage itself, for a retry), in one
+// conditional update that also applies change (called with the previous
+// stage still set). A stage change adds a
+// stage_entered row to the timeline.
+func (c *call) enter(ctx context.Context, from []string, change func(*domain.Onboarding) error) error {
+	if change == nil && c.ob.Stage == c.stage && c.ob.Status == domain.OnboardingRunning {
+		// Already there (a poll, a retry): nothing to write. The onboarding
+		// was read for this attempt in begin, and every later write is
+		// conditional again.
+		return nil
+	}
+	prev := ""
+	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+		if o.Attempt != c.ref.Attempt {
+			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		}
+		if o.Status != domain.OnboardingRunning {
+			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+		}
+		if o.Stage != c.stage && !slices.Contains(from, o.Stage) {
+			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: append(slices.Clone(from), c.stage)}
+		}
+		prev = o.Stage
+		// change sees the previous stage (DeployMachine counts a deploy only
+		// when it enters the deploy stage).
+		if change != nil {
+			if err := change(o); err != nil {
+				return err
+			}
+		}
+		o.Stage = c.stage
+		return nil
+	})
+	if err != nil {
+		return storeError("move onboarding to stage "+c.stage, err)
+	}
+	c.setOnboarding(updated)
+	if prev != c.stage {
+		c.log.InfoContext(ctx, "stage entered", slog.String("from", prev))
+		return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(prev)})
+	}
+	return nil
+}
+
+// expectStage checks, without writing, that the running onboarding is in
+// the activity's stage (for activities that work inside another's stage).
+func (c *call) expectStage() error {
+	if err := c.requireRunning(); err != nil {
+		return err
+	}
+	if c.ob.Stage != c.stage {
+		return &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: []string{c.stage}}
+	}
+	return nil
+}
+
+// update changes the onboarding while it stays in the activity's stage.
+func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error) error {
+	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+		if o.Attempt != c.ref.Attempt {
+			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		}
+		if o.Stage != c.stage {
+			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []string{c.stage}}
+		}
+		return change(o)
+	})
+	if err != nil {
+		return storeError("update onboarding", err)
+	}
+	c.setOnboarding(updated)
+	return nil
+}
+
+// timeline appends rows stamped with the clock, the onboarding and the
+// attempt.
+func (c *call) timeline(ctx context.Context, rows ...domain.OnboardingEvent) error {
+	now := c.a.d.Clock.Now().UTC()
+	for i := range rows {
+		rows[i].OnboardingID = c.ref.OnboardingID
+		rows[i].Attempt = c.ref.Attempt
+		if rows[i].Time.IsZero() {
+			rows[i].Time = now
+		}
+		if rows[i].Stage == "" {
+			rows[i].Stage = c.stage
+		}
+	}
+	if err := c.a.d.Store.AppendOnboardingEvents(ctx, rows...); err != nil {
+		return storeError("append timeline", err)
+	}
+	return nil
+}
+
+// note records a workflow decision on the timeline.
+func (c *call) note(ctx context.Context, source, detail string) error {
+	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineNote, Source: source, Detail: detail})
+}
+
+// exit records the stage's successful end.
+func (c *call) exit(ctx context.Context, detail string) error {
+	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
+	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+}
+
+// finish is every activity's boundary (deferred): it turns *errp into the
+// error vocabulary, logs it once, and, when the onboarding is in this
+// activity's stage, records the failed exit on the timeline. A stale or
+// conflicting execution writes nothing.
+func (c *call) finish(ctx context.Context, errp *error) {
+	if *errp == nil {
+		return
+	}
+	err := boundary(c.activity, *errp)
+	*errp = err
+	name, class := errorName(err), classOf(err)
+	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
+	if class == ErrorRetryable {
+		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
+	} else {
+		c.log.ErrorContext(ctx, "activity failed", attrs...)
+	}
+	var stale *StaleAttemptError
+	var conflict *StageConflictError
+	var closed *OnboardingClosedError
+	var invalid *InvalidInputError
+	if errors.As(err, &stale) || errors.As(err, &conflict) || errors.As(err, &closed) || errors.As(err, &invalid) ||
+		c.ob.ID == "" || c.ob.Stage != c.stage {
+		return
+	}
+	outcome := outcomeFailed
+	switch class {
+	case ErrorRetryable:
+		outcome = outcomeRetry
+	case ErrorManualIntervention:
+		outcome = outcomeManual
+	}
+	// Best effort: the error that ends the activity is the one to report.
+	ctx = context.WithoutCancel(ctx)
+	if terr := c.timeline(ctx, domain.OnboardingEvent{
+		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", name, err.Error()),
+	}); terr != nil {
+		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
+	}
+}
+
+func stageOrStart(s string) string {
+	if s == "" {
+		return "start"
+	}
+	return s
+}

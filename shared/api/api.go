@@ -1,0 +1,307 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// HeaderCorrelationID carries the correlation id in both directions: a valid
+// incoming value is kept, anything else is replaced by a fresh id, and every
+// answer echoes it.
+const HeaderCorrelationID = "X-Correlation-ID"
+
+// Log field keys.
+const (
+	logCorrelationID = "correlation_id"
+	logSiteID        = "site_id"
+	logOnboardingID  = "onboarding_id"
+	logNodeID        = "node_id"
+	logHostname      = "hostname"
+)
+
+// Config tunes the handler; zero values take the defaults.
+type Config struct {
+	// MaxBodyBytes bounds a request body (default 1 MiB); larger is a 413.
+	MaxBodyBytes int64
+	// ProbeTimeout bounds one site probe (default 15s).
+	ProbeTimeout time.Duration
+	// AuditWriteTimeout bounds writing one audit entry (default 5s). The
+	// entry is written even when the caller has gone away.
+	AuditWriteTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = 15 * time.Second
+	}
+	if c.AuditWriteTimeout <= 0 {
+		c.AuditWriteTimeout = 5 * time.Second
+	}
+	return c
+}
+
+// Deps are the handler's ports. Store, Secrets, Starter, Completer, Prober
+// and Auth are required; Clock defaults to the wall clock, NewID to UUID v4
+// and Logger to a logger that drops everything.
+type Deps struct {
+	Store     Store
+	Secrets   SecretStore
+	Starter   OnboardingStarter
+	Completer EnrollmentCompleter
+	Prober    SiteProber
+	Auth      Authenticator
+	Clock     clock.Clock
+	NewID     func() string
+	Logger    *slog.Logger
+}
+
+type server struct {
+	cfg       Config
+	store     Store
+	secrets   SecretStore
+	starter   OnboardingStarter
+	completer EnrollmentCompleter
+	prober    SiteProber
+	auth      Authenticator
+	clock     clock.Clock
+	newID     func() string
+	log       *slog.Logger
+}
+
+// New returns the API handler: every route of routeTable on a net/http
+// ServeMux, JSON 404/405 answers for anything else.
+func New(cfg Config, deps Deps) http.Handler {
+	s := &server{
+		cfg:       cfg.withDefaults(),
+		store:     deps.Store,
+		secrets:   deps.Secrets,
+		starter:   deps.Starter,
+		completer: deps.Completer,
+		prober:    deps.Prober,
+		auth:      deps.Auth,
+		clock:     deps.Clock,
+		newID:     deps.NewID,
+		log:       deps.Logger,
+	}
+	if s.clock == nil {
+		s.clock = clock.Real()
+	}
+	if s.newID == nil {
+		s.newID = uuid.NewString
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.auth == nil {
+		s.auth = denyAll{}
+	}
+
+	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	for _, rt := range routeTable() {
+		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
+	}
+	// A path that exists under other methods is a 405 with Allow; ServeMux
+	// prefers the method patterns above, so these catch only the rest.
+	for pattern, ms := range methods {
+		sort.Strings(ms)
+		allow := strings.Join(ms, ", ")
+		mux.Handle(pattern, s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
+			rq.w.Header().Set("Allow", allow)
+			return 0, nil, &StatusError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+				Message: fmt.Sprintf("method %s is not allowed here; use %s", rq.r.Method, allow)}
+		}}))
+	}
+	mux.Handle("/", s.wrap(route{pattern: "/", access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
+		return 0, nil, &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint"}
+	}}))
+	return mux
+}
+
+// access says who may call a route.
+type access int
+
+const (
+	accessAdmin  access = iota // bearer token of an admin
+	accessPublic               // anyone (health check)
+	accessNode                 // the node named by {id}; the body carries its credential
+)
+
+// route is one endpoint. Mutations name an audit action and a target
+// template whose {name} parts are filled from the path.
+type route struct {
+	method  string
+	pattern string
+	access  access
+	action  string
+	target  string
+	handle  func(s *server, rq *request) (status int, body any, err error)
+}
+
+// request is what a handler sees of one call.
+type request struct {
+	r             *http.Request
+	w             http.ResponseWriter
+	correlationID string
+	actor         string
+	principal     Principal
+	// target is the audit target; handlers refine it once they know the
+	// record (e.g. the id of what they created).
+	target string
+	log    *slog.Logger
+}
+
+func (rq *request) ctx() context.Context { return rq.r.Context() }
+
+var correlationIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+func (s *server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.clock.Now()
+		cid := r.Header.Get(HeaderCorrelationID)
+		if !correlationIDPattern.MatchString(cid) {
+			cid = s.newID()
+		}
+		w.Header().Set(HeaderCorrelationID, cid)
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logCorrelationID, cid), target: expandTarget(rt.target, r)}
+
+		status, body, err := s.run(rt, rq)
+		var failure *StatusError
+		if err != nil {
+			failure = classify(err)
+			status = failure.Status
+			s.writeJSON(w, rq, status, errorBody{Error: errorDetail{
+				Code: failure.Code, Message: failure.Message, Field: failure.Field, CorrelationID: cid,
+			}})
+		} else {
+			s.writeJSON(w, rq, status, body)
+		}
+		if rt.action != "" {
+			s.audit(rq, rt.action, failure)
+		}
+
+		attrs := []any{"method", r.Method, "route", rt.pattern, "status", status,
+			"duration_ms", s.clock.Since(start).Milliseconds(), "actor", rq.actor}
+		switch {
+		case status >= 500:
+			// The one place a 5xx cause is logged.
+			rq.log.ErrorContext(r.Context(), "request failed", append(attrs, "error", errText(err))...)
+		case failure != nil:
+			rq.log.InfoContext(r.Context(), "request rejected", append(attrs, "code", failure.Code)...)
+		default:
+			rq.log.InfoContext(r.Context(), "request", attrs...)
+		}
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// run authenticates and calls the handler; a panic becomes a 500 instead of
+// a dropped connection.
+func (s *server) run(rt route, rq *request) (status int, body any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panic: %v", p)
+		}
+	}()
+	switch rt.access {
+	case accessAdmin:
+		p, aerr := s.auth.Authenticate(rq.r)
+		if aerr != nil {
+			rq.actor = "anonymous"
+			return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
+				Message: "a valid bearer token is required (Authorization: Bearer <token>)"}
+		}
+		rq.principal, rq.actor = p, p.Subject
+		if !p.Admin {
+			return 0, nil, &StatusError{Status: http.StatusForbidden, Code: CodeForbidden,
+				Message: "the admin API requires an admin principal"}
+		}
+	case accessNode:
+		rq.actor = "node:" + rq.r.PathValue("id")
+	case accessPublic:
+	}
+	return rt.handle(s, rq)
+}
+
+func (s *server) writeJSON(w http.ResponseWriter, rq *request, status int, body any) {
+	if status == http.StatusNoContent {
+		w.WriteHeader(status)
+		return
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		rq.log.ErrorContext(rq.ctx(), "encode response", "error", err.Error())
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: errorDetail{Code: CodeInternal, Message: "internal error", CorrelationID: rq.correlationID}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// audit records one mutation, successful or not. Losing an audit entry is
+// logged, never turned into a failure of a mutation that already happened.
+func (s *server) audit(rq *request, action string, failure *StatusError) {
+	result := "success"
+	if failure != nil {
+		result = "failure:" + failure.Code
+	}
+	actor := rq.actor
+	if actor == "" {
+		actor = "anonymous"
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.AuditWriteTimeout)
+	defer cancel()
+	err := s.store.AppendAudit(ctx, domain.AuditEntry{
+		ID:            s.newID(),
+		Time:          s.clock.Now().UTC(),
+		Actor:         actor,
+		Action:        action,
+		Target:        rq.target,
+		Result:        result,
+		CorrelationID: rq.correlationID,
+	})
+	if err != nil {
+		rq.log.ErrorContext(ctx, "audit entry lost", "action", action, "target", rq.target, "result", result, "error", err.Error())
+	}
+}
+
+var targetParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+func expandTarget(tmpl string, r *http.Request) string {
+	return targetParam.ReplaceAllStringFunc(tmpl, func(m string) string {
+		return r.PathValue(m[1 : len(m)-1])
+	})
+}
+
+// denyAll is the authenticator of a handler built without one.
+type denyAll struct{}
+
+func (denyAll) Authenticate(*http.Request) (Principal, error) {
+	return Principal{}, &UnauthenticatedError{Reason: "no authenticator configured"}
+}

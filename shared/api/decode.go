@@ -1,0 +1,125 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// readBody reads the whole request body within the configured limit.
+func readBody(rq *request) ([]byte, error) {
+	b, err := io.ReadAll(rq.r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &StatusError{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge,
+			Message: fmt.Sprintf("request body: larger than %d bytes", tooBig.Limit)}
+	case err != nil:
+		return nil, fieldError("request body", "could not be read")
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fieldError("request body", "a JSON object is required")
+	}
+	return b, nil
+}
+
+// decodeBody decodes the request body strictly into dst.
+func decodeBody(rq *request, dst any) error {
+	b, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(b, dst, "")
+}
+
+var unknownFieldPattern = regexp.MustCompile(`unknown (?:field|object member name) "([^"]*)"`)
+
+// decodeStrict decodes one JSON object into dst: unknown fields, wrong types
+// and trailing data are 400s naming the field, prefixed with prefix (e.g.
+// "policy." or "items[3].").
+func decodeStrict(b []byte, dst any, prefix string) error {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err, prefix)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func nameOr(name, fallback string) string {
+	if name == "" {
+		return fallback
+	}
+	return name
+}
+
+// decodeError names the field an encoding/json error is about. The json
+// messages themselves are not passed on: they can quote the input.
+func decodeError(err error, prefix string) error {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+		se     *StatusError
+	)
+	switch {
+	case errors.As(err, &se):
+		return se
+	case errors.As(err, &syntax):
+		return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "is not valid JSON (at byte %d)", syntax.Offset)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "must be a JSON object")
+		}
+		return fieldError(prefix+field, "must be %s", jsonKind(typ.Type.Kind().String()))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "is not valid JSON (truncated)")
+	}
+	if m := unknownFieldPattern.FindStringSubmatch(err.Error()); m != nil {
+		return fieldError(prefix+m[1], "unknown field")
+	}
+	return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "is not valid JSON")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	default:
+		return "of another type"
+	}
+}
+
+// rawObject decodes a JSON object into its members, so that a handler can
+// tell "absent" from "null" (PATCH) and name unknown members itself.
+func rawObject(b []byte, field string) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return nil, fieldError(field, "must be a JSON object")
+	}
+	return m, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

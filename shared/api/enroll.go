@@ -1,0 +1,117 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+type enrollRequest struct {
+	Token string `json:"token"`
+}
+
+// enrollmentOutput is what the workflow's enrollment wait receives.
+type enrollmentOutput struct {
+	NodeID     string    `json:"node_id"`
+	EnrolledAt time.Time `json:"enrolled_at"`
+	Attempt    int       `json:"attempt"`
+}
+
+type enrollResponse struct {
+	NodeID string `json:"node_id"`
+	Status string `json:"status"`
+}
+
+// maxTokenLength bounds what is hashed; real tokens are 43 characters.
+const maxTokenLength = 512
+
+// enroll consumes the node's single-use enrollment token. The token is the
+// only credential: it is hashed at once and never echoed or logged. After
+// the token is consumed the node is active whatever happens next, so a
+// failure to complete the workflow's wait is logged, not answered: the node
+// cannot retry with a consumed token, and the workflow's enrollment timeout
+// routes the onboarding to manual intervention.
+func (s *server) enroll(rq *request) (int, any, error) {
+	var in enrollRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Token == "" {
+		return 0, nil, fieldError("token", "is required")
+	}
+	if len(in.Token) > maxTokenLength {
+		return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
+			Message: "enrollment token rejected: " + store.TokenUnknown}
+	}
+	nodeID := rq.r.PathValue("id")
+	ctx := rq.ctx()
+	log := rq.log.With(logNodeID, nodeID)
+	now := s.clock.Now().UTC()
+
+	tok, err := s.store.ConsumeEnrollmentToken(ctx, enroll.HashToken(in.Token), nodeID, now)
+	if err != nil {
+		var rejected *store.TokenRejectedError
+		if errors.As(err, &rejected) {
+			log.WarnContext(ctx, "enrollment token rejected", "reason", rejected.Reason)
+		}
+		return 0, nil, err
+	}
+	log = log.With(logOnboardingID, tok.OnboardingID)
+	if _, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
+		if n.Status == domain.NodeRemoved {
+			// A removed node comes back only as a new identity (seed 004).
+			return &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
+				Message: "enrollment token rejected: node " + nodeID + " was removed"}
+		}
+		n.Status = domain.NodeActive
+		n.EnrolledAt = &now
+		n.UpdatedAt = now
+		return nil
+	}); err != nil {
+		return 0, nil, err
+	}
+
+	if tok.OnboardingID != "" {
+		s.completeEnrollment(rq, log, tok, now)
+	}
+	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
+	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: domain.NodeActive}, nil
+}
+
+// completeEnrollment hands the enrollment to the onboarding's workflow wait
+// when the workflow has reached it.
+func (s *server) completeEnrollment(rq *request, log *slog.Logger, tok domain.EnrollmentToken, now time.Time) {
+	ctx := rq.ctx()
+	o, err := s.store.GetOnboarding(ctx, tok.OnboardingID)
+	if err != nil {
+		log.ErrorContext(ctx, "read onboarding of enrollment", "error", err.Error())
+		return
+	}
+	if o.Attempt != tok.Attempt {
+		// A token of an earlier run must not complete the current run's
+		// wait (seed 000 §8.5).
+		log.WarnContext(ctx, "enrollment token is from another attempt", "token_attempt", tok.Attempt, "attempt", o.Attempt)
+		return
+	}
+	if o.EnrollmentTaskToken == "" {
+		// The workflow is not waiting (yet); it finds the node active.
+		log.InfoContext(ctx, "enrollment arrived before the workflow waits for it")
+		return
+	}
+	out, err := json.Marshal(enrollmentOutput{NodeID: tok.NodeID, EnrolledAt: now, Attempt: tok.Attempt})
+	if err != nil {
+		log.ErrorContext(ctx, "encode enrollment output", "error", err.Error())
+		return
+	}
+	cctx := context.WithoutCancel(ctx)
+	if err := s.completer.CompleteEnrollment(cctx, o.EnrollmentTaskToken, out); err != nil {
+		log.ErrorContext(ctx, "complete workflow enrollment wait", "error", err.Error())
+	}
+}

@@ -1,0 +1,352 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// onboardingRequest is exactly the operator input of seed 000 §3.1: policy
+// comes from the site and profile, never from the request.
+type onboardingRequest struct {
+	SiteID    string `json:"site_id"`
+	ProfileID string `json:"profile_id"`
+	SKUID     string `json:"sku_id"`
+	Hostname  string `json:"hostname"`
+	IPMIIP    string `json:"ipmi_ip"`
+}
+
+// startFailure is the Failure recorded on an onboarding whose workflow could
+// not be started.
+const startFailure = "WorkflowStartError"
+
+func (s *server) createOnboarding(rq *request) (int, any, error) {
+	var in onboardingRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	for _, f := range []struct{ name, value string }{{"site_id", in.SiteID}, {"profile_id", in.ProfileID}, {"sku_id", in.SKUID}} {
+		if err := checkText(f.name, f.value, true, 128); err != nil {
+			return 0, nil, err
+		}
+	}
+	host, err := normalizeHostname("hostname", in.Hostname)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkIPv4("ipmi_ip", in.IPMIIP); err != nil {
+		return 0, nil, err
+	}
+	rq.target = "onboarding:(new) site:" + in.SiteID + " host:" + host
+	ctx := rq.ctx()
+
+	site, err := s.store.GetSite(ctx, in.SiteID)
+	switch {
+	case isNotFound(err):
+		return 0, nil, referenceError("site_id", "site %q does not exist", in.SiteID)
+	case err != nil:
+		return 0, nil, err
+	case site.Status != domain.StatusActive:
+		return 0, nil, referenceError("site_id", "site %q is %s", in.SiteID, site.Status)
+	}
+	profile, err := s.store.GetProfile(ctx, in.SiteID, in.ProfileID)
+	switch {
+	case isNotFound(err):
+		return 0, nil, referenceError("profile_id", "profile %q does not exist on site %q", in.ProfileID, in.SiteID)
+	case err != nil:
+		return 0, nil, err
+	case profile.Status != domain.StatusActive:
+		return 0, nil, referenceError("profile_id", "profile %q is %s", in.ProfileID, profile.Status)
+	}
+	sku, err := s.store.GetSKU(ctx, in.SKUID)
+	switch {
+	case isNotFound(err):
+		return 0, nil, referenceError("sku_id", "SKU %q is not in the catalog", in.SKUID)
+	case err != nil:
+		return 0, nil, err
+	case !sku.Active:
+		return 0, nil, referenceError("sku_id", "SKU %q is not active", in.SKUID)
+	}
+	if err := siteReady(site); err != nil {
+		return 0, nil, err
+	}
+
+	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	now := s.clock.Now().UTC()
+	o := domain.Onboarding{
+		ID:            s.newID(),
+		SiteID:        site.ID,
+		ProfileID:     profile.ID,
+		SKUID:         sku.ID,
+		Hostname:      host,
+		IPMIIP:        in.IPMIIP,
+		NodeID:        node.ID,
+		Status:        domain.OnboardingPending,
+		Stage:         domain.StageValidate,
+		Attempt:       1,
+		CorrelationID: rq.correlationID,
+		CreatedBy:     rq.actor,
+		CreatedAt:     now,
+		UpdatedAt:     now,
+	}
+	rq.target = "onboarding:" + o.ID
+	log := rq.log.With(logOnboardingID, o.ID, logSiteID, o.SiteID, logNodeID, o.NodeID, logHostname, o.Hostname)
+	if err := s.store.CreateOnboarding(ctx, o); err != nil {
+		return 0, nil, err
+	}
+
+	// From here on the onboarding holds the host lock: any failure closes
+	// it, so nothing is left half-started.
+	if _, err := s.store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
+		n.Status = domain.NodeOnboarding
+		n.OnboardingID = o.ID
+		n.SKUID = sku.ID
+		n.UpdatedAt = now
+		return nil
+	}); err != nil {
+		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+		return 0, nil, err
+	}
+	execID, err := s.starter.StartOnboarding(ctx, o)
+	if err != nil {
+		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
+		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
+		return 0, nil, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service is unavailable; onboarding %s was closed as failed, retry later", o.ID)}
+	}
+	if updated, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		cur.ExecutionID = execID
+		return nil
+	}); err != nil {
+		// The workflow runs and finds the record by id; only the link to
+		// the execution is missing, so this does not fail the request.
+		log.WarnContext(ctx, "record execution id", "error", err.Error())
+		o.ExecutionID = execID
+	} else {
+		o = updated
+	}
+	log.InfoContext(ctx, "onboarding started")
+	rq.w.Header().Set("Location", "/api/v1/admin/onboardings/"+o.ID)
+	return http.StatusAccepted, o, nil
+}
+
+// siteReady is the site guardrail: credentials set and the last probe
+// healthy (seed 000 first-run guardrails).
+func siteReady(site domain.Site) error {
+	notReady := func(why string) error {
+		return &StatusError{Status: http.StatusUnprocessableEntity, Code: CodeSiteNotReady, Field: "site_id",
+			Message: fmt.Sprintf("site_id: site %q is not ready: %s", site.ID, why)}
+	}
+	switch {
+	case !site.CredentialsSet:
+		return notReady("its credentials are not set")
+	case site.Probe == nil:
+		return notReady("it has not been probed since its URL or credentials changed; POST …/probe")
+	case !site.Probe.Healthy:
+		return notReady("its last probe failed: " + site.Probe.Error)
+	}
+	return nil
+}
+
+// nodeFor finds the site's node for host or creates it. An existing node
+// that is active, retired or removed is not onboarded again through here:
+// reimaging an active node is a decommission, and a removed node comes back
+// only as a new identity (seed 004).
+func (s *server) nodeFor(ctx context.Context, siteID, host, skuID string) (domain.Node, error) {
+	for range 2 {
+		n, found, err := s.store.FindNodeByHost(ctx, siteID, host)
+		if err != nil {
+			return domain.Node{}, err
+		}
+		if found {
+			if n.Status != domain.NodeOnboarding {
+				return domain.Node{}, &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: "hostname",
+					Message: fmt.Sprintf("hostname: node %s for %s is %s and cannot be onboarded again", n.ID, host, n.Status)}
+			}
+			return n, nil
+		}
+		now := s.clock.Now().UTC()
+		n = domain.Node{ID: s.newID(), SiteID: siteID, Hostname: host, SKUID: skuID, Status: domain.NodeOnboarding, CreatedAt: now, UpdatedAt: now}
+		err = s.store.CreateNode(ctx, n)
+		if err == nil {
+			return n, nil
+		}
+		if !isConflict(err) {
+			return domain.Node{}, err
+		}
+		// A concurrent request created it: read it back.
+	}
+	return domain.Node{}, &store.ConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
+}
+
+// closeUnstarted closes an onboarding whose workflow never started as
+// failed, releasing the host lock. It must not depend on the caller still
+// waiting.
+func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.AuditWriteTimeout)
+	defer cancel()
+	now := s.clock.Now().UTC()
+	_, err := s.store.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {
+		o.Status = domain.OnboardingFailed
+		o.Error = &domain.Failure{Code: startFailure, Message: why, Stage: o.Stage}
+		o.UpdatedAt = now
+		o.CompletedAt = &now
+		return nil
+	})
+	if err != nil {
+		log.ErrorContext(ctx, "close unstarted onboarding", "error", err.Error())
+		return
+	}
+	if err := s.store.AppendOnboardingEvents(ctx, domain.OnboardingEvent{
+		OnboardingID: id, Time: now, Attempt: 1, Kind: domain.TimelineNote, Stage: domain.StageValidate,
+		Outcome: "failed", Detail: why,
+	}); err != nil {
+		log.ErrorContext(ctx, "record start failure on the timeline", "error", err.Error())
+	}
+}
+
+var onboardingStatuses = []string{
+	domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingCompleted,
+	domain.OnboardingFailed, domain.OnboardingManualIntervention, domain.OnboardingCancelled,
+}
+
+// Page sizes of GET /onboardings.
+const (
+	defaultPageLimit = 50
+	maxPageLimit     = 200
+)
+
+// onboardingPage is the answer of GET /onboardings; next_cursor is empty on
+// the last page.
+type onboardingPage struct {
+	Items      []domain.Onboarding `json:"items"`
+	NextCursor string              `json:"next_cursor"`
+}
+
+func (s *server) listOnboardings(rq *request) (int, any, error) {
+	q, err := queryParams(rq, "status", "site_id", "hostname", "limit", "cursor")
+	if err != nil {
+		return 0, nil, err
+	}
+	f := store.OnboardingFilter{Status: q["status"], SiteID: q["site_id"], Cursor: q["cursor"], Limit: defaultPageLimit}
+	if f.Status != "" && !slices.Contains(onboardingStatuses, f.Status) {
+		return 0, nil, fieldError("status", "must be one of %s", strings.Join(onboardingStatuses, ", "))
+	}
+	if h := q["hostname"]; h != "" {
+		if f.Hostname, err = normalizeHostname("hostname", h); err != nil {
+			return 0, nil, err
+		}
+	}
+	if l, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxPageLimit {
+			return 0, nil, fieldError("limit", "must be an integer between 1 and %d", maxPageLimit)
+		}
+		f.Limit = n
+	}
+	page, err := s.store.ListOnboardings(rq.ctx(), f)
+	if err != nil {
+		return 0, nil, err
+	}
+	if page.Items == nil {
+		page.Items = []domain.Onboarding{}
+	}
+	return http.StatusOK, onboardingPage{Items: page.Items, NextCursor: page.NextCursor}, nil
+}
+
+// onboardingDetail is GET /onboardings/{id}: the record, its timeline
+// (workflow steps and MAAS events side by side, in time order) and the MAAS
+// diagnostics captured on it (seed 000 §8.3).
+type onboardingDetail struct {
+	domain.Onboarding
+	Timeline    []timelineEntry `json:"timeline"`
+	Diagnostics diagnostics     `json:"diagnostics"`
+}
+
+type timelineEntry struct {
+	Time        time.Time `json:"time"`
+	Attempt     int       `json:"attempt"`
+	Kind        string    `json:"kind"`
+	Stage       string    `json:"stage,omitempty"`
+	Outcome     string    `json:"outcome,omitempty"`
+	Detail      string    `json:"detail,omitempty"`
+	Source      string    `json:"source,omitempty"`
+	MAASEventID int64     `json:"maas_event_id,omitempty"`
+}
+
+type diagnostics struct {
+	MAASEvents         []timelineEntry `json:"maas_events"`
+	InstallationOutput string          `json:"installation_output"`
+	ScriptResults      []scriptResult  `json:"script_results"`
+}
+
+type scriptResult struct {
+	Name    string    `json:"name"`
+	Stage   string    `json:"stage,omitempty"`
+	Attempt int       `json:"attempt"`
+	Time    time.Time `json:"time"`
+	Output  string    `json:"output"`
+}
+
+// isInstallationOutput tells the deploy/installation log apart from other
+// diagnostic sources (script results).
+func isInstallationOutput(source string) bool {
+	return strings.HasPrefix(source, "installation") || source == "deploy_output"
+}
+
+func (s *server) getOnboarding(rq *request) (int, any, error) {
+	o, err := s.store.GetOnboarding(rq.ctx(), rq.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	// The store orders rows by write; MAAS events are copied after the
+	// fact, so order by when things happened.
+	slices.SortStableFunc(rows, func(a, b domain.OnboardingEvent) int { return a.Time.Compare(b.Time) })
+	d := onboardingDetail{
+		Onboarding:  o,
+		Timeline:    make([]timelineEntry, 0, len(rows)),
+		Diagnostics: diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
+	}
+	for _, ev := range rows {
+		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: ev.Kind, Stage: ev.Stage, Outcome: ev.Outcome,
+			Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID}
+		switch ev.Kind {
+		case domain.TimelineMAASEvent:
+			d.Diagnostics.MAASEvents = append(d.Diagnostics.MAASEvents, e)
+		case domain.TimelineDiagnostic:
+			if isInstallationOutput(ev.Source) {
+				// The latest capture wins: it covers the latest deploy.
+				d.Diagnostics.InstallationOutput = ev.Detail
+			} else {
+				d.Diagnostics.ScriptResults = append(d.Diagnostics.ScriptResults, scriptResult{
+					Name: ev.Source, Stage: ev.Stage, Attempt: ev.Attempt, Time: ev.Time, Output: ev.Detail})
+			}
+			// The output itself lives under diagnostics; the timeline
+			// only marks when it was captured.
+			e.Detail = ""
+		}
+		d.Timeline = append(d.Timeline, e)
+	}
+	return http.StatusOK, d, nil
+}
+
+func isNotFound(err error) bool {
+	var nf *store.NotFoundError
+	return errors.As(err, &nf)
+}

@@ -1,0 +1,67 @@
+package api
+
+import "net/http"
+
+// routeTable is every endpoint. openapi.yaml describes exactly these
+// (TestOpenAPIMatchesRoutes).
+func routeTable() []route {
+	const (
+		sites    = "/api/v1/admin/maas-sites"
+		site     = sites + "/{id}"
+		profiles = site + "/profiles"
+		profile  = profiles + "/{profile_id}"
+		roce     = site + "/roce-assignments"
+		skus     = "/api/v1/admin/skus"
+		obs      = "/api/v1/admin/onboardings"
+	)
+	return []route{
+		{method: http.MethodGet, pattern: "/api/v1/healthz", access: accessPublic, handle: (*server).healthz},
+
+		{method: http.MethodPost, pattern: sites, action: "site.create", target: "site", handle: (*server).createSite},
+		{method: http.MethodGet, pattern: sites, handle: (*server).listSites},
+		{method: http.MethodGet, pattern: site, handle: (*server).getSite},
+		{method: http.MethodPatch, pattern: site, action: "site.update", target: "site:{id}", handle: (*server).patchSite},
+		{method: http.MethodDelete, pattern: site, action: "site.disable", target: "site:{id}", handle: (*server).disableSite},
+		{method: http.MethodPost, pattern: site + "/credentials", action: "site.credentials.write", target: "site:{id}", handle: (*server).putCredentials},
+		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", handle: (*server).probeSite},
+
+		{method: http.MethodPost, pattern: profiles, action: "profile.create", target: "site:{id}/profile", handle: (*server).createProfile},
+		{method: http.MethodGet, pattern: profiles, handle: (*server).listProfiles},
+		{method: http.MethodGet, pattern: profile, handle: (*server).getProfile},
+		{method: http.MethodPatch, pattern: profile, action: "profile.update", target: "site:{id}/profile:{profile_id}", handle: (*server).patchProfile},
+		{method: http.MethodDelete, pattern: profile, action: "profile.disable", target: "site:{id}/profile:{profile_id}", handle: (*server).disableProfile},
+
+		{method: http.MethodPost, pattern: roce, action: "roce.upsert", target: "site:{id}/roce-assignments", handle: (*server).upsertRoCE},
+		{method: http.MethodGet, pattern: roce, handle: (*server).listRoCE},
+		{method: http.MethodDelete, pattern: roce + "/{assignment_id}", action: "roce.delete", target: "site:{id}/roce-assignment:{assignment_id}", handle: (*server).deleteRoCE},
+
+		{method: http.MethodPost, pattern: skus, action: "sku.create", target: "sku", handle: (*server).createSKU},
+		{method: http.MethodGet, pattern: skus, handle: (*server).listSKUs},
+		{method: http.MethodGet, pattern: skus + "/{id}", handle: (*server).getSKU},
+		{method: http.MethodPatch, pattern: skus + "/{id}", action: "sku.update", target: "sku:{id}", handle: (*server).patchSKU},
+
+		{method: http.MethodPost, pattern: obs, action: "onboarding.create", target: "onboarding", handle: (*server).createOnboarding},
+		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},
+		{method: http.MethodGet, pattern: obs + "/{id}", handle: (*server).getOnboarding},
+
+		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
+
+		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
+	}
+}
+
+func (s *server) healthz(*request) (int, any, error) {
+	return http.StatusOK, map[string]string{"status": "ok"}, nil
+}
+
+// list is the wire form of every listing.
+type list[T any] struct {
+	Items []T `json:"items"`
+}
+
+func newList[T any](items []T) list[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return list[T]{Items: items}
+}

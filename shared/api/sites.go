@@ -1,0 +1,331 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// siteView is a site as the API shows it: the record plus the policy its
+// profiles inherit (defaults overlaid with the site's own policy).
+type siteView struct {
+	domain.Site
+	EffectivePolicy domain.EffectivePolicy `json:"effective_policy"`
+}
+
+func viewSite(s domain.Site) siteView {
+	return siteView{Site: s, EffectivePolicy: domain.ResolvePolicy(s.Policy, domain.Policy{})}
+}
+
+type siteCreateRequest struct {
+	Name        string          `json:"name"`
+	MAASURL     string          `json:"maas_url"`
+	Description string          `json:"description"`
+	Policy      json.RawMessage `json:"policy"`
+}
+
+func (s *server) createSite(rq *request) (int, any, error) {
+	var in siteCreateRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := checkName("name", in.Name); err != nil {
+		return 0, nil, err
+	}
+	if err := checkHTTPURL("maas_url", in.MAASURL, true); err != nil {
+		return 0, nil, err
+	}
+	if err := checkText("description", in.Description, false, 1024); err != nil {
+		return 0, nil, err
+	}
+	policy, err := decodePolicy(in.Policy, "policy.")
+	if err != nil {
+		return 0, nil, err
+	}
+	now := s.clock.Now().UTC()
+	site := domain.Site{
+		ID:          s.newID(),
+		Name:        in.Name,
+		MAASURL:     in.MAASURL,
+		Description: in.Description,
+		Status:      domain.StatusActive,
+		Policy:      policy,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	rq.target = "site:" + site.ID
+	if err := s.store.CreateSite(rq.ctx(), site); err != nil {
+		if isConflict(err) {
+			return 0, nil, conflictError("name", "a site named %q already exists", in.Name)
+		}
+		return 0, nil, err
+	}
+	rq.w.Header().Set("Location", "/api/v1/admin/maas-sites/"+site.ID)
+	return http.StatusCreated, viewSite(site), nil
+}
+
+func (s *server) listSites(rq *request) (int, any, error) {
+	all, err := s.store.ListSites(rq.ctx())
+	if err != nil {
+		return 0, nil, err
+	}
+	views := make([]siteView, 0, len(all))
+	for _, site := range all {
+		views = append(views, viewSite(site))
+	}
+	return http.StatusOK, newList(views), nil
+}
+
+func (s *server) getSite(rq *request) (int, any, error) {
+	site, err := s.store.GetSite(rq.ctx(), rq.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, viewSite(site), nil
+}
+
+type sitePatchRequest struct {
+	Name        *string         `json:"name"`
+	MAASURL     *string         `json:"maas_url"`
+	Description *string         `json:"description"`
+	Status      *string         `json:"status"`
+	Policy      json.RawMessage `json:"policy"`
+}
+
+func (s *server) patchSite(rq *request) (int, any, error) {
+	var in sitePatchRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Name != nil {
+		if err := checkName("name", *in.Name); err != nil {
+			return 0, nil, err
+		}
+	}
+	if in.MAASURL != nil {
+		if err := checkHTTPURL("maas_url", *in.MAASURL, true); err != nil {
+			return 0, nil, err
+		}
+	}
+	if in.Description != nil {
+		if err := checkText("description", *in.Description, false, 1024); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := checkStatus(in.Status); err != nil {
+		return 0, nil, err
+	}
+	// Validate the policy patch against the current record up front, so
+	// the mutator below cannot fail on input.
+	id := rq.r.PathValue("id")
+	cur, err := s.store.GetSite(rq.ctx(), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(in.Policy) > 0 {
+		if _, err := mergePolicy(cur.Policy, in.Policy, "policy."); err != nil {
+			return 0, nil, err
+		}
+	}
+	now := s.clock.Now().UTC()
+	site, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
+		if in.Name != nil {
+			site.Name = *in.Name
+		}
+		if in.MAASURL != nil && *in.MAASURL != site.MAASURL {
+			site.MAASURL = *in.MAASURL
+			// The last probe spoke to another URL.
+			site.Probe = nil
+		}
+		if in.Description != nil {
+			site.Description = *in.Description
+		}
+		if in.Status != nil {
+			site.Status = *in.Status
+		}
+		if len(in.Policy) > 0 {
+			p, err := mergePolicy(site.Policy, in.Policy, "policy.")
+			if err != nil {
+				return err
+			}
+			site.Policy = p
+		}
+		site.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		if isConflict(err) && in.Name != nil {
+			return 0, nil, conflictError("name", "a site named %q already exists", *in.Name)
+		}
+		return 0, nil, err
+	}
+	return http.StatusOK, viewSite(site), nil
+}
+
+func (s *server) disableSite(rq *request) (int, any, error) {
+	now := s.clock.Now().UTC()
+	site, err := s.store.UpdateSite(rq.ctx(), rq.r.PathValue("id"), func(site *domain.Site) error {
+		site.Status = domain.StatusDisabled
+		site.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, viewSite(site), nil
+}
+
+// credentialsRequest holds secrets in plain strings only until they are
+// wrapped in domain.Secret; it is never logged or returned.
+type credentialsRequest struct {
+	MAASAPIKey  string `json:"maas_api_key"`
+	BMCUsername string `json:"bmc_username"`
+	BMCPassword string `json:"bmc_password"`
+}
+
+func (s *server) putCredentials(rq *request) (int, any, error) {
+	var in credentialsRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := checkAPIKey("maas_api_key", in.MAASAPIKey); err != nil {
+		return 0, nil, err
+	}
+	if err := checkText("bmc_username", in.BMCUsername, true, 64); err != nil {
+		return 0, nil, err
+	}
+	if in.BMCPassword == "" {
+		return 0, nil, fieldError("bmc_password", "is required")
+	}
+	if len(in.BMCPassword) > 256 {
+		return 0, nil, fieldError("bmc_password", "must be at most 256 bytes")
+	}
+	id := rq.r.PathValue("id")
+	if _, err := s.store.GetSite(rq.ctx(), id); err != nil {
+		return 0, nil, err
+	}
+	creds := domain.SiteCredentials{
+		MAASAPIKey:  domain.Secret(in.MAASAPIKey),
+		BMCUsername: in.BMCUsername,
+		BMCPassword: domain.Secret(in.BMCPassword),
+	}
+	if err := secrets.PutSiteCredentials(rq.ctx(), s.secrets, id, creds); err != nil {
+		return 0, nil, err
+	}
+	now := s.clock.Now().UTC()
+	site, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
+		site.CredentialsSet = true
+		// A new key is unproven until the next probe.
+		site.Probe = nil
+		site.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, viewSite(site), nil
+}
+
+// checkAPIKey accepts MAAS's consumer_key:token_key:token_secret form. The
+// message never repeats the value.
+func checkAPIKey(field, key string) error {
+	if key == "" {
+		return fieldError(field, "is required")
+	}
+	parts := strings.Split(key, ":")
+	if len(parts) != 3 || len(key) > 512 || strings.ContainsAny(key, " \t\r\n") {
+		return fieldError(field, "must be a MAAS API key of the form consumer_key:token_key:token_secret")
+	}
+	for _, p := range parts {
+		if p == "" {
+			return fieldError(field, "must be a MAAS API key of the form consumer_key:token_key:token_secret")
+		}
+	}
+	return nil
+}
+
+// probeView is the answer of POST …/probe.
+type probeView struct {
+	SiteID string `json:"site_id"`
+	domain.ProbeResult
+}
+
+func (s *server) probeSite(rq *request) (int, any, error) {
+	id := rq.r.PathValue("id")
+	site, err := s.store.GetSite(rq.ctx(), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	credentialsMissing := &StatusError{Status: http.StatusUnprocessableEntity, Code: CodeCredentialsUnset, Field: "maas_api_key",
+		Message: "maas_api_key: the site has no credentials; POST them to /api/v1/admin/maas-sites/" + id + "/credentials first"}
+	if !site.CredentialsSet {
+		return 0, nil, credentialsMissing
+	}
+	creds, err := secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
+	var nf *secrets.NotFoundError
+	if errors.As(err, &nf) {
+		return 0, nil, credentialsMissing
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+
+	pctx, cancel := context.WithTimeout(rq.ctx(), s.cfg.ProbeTimeout)
+	res, perr := s.prober.Probe(pctx, site.MAASURL, creds.MAASAPIKey)
+	cancel()
+	now := s.clock.Now().UTC()
+	result := domain.ProbeResult{Healthy: perr == nil, CheckedAt: now}
+	if perr == nil {
+		result.Version, result.Capabilities = res.Version, res.Capabilities
+		result.User, result.IsAdmin = res.Username, res.IsAdmin
+	} else {
+		result.Error = scrub(perr.Error(), creds)
+		rq.log.InfoContext(rq.ctx(), "site probe failed", logSiteID, id, "error", result.Error)
+	}
+	if _, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
+		site.Probe = &result
+		site.UpdatedAt = now
+		return nil
+	}); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, probeView{SiteID: id, ProbeResult: result}, nil
+}
+
+// scrub removes the site's secrets from a text that will be stored and
+// shown. Probe errors come from our MAAS client, whose messages never hold
+// them; this is the second line of defence for transport errors.
+func scrub(text string, c domain.SiteCredentials) string {
+	olds := []string{c.MAASAPIKey.Reveal(), c.BMCPassword.Reveal()}
+	olds = append(olds, strings.Split(c.MAASAPIKey.Reveal(), ":")...)
+	for _, o := range olds {
+		if len(o) >= 4 {
+			text = strings.ReplaceAll(text, o, "[redacted]")
+		}
+	}
+	return text
+}
+
+func checkStatus(status *string) error {
+	if status != nil && *status != domain.StatusActive && *status != domain.StatusDisabled {
+		return fieldError("status", "must be %q or %q", domain.StatusActive, domain.StatusDisabled)
+	}
+	return nil
+}
+
+func isConflict(err error) bool {
+	var c *store.ConflictError
+	return errors.As(err, &c)
+}
+
+func conflictError(field, format string, args ...any) *StatusError {
+	e := fieldError(field, format, args...)
+	e.Status, e.Code = http.StatusConflict, CodeConflict
+	return e
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"net/http"
+	"regexp"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+var skuIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// maxGPUs bounds gpus_total: no server carries more.
+const maxGPUs = 64
+
+type skuCreateRequest struct {
+	ID          string `json:"id"`
+	GPUModel    string `json:"gpu_model"`
+	GPUsTotal   *int   `json:"gpus_total"`
+	Description string `json:"description"`
+	Active      *bool  `json:"active"`
+}
+
+func (s *server) createSKU(rq *request) (int, any, error) {
+	var in skuCreateRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if !skuIDPattern.MatchString(in.ID) {
+		return 0, nil, fieldError("id", "is required: 1-63 lower-case letters, digits and ._- starting with a letter or digit")
+	}
+	rq.target = "sku:" + in.ID
+	if err := checkText("gpu_model", in.GPUModel, true, 128); err != nil {
+		return 0, nil, err
+	}
+	if in.GPUsTotal == nil {
+		return 0, nil, fieldError("gpus_total", "is required")
+	}
+	if *in.GPUsTotal < 1 || *in.GPUsTotal > maxGPUs {
+		return 0, nil, fieldError("gpus_total", "must be between 1 and %d", maxGPUs)
+	}
+	if err := checkText("description", in.Description, false, 1024); err != nil {
+		return 0, nil, err
+	}
+	now := s.clock.Now().UTC()
+	sku := domain.SKU{
+		ID:          in.ID,
+		GPUModel:    in.GPUModel,
+		GPUsTotal:   *in.GPUsTotal,
+		Description: in.Description,
+		Active:      in.Active == nil || *in.Active,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if err := s.store.CreateSKU(rq.ctx(), sku); err != nil {
+		if isConflict(err) {
+			return 0, nil, conflictError("id", "SKU %q already exists", in.ID)
+		}
+		return 0, nil, err
+	}
+	rq.w.Header().Set("Location", "/api/v1/admin/skus/"+sku.ID)
+	return http.StatusCreated, sku, nil
+}
+
+func (s *server) listSKUs(rq *request) (int, any, error) {
+	all, err := s.store.ListSKUs(rq.ctx())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, newList(all), nil
+}
+
+func (s *server) getSKU(rq *request) (int, any, error) {
+	sku, err := s.store.GetSKU(rq.ctx(), rq.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, sku, nil
+}
+
+// skuPatchRequest changes what may change of a catalog entry: whether new
+// nodes may reference it, and its description. Model and GPU count are the
+// entry's identity; a different server is a different SKU.
+type skuPatchRequest struct {
+	Active      *bool   `json:"active"`
+	Description *string `json:"description"`
+}
+
+func (s *server) patchSKU(rq *request) (int, any, error) {
+	var in skuPatchRequest
+	if err := decodeBody(rq, &in); err != nil {
+		return 0, nil, err
+	}
+	if in.Description != nil {
+		if err := checkText("description", *in.Description, false, 1024); err != nil {
+			return 0, nil, err
+		}
+	}
+	now := s.clock.Now().UTC()
+	sku, err := s.store.UpdateSKU(rq.ctx(), rq.r.PathValue("id"), func(sku *domain.SKU) error {
+		if in.Active != nil {
+			sku.Active = *in.Active
+		}
+		if in.Description != nil {
+			sku.Description = *in.Description
+		}
+		sku.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, sku, nil
+}

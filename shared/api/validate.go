@@ -1,0 +1,243 @@
+package api
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+var hostnameLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// normalizeHostname checks an RFC 1123 host name (one or more labels) and
+// returns it in lower case: DNS names are case-insensitive, and the host lock
+// (one open onboarding per site and hostname) must not be dodged by case.
+func normalizeHostname(field, h string) (string, error) {
+	if h == "" {
+		return "", fieldError(field, "is required")
+	}
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if len(h) > 253 {
+		return "", fieldError(field, "must be at most 253 characters")
+	}
+	for _, l := range strings.Split(h, ".") {
+		if !hostnameLabel.MatchString(l) {
+			return "", fieldError(field, "must be an RFC 1123 host name: labels of 1-63 letters, digits and inner hyphens, separated by dots")
+		}
+	}
+	return h, nil
+}
+
+// checkIPv4 accepts a dotted-quad unicast IPv4 address.
+func checkIPv4(field, s string) error {
+	if s == "" {
+		return fieldError(field, "is required")
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() {
+		return fieldError(field, "must be an IPv4 address such as 10.0.0.21")
+	}
+	if a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return fieldError(field, "must be a unicast IPv4 address")
+	}
+	return nil
+}
+
+// checkIPv4CIDR accepts an interface address with its prefix, e.g.
+// 172.30.9.61/31 (host bits may be set: it is an address, not a network).
+func checkIPv4CIDR(field, s string) error {
+	if s == "" {
+		return fieldError(field, "is required")
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() {
+		return fieldError(field, "must be an IPv4 address with prefix length such as 172.30.9.61/31")
+	}
+	if p.Addr().IsUnspecified() || p.Addr().IsMulticast() {
+		return fieldError(field, "must be a unicast IPv4 address")
+	}
+	return nil
+}
+
+var interfaceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,14}$`)
+
+// checkInterfaceName accepts a Linux interface name (at most 15 bytes).
+func checkInterfaceName(field, s string) error {
+	if s == "" {
+		return fieldError(field, "is required")
+	}
+	if !interfaceName.MatchString(s) {
+		return fieldError(field, "must be a network interface name of 1-15 letters, digits and _.:@-")
+	}
+	return nil
+}
+
+// checkText accepts printable text up to max characters; required says
+// whether empty is an error.
+func checkText(field, s string, required bool, max int) error {
+	if s == "" {
+		if required {
+			return fieldError(field, "is required")
+		}
+		return nil
+	}
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
+		return fieldError(field, "must be at most %d characters of text", max)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return fieldError(field, "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$`)
+
+func checkName(field, s string) error {
+	if s == "" {
+		return fieldError(field, "is required")
+	}
+	if !namePattern.MatchString(s) {
+		return fieldError(field, "must be 1-63 letters, digits, spaces and ._- starting with a letter or digit")
+	}
+	return nil
+}
+
+// checkHTTPURL accepts an absolute http or https URL without credentials.
+func checkHTTPURL(field, s string, required bool) error {
+	if s == "" {
+		if required {
+			return fieldError(field, "is required")
+		}
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fieldError(field, "must be an absolute http or https URL")
+	}
+	if u.User != nil {
+		// Credentials in a URL end up in logs and records.
+		return fieldError(field, "must not carry user credentials; use the credentials endpoint")
+	}
+	if len(s) > 2048 {
+		return fieldError(field, "must be at most 2048 characters")
+	}
+	return nil
+}
+
+var (
+	architecturePattern = regexp.MustCompile(`^[a-z0-9_]+(/[a-z0-9_.-]+)?$`)
+	seriesPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]{0,63}$`)
+	versionPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
+	ociDigestPattern    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// storageLayouts are the values MAAS's set_storage_layout accepts.
+var storageLayouts = map[string]bool{
+	"flat": true, "lvm": true, "bcache": true, "vmfs6": true, "vmfs7": true, "custom": true, "blank": true,
+}
+
+// Bounds for the policy's numbers.
+const (
+	maxDeployRetries = 5
+	minWaitSeconds   = 60
+	maxWaitSeconds   = 7 * 24 * 3600
+)
+
+// validatePolicy checks every set field of a site or profile policy; field
+// names are prefixed with prefix ("policy.").
+func validatePolicy(p domain.Policy, prefix string) error {
+	if p.DeployRetries != nil && (*p.DeployRetries < 0 || *p.DeployRetries > maxDeployRetries) {
+		return fieldError(prefix+"deploy_retries", "must be between 0 and %d", maxDeployRetries)
+	}
+	if p.EnrollmentTimeoutSeconds != nil && (*p.EnrollmentTimeoutSeconds < minWaitSeconds || *p.EnrollmentTimeoutSeconds > maxWaitSeconds) {
+		return fieldError(prefix+"enrollment_timeout_seconds", "must be between %d and %d", minWaitSeconds, maxWaitSeconds)
+	}
+	if p.TokenTTLSeconds != nil && (*p.TokenTTLSeconds < minWaitSeconds || *p.TokenTTLSeconds > maxWaitSeconds) {
+		return fieldError(prefix+"token_ttl_seconds", "must be between %d and %d", minWaitSeconds, maxWaitSeconds)
+	}
+	if p.StorageLayout != nil && !storageLayouts[*p.StorageLayout] {
+		return fieldError(prefix+"storage_layout", "must be one of flat, lvm, bcache, vmfs6, vmfs7, custom, blank")
+	}
+	if p.EnrollmentURL != nil {
+		if err := checkHTTPURL(prefix+"enrollment_url", *p.EnrollmentURL, true); err != nil {
+			return err
+		}
+	}
+	if b := p.Bootstrap; b != nil {
+		bp := prefix + "bootstrap."
+		if err := checkHTTPURL(bp+"url", b.URL, true); err != nil {
+			return err
+		}
+		if !versionPattern.MatchString(b.Version) {
+			return fieldError(bp+"version", "is required: 1-64 letters, digits and ._+-")
+		}
+		if b.SHA256 != "" {
+			if _, err := hex.DecodeString(b.SHA256); err != nil || len(b.SHA256) != 64 {
+				return fieldError(bp+"sha256", "must be 64 hex digits")
+			}
+		}
+		if b.CABundle != "" && (!strings.Contains(b.CABundle, "-----BEGIN CERTIFICATE-----") || len(b.CABundle) > 64<<10) {
+			return fieldError(bp+"ca_bundle_pem", "must be PEM certificates (at most 64 KiB)")
+		}
+		if err := checkText(bp+"oci_ref", b.OCIRef, false, 512); err != nil {
+			return err
+		}
+		if b.OCIDigest != "" && !ociDigestPattern.MatchString(b.OCIDigest) {
+			return fieldError(bp+"oci_digest", "must be sha256:<64 hex digits>")
+		}
+	}
+	return nil
+}
+
+// decodePolicy decodes and validates a policy object given whole.
+func decodePolicy(raw json.RawMessage, prefix string) (domain.Policy, error) {
+	var p domain.Policy
+	if len(raw) == 0 || isNull(raw) {
+		return p, nil
+	}
+	if err := decodeStrict(raw, &p, prefix); err != nil {
+		return p, err
+	}
+	return p, validatePolicy(p, prefix)
+}
+
+// mergePolicy applies a JSON merge patch (RFC 7386) to a policy: members set
+// a field, null members clear it back to "inherit", absent members keep it.
+// A null patch clears the whole policy.
+func mergePolicy(cur domain.Policy, patch json.RawMessage, prefix string) (domain.Policy, error) {
+	if isNull(patch) {
+		return domain.Policy{}, nil
+	}
+	field := strings.TrimSuffix(prefix, ".")
+	members, err := rawObject(patch, field)
+	if err != nil {
+		return cur, err
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return cur, err
+	}
+	merged, err := rawObject(b, field)
+	if err != nil {
+		return cur, err
+	}
+	for k, v := range members {
+		if isNull(v) {
+			delete(merged, k)
+			continue
+		}
+		merged[k] = v
+	}
+	b, err = json.Marshal(merged)
+	if err != nil {
+		return cur, err
+	}
+	return decodePolicy(b, prefix)
+}

@@ -1,0 +1,62 @@
+package maassim
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/maasflow/maasflow/shared/clock"
+)
+
+const benchMachines = 10000
+
+// benchSim is a simulator holding 10,000 Ready machines, each on its host.
+func benchSim(b *testing.B) (*Simulator, []string, []string) {
+	b.Helper()
+	sim := New(Options{APIKey: testKey, Clock: clock.NewFake(testStart), Seed: 1})
+	b.Cleanup(sim.Close)
+	ids := make([]string, benchMachines)
+	names := make([]string, benchMachines)
+	for n := range ids {
+		names[n] = fmt.Sprintf("gpu-%05d", n)
+		sid, err := sim.AddMachine(MachineSeed{
+			Hostname: names[n], BMCIP: fmt.Sprintf("10.%d.%d.%d", 100+n/65536, (n/256)%256, n%256), Status: "ready",
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[n] = sid
+	}
+	return sim, ids, names
+}
+
+// benchServe answers b.N signed GETs in process (no TCP), so the figure is
+// the simulator's own cost: auth, routing, state lookup and JSON rendering.
+func benchServe(b *testing.B, sim *Simulator, path func(i int) string) {
+	b.Helper()
+	auth := authHeader(testKey)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, path(i), nil)
+		req.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		sim.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body.String())
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+func BenchmarkGetMachine(b *testing.B) {
+	sim, ids, _ := benchSim(b)
+	benchServe(b, sim, func(i int) string { return apiPrefix + "machines/" + ids[i%len(ids)] + "/" })
+}
+
+func BenchmarkListByHostname(b *testing.B) {
+	sim, _, names := benchSim(b)
+	benchServe(b, sim, func(i int) string { return apiPrefix + "machines/?hostname=" + names[i%len(names)] })
+}

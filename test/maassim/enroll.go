@@ -1,0 +1,179 @@
+package maassim
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// bootstrapBundlePath is where the first-boot payload writes the node
+// bootstrap bundle the node agent reads (firstboot contract).
+const bootstrapBundlePath = "/etc/gpuaas/bootstrap-bundle.json"
+
+// enrollTimeout bounds one enrollment call, in wall time.
+const enrollTimeout = 30 * time.Second
+
+// bootstrapBundle is the part of the node bootstrap bundle the node agent
+// needs to enroll.
+type bootstrapBundle struct {
+	NodeID string `json:"GPUAAS_NODE_ID"`
+	Token  string `json:"GPUAAS_ENROLLMENT_TOKEN"`
+	APIURL string `json:"GPUAAS_API_URL"`
+}
+
+type cloudConfig struct {
+	WriteFiles []struct {
+		Path     string `yaml:"path"`
+		Encoding string `yaml:"encoding"`
+		Content  string `yaml:"content"`
+	} `yaml:"write_files"`
+}
+
+// parseFirstBoot reads the node bootstrap bundle out of cloud-init user_data.
+// Its errors never quote the payload: it holds the enrollment token.
+func parseFirstBoot(userData []byte) (bootstrapBundle, error) {
+	var cc cloudConfig
+	if err := yaml.Unmarshal(userData, &cc); err != nil {
+		return bootstrapBundle{}, errors.New("user_data is not cloud-config YAML")
+	}
+	for _, f := range cc.WriteFiles {
+		if f.Path != bootstrapBundlePath {
+			continue
+		}
+		var raw []byte
+		switch strings.ToLower(f.Encoding) {
+		case "b64", "base64":
+			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(f.Content))
+			if err != nil {
+				return bootstrapBundle{}, fmt.Errorf("%s: content is not valid base64", bootstrapBundlePath)
+			}
+			raw = b
+		case "", "text/plain":
+			raw = []byte(f.Content)
+		default:
+			return bootstrapBundle{}, fmt.Errorf("%s: unsupported encoding %q", bootstrapBundlePath, f.Encoding)
+		}
+		var b bootstrapBundle
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return bootstrapBundle{}, fmt.Errorf("%s: not a JSON bootstrap bundle", bootstrapBundlePath)
+		}
+		var missing []string
+		for _, kv := range [][2]string{{"GPUAAS_NODE_ID", b.NodeID}, {"GPUAAS_ENROLLMENT_TOKEN", b.Token}, {"GPUAAS_API_URL", b.APIURL}} {
+			if kv[1] == "" {
+				missing = append(missing, kv[0])
+			}
+		}
+		if len(missing) > 0 {
+			return bootstrapBundle{}, fmt.Errorf("%s: missing %s", bootstrapBundlePath, strings.Join(missing, ", "))
+		}
+		return b, nil
+	}
+	return bootstrapBundle{}, fmt.Errorf("user_data writes no %s", bootstrapBundlePath)
+}
+
+// playNode is what the deployed OS does once it is up: the node agent reads
+// its bootstrap bundle and enrolls. It runs off the request path so that no
+// MAAS reply waits for it. Called with s.mu held.
+func (s *Simulator) playNode(m *machine, at time.Time) {
+	hw := m.hw
+	if hw == nil || s.closed {
+		return
+	}
+	if hw.faults.NeverEnrolls {
+		s.log.Info("node never enrolls (fault)", "maas_system_id", m.systemID, "hostname", m.hostname)
+		return
+	}
+	if len(m.userData) == 0 {
+		s.log.Info("deployed without user_data; nothing to enroll", "maas_system_id", m.systemID, "hostname", m.hostname)
+		return
+	}
+	b, err := parseFirstBoot(m.userData)
+	if err != nil {
+		hw.enroll.Attempts++
+		hw.enroll.LastError = err.Error()
+		s.event(m, at, levelWarning, "Node agent enrollment failure", err.Error(), "")
+		s.log.Warn("first-boot payload unreadable", "maas_system_id", m.systemID, "hostname", m.hostname, "error", err.Error())
+		return
+	}
+	s.enrollWG.Add(1)
+	go func() {
+		defer s.enrollWG.Done()
+		s.enroll(m, b)
+	}()
+}
+
+// enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll.
+func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
+	target := strings.TrimRight(b.APIURL, "/") + "/api/v1/nodes/" + url.PathEscape(b.NodeID) + "/enroll"
+	body, _ := json.Marshal(map[string]string{"token": b.Token})
+	ctx, cancel := context.WithTimeout(s.ctx, enrollTimeout)
+	defer cancel()
+	code, errCode, err := func() (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+		if err != nil {
+			return 0, "", errors.New("enrollment URL is invalid")
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := s.httpClient.Do(req)
+		if err != nil {
+			var uerr *url.Error
+			if errors.As(err, &uerr) {
+				return 0, "", fmt.Errorf("enrollment call failed: %v", uerr.Err)
+			}
+			return 0, "", errors.New("enrollment call failed")
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var env struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(raw, &env)
+		return resp.StatusCode, env.Error.Code, nil
+	}()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hw := m.hw
+	current := !m.deleted && s.st.machines[m.systemID] == m
+	if hw != nil && current {
+		hw.enroll.Attempts++
+		hw.enroll.LastCode = code
+	}
+	logArgs := []any{"maas_system_id", m.systemID, "hostname", m.hostname, "node_id", b.NodeID, "status", code}
+	switch {
+	case err == nil && code == http.StatusOK:
+		if hw != nil && current {
+			hw.enroll.Succeeded++
+			hw.enroll.LastError = ""
+			s.event(m, s.now(), levelDebug, "Node agent enrolled", "node "+b.NodeID, "")
+		}
+		s.log.Info("node enrolled", logArgs...)
+	default:
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		} else {
+			msg = fmt.Sprintf("enrollment answered HTTP %d", code)
+			if errCode != "" {
+				msg += " (" + errCode + ")"
+			}
+		}
+		if hw != nil && current {
+			hw.enroll.LastError = msg
+			s.event(m, s.now(), levelWarning, "Node agent enrollment failure", "node "+b.NodeID+": "+msg, "")
+		}
+		s.log.Warn("node enrollment failed", append(logArgs, "error", msg)...)
+	}
+}

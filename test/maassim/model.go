@@ -1,0 +1,279 @@
+package maassim
+
+import (
+	"net/netip"
+	"time"
+)
+
+// hardware is a physical host: what it is (spec) and what it is doing
+// (power, remaining faults, enrollment attempts). It outlives machine
+// records: deleting a machine leaves the host in place.
+type hardware struct {
+	spec    Hardware
+	faults  Faults // remaining fault counts, consumed per attempt
+	powerOn bool
+	enroll  enrollState
+}
+
+// enrollState is what the node agent (played by the simulator) did.
+type enrollState struct {
+	Attempts  int    `json:"attempts"`
+	Succeeded int    `json:"succeeded"`
+	LastCode  int    `json:"last_status_code,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// commissionFlags are the commissioning form flags that change the outcome.
+type commissionFlags struct {
+	enableSSH      bool
+	skipBMCConfig  bool
+	skipNetworking bool
+	skipStorage    bool
+	noTesting      bool
+}
+
+// deployOutcome is decided when a deployment starts, consuming one fault, so
+// that aborting and retrying does not replay the same failure forever.
+type deployOutcome int
+
+const (
+	deployOK deployOutcome = iota
+	deployCurtinFails
+	deployDatasourceFails
+)
+
+// machine is MAAS's machine record.
+type machine struct {
+	id          int
+	systemID    string
+	hostname    string
+	description string
+
+	status         status
+	previousStatus status
+	owner          string
+	locked         bool
+
+	powerType   string
+	powerParams map[string]string // keys without the power_parameters_ prefix
+	hw          *hardware
+
+	architecture string
+	minHWEKernel string
+	hweKernel    string // "" renders as null
+	osystem      string
+	distroSeries string
+	cpuCount     int
+	memory       int
+	disks        []Disk
+	ifaces       []*iface
+	bootIfaceID  int
+
+	storageLayout    string
+	errorDescription string
+	commissioned     bool // the last commissioning passed: release lands in Ready, not New
+	netboot          bool
+	agentName        string
+
+	commission     commissionFlags
+	deploy         deployOutcome
+	deployStart    time.Time
+	userData       []byte
+	metadataHost   string
+	rescuePrevious status
+
+	// gen invalidates scheduled phase steps: bumping it cancels them.
+	gen uint64
+
+	events      []*event
+	statusEvent *event // newest event of level INFO or above: status_message
+
+	sets                 []*scriptSet
+	currentCommissioning *scriptSet
+	currentTesting       *scriptSet
+	currentInstallation  *scriptSet
+
+	deleted bool
+}
+
+func (m *machine) setStatus(st status) {
+	if st != m.status {
+		m.previousStatus = m.status
+		m.status = st
+	}
+	// Any move to New or Ready clears the owner (MS/models/signals/nodes.py).
+	if st == statusNew || st == statusReady {
+		m.owner = ""
+	}
+}
+
+func (m *machine) iface(id int) *iface {
+	for _, i := range m.ifaces {
+		if i.id == id {
+			return i
+		}
+	}
+	return nil
+}
+
+func (m *machine) bootIface() *iface {
+	if i := m.iface(m.bootIfaceID); i != nil {
+		return i
+	}
+	if len(m.ifaces) > 0 {
+		return m.ifaces[0]
+	}
+	return nil
+}
+
+// iface is a machine's physical interface.
+type iface struct {
+	id      int
+	name    string
+	mac     string
+	enabled bool
+	vlan    *vlan // nil when disconnected
+	links   []*link
+}
+
+// link is an interface link (a StaticIPAddress row in MAAS).
+type link struct {
+	id     int
+	mode   string // auto, dhcp, static, link_up
+	subnet *subnet
+	ip     string // assigned address; an AUTO link has none until deploy
+}
+
+// fabric, vlan and subnet are the minimal network: one of each.
+type fabric struct {
+	id   int
+	name string
+}
+
+type vlan struct {
+	id      int
+	name    string
+	vid     int
+	mtu     int
+	dhcpOn  bool
+	fabric  *fabric
+	rackSID string
+}
+
+type subnet struct {
+	id         int
+	name       string
+	cidr       netip.Prefix
+	gateway    netip.Addr
+	vlan       *vlan
+	dynamicLow netip.Addr
+	dynamicHi  netip.Addr
+}
+
+func (sn *subnet) inDynamicRange(a netip.Addr) bool {
+	return a.Compare(sn.dynamicLow) >= 0 && a.Compare(sn.dynamicHi) <= 0
+}
+
+// event is a node event (maas-api §11).
+type event struct {
+	id          int
+	m           *machine
+	username    string
+	level       int
+	typ         string
+	description string
+	created     time.Time
+}
+
+// scriptSet is a commissioning, testing or installation result set.
+type scriptSet struct {
+	id      int
+	m       *machine
+	typ     int
+	results []*scriptResult
+}
+
+// scriptResult is one script's result and output.
+type scriptResult struct {
+	id           int
+	scriptID     int
+	name         string
+	hardwareType int
+	status       int
+	exitStatus   *int
+	created      time.Time
+	updated      time.Time
+	started      *time.Time
+	ended        *time.Time
+	estimated    string
+	stdout       []byte
+	stderr       []byte
+	result       []byte
+}
+
+func (r *scriptResult) output() []byte {
+	if len(r.stderr) == 0 {
+		return r.stdout
+	}
+	out := make([]byte, 0, len(r.stdout)+len(r.stderr))
+	out = append(out, r.stdout...)
+	return append(out, r.stderr...)
+}
+
+// status of a set: the first present of Running, Pending, …, else Passed
+// (maas-api §12).
+func (ss *scriptSet) status() int {
+	present := map[int]bool{}
+	for _, r := range ss.results {
+		st := r.status
+		switch st {
+		case scriptTimeout, 8, 11:
+			st = scriptFailed
+		}
+		present[st] = true
+	}
+	for _, st := range []int{scriptRunning, scriptPending, 7, 10, scriptAborted, scriptFailed, 6} {
+		if present[st] {
+			return st
+		}
+	}
+	return scriptPassed
+}
+
+// state is everything Reset clears.
+type state struct {
+	machines   map[string]*machine
+	order      []*machine // by id
+	byHostname map[string][]*machine
+
+	hwByBMC map[string]*hardware
+	hwByMAC map[string]*hardware
+	hwOrder []*hardware
+
+	events []*event
+
+	ipsInUse map[netip.Addr]bool
+
+	nextMachineID int
+	nextIfaceID   int
+	nextLinkID    int
+	nextEventID   int
+	nextSetID     int
+	nextResultID  int
+}
+
+func newState() *state {
+	return &state{
+		machines:      map[string]*machine{},
+		byHostname:    map[string][]*machine{},
+		hwByBMC:       map[string]*hardware{},
+		hwByMAC:       map[string]*hardware{},
+		ipsInUse:      map[netip.Addr]bool{},
+		nextMachineID: 1,
+		nextIfaceID:   1,
+		nextLinkID:    1,
+		nextEventID:   1,
+		nextSetID:     1,
+		nextResultID:  1,
+	}
+}

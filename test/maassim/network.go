@@ -1,0 +1,351 @@
+package maassim
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var interfacesResource = resource{
+	"GET ": (*Simulator).listInterfaces,
+}
+
+var interfaceResource = resource{
+	"GET ":               (*Simulator).readInterface,
+	"DELETE ":            (*Simulator).deleteInterface,
+	"POST link_subnet":   (*Simulator).linkSubnet,
+	"POST unlink_subnet": (*Simulator).unlinkSubnet,
+	"POST disconnect":    (*Simulator).disconnect,
+}
+
+var (
+	subnetsResource     = resource{"GET ": (*Simulator).listSubnets}
+	subnetResource      = resource{"GET ": (*Simulator).readSubnet}
+	fabricsResource     = resource{"GET ": (*Simulator).listFabrics}
+	fabricResource      = resource{"GET ": (*Simulator).readFabric}
+	fabricVLANsResource = resource{"GET ": (*Simulator).listFabricVLANs}
+	fabricVLANResource  = resource{"GET ": (*Simulator).readFabricVLAN}
+	vlanResource        = resource{"GET ": (*Simulator).readVLAN}
+)
+
+// lookupNode is lookup for the nodes/ handlers, whose 404 names Node.
+func (s *Simulator) lookupNode(rq *request) (*machine, *reply) {
+	m := s.st.machines[rq.vars[0]]
+	if m == nil {
+		rp := notFound("Node")
+		return nil, &rp
+	}
+	return m, nil
+}
+
+// lookupInterface resolves the interface specifier: a numeric id or a name.
+func (s *Simulator) lookupInterface(rq *request) (*machine, *iface, *reply) {
+	m, bad := s.lookupNode(rq)
+	if bad != nil {
+		return nil, nil, bad
+	}
+	spec := rq.vars[1]
+	for _, i := range m.ifaces {
+		if strconv.Itoa(i.id) == spec || i.name == spec {
+			return m, i, nil
+		}
+	}
+	rp := notFound("Interface")
+	return nil, nil, &rp
+}
+
+func (s *Simulator) listInterfaces(rq *request) reply {
+	m, bad := s.lookupNode(rq)
+	if bad != nil {
+		return *bad
+	}
+	out := make([]ifaceJSON, 0, len(m.ifaces))
+	for _, i := range m.ifaces {
+		out = append(out, renderIface(m, i))
+	}
+	return jsonReply(http.StatusOK, out)
+}
+
+func (s *Simulator) readInterface(rq *request) reply {
+	m, i, bad := s.lookupInterface(rq)
+	if bad != nil {
+		return *bad
+	}
+	return jsonReply(http.StatusOK, renderIface(m, i))
+}
+
+// interfaceGate is the state check on interface edits (maas-api §9).
+func interfaceGate(m *machine, operation string) *reply {
+	if m.locked {
+		rp := forbidden()
+		return &rp
+	}
+	if !interfaceEditable[m.status] {
+		rp := conflict(fmt.Sprintf("Cannot %s interface because the machine is not New, Ready, Allocated, or Broken.", operation))
+		return &rp
+	}
+	return nil
+}
+
+// findSubnet resolves a subnet specifier (id, CIDR or name) among the
+// subnets the form offers.
+func (s *Simulator) findSubnet(spec string, choices []*subnet) *subnet {
+	spec = strings.TrimPrefix(strings.TrimPrefix(spec, "cidr:"), "name:")
+	for _, sn := range choices {
+		if strconv.Itoa(sn.id) == spec || sn.cidr.String() == spec || sn.name == spec {
+			return sn
+		}
+	}
+	return nil
+}
+
+func (s *Simulator) allSubnets() []*subnet { return []*subnet{s.net.subnet} }
+
+func (s *Simulator) linkSubnet(rq *request) reply {
+	m, i, bad := s.lookupInterface(rq)
+	if bad != nil {
+		return *bad
+	}
+	if bad := interfaceGate(m, "link subnet"); bad != nil {
+		return *bad
+	}
+	p := rq.params
+	force := rq.flag("force")
+	raw := p.Get("mode")
+	mode := strings.ToLower(raw)
+	switch mode {
+	case "":
+		return formError("mode", "This field is required.")
+	case "auto", "dhcp", "static", "link_up":
+	default:
+		return formError("mode", fmt.Sprintf("'%s' is not a valid mode.  It should be one of: 'auto', 'dhcp', 'static', 'link_up'.", raw))
+	}
+	// A disconnected interface, or force, may take any subnet; otherwise
+	// only the subnets of the interface's VLAN (forms/interface_link.py).
+	choices := s.allSubnets()
+	if i.vlan != nil && !force {
+		choices = choices[:0:0]
+		for _, sn := range s.allSubnets() {
+			if sn.vlan == i.vlan {
+				choices = append(choices, sn)
+			}
+		}
+	}
+	var sn *subnet
+	if spec := p.Get("subnet"); spec != "" {
+		if sn = s.findSubnet(spec, choices); sn == nil {
+			return formError("subnet", "Select a valid choice. That choice is not one of the available choices.")
+		}
+	}
+	var ip netip.Addr
+	if v := p.Get("ip_address"); v != "" {
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return formError("ip_address", "Enter a valid IPv4 or IPv6 address.")
+		}
+		ip = a
+	}
+	switch mode {
+	case "auto":
+		if sn == nil {
+			return formError("subnet", "This field is required.")
+		}
+	case "dhcp":
+		for _, l := range i.links {
+			if l.mode == "dhcp" {
+				if l.subnet != nil {
+					return formError("mode", fmt.Sprintf("Interface is already set to DHCP from '%s'.", l.subnet.cidr))
+				}
+				return formError("mode", "Interface is already set to DHCP.")
+			}
+		}
+	case "static":
+		if sn == nil {
+			return formError("subnet", "This field is required.")
+		}
+		if ip.IsValid() {
+			if !sn.cidr.Contains(ip) {
+				return formError("ip_address", fmt.Sprintf("IP address is not in the given subnet '%s'.", sn.cidr))
+			}
+			if sn.inDynamicRange(ip) {
+				return formError("ip_address", fmt.Sprintf("IP address is inside a dynamic range %s to %s.", sn.dynamicLow, sn.dynamicHi))
+			}
+			if s.st.ipsInUse[ip] {
+				return formError("ip_address", fmt.Sprintf("IP address %s is already in use.", ip))
+			}
+		}
+	case "link_up":
+		for _, l := range i.links {
+			if l.mode != "link_up" && !force {
+				return formError("mode", "Cannot configure interface to link up (with no IP address) while other links are already configured. Specify force=True to override this behavior and delete all links.")
+			}
+		}
+	}
+	if rq.flag("default_gateway") {
+		switch {
+		case mode != "auto" && mode != "static":
+			return formError("default_gateway", fmt.Sprintf("Cannot use in mode '%s'.", mode))
+		case sn == nil:
+			return formError("default_gateway", "Subnet is required when default_gateway is True.")
+		}
+	}
+
+	if mode == "link_up" || force {
+		s.releaseLinks(i)
+		i.links = nil
+	}
+	if force && sn != nil {
+		i.vlan = nil
+	}
+	if i.vlan == nil && sn != nil {
+		i.vlan = sn.vlan
+	}
+	l := s.newLink(mode, sn, "")
+	if mode == "static" {
+		addr := ip.String()
+		if !ip.IsValid() {
+			var ok bool
+			if addr, ok = s.allocateIP(sn); !ok {
+				return textReply(http.StatusServiceUnavailable, fmt.Sprintf("%s: Unable to allocate static IP due to address exhaustion.", m.systemID))
+			}
+		} else {
+			s.st.ipsInUse[ip] = true
+		}
+		l.ip = addr
+	}
+	// Linking AUTO twice makes two AUTO links: MAAS does not de-duplicate
+	// (maas-api §14.8).
+	i.links = append(i.links, l)
+	s.ensureLinkUp(i)
+	return jsonReply(http.StatusOK, renderIface(m, i))
+}
+
+// ensureLinkUp keeps MAAS's invariant: LINK_UP links exist only when no other
+// link does, and a connected interface without links gets one.
+func (s *Simulator) ensureLinkUp(i *iface) {
+	other := false
+	for _, l := range i.links {
+		if l.mode != "link_up" {
+			other = true
+			break
+		}
+	}
+	if other {
+		kept := i.links[:0]
+		for _, l := range i.links {
+			if l.mode != "link_up" {
+				kept = append(kept, l)
+			}
+		}
+		i.links = kept
+		return
+	}
+	if len(i.links) == 0 && i.vlan != nil {
+		i.links = []*link{s.newLink("link_up", nil, "")}
+	}
+}
+
+func (s *Simulator) unlinkSubnet(rq *request) reply {
+	m, i, bad := s.lookupInterface(rq)
+	if bad != nil {
+		return *bad
+	}
+	if bad := interfaceGate(m, "unlink subnet"); bad != nil {
+		return *bad
+	}
+	v := rq.params.Get("id")
+	if v == "" {
+		return formError("id", "This field is required.")
+	}
+	ids := make([]string, 0, len(i.links))
+	for n, l := range i.links {
+		ids = append(ids, strconv.Itoa(l.id))
+		if strconv.Itoa(l.id) == v {
+			s.freeIP(l)
+			i.links = append(i.links[:n:n], i.links[n+1:]...)
+			s.ensureLinkUp(i)
+			return jsonReply(http.StatusOK, renderIface(m, i))
+		}
+	}
+	sort.Strings(ids)
+	return formError("id", fmt.Sprintf("'%s' is not a valid id.  It should be one of: %s.", v, quoteList(ids)))
+}
+
+func (s *Simulator) disconnect(rq *request) reply {
+	m, i, bad := s.lookupInterface(rq)
+	if bad != nil {
+		return *bad
+	}
+	if bad := interfaceGate(m, "disconnect"); bad != nil {
+		return *bad
+	}
+	s.releaseLinks(i)
+	i.links = nil
+	i.vlan = nil
+	return jsonReply(http.StatusOK, renderIface(m, i))
+}
+
+func (s *Simulator) deleteInterface(rq *request) reply {
+	m, i, bad := s.lookupInterface(rq)
+	if bad != nil {
+		return *bad
+	}
+	if bad := interfaceGate(m, "delete"); bad != nil {
+		return *bad
+	}
+	s.releaseLinks(i)
+	for n, x := range m.ifaces {
+		if x == i {
+			m.ifaces = append(m.ifaces[:n:n], m.ifaces[n+1:]...)
+			break
+		}
+	}
+	return reply{code: http.StatusNoContent}
+}
+
+func (s *Simulator) listSubnets(*request) reply {
+	return jsonReply(http.StatusOK, []*subnetJSON{renderSubnet(s.net.subnet)})
+}
+
+func (s *Simulator) readSubnet(rq *request) reply {
+	sn := s.findSubnet(rq.vars[0], s.allSubnets())
+	if sn == nil {
+		return notFound("Subnet")
+	}
+	return jsonReply(http.StatusOK, renderSubnet(sn))
+}
+
+func (s *Simulator) listFabrics(*request) reply {
+	return jsonReply(http.StatusOK, []fabricJSON{s.renderFabric()})
+}
+
+func (s *Simulator) readFabric(rq *request) reply {
+	if rq.vars[0] != strconv.Itoa(s.net.fabric.id) {
+		return notFound("Fabric")
+	}
+	return jsonReply(http.StatusOK, s.renderFabric())
+}
+
+func (s *Simulator) listFabricVLANs(rq *request) reply {
+	if rq.vars[0] != strconv.Itoa(s.net.fabric.id) {
+		return notFound("Fabric")
+	}
+	return jsonReply(http.StatusOK, []*vlanJSON{renderVLAN(s.net.vlan)})
+}
+
+func (s *Simulator) readFabricVLAN(rq *request) reply {
+	if rq.vars[0] != strconv.Itoa(s.net.fabric.id) || rq.vars[1] != strconv.Itoa(s.net.vlan.vid) {
+		return notFound("VLAN")
+	}
+	return jsonReply(http.StatusOK, renderVLAN(s.net.vlan))
+}
+
+func (s *Simulator) readVLAN(rq *request) reply {
+	if rq.vars[0] != strconv.Itoa(s.net.vlan.id) {
+		return notFound("VLAN")
+	}
+	return jsonReply(http.StatusOK, renderVLAN(s.net.vlan))
+}

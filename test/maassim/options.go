@@ -1,0 +1,180 @@
+package maassim
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/clock"
+)
+
+// Options configure a Simulator. The zero value is usable: a generated API
+// key, the wall clock, default phase durations, seed 0 and no global faults.
+type Options struct {
+	// APIKey is the MAAS API key "consumer:token:secret" the simulator
+	// accepts; empty generates one (APIKey returns it).
+	APIKey string
+	// Clock drives every phase; nil means the wall clock.
+	Clock clock.Clock
+	// Durations are the simulated phase lengths; zero fields take defaults.
+	Durations Durations
+	// Seed seeds system ids, generated hostnames, BMC passwords written by
+	// commissioning and the global fault rolls: same seed, same ids.
+	Seed int64
+	// ErrorRate is the fraction of MAAS API calls answered 503 before they
+	// reach a handler; SlowRate the fraction delayed by SlowDelay (on Clock).
+	ErrorRate float64
+	SlowRate  float64
+	SlowDelay time.Duration
+	// HTTPClient calls the enrollment URL when the simulator plays a node;
+	// nil uses a client with a 30-second timeout.
+	HTTPClient *http.Client
+	// Logger receives the simulator's own log lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// Durations are the simulated lengths of MAAS's asynchronous phases. A zero
+// field takes its default from DefaultDurations.
+type Durations struct {
+	// Commissioning runs the commissioning scripts (default 2m).
+	Commissioning time.Duration
+	// Testing runs the tests that follow commissioning (default 1m).
+	Testing time.Duration
+	// Deploying goes from power-on to the installed OS fetching its
+	// user-data, which is when MAAS marks the machine Deployed (default 8m).
+	Deploying time.Duration
+	// Releasing is the wait for the power-off that completes a release
+	// (default 30s).
+	Releasing time.Duration
+	// DiskErasing runs wipe-disks in the ephemeral environment (default 3m).
+	DiskErasing time.Duration
+	// NodeTimeout is MAAS's node_timeout: a deployment whose OS never reaches
+	// the metadata service fails this long after it started (default 30m).
+	NodeTimeout time.Duration
+	// PowerOffTimeout is how long Releasing waits for power-off before
+	// "Releasing failed" (MAAS hard-codes 5m).
+	PowerOffTimeout time.Duration
+	// RescueMode is the time to enter or exit rescue mode (default 1m).
+	RescueMode time.Duration
+}
+
+// DefaultDurations returns the phase lengths used for zero fields.
+func DefaultDurations() Durations {
+	return Durations{
+		Commissioning:   2 * time.Minute,
+		Testing:         time.Minute,
+		Deploying:       8 * time.Minute,
+		Releasing:       30 * time.Second,
+		DiskErasing:     3 * time.Minute,
+		NodeTimeout:     30 * time.Minute,
+		PowerOffTimeout: 5 * time.Minute,
+		RescueMode:      time.Minute,
+	}
+}
+
+func (d Durations) withDefaults() Durations {
+	def := DefaultDurations()
+	pick := func(v, dv time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return dv
+	}
+	return Durations{
+		Commissioning:   pick(d.Commissioning, def.Commissioning),
+		Testing:         pick(d.Testing, def.Testing),
+		Deploying:       pick(d.Deploying, def.Deploying),
+		Releasing:       pick(d.Releasing, def.Releasing),
+		DiskErasing:     pick(d.DiskErasing, def.DiskErasing),
+		NodeTimeout:     pick(d.NodeTimeout, def.NodeTimeout),
+		PowerOffTimeout: pick(d.PowerOffTimeout, def.PowerOffTimeout),
+		RescueMode:      pick(d.RescueMode, def.RescueMode),
+	}
+}
+
+// Faults are per-host failure knobs, set when the host is added. Counts are
+// consumed one per attempt: CommissionFailures=2 fails the first two
+// commissionings and lets the third pass.
+type Faults struct {
+	// CommissionFailures fails this many commissionings (Failed commissioning).
+	CommissionFailures int `json:"commission_failures"`
+	// TestingFailures fails this many post-commissioning test runs (Failed
+	// testing).
+	TestingFailures int `json:"testing_failures,omitempty"`
+	// DeployDatasourceFailures makes this many deployments install fine but
+	// boot an OS whose cloud-init cannot reach the MAAS metadata service: the
+	// machine stays Deploying until NodeTimeout, then Failed deployment.
+	DeployDatasourceFailures int `json:"deploy_datasource_failures"`
+	// DeployOtherFailures fails this many deployments in curtin (Failed
+	// deployment, installation log with the curtin error). They are consumed
+	// before datasource failures.
+	DeployOtherFailures int `json:"deploy_other_failures"`
+	// EraseFailures fails this many disk erasures (Failed disk erasing).
+	EraseFailures int `json:"erase_failures"`
+	// PXEUnlinked leaves the PXE interface disconnected after commissioning
+	// (no VLAN, no links), so deploy answers 400 until it is linked.
+	PXEUnlinked bool `json:"pxe_unlinked"`
+	// PowerFails makes every power action on the BMC fail.
+	PowerFails bool `json:"power_fails"`
+	// NeverEnrolls keeps the deployed node from calling the enrollment URL.
+	NeverEnrolls bool `json:"never_enrolls"`
+}
+
+// Disk is a physical disk of a host.
+type Disk struct {
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"size_bytes"`
+	Model     string `json:"model,omitempty"`
+	Serial    string `json:"serial,omitempty"`
+}
+
+// Hardware is a physical host as it exists before and apart from MAAS: its
+// BMC, its NICs and disks, and its faults. It is the body of
+// POST /_sim/hardware; BMCIP and PXEMAC are required, the rest defaults to a
+// 64-core, 512 GiB amd64 server with one NVMe disk.
+type Hardware struct {
+	BMCIP    string `json:"bmc_ip"`
+	PXEMAC   string `json:"pxe_mac"`
+	Hostname string `json:"hostname,omitempty"`
+	// ExtraMACs are further NICs; commissioning brings them up LINK_UP.
+	ExtraMACs    []string `json:"extra_macs,omitempty"`
+	Architecture string   `json:"architecture,omitempty"`
+	CPUCount     int      `json:"cpu_count,omitempty"`
+	MemoryMiB    int      `json:"memory_mib,omitempty"`
+	Disks        []Disk   `json:"disks,omitempty"`
+	Faults       Faults   `json:"faults"`
+}
+
+// MachineSeed is a machine record MAAS already has, the body of
+// POST /_sim/machines. Status is a MAAS status constant name in lower case,
+// as the status= filter takes it ("new", "ready", "allocated", "deployed",
+// "failed_deployment", "broken", …; empty means "new"); transitional
+// statuses such as "deploying" start that phase now. The record is linked to
+// the Hardware with BMCIP, which is created (without faults) when missing.
+// Two seeds with one hostname or one BMC address make an ambiguity on
+// purpose: MAAS's own create path would refuse the duplicate hostname.
+type MachineSeed struct {
+	Hostname string `json:"hostname"`
+	BMCIP    string `json:"bmc_ip"`
+	PXEMAC   string `json:"pxe_mac"`
+	Status   string `json:"status"`
+	// Owner is the owning username for owned statuses (default "admin",
+	// the API key's user); another name models a machine someone else holds.
+	Owner string `json:"owner,omitempty"`
+}
+
+// Call is one line of CallStats: MAAS API calls for one method, path
+// template and op.
+type Call struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Op     string `json:"op"`
+	Count  int    `json:"count"`
+}
+
+// CallStats counts the MAAS API calls the simulator answered (including
+// refused ones), by method, path template and op, sorted by path, method, op.
+type CallStats struct {
+	Total int    `json:"total"`
+	Calls []Call `json:"calls"`
+}

@@ -1,0 +1,306 @@
+package maassim
+
+import (
+	"container/heap"
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/clock"
+)
+
+// adminUser is the MAAS user the API key belongs to: a superuser, as the
+// keys maasflow is given are.
+const adminUser = "admin"
+
+// Simulator is an in-memory MAAS region. It is safe for concurrent use; one
+// mutex serialises the MAAS state so that every reply shows a consistent
+// snapshot, as MAAS's one-transaction-per-request does.
+type Simulator struct {
+	clock      clock.Clock
+	dur        Durations
+	log        *slog.Logger
+	httpClient *http.Client
+	seed       int64
+	errorRate  float64
+	slowRate   float64
+	slowDelay  time.Duration
+
+	apiKey      string
+	consumerKey string
+	tokenKey    string
+	tokenSecret string
+
+	net network
+
+	mu    sync.Mutex
+	rng   *mrand.Rand
+	st    *state
+	tasks taskHeap
+	seq   uint64
+	calls map[Call]int
+	total int
+	// closed stops new enrollments once Close has begun (guards enrollWG.Add).
+	closed bool
+
+	faultMu  sync.Mutex
+	faultRNG *mrand.Rand
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wake      chan struct{}
+	wg        sync.WaitGroup // the background loop
+	enrollWG  sync.WaitGroup // enrollments in flight
+	closeOnce sync.Once
+}
+
+// network is the fixed minimal network every machine lives on.
+type network struct {
+	fabric *fabric
+	vlan   *vlan
+	subnet *subnet
+}
+
+func newNetwork() network {
+	f := &fabric{id: 0, name: "fabric-0"}
+	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
+	sn := &subnet{
+		id: 1, name: "10.20.0.0/24", cidr: netip.MustParsePrefix("10.20.0.0/24"),
+		gateway: netip.MustParseAddr("10.20.0.1"), vlan: v,
+		dynamicLow: netip.MustParseAddr("10.20.0.200"), dynamicHi: netip.MustParseAddr("10.20.0.250"),
+	}
+	return network{fabric: f, vlan: v, subnet: sn}
+}
+
+// New returns a running Simulator; Close stops it.
+func New(o Options) *Simulator {
+	clk := o.Clock
+	if clk == nil {
+		clk = clock.Real()
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	key := o.APIKey
+	if key == "" {
+		key = generateAPIKey()
+	}
+	parts := strings.SplitN(key, ":", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Simulator{
+		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
+		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay,
+		apiKey: key, consumerKey: parts[0], tokenKey: parts[1], tokenSecret: parts[2],
+		net: newNetwork(), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+	}
+	s.resetLocked()
+	s.wg.Add(1)
+	go s.loop()
+	return s
+}
+
+// generateAPIKey makes a key shaped like MAAS's (18:18:32 characters). It
+// uses crypto/rand, not the seed: a predictable key would be no key.
+func generateAPIKey() string {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghjkmnpqrstuvwxyz23456789"
+	part := func(n int) string {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		for i := range b {
+			b[i] = alphabet[int(b[i])%len(alphabet)]
+		}
+		return string(b)
+	}
+	return part(18) + ":" + part(18) + ":" + part(32)
+}
+
+// APIKey returns the API key the simulator accepts.
+func (s *Simulator) APIKey() string { return s.apiKey }
+
+// Close stops the background loop and any enrollment in flight, and waits
+// for them. The Simulator must not be used afterwards.
+func (s *Simulator) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.cancel()
+		s.wg.Wait()
+		s.enrollWG.Wait()
+	})
+}
+
+// Reset forgets every machine, host, event and counted call, and reseeds,
+// so that the same calls produce the same ids again.
+func (s *Simulator) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetLocked()
+}
+
+func (s *Simulator) resetLocked() {
+	s.st = newState()
+	s.tasks = nil
+	s.calls = map[Call]int{}
+	s.total = 0
+	s.rng = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6d616173))
+	s.faultMu.Lock()
+	s.faultRNG = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6661756c))
+	s.faultMu.Unlock()
+}
+
+// Calls returns the MAAS API calls counted so far (GET /_sim/calls).
+func (s *Simulator) Calls() CallStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := CallStats{Total: s.total, Calls: make([]Call, 0, len(s.calls))}
+	for k, n := range s.calls {
+		k.Count = n
+		out.Calls = append(out.Calls, k)
+	}
+	sort.Slice(out.Calls, func(i, j int) bool {
+		a, b := out.Calls[i], out.Calls[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Method != b.Method {
+			return a.Method < b.Method
+		}
+		return a.Op < b.Op
+	})
+	return out
+}
+
+func (s *Simulator) countCall(method, template, op string) {
+	s.mu.Lock()
+	s.calls[Call{Method: method, Path: template, Op: op}]++
+	s.total++
+	s.mu.Unlock()
+}
+
+// ServeHTTP answers MAAS's API under /MAAS/ and the control API under /_sim/.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/_sim/"):
+		s.serveControl(w, r)
+	case strings.HasPrefix(r.URL.Path, "/MAAS/"):
+		s.serveMAAS(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// now is the simulated time, in UTC as MAAS stores it.
+func (s *Simulator) now() time.Time { return s.clock.Now().UTC() }
+
+// --- scheduling -----------------------------------------------------------
+
+// task is one step of a phase, due at a simulated instant. A task whose gen
+// no longer matches its machine's was cancelled (abort, release, delete…).
+type task struct {
+	at  time.Time
+	seq uint64
+	m   *machine
+	gen uint64
+	fn  func(at time.Time)
+}
+
+type taskHeap []*task
+
+func (h taskHeap) Len() int { return len(h) }
+func (h taskHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h taskHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *taskHeap) Push(x any)   { *h = append(*h, x.(*task)) }
+func (h *taskHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return t
+}
+
+// at schedules fn for machine m at a simulated instant; m's current gen
+// guards it.
+func (s *Simulator) at(m *machine, when time.Time, fn func(at time.Time)) {
+	s.seq++
+	t := &task{at: when, seq: s.seq, m: m, gen: m.gen, fn: fn}
+	heap.Push(&s.tasks, t)
+	if s.tasks[0] == t {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// cancelPhase drops every scheduled step of m.
+func (m *machine) cancelPhase() { m.gen++ }
+
+// advanceLocked plays every step due by now, in time order. Steps schedule
+// their successors from their own due time, not from now, so one Advance of
+// the fake clock over several phases lands exactly where MAAS would be.
+func (s *Simulator) advanceLocked(now time.Time) {
+	for len(s.tasks) > 0 && !s.tasks[0].at.After(now) {
+		t := heap.Pop(&s.tasks).(*task)
+		if t.m.deleted || t.gen != t.m.gen {
+			continue
+		}
+		t.fn(t.at)
+	}
+}
+
+// loop plays due steps when no request arrives, so that a deployed node
+// enrolls even if nobody polls MAAS.
+func (s *Simulator) loop() {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		s.advanceLocked(s.now())
+		var next time.Time
+		has := len(s.tasks) > 0
+		if has {
+			next = s.tasks[0].at
+		}
+		s.mu.Unlock()
+
+		var timer clock.Timer
+		var fire <-chan time.Time
+		if has {
+			timer = s.clock.NewTimer(next.Sub(s.now()))
+			fire = timer.Chan()
+		}
+		select {
+		case <-s.ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case <-s.wake:
+		case <-fire:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}

@@ -65,10 +65,13 @@ type Stack struct {
 	Store  *store.Store
 	Bus    *events.LocalBus
 
-	servers []*http.Server
-	closers []func() error
-	wg      sync.WaitGroup
-	logger  *slog.Logger
+	onboardingARN string
+	closeOnce     sync.Once
+	closeErr      error
+	servers       []*http.Server
+	closers       []func() error
+	wg            sync.WaitGroup
+	logger        *slog.Logger
 }
 
 // Start builds and starts the stack. The listeners are bound before Start
@@ -126,6 +129,12 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, db.Close)
 	s.Store = store.New(db, store.DefaultTable, clk.Now)
+	if n, err := failInterrupted(ctx, s.Store); err != nil {
+		_ = apiLn.Close()
+		return nil, err
+	} else if n > 0 {
+		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
 	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
@@ -170,6 +179,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		_ = apiLn.Close()
 		return nil, fmt.Errorf("create onboarding state machine: %w", err)
 	}
+	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
 
 	handler := api.New(api.Config{}, api.Deps{
@@ -216,11 +226,28 @@ func (s *Stack) serve(ln net.Listener, h http.Handler) {
 	}()
 }
 
-// Close stops the servers and releases the stores.
+// Close stops the executions and the servers and releases the stores.
+// Calling it again returns the first call's result.
 func (s *Stack) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Stack) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var errs []error
+	// Running executions die with the process; stopping them first keeps
+	// their tasks from writing to stores that are about to close. The next
+	// start reports them (failInterrupted).
+	if s.Engine != nil {
+		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, asl.StatusRunning) {
+			_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+		}
+		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, "") {
+			_, _ = s.Engine.Wait(ctx, ex.ExecutionARN)
+		}
+	}
 	for _, srv := range s.servers {
 		errs = append(errs, srv.Shutdown(ctx))
 	}

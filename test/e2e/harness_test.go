@@ -56,8 +56,14 @@ type env struct {
 
 func startStack(t *testing.T) *env {
 	t.Helper()
+	return startStackIn(t, t.TempDir())
+}
+
+// startStackIn starts a stack on dataDir, which may hold an earlier stack's
+// state.
+func startStackIn(t *testing.T, dir string) *env {
+	t.Helper()
 	logs := &syncBuffer{}
-	dir := t.TempDir()
 	s, err := localstack.Start(context.Background(), localstack.Config{
 		Listen:    "127.0.0.1:0",
 		SimListen: "127.0.0.1:0",

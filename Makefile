@@ -1,12 +1,15 @@
 # maasflow — `make help` lists the targets.
 GO        ?= go
 GOFLAGS   ?=
-FUNCTIONS := $(notdir $(wildcard functions/*))
+FUNCTIONS := $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go))
 ASL_FILES := $(wildcard statemachines/*.asl.json)
 NODE_BIN  := node_modules/.bin
 
+# jsii (the CDK's Go bindings) prints a large end-of-life banner on Node 20.
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
 .DEFAULT_GOAL := help
-.PHONY: help run test bench build lint fmt-check vet asl-validate go-test clean
+.PHONY: help run test bench build synth lint fmt-check vet asl-validate go-test clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -44,6 +47,9 @@ build: ## one linux/arm64 bootstrap per function, for provided.al2023
 		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 			-o bin/$$f/bootstrap ./functions/$$f; \
 	done
+
+synth: build ## synthesise the CDK app into cdk.out (needs node)
+	CDK_OUTDIR=cdk.out $(GO) run ./infra
 
 clean: ## remove build output
 	rm -rf bin cdk.out

@@ -37,9 +37,10 @@ type Config struct {
 	MaxBodyBytes int64
 	// ProbeTimeout bounds one site probe (default 15s).
 	ProbeTimeout time.Duration
-	// AuditWriteTimeout bounds writing one audit entry (default 5s). The
-	// entry is written even when the caller has gone away.
-	AuditWriteTimeout time.Duration
+	// DetachedWriteTimeout bounds the calls that must finish even when the
+	// caller has gone away (default 5s): writing an audit entry, closing an
+	// onboarding whose workflow did not start, completing an enrollment.
+	DetachedWriteTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -49,8 +50,8 @@ func (c Config) withDefaults() Config {
 	if c.ProbeTimeout <= 0 {
 		c.ProbeTimeout = 15 * time.Second
 	}
-	if c.AuditWriteTimeout <= 0 {
-		c.AuditWriteTimeout = 5 * time.Second
+	if c.DetachedWriteTimeout <= 0 {
+		c.DetachedWriteTimeout = 5 * time.Second
 	}
 	return c
 }
@@ -160,7 +161,6 @@ type request struct {
 	w             http.ResponseWriter
 	correlationID string
 	actor         string
-	principal     Principal
 	// target is the audit target; handlers refine it once they know the
 	// record (e.g. the id of what they created).
 	target string
@@ -234,7 +234,7 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 			return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
 				Message: "a valid bearer token is required (Authorization: Bearer <token>)"}
 		}
-		rq.principal, rq.actor = p, p.Subject
+		rq.actor = p.Subject
 		if !p.Admin {
 			return 0, nil, &StatusError{Status: http.StatusForbidden, Code: CodeForbidden,
 				Message: "the admin API requires an admin principal"}
@@ -275,7 +275,7 @@ func (s *server) audit(rq *request, action string, failure *StatusError) {
 	if actor == "" {
 		actor = "anonymous"
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.AuditWriteTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
 	defer cancel()
 	err := s.store.AppendAudit(ctx, domain.AuditEntry{
 		ID:            s.newID(),

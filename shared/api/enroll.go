@@ -110,7 +110,9 @@ func (s *server) completeEnrollment(rq *request, log *slog.Logger, tok domain.En
 		log.ErrorContext(ctx, "encode enrollment output", "error", err.Error())
 		return
 	}
-	cctx := context.WithoutCancel(ctx)
+	// The token is spent: finish the hand-over even if the node hangs up.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
 	if err := s.completer.CompleteEnrollment(cctx, o.EnrollmentTaskToken, out); err != nil {
 		log.ErrorContext(ctx, "complete workflow enrollment wait", "error", err.Error())
 	}

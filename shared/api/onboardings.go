@@ -195,7 +195,7 @@ func (s *server) nodeFor(ctx context.Context, siteID, host, skuID string) (domai
 // failed, releasing the host lock. It must not depend on the caller still
 // waiting.
 func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.AuditWriteTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
 	defer cancel()
 	now := s.clock.Now().UTC()
 	_, err := s.store.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {

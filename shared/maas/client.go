@@ -43,6 +43,7 @@ var (
 	_ MachineFinder    = (*Client)(nil)
 	_ MachineLifecycle = (*Client)(nil)
 	_ InterfaceManager = (*Client)(nil)
+	_ SubnetLister     = (*Client)(nil)
 	_ StorageManager   = (*Client)(nil)
 	_ PowerController  = (*Client)(nil)
 	_ Diagnostics      = (*Client)(nil)

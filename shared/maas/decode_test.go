@@ -95,6 +95,47 @@ func TestDecodeLinkSubnetReply(t *testing.T) {
 	}, iface.Links)
 }
 
+func TestDecodeSubnets(t *testing.T) {
+	f := newFakeMAAS(t)
+	f.onFile(http.MethodGet, "subnets/", "", "subnets-maas-3.5.json")
+
+	subnets, err := f.client().Subnets(context.Background())
+	require.NoError(t, err)
+	// A null gateway_ip is "", and relay_vlan comes as a whole VLAN object
+	// (maas-api §10).
+	assert.Equal(t, []Subnet{
+		*pxeSubnet(),
+		{ID: 7, Name: "roce-rail-0", CIDR: "192.168.50.0/24",
+			VLAN: &VLAN{ID: 5003, VID: 0, Fabric: "fabric-1", RelayVLAN: intPtr(5001)}},
+	}, subnets)
+}
+
+func TestSubnetsErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   error
+	}{
+		{name: "bad key", status: http.StatusUnauthorized, body: "Authorization Error: Invalid API key.",
+			want: &UnauthorizedError{Op: "list subnets"}},
+		{name: "region without rack", status: http.StatusServiceUnavailable, body: "No rack controllers are connected.",
+			want: &UnavailableError{Op: "list subnets", StatusCode: http.StatusServiceUnavailable, Message: "No rack controllers are connected."}},
+		{name: "proxy page", status: http.StatusOK, body: "<html>login</html>",
+			want: &UnexpectedResponseError{Op: "list subnets", StatusCode: http.StatusOK, Message: "reply is not JSON (syntax error at offset 1)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeMAAS(t)
+			f.on(http.MethodGet, "subnets/", "", tc.status, tc.body)
+
+			subnets, err := f.client().Subnets(context.Background())
+			assert.Nil(t, subnets)
+			assert.Equal(t, tc.want, err)
+		})
+	}
+}
+
 func TestDecodeEvents(t *testing.T) {
 	f := newFakeMAAS(t)
 	f.onFile(http.MethodGet, "events/", "query", "events-query-maas-3.5.json")

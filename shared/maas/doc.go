@@ -1,8 +1,8 @@
 // Package maas is maasflow's contract with a MAAS region: the ports split by
-// MAAS concern (machines, interfaces, storage, power, diagnostics, probe), the
-// values that cross them, the typed errors whose Go names the state machines
-// match, and the HTTP implementation speaking MAAS API 2.0 with OAuth 1.0
-// PLAINTEXT.
+// MAAS concern (machines, interfaces, subnets, storage, power, diagnostics,
+// probe), the values that cross them, the typed errors whose Go names the
+// state machines match, and the HTTP implementation speaking MAAS API 2.0
+// with OAuth 1.0 PLAINTEXT.
 //
 // Client is a thin HTTP client written for this package rather than a
 // wrapper of gomaasclient, whose calls take no context and whose transport

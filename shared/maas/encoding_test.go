@@ -204,6 +204,10 @@ func TestRequestEncoding(t *testing.T) {
 			wantForm:  url.Values{"id": {"930"}},
 		},
 		{
+			name: "subnets", method: http.MethodGet, path: "subnets/", replyFile: "subnets-maas-3.5.json",
+			call: func(c *Client) error { _, err := c.Subnets(ctx); return err },
+		},
+		{
 			name: "set storage layout", method: http.MethodPost, path: "machines/k3tgaq/", op: "set_storage_layout", replyFile: machineReply,
 			call: func(c *Client) error {
 				return c.SetStorageLayout(ctx, sid, StorageLayoutParams{Layout: "lvm", BootSize: "1G", RootSize: "100G"})

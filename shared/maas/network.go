@@ -96,3 +96,20 @@ func (c *Client) SetStorageLayout(ctx context.Context, systemID string, p Storag
 	})
 	return err
 }
+
+// Subnets lists the region's subnets (GET subnets/, maas-api §10), ordered
+// by id as MAAS returns them, each with its VLAN. A read: repeating it is
+// free.
+func (c *Client) Subnets(ctx context.Context) ([]Subnet, error) {
+	var ws []*wireSubnet
+	if err := c.doJSON(ctx, request{op: "list subnets", method: http.MethodGet, path: "subnets/"}, &ws); err != nil {
+		return nil, err
+	}
+	out := make([]Subnet, 0, len(ws))
+	for _, w := range ws {
+		if s := w.subnet(); s != nil {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
+}

@@ -65,6 +65,14 @@ type InterfaceManager interface {
 	UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error)
 }
 
+// SubnetLister lists the region's subnets (maas-api §10), so that a caller
+// can find the subnet of an interface that has no link yet.
+type SubnetLister interface {
+	// Subnets lists every subnet the region knows, ordered by id. A read:
+	// repeating it is free.
+	Subnets(ctx context.Context) ([]Subnet, error)
+}
+
 // StorageManager sets a machine's storage layout.
 type StorageManager interface {
 	// SetStorageLayout applies a layout; repeating it re-applies the same

@@ -1,11 +1,13 @@
 package maassim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -30,6 +32,17 @@ type SimulatorConflictError struct {
 
 func (e *SimulatorConflictError) Error() string {
 	return fmt.Sprintf("a host with %s %s already exists", e.Field, e.Value)
+}
+
+// SimulatorNotFoundError reports a control-API lookup that found nothing:
+// no host of that name, or nothing of the kind asked for on it.
+type SimulatorNotFoundError struct {
+	Hostname string
+	Reason   string
+}
+
+func (e *SimulatorNotFoundError) Error() string {
+	return fmt.Sprintf("host %s: %s", e.Hostname, e.Reason)
 }
 
 // defaultDisk is the disk a host gets when none is given.
@@ -273,6 +286,60 @@ func (s *Simulator) addMachineLocked(seed MachineSeed, now time.Time) (*machine,
 	return m, nil
 }
 
+// NodeBootstrap returns the node bootstrap bundle JSON that cloud-init wrote
+// to the disk of the host named hostname (GET
+// /_sim/hardware/{hostname}/bootstrap): exactly the bytes of
+// /etc/gpuaas/bootstrap-bundle.json from the user_data of the host's last
+// deployment, enrollment token included. It exists for tests that replay,
+// expire or cross-use that token; MAAS has no such view. The host is the one
+// added with that hostname or the one linked to the machine of that
+// hostname. SimulatorNotFoundError when there is no such host or its disk
+// holds no bundle (never deployed with one, its OS never fetched its
+// user-data, a new deployment or an erase rewrote the disk);
+// SimulatorInputError when the name fits several hosts.
+func (s *Simulator) NodeBootstrap(hostname string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(s.now())
+	hw, err := s.hostNamed(hostname)
+	if err != nil {
+		return nil, err
+	}
+	if hw.bootstrap == nil {
+		return nil, &SimulatorNotFoundError{Hostname: hostname, Reason: "no node bootstrap bundle on its disk"}
+	}
+	return bytes.Clone(hw.bootstrap), nil
+}
+
+// hostNamed finds the one host added with that hostname or linked to a
+// machine of that hostname (or FQDN).
+func (s *Simulator) hostNamed(hostname string) (*hardware, error) {
+	name := strings.TrimSpace(hostname)
+	short := strings.TrimSuffix(name, "."+defaultDomain.Name)
+	var found []*hardware
+	add := func(hw *hardware) {
+		if hw != nil && !slices.Contains(found, hw) {
+			found = append(found, hw)
+		}
+	}
+	for _, hw := range s.st.hwOrder {
+		if hw.spec.Hostname != "" && (hw.spec.Hostname == name || hw.spec.Hostname == short) {
+			add(hw)
+		}
+	}
+	for _, m := range s.byHostnames([]string{name}) {
+		add(m.hw)
+	}
+	switch len(found) {
+	case 0:
+		return nil, &SimulatorNotFoundError{Hostname: hostname, Reason: "no such host"}
+	case 1:
+		return found[0], nil
+	default:
+		return nil, &SimulatorInputError{Field: "hostname", Reason: fmt.Sprintf("%d hosts have that name", len(found))}
+	}
+}
+
 // --- HTTP --------------------------------------------------------------------
 
 type hardwareView struct {
@@ -286,8 +353,12 @@ type hardwareView struct {
 func controlError(w http.ResponseWriter, err error) {
 	code := http.StatusBadRequest
 	var ce *SimulatorConflictError
-	if errors.As(err, &ce) {
+	var nf *SimulatorNotFoundError
+	switch {
+	case errors.As(err, &ce):
 		code = http.StatusConflict
+	case errors.As(err, &nf):
+		code = http.StatusNotFound
 	}
 	jsonReply(code, map[string]string{"error": err.Error()}).write(w)
 }
@@ -361,11 +432,38 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
 	case path == "/_sim/reset" && r.Method == http.MethodPost:
 		s.Reset()
 		reply{code: http.StatusNoContent}.write(w)
+	case isBootstrapPath(path):
+		if r.Method != http.MethodGet {
+			jsonReply(http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"}).write(w)
+			return
+		}
+		raw, err := s.NodeBootstrap(bootstrapHost(path))
+		if err != nil {
+			controlError(w, err)
+			return
+		}
+		// The body holds an enrollment token: never cached, never logged.
+		rp := reply{code: http.StatusOK, ctype: "application/json", body: raw, header: http.Header{"Cache-Control": {"no-store"}}}
+		rp.write(w)
 	case path == "/_sim/hardware" || path == "/_sim/machines" || path == "/_sim/calls" || path == "/_sim/reset":
 		jsonReply(http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"}).write(w)
 	default:
 		jsonReply(http.StatusNotFound, map[string]string{"error": "no such control endpoint"}).write(w)
 	}
+}
+
+// isBootstrapPath matches /_sim/hardware/{hostname}/bootstrap.
+func isBootstrapPath(path string) bool {
+	name, ok := strings.CutPrefix(path, "/_sim/hardware/")
+	if !ok {
+		return false
+	}
+	name, ok = strings.CutSuffix(name, "/bootstrap")
+	return ok && name != "" && !strings.Contains(name, "/")
+}
+
+func bootstrapHost(path string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(path, "/_sim/hardware/"), "/bootstrap")
 }
 
 func (s *Simulator) viewHardware(hw *hardware) hardwareView {

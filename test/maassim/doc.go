@@ -17,6 +17,8 @@
 // bootstrap bundle from the deployment's cloud-init user_data and calls the
 // enrollment URL with its token, as the node agent would.
 //
-// The package imports only shared/clock of maasflow; it never imports the
-// MAAS client in shared/maas, so the two can be checked against each other.
+// The package's code imports only shared/clock of maasflow, never the MAAS
+// client in shared/maas. Only its tests do: the fidelity suite drives the
+// simulator with that client and with canonical/gomaasclient, and checks
+// both against maas-api.md, not against each other.
 package maassim

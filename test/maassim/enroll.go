@@ -42,52 +42,73 @@ type cloudConfig struct {
 // parseFirstBoot reads the node bootstrap bundle out of cloud-init user_data.
 // Its errors never quote the payload: it holds the enrollment token.
 func parseFirstBoot(userData []byte) (bootstrapBundle, error) {
+	raw, err := bootstrapFile(userData)
+	if err != nil {
+		return bootstrapBundle{}, err
+	}
+	return parseBundle(raw)
+}
+
+// bootstrapFile returns the bytes cloud-init's write_files puts at
+// bootstrapBundlePath, decoded as cloud-init decodes them.
+func bootstrapFile(userData []byte) ([]byte, error) {
 	var cc cloudConfig
 	if err := yaml.Unmarshal(userData, &cc); err != nil {
-		return bootstrapBundle{}, errors.New("user_data is not cloud-config YAML")
+		return nil, errors.New("user_data is not cloud-config YAML")
 	}
 	for _, f := range cc.WriteFiles {
 		if f.Path != bootstrapBundlePath {
 			continue
 		}
-		var raw []byte
 		switch strings.ToLower(f.Encoding) {
 		case "b64", "base64":
 			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(f.Content))
 			if err != nil {
-				return bootstrapBundle{}, fmt.Errorf("%s: content is not valid base64", bootstrapBundlePath)
+				return nil, fmt.Errorf("%s: content is not valid base64", bootstrapBundlePath)
 			}
-			raw = b
+			return b, nil
 		case "", "text/plain":
-			raw = []byte(f.Content)
+			return []byte(f.Content), nil
 		default:
-			return bootstrapBundle{}, fmt.Errorf("%s: unsupported encoding %q", bootstrapBundlePath, f.Encoding)
+			return nil, fmt.Errorf("%s: unsupported encoding %q", bootstrapBundlePath, f.Encoding)
 		}
-		var b bootstrapBundle
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return bootstrapBundle{}, fmt.Errorf("%s: not a JSON bootstrap bundle", bootstrapBundlePath)
-		}
-		var missing []string
-		for _, kv := range [][2]string{{"GPUAAS_NODE_ID", b.NodeID}, {"GPUAAS_ENROLLMENT_TOKEN", b.Token}, {"GPUAAS_API_URL", b.APIURL}} {
-			if kv[1] == "" {
-				missing = append(missing, kv[0])
-			}
-		}
-		if len(missing) > 0 {
-			return bootstrapBundle{}, fmt.Errorf("%s: missing %s", bootstrapBundlePath, strings.Join(missing, ", "))
-		}
-		return b, nil
 	}
-	return bootstrapBundle{}, fmt.Errorf("user_data writes no %s", bootstrapBundlePath)
+	return nil, fmt.Errorf("user_data writes no %s", bootstrapBundlePath)
 }
 
-// playNode is what the deployed OS does once it is up: the node agent reads
-// its bootstrap bundle and enrolls. It runs off the request path so that no
-// MAAS reply waits for it. Called with s.mu held.
+// parseBundle reads what the node agent needs out of the bundle file.
+func parseBundle(raw []byte) (bootstrapBundle, error) {
+	var b bootstrapBundle
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return bootstrapBundle{}, fmt.Errorf("%s: not a JSON bootstrap bundle", bootstrapBundlePath)
+	}
+	var missing []string
+	for _, kv := range [][2]string{{"GPUAAS_NODE_ID", b.NodeID}, {"GPUAAS_ENROLLMENT_TOKEN", b.Token}, {"GPUAAS_API_URL", b.APIURL}} {
+		if kv[1] == "" {
+			missing = append(missing, kv[0])
+		}
+	}
+	if len(missing) > 0 {
+		return bootstrapBundle{}, fmt.Errorf("%s: missing %s", bootstrapBundlePath, strings.Join(missing, ", "))
+	}
+	return b, nil
+}
+
+// playNode is what the deployed OS does once it is up: cloud-init writes the
+// bootstrap bundle to the node's disk, and the node agent reads it and
+// enrolls. The enrollment runs off the request path so that no MAAS reply
+// waits for it. Called with s.mu held.
 func (s *Simulator) playNode(m *machine, at time.Time) {
 	hw := m.hw
 	if hw == nil || s.closed {
 		return
+	}
+	var raw []byte
+	var err error
+	if len(m.userData) > 0 {
+		if raw, err = bootstrapFile(m.userData); err == nil {
+			hw.bootstrap = raw
+		}
 	}
 	if hw.faults.NeverEnrolls {
 		s.log.Info("node never enrolls (fault)", "maas_system_id", m.systemID, "hostname", m.hostname)
@@ -97,7 +118,10 @@ func (s *Simulator) playNode(m *machine, at time.Time) {
 		s.log.Info("deployed without user_data; nothing to enroll", "maas_system_id", m.systemID, "hostname", m.hostname)
 		return
 	}
-	b, err := parseFirstBoot(m.userData)
+	var b bootstrapBundle
+	if err == nil {
+		b, err = parseBundle(raw)
+	}
 	if err != nil {
 		hw.enroll.Attempts++
 		hw.enroll.LastError = err.Error()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -24,17 +25,21 @@ import (
 // The fidelity suite drives MAAS through a client, as maasflow does, and
 // checks the behaviour maas-api.md describes. It runs against the simulator
 // always and against a real MAAS when MAAS_URL and MAAS_API_KEY are set, so
-// the simulator can be no kinder than MAAS. Drivers are pluggable: a second
-// client (shared/maas) joins by implementing fidelityDriver.
+// the simulator can be no kinder than MAAS. Every scenario runs once per
+// driver: canonical/gomaasclient and maasflow's own shared/maas client
+// (fidelity_maasflow_test.go).
 
 // fidelityDriver is what the suite asks of a MAAS client.
 type fidelityDriver interface {
 	Probe(ctx context.Context) (version, username string, err error)
-	// Create adds an IPMI machine for the BMC without commissioning and
-	// without architecture (MAAS then drops any MAC, maas-api §6).
-	Create(ctx context.Context, hostname, bmc, user, pass string) (fMachine, error)
+	// Create adds a machine without commissioning.
+	Create(ctx context.Context, p fCreate) (fMachine, error)
 	Get(ctx context.Context, sid string) (fMachine, error)
 	FindByHostname(ctx context.Context, hostname string) ([]fMachine, error)
+	// FindByPowerAddress returns the system ids of the machines whose BMC
+	// power_address is addr, read from machines/?op=power_parameters (MAAS
+	// has no such filter, maas-api §6).
+	FindByPowerAddress(ctx context.Context, addr string) ([]string, error)
 	// Commission commissions with skip_bmc_config.
 	Commission(ctx context.Context, sid string) (fMachine, error)
 	// Allocate allocates by system_id constraint.
@@ -56,6 +61,17 @@ type fidelityDriver interface {
 	Delete(ctx context.Context, sid string) error
 }
 
+// fCreate is a machine create. An IPMI machine without architecture has
+// its MACs dropped by MAAS (maas-api §6).
+type fCreate struct {
+	Hostname     string
+	PowerType    string
+	BMC          string
+	User, Pass   string
+	Architecture string
+	MACs         []string
+}
+
 type fMachine struct {
 	SystemID         string
 	Hostname         string
@@ -63,8 +79,10 @@ type fMachine struct {
 	StatusName       string
 	Owner            string
 	PowerType        string
+	Architecture     string
 	ErrorDescription string
 	BootInterfaceID  int
+	Interfaces       int // len(interface_set)
 }
 
 type fInterface struct {
@@ -128,7 +146,8 @@ func asFidelity(err error) error {
 func fromEntity(m *entity.Machine) fMachine {
 	return fMachine{
 		SystemID: m.SystemID, Hostname: m.Hostname, Status: int(m.Status), StatusName: m.StatusName,
-		Owner: m.Owner, PowerType: m.PowerType, BootInterfaceID: m.BootInterface.ID,
+		Owner: m.Owner, PowerType: m.PowerType, Architecture: m.Architecture, BootInterfaceID: m.BootInterface.ID,
+		Interfaces: len(m.InterfaceSet),
 	}
 }
 
@@ -151,13 +170,18 @@ func (d *gomaasDriver) Probe(context.Context) (string, string, error) {
 	return v.Version, u.UserName, nil
 }
 
-func (d *gomaasDriver) Create(_ context.Context, hostname, bmc, user, pass string) (fMachine, error) {
+func (d *gomaasDriver) Create(_ context.Context, p fCreate) (fMachine, error) {
 	no := false
-	return d.machine(d.c.Machines.Create(&entity.MachineCreateParams{Hostname: hostname, PowerType: "ipmi", Commission: &no},
-		map[string]any{
-			"power_parameters_power_address": bmc, "power_parameters_power_user": user,
-			"power_parameters_power_pass": pass, "power_parameters_power_driver": "LAN_2_0",
-		}))
+	power := map[string]any{}
+	if p.PowerType == "ipmi" {
+		power = map[string]any{
+			"power_parameters_power_address": p.BMC, "power_parameters_power_user": p.User,
+			"power_parameters_power_pass": p.Pass, "power_parameters_power_driver": "LAN_2_0",
+		}
+	}
+	return d.machine(d.c.Machines.Create(&entity.MachineCreateParams{
+		Hostname: p.Hostname, PowerType: p.PowerType, Architecture: p.Architecture, MACAddresses: p.MACs, Commission: &no,
+	}, power))
 }
 
 func (d *gomaasDriver) Get(_ context.Context, sid string) (fMachine, error) {
@@ -185,6 +209,25 @@ func (d *gomaasDriver) FindByHostname(_ context.Context, hostname string) ([]fMa
 	for n := range ms {
 		out = append(out, fromEntity(&ms[n]))
 	}
+	return out, nil
+}
+
+func (d *gomaasDriver) FindByPowerAddress(_ context.Context, addr string) ([]string, error) {
+	// gomaasclient has no helper for the collection's power_parameters.
+	var params map[string]map[string]any
+	err := d.c.Machines.(*client.Machines).APIClient.GetSubObject("machines").Get("power_parameters", nil, func(b []byte) error {
+		return json.Unmarshal(b, &params)
+	})
+	if err != nil {
+		return nil, asFidelity(err)
+	}
+	var out []string
+	for sid, p := range params {
+		if a, _ := p["power_address"].(string); a == addr {
+			out = append(out, sid)
+		}
+	}
+	sort.Strings(out)
 	return out, nil
 }
 
@@ -423,20 +466,35 @@ func op(name string, f func(r *fidelityRun) (fMachine, error), wantStatus string
 	})
 }
 
-var (
-	createStep = step("create IPMI machine", func(t *testing.T, r *fidelityRun) {
+// createIPMI creates an IPMI machine for a fresh host with the given
+// architecture and no MAC: MAAS links it to its host by BMC address.
+func createIPMI(name, arch string) fidelityStep {
+	return step(name, func(t *testing.T, r *fidelityRun) {
 		bmc, ok := r.env.host(t, Faults{})
 		require.True(t, ok)
-		m, err := r.env.d.Create(r.ctx, r.env.hostname(), bmc, r.env.bmcUser, r.env.bmcPass)
+		m, err := r.env.d.Create(r.ctx, fCreate{
+			Hostname: r.env.hostname(), PowerType: "ipmi", BMC: bmc, User: r.env.bmcUser, Pass: r.env.bmcPass, Architecture: arch,
+		})
 		require.NoError(t, err)
 		r.sid = m.SystemID
 		assert.Equal(t, "New", m.StatusName)
 		assert.Equal(t, "ipmi", m.PowerType)
+		assert.Zero(t, m.Interfaces, "no MAC sent: no interface until commissioning")
+		if arch != "" {
+			assert.Equal(t, arch, m.Architecture)
+		}
 		found, err := r.env.d.FindByHostname(r.ctx, m.Hostname)
 		require.NoError(t, err)
 		require.Len(t, found, 1)
 		assert.Equal(t, r.sid, found[0].SystemID)
+		sids, err := r.env.d.FindByPowerAddress(r.ctx, bmc)
+		require.NoError(t, err)
+		assert.Contains(t, sids, r.sid)
 	})
+}
+
+var (
+	createStep     = createIPMI("create IPMI machine", "")
 	commissionStep = op("commission", func(r *fidelityRun) (fMachine, error) { return r.env.d.Commission(r.ctx, r.sid) }, "Commissioning")
 	allocateStep   = step("allocate", func(t *testing.T, r *fidelityRun) {
 		m, err := r.env.d.Allocate(r.ctx, r.sid)
@@ -528,8 +586,27 @@ func fidelityScenarios() []fidelityScenario {
 			step("subnets are listed", func(t *testing.T, r *fidelityRun) {
 				ss, err := r.env.d.Subnets(r.ctx)
 				require.NoError(t, err)
-				assert.NotEmpty(t, ss)
+				require.NotEmpty(t, ss)
+				for n, s := range ss {
+					assert.NotZero(t, s.ID)
+					assert.NotEmpty(t, s.CIDR)
+					if n > 0 {
+						assert.Less(t, ss[n-1].ID, s.ID, "ordered by id")
+					}
+				}
 			}),
+			// Only ipmi is exempt from the MAC rule; the error is the form's
+			// clean() error under power_type (maas-api §6).
+			expectRefused("manual power create without MAC", http.StatusBadRequest,
+				`"power_type": ["Can't set power type to manual without network interfaces"]`, func(r *fidelityRun) error {
+					_, err := r.env.d.Create(r.ctx, fCreate{Hostname: "maasflow-fidelity-no-mac", PowerType: "manual", Architecture: "amd64/generic"})
+					return err
+				}),
+		}},
+		{name: "IPMI create with architecture and no MAC", mutates: true, steps: []fidelityStep{
+			createIPMI("create IPMI machine with architecture", "amd64/generic"),
+			commissionStep, await("Testing", 2*time.Minute), await("Ready", time.Minute), bootLinked,
+			deleteStep,
 		}},
 		{name: "lifecycle create to deployed to erased", mutates: true, steps: withReady(
 			expectRefused("abort while Ready", http.StatusConflict, "Cannot abort in current state: node {sid} is in state Ready.",
@@ -754,6 +831,7 @@ var fidelityDrivers = []struct {
 	make func(t *testing.T, maasURL, key string) fidelityDriver
 }{
 	{"gomaasclient", func(t *testing.T, u, k string) fidelityDriver { return newGomaasDriver(t, u, k) }},
+	{"maasflow", func(t *testing.T, u, k string) fidelityDriver { return newMaasflowDriver(t, u, k) }},
 }
 
 func TestFidelitySimulator(t *testing.T) {
@@ -799,6 +877,7 @@ func TestFidelityRealMAAS(t *testing.T) {
 	}
 	bmc := os.Getenv("MAAS_FIDELITY_BMC")
 	mutate := os.Getenv("MAAS_FIDELITY_MUTATE") == "1" && bmc != ""
+	names := 0
 	for _, drv := range fidelityDrivers {
 		t.Run(drv.name, func(t *testing.T) {
 			env := &fidelityEnv{
@@ -807,7 +886,10 @@ func TestFidelityRealMAAS(t *testing.T) {
 				host: func(*testing.T, Faults) (string, bool) { return bmc, bmc != "" },
 				pass: func(_ *testing.T, d time.Duration) { time.Sleep(d) },
 				hostname: func() string {
-					return fmt.Sprintf("maasflow-fidelity-%d", time.Now().Unix())
+					// Unique across scenarios and drivers: MAAS refuses a
+					// second machine of one hostname.
+					names++
+					return fmt.Sprintf("maasflow-fidelity-%d-%d", time.Now().Unix(), names)
 				},
 			}
 			runFidelity(t, env, mutate, func(*testing.T) (string, string) {

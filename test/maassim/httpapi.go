@@ -42,9 +42,23 @@ func textReply(code int, msg string) reply {
 // formError is MAAS's validation error: 400 with {"field": ["msg"]},
 // spaced as Python's json.dumps writes it, since clients match on the text.
 func formError(field, msg string) reply {
-	k, _ := json.Marshal(field)
-	v, _ := json.Marshal(msg)
-	body := fmt.Sprintf("{%s: [%s]}", k, v)
+	return formErrors([]fieldError{{field, msg}})
+}
+
+// fieldError is one field's message in a form error.
+type fieldError struct{ field, msg string }
+
+// formErrors is a form error naming several fields, in the order Django
+// collects them: field errors in field order, then those of the form's
+// clean(). One message per field.
+func formErrors(errs []fieldError) reply {
+	parts := make([]string, 0, len(errs))
+	for _, e := range errs {
+		k, _ := json.Marshal(e.field)
+		v, _ := json.Marshal(e.msg)
+		parts = append(parts, fmt.Sprintf("%s: [%s]", k, v))
+	}
+	body := "{" + strings.Join(parts, ", ") + "}"
 	return reply{code: http.StatusBadRequest, ctype: "application/json; charset=utf-8", body: []byte(body)}
 }
 

@@ -425,6 +425,11 @@ func (s *Simulator) startDeployment(m *machine, at time.Time, user, comment stri
 	s.at(m, at.Add(3*d/16), func(at time.Time) {
 		s.event(m, at, levelInfo, "Installing OS", "", "")
 		startResults(m.currentInstallation, at)
+		// curtin repartitions the disk: the previous OS and what cloud-init
+		// wrote on it are gone.
+		if m.hw != nil {
+			m.hw.bootstrap = nil
+		}
 	})
 	s.at(m, at.Add(10*d/16), func(at time.Time) { s.curtinDone(m, at) })
 }
@@ -529,6 +534,9 @@ func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string,
 			m.hw.faults.EraseFailures--
 			s.markFailed(m, at, statusFailedDiskErasing, "Failed to erase disks.")
 			return
+		}
+		if m.hw != nil {
+			m.hw.bootstrap = nil
 		}
 		s.event(m, at, levelInfo, "Disks erased", "", "")
 		s.startReleasing(m, at)

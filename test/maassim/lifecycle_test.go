@@ -350,9 +350,46 @@ func TestCreateMachine(t *testing.T) {
 		{"bad MAC", url.Values{"architecture": {"amd64/generic"}, "mac_addresses": {"zz"}}, http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
 			assert.Equal(t, `{"mac_addresses": ["'zz' is not a valid MAC address."]}`, string(r.body))
 		}},
-		{"manual power needs a MAC", url.Values{"architecture": {"amd64/generic"}, "power_type": {"manual"}}, http.StatusBadRequest,
+		{"ipmi with architecture and no MAC", url.Values{"power_type": {"ipmi"}, "hostname": {"gpu-a"}, "architecture": {"amd64/generic"},
+			"commission": {"false"}, "power_parameters_power_address": {"10.10.0.1"}}, http.StatusOK,
 			func(t *testing.T, h *harness, r apiResp) {
-				assert.Equal(t, `{"mac_addresses": ["Can't set power type to manual without network interfaces"]}`, string(r.body))
+				m := r.obj(t)
+				assert.Equal(t, "New", m["status_name"])
+				assert.Equal(t, "amd64/generic", m["architecture"], "the architecture is kept")
+				assert.Empty(t, m["interface_set"])
+				assert.Equal(t, "off", m["power_state"], "linked to its host by BMC address")
+				// Commissioning PXE-boots the host and records its NICs.
+				sid := m["system_id"].(string)
+				c := h.call(t, http.MethodPost, "machines/"+sid+"/", "commission", url.Values{"skip_bmc_config": {"1"}})
+				require.Equal(t, http.StatusOK, c.code, "body: %s", c.body)
+				h.clock.Advance(3 * time.Minute)
+				m = h.machine(t, sid)
+				assert.Equal(t, "Ready", m["status_name"])
+				require.Len(t, m["interface_set"], 1)
+				assert.Equal(t, "0c:c4:7a:00:00:01", m["interface_set"].([]any)[0].(map[string]any)["mac_address"])
+			}},
+		{"ipmi with neither architecture nor MAC", url.Values{"power_type": {"ipmi"}, "hostname": {"gpu-a"}, "commission": {"false"},
+			"power_parameters_power_address": {"10.10.0.1"}}, http.StatusOK,
+			func(t *testing.T, h *harness, r apiResp) {
+				m := r.obj(t)
+				assert.Equal(t, "New", m["status_name"])
+				assert.Empty(t, m["architecture"])
+				assert.Empty(t, m["interface_set"])
+				assert.Equal(t, "off", m["power_state"], "linked to its host by BMC address")
+			}},
+		{"manual power without MAC", url.Values{"architecture": {"amd64/generic"}, "power_type": {"manual"}}, http.StatusBadRequest,
+			func(t *testing.T, h *harness, r apiResp) {
+				assert.Equal(t, `{"mac_addresses": ["This field is required."], `+
+					`"power_type": ["Can't set power type to manual without network interfaces"]}`, string(r.body))
+			}},
+		{"redfish power with a blank MAC", url.Values{"architecture": {"amd64/generic"}, "power_type": {"redfish"}, "mac_addresses": {""}},
+			http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+				assert.Equal(t, `{"mac_addresses": ["This field is required."], `+
+					`"power_type": ["Can't set power type to redfish without network interfaces"]}`, string(r.body))
+			}},
+		{"no power type needs architecture and MAC", url.Values{"hostname": {"gpu-a"}}, http.StatusBadRequest,
+			func(t *testing.T, h *harness, r apiResp) {
+				assert.Equal(t, `{"architecture": ["This field is required."], "mac_addresses": ["This field is required."]}`, string(r.body))
 			}},
 		{"duplicate hostname", url.Values{"power_type": {"ipmi"}, "hostname": {"taken"}, "power_parameters_power_address": {"10.10.0.1"}},
 			http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
@@ -374,6 +411,27 @@ func TestCreateMachine(t *testing.T) {
 			tc.check(t, h, r)
 		})
 	}
+}
+
+func TestUpdatePowerTypeNeedsInterfaces(t *testing.T) {
+	h := newHarness(t)
+	sid := h.create(t, "gpu-a", h.host(t, 1, Faults{}), false)
+	put := func(pt string) apiResp {
+		return h.call(t, http.MethodPut, "machines/"+sid+"/", "", url.Values{"power_type": {pt}})
+	}
+	r := h.call(t, http.MethodPut, "machines/"+sid+"/", "", url.Values{"power_type": {"manual"}, "hostname": {"gpu-renamed"}})
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Equal(t, `{"power_type": ["Can't set power type to manual without network interfaces"]}`, string(r.body))
+	m := h.machine(t, sid)
+	assert.Equal(t, "ipmi", m["power_type"], "nothing changed")
+	assert.Equal(t, "gpu-a", m["hostname"], "the request was rolled back whole")
+
+	r = h.call(t, http.MethodPost, "machines/"+sid+"/", "commission", url.Values{"skip_bmc_config": {"1"}})
+	require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+	h.clock.Advance(3 * time.Minute)
+	r = put("manual")
+	require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+	assert.Equal(t, "manual", r.obj(t)["power_type"], "commissioning gave it interfaces")
 }
 
 func TestListFilters(t *testing.T) {

@@ -36,10 +36,27 @@ func (s *Simulator) updateMachine(rq *request) reply {
 		return *bad
 	}
 	p := rq.params
-	if h := strings.TrimSpace(p.Get("hostname")); h != "" && h != m.hostname {
-		if len(s.st.byHostname[h]) > 0 {
-			return formError("hostname", "Node with this Hostname already exists.")
-		}
+	// Validate everything first: MAAS rolls the request back on any error
+	// (maas-api §2).
+	h := strings.TrimSpace(p.Get("hostname"))
+	if h != "" && h != m.hostname && len(s.st.byHostname[h]) > 0 {
+		return formError("hostname", "Node with this Hostname already exists.")
+	}
+	pt := p.Get("power_type")
+	if pt != "" && !powerTypes[pt] {
+		return formError("power_type", fmt.Sprintf("Select a valid choice. %s is not one of the available choices.", pt))
+	}
+	// The create rule again (MachineForm.clean): only ipmi may do without
+	// interfaces.
+	if pt != "" && pt != m.powerType && pt != "ipmi" && len(m.ifaces) == 0 {
+		return formError("power_type", fmt.Sprintf("Can't set power type to %s without network interfaces", pt))
+	}
+	params, bad := powerParamsFrom(rq)
+	if bad != nil {
+		return *bad
+	}
+
+	if h != "" && h != m.hostname {
 		s.renameMachine(m, h)
 	}
 	if _, ok := p["description"]; ok {
@@ -48,15 +65,8 @@ func (s *Simulator) updateMachine(rq *request) reply {
 	if a := p.Get("architecture"); a != "" {
 		m.architecture = fixArchitecture(a)
 	}
-	if pt := p.Get("power_type"); pt != "" {
-		if !powerTypes[pt] {
-			return formError("power_type", fmt.Sprintf("Select a valid choice. %s is not one of the available choices.", pt))
-		}
+	if pt != "" {
 		m.powerType = pt
-	}
-	params, bad := powerParamsFrom(rq)
-	if bad != nil {
-		return *bad
 	}
 	for k, v := range params {
 		m.powerParams[k] = v

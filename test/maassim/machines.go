@@ -256,26 +256,46 @@ func (s *Simulator) createMachine(rq *request) reply {
 	if powerType == "ipmi" && params["power_address"] == "" && !rq.flag("power_parameters_skip_check") {
 		return formError("power_parameters", "power_address: This field is required.")
 	}
-	macs := p["mac_addresses"]
-	for _, mac := range macs {
-		if _, err := net.ParseMAC(mac); err != nil {
-			return formError("mac_addresses", fmt.Sprintf("'%s' is not a valid MAC address.", mac))
+	var macs []string
+	for _, mac := range p["mac_addresses"] {
+		if mac != "" {
+			macs = append(macs, mac)
 		}
 	}
-	// With power_type=ipmi and no architecture MAAS drops the MACs and
-	// finds the machine by its BMC when it PXE-boots (maas-api §6, §14.9).
+	// MAAS's create form (MS/forms/__init__.py): architecture and
+	// mac_addresses are required fields unless power_type is ipmi, whose
+	// machine enlists by PXE and is matched to its host by BMC address
+	// (requires_macs_and_architecture). Then the form's clean() refuses any
+	// other power type without interfaces, under power_type. Django reports
+	// every failing field at once (maas-api §6).
+	var errs []fieldError
+	needed := powerType != "ipmi"
+	if needed && arch == "" {
+		errs = append(errs, fieldError{"architecture", "This field is required."})
+	}
+	macsValid := true
+	for _, mac := range macs {
+		if _, err := net.ParseMAC(mac); err != nil {
+			errs = append(errs, fieldError{"mac_addresses", fmt.Sprintf("'%s' is not a valid MAC address.", mac)})
+			macsValid = false
+			break
+		}
+	}
+	if needed && len(macs) == 0 {
+		errs = append(errs, fieldError{"mac_addresses", "This field is required."})
+	}
+	if powerType != "" && powerType != "ipmi" && (len(macs) == 0 || !macsValid) {
+		errs = append(errs, fieldError{"power_type", fmt.Sprintf("Can't set power type to %s without network interfaces", powerType)})
+	}
+	if len(errs) > 0 {
+		return formErrors(errs)
+	}
+	// With power_type=ipmi and no architecture MAAS drops the MACs, so the
+	// machine boots into enlistment and MAAS learns its architecture; with
+	// an architecture it keeps them, and with neither MAC it still links
+	// the machine to its host by BMC address (maas-api §6, §14.9).
 	if powerType == "ipmi" && arch == "" {
 		macs = nil
-	} else {
-		if arch == "" {
-			return formError("architecture", "This field is required.")
-		}
-		if len(macs) == 0 {
-			if powerType != "" {
-				return formError("mac_addresses", fmt.Sprintf("Can't set power type to %s without network interfaces", powerType))
-			}
-			return formError("mac_addresses", "This field is required.")
-		}
 	}
 	for _, mac := range macs {
 		norm := normMAC(mac)

@@ -13,6 +13,10 @@ type hardware struct {
 	faults  Faults // remaining fault counts, consumed per attempt
 	powerOn bool
 	enroll  enrollState
+	// bootstrap is the node bootstrap bundle cloud-init wrote to the disk
+	// when the last deployed OS booted; nil once a deployment or an erase
+	// rewrites the disk.
+	bootstrap []byte
 }
 
 // enrollState is what the node agent (played by the simulator) did.

@@ -35,7 +35,7 @@ var t0 = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 const runTimeout = 60 * time.Second
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	f      *activitiestest.Fixture
 	engine *asl.Engine
 	smARN  string
@@ -48,7 +48,7 @@ type options struct {
 	tokenWaitsIdle bool
 }
 
-func newHarness(t *testing.T, o options) *harness {
+func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
 	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7})

@@ -1,0 +1,117 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/workflow"
+	"github.com/maasflow/maasflow/test/maassim"
+)
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime(tb testing.TB) time.Duration {
+	tb.Helper()
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// transitions counts the states an execution entered, as Step Functions
+// bills them (retries included: each retried attempt enters again).
+func transitions(tb testing.TB, e *asl.Engine, execARN string) int {
+	tb.Helper()
+	hist, err := e.History(execARN)
+	require.NoError(tb, err)
+	n := 0
+	for _, ev := range hist {
+		if strings.HasSuffix(ev.Type, "StateEntered") {
+			n++
+		}
+	}
+	return n
+}
+
+func totalCalls(s *maassim.Simulator) int { return s.Calls().Total }
+
+// onboardMany runs n clean onboardings at once on h and returns the
+// transitions they took.
+func onboardMany(b *testing.B, h *harness, batch, n int) int {
+	b.Helper()
+	obs := make([]domain.Onboarding, n)
+	for i := range obs {
+		host := fmt.Sprintf("gpu-%d-%03d", batch, i)
+		bmc := fmt.Sprintf("10.%d.%d.%d", 30+batch/250, batch%250, i+1)
+		mac := fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", (batch>>8)&0xff, batch&0xff, i>>8, i&0xff)
+		h.hardware(host, bmc, mac, maassim.Faults{})
+		obs[i] = h.f.AddOnboarding(b, host, bmc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*runTimeout)
+	defer cancel()
+	arns := make([]string, n)
+	var wg sync.WaitGroup
+	for i, o := range obs {
+		arn, err := workflow.NewLocal(h.engine, h.smARN).StartOnboarding(ctx, o)
+		require.NoError(b, err)
+		arns[i] = arn
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ex, err := h.engine.Wait(ctx, arn)
+			if err == nil && ex.Status != asl.StatusSucceeded {
+				err = fmt.Errorf("%s: %s", ex.Error, ex.Cause)
+			}
+			if err != nil {
+				b.Errorf("onboarding %s: %v", o.Hostname, err)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, arn := range arns {
+		total += transitions(b, h.engine, arn)
+	}
+	return total
+}
+
+// benchOnboardings runs b.N batches of n concurrent clean onboardings, each
+// batch on a fresh harness (the simulator's one /24 subnet runs out of
+// addresses after a few hundred deployed machines, as a real one would),
+// and reports per onboarding the CPU time, MAAS API calls and state
+// transitions.
+func benchOnboardings(b *testing.B, n int) {
+	b.Helper()
+	var cpu time.Duration
+	calls, trans := 0, 0
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		h := newHarness(b, options{})
+		cpu0, calls0 := cpuTime(b), totalCalls(h.f.Sim)
+		b.StartTimer()
+		trans += onboardMany(b, h, i, n)
+		b.StopTimer()
+		cpu += cpuTime(b) - cpu0
+		calls += totalCalls(h.f.Sim) - calls0
+	}
+	per := float64(b.N * n)
+	b.ReportMetric(float64(cpu.Microseconds())/1000/per, "cpu-ms/onboarding")
+	b.ReportMetric(float64(calls)/per, "maas-calls/onboarding")
+	b.ReportMetric(float64(trans)/per, "transitions/onboarding")
+}
+
+// BenchmarkOnboarding runs one clean onboarding at a time against a
+// zero-latency simulator in virtual time.
+func BenchmarkOnboarding(b *testing.B) { benchOnboardings(b, 1) }
+
+// BenchmarkConcurrentOnboardings runs 100 onboardings at once; one op is
+// the whole batch.
+func BenchmarkConcurrentOnboardings(b *testing.B) { benchOnboardings(b, 100) }

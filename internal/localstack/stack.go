@@ -234,24 +234,26 @@ func (s *Stack) Close() error {
 }
 
 func (s *Stack) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var errs []error
 	// Running executions die with the process; stopping them first keeps
 	// their tasks from writing to stores that are about to close. The next
-	// start reports them (failInterrupted).
+	// start reports them (failInterrupted). StopExecution returns once the
+	// execution has ended.
 	if s.Engine != nil {
 		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, asl.StatusRunning) {
 			_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
 		}
-		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, "") {
-			_, _ = s.Engine.Wait(ctx, ex.ExecutionARN)
+	}
+	// Give in-flight requests a moment, then cut what is left: a slow client
+	// must not keep the process from stopping.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range s.servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			_ = srv.Close()
 		}
 	}
-	for _, srv := range s.servers {
-		errs = append(errs, srv.Shutdown(ctx))
-	}
 	s.wg.Wait()
+	var errs []error
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())
 	}

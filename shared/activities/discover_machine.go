@@ -33,10 +33,10 @@ type DiscoverMachineOutput struct {
 // domain.DecideDiscovery decide. Only reads reach MAAS unless the decision
 // is to create: ambiguity, a New machine that may not be claimed and an
 // unsafe status all fail with nothing changed in MAAS. Creating uses the
-// site's IPMI credentials, power_type ipmi, the PXE MAC an earlier attempt
-// observed with the profile's architecture (so MAAS keeps the MAC,
-// maas-api §14.9), and commission=false, so that commissioning runs next
-// with the policy's flags.
+// site's IPMI credentials, power_type ipmi, the profile's architecture (so
+// MAAS keeps a MAC, maas-api §14.9), the PXE MAC when an earlier attempt
+// observed one, and commission=false, so that commissioning runs next with
+// the policy's flags.
 //
 // Repeat: a retry after a create whose answer was lost finds the New
 // machine by hostname and power address and recognises it by the
@@ -159,17 +159,15 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		PowerAddress: c.ob.IPMIIP,
 		PowerUser:    creds.BMCUsername,
 		PowerPass:    creds.BMCPassword,
+		// With power_type=ipmi MAAS drops the MACs unless an architecture is
+		// given (maas-api §14.9); the profile's is always sent.
+		Architecture: profile.Architecture,
 		// commission=false: CommissionMachine commissions next, with the
 		// policy's enable_ssh and skip_bmc_config.
 		Commission: false,
 	}
 	if c.ob.PXEMAC != "" {
-		// With power_type=ipmi MAAS drops the MACs unless an architecture is
-		// given (maas-api §14.9): send the profile's to keep the known MAC.
-		// Without a MAC the architecture is left out, and MAAS links the
-		// machine to its host by the BMC address when it PXE-boots.
 		p.MACAddresses = []string{strings.ToLower(c.ob.PXEMAC)}
-		p.Architecture = profile.Architecture
 	}
 	m, err := client.Create(ctx, p)
 	if err != nil {

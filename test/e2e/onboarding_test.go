@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,9 +34,23 @@ func errorCode(o map[string]any) string {
 	return code
 }
 
-// emitted reads the local bus file and returns the detail types emitted for
-// one onboarding, in order.
-func (e *env) emitted(onboardingID string) []string {
+// emitted returns the detail types emitted for one onboarding, in order,
+// once n of them are on the bus (the status can be read a moment before the
+// final event is written), or what is there when the wait runs out.
+func (e *env) emitted(onboardingID string, n int) []string {
+	e.t.Helper()
+	deadline := time.Now().Add(terminalWait)
+	for {
+		types := e.busTypes(onboardingID)
+		if len(types) >= n || time.Now().After(deadline) {
+			return types
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// busTypes reads the local bus file.
+func (e *env) busTypes(onboardingID string) []string {
 	e.t.Helper()
 	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
 	require.NoError(e.t, err)
@@ -64,7 +79,7 @@ func TestCleanOnboardingCompletes(t *testing.T) {
 	for _, st := range []string{"validate", "discover", "commission", "pxe_preflight", "deploy", "wait_enrollment", "completion_gates"} {
 		assert.Equal(t, "ok", outcomes[st], "stage %s", st)
 	}
-	assert.Equal(t, []string{"node.onboarding.started", "node.onboarding.completed"}, e.emitted(id))
+	assert.Equal(t, []string{"node.onboarding.started", "node.onboarding.completed"}, e.emitted(id, 2))
 
 	calls := e.simCalls()
 	assert.Equal(t, 1, callsWithOp(calls, "deploy"), "one deploy")
@@ -206,7 +221,7 @@ func TestEnrollmentTimeoutNeedsAnOperator(t *testing.T) {
 
 	assert.Equal(t, "manual_intervention", o["status"])
 	assert.Equal(t, "wait_enrollment", o["stage"])
-	assert.Equal(t, []string{"node.onboarding.started", "node.onboarding.manual_intervention_required"}, e.emitted(id))
+	assert.Equal(t, []string{"node.onboarding.started", "node.onboarding.manual_intervention_required"}, e.emitted(id, 2))
 }
 
 func TestSecondOnboardingForTheSameHostConflicts(t *testing.T) {

@@ -4,12 +4,14 @@ GOFLAGS   ?=
 FUNCTIONS := $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go))
 ASL_FILES := $(wildcard statemachines/*.asl.json)
 NODE_BIN  := node_modules/.bin
+# golangci-lint is pinned in tools.mod, so its dependencies stay out of go.mod.
+LINT      := $(GO) tool -modfile=tools.mod golangci-lint
 
 # jsii (the CDK's Go bindings) prints a large end-of-life banner on Node 20.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help run test bench build synth lint fmt-check vet asl-validate go-test clean
+.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate go-test clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -17,7 +19,7 @@ help: ## list the targets
 run: ## start the embedded stack with the MAAS simulator and demo data
 	$(GO) run ./cmd/maasflow local --demo
 
-test: fmt-check vet asl-validate go-test ## gofmt check, go vet, asl-validator, go test -race ./...
+test: lint asl-validate go-test ## lint, asl-validator, go test -race ./...
 
 fmt-check: ## fail when a Go file is not gofmt-clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
@@ -26,7 +28,18 @@ fmt-check: ## fail when a Go file is not gofmt-clean
 vet: ## go vet ./...
 	$(GO) vet ./...
 
-lint: fmt-check vet ## static checks
+lint: fmt-check vet ## gofmt check, go vet, golangci-lint (.golangci.yml)
+	$(LINT) run ./...
+
+# CI only: it needs git and rewrites the module files when they are not tidy.
+# tools.mod is tidied from an empty directory: from here, tidy would add every
+# import of this module to it.
+tidy-check: ## fail when go mod tidy changes go.mod/go.sum or tools.mod/tools.sum
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; touch "$$tmp/go.mod"; \
+		cd "$$tmp" && $(GO) mod tidy -modfile="$(CURDIR)/tools.mod"
+	git diff --exit-code tools.mod tools.sum
 
 $(NODE_BIN)/asl-validator: package.json package-lock.json
 	npm ci --no-audit --no-fund

@@ -62,7 +62,7 @@ func TestDetailTypes(t *testing.T) {
 func TestValidateAcceptsGoodDetails(t *testing.T) {
 	for _, dt := range DetailTypes() {
 		t.Run(dt, func(t *testing.T) {
-			assert.NoError(t, Validate(dt, mustJSON(t, detail(dt))))
+			require.NoError(t, Validate(dt, mustJSON(t, detail(dt))))
 
 			minimal := detail(dt)
 			delete(minimal, "status")
@@ -239,7 +239,7 @@ func TestAsyncAPIDescribesEverySchema(t *testing.T) {
 		names = append(names, m.Name)
 		assert.Equal(t, "./"+m.Name+".schema.json", m.Payload.Ref, key)
 		_, err := os.Stat(strings.TrimPrefix(m.Payload.Ref, "./"))
-		assert.NoError(t, err, "payload file of %s exists", key)
+		require.NoError(t, err, "payload file of %s exists", key)
 		found := false
 		for _, ch := range doc.Channels {
 			for _, cm := range ch.Messages {

@@ -92,7 +92,7 @@ func TestResolvePlaceholders(t *testing.T) {
 				assert.Contains(t, err.Error(), "${"+tt.unresolved[0]+"}")
 				assert.Contains(t, err.Error(), "functions found: api, apply-roce")
 			case tt.wantErr != "":
-				assert.ErrorContains(t, err, tt.wantErr)
+				require.ErrorContains(t, err, tt.wantErr)
 			default:
 				require.NoError(t, err)
 				assert.Equal(t, tt.wantFn, byFn)
@@ -323,6 +323,6 @@ func fixtureAssets(t *testing.T, functions []string) string {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o750))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 }

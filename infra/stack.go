@@ -29,7 +29,7 @@ import (
 // sitesSecretName matches every per-site secret (domain.SiteCredentialsSecretName
 // writes maasflow/sites/<site>/credentials); Secrets Manager appends a
 // random suffix to secret ARNs, which the trailing * also covers.
-const sitesSecretName = "maasflow/sites/*"
+const sitesSecretName = "maasflow/sites/*" //nolint:gosec // G101: a secret name pattern for IAM, not a credential
 
 // API routes. Admin routes need a JWT from the configured issuer; healthz is
 // public and enroll is authenticated by the handler with the node's

@@ -156,7 +156,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, query url.Val
 		// never a header, so the token cannot leak through it.
 		return nil, fmt.Errorf("cannot reach the admin API: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, adminMaxResponse+1))
 	if err != nil {
 		return nil, fmt.Errorf("read answer to %s %s: %w", method, path, err)

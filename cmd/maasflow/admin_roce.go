@@ -270,7 +270,7 @@ func (r *adminRun) readInput(name string) ([]byte, error) {
 		if err != nil {
 			return nil, usagef("--file: %s", err.Error())
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		in = f
 	}
 	b, err := io.ReadAll(io.LimitReader(in, adminMaxRoCEInput+1))

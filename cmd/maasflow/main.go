@@ -30,8 +30,20 @@ func main() {
 	os.Exit(code)
 }
 
-// run dispatches a command and returns the process exit code.
+// run dispatches a command and returns the process exit code. A command
+// prints without checking each write; run checks stdout once at the end, so
+// output lost to a full disk or a closed pipe still fails the command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outputWriter{w: stdout}
+	code := dispatch(ctx, args, out, stderr)
+	if err := out.Err(); err != nil && code == 0 {
+		fmt.Fprintf(stderr, "maasflow: write output: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

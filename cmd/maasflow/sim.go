@@ -55,7 +55,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ln, err := net.Listen("tcp", *listen)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "maasflow sim: listen on %s: %v\n", *listen, err)
 		return 1

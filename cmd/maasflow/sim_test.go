@@ -22,7 +22,7 @@ func TestRunSimServesUntilCancelled(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- runSim(ctx, []string{"--listen", "127.0.0.1:0", "--seed", "3", "--time-scale", "60"}, outW, &errb)
-		outW.Close()
+		_ = outW.Close()
 	}()
 
 	sc := bufio.NewScanner(outR)
@@ -40,7 +40,7 @@ func TestRunSimServesUntilCancelled(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, string(body), `"version":"3.5.4"`)
 
@@ -50,7 +50,7 @@ func TestRunSimServesUntilCancelled(t *testing.T) {
 	req.Header.Set("Authorization", fmt.Sprintf(`OAuth oauth_consumer_key="%s", oauth_token="%s", oauth_signature="%%26%s", oauth_signature_method="PLAINTEXT", oauth_timestamp="1", oauth_nonce="x"`, parts[0], parts[1], parts[2]))
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the printed key is the accepted one")
 
 	cancel()

@@ -180,7 +180,7 @@ func (c *adminClient) do(ctx context.Context, method, path string, body, out any
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode >= 300 {
 		return &statusError{status: resp.StatusCode, body: strings.TrimSpace(string(b))}

@@ -101,15 +101,15 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.AdminToken = randomToken()
 	}
 
-	apiLn, err := net.Listen("tcp", cfg.Listen)
+	var lc net.ListenConfig
+	apiLn, err := lc.Listen(ctx, "tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	s.APIURL = "http://" + apiLn.Addr().String()
 
-	maasURL := cfg.MAASURL
-	if maasURL == "" {
-		simLn, err := net.Listen("tcp", cfg.SimListen)
+	if cfg.MAASURL == "" {
+		simLn, err := lc.Listen(ctx, "tcp", cfg.SimListen)
 		if err != nil {
 			_ = apiLn.Close()
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
@@ -118,7 +118,6 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
-		maasURL = s.SimURL
 		s.serve(simLn, s.Sim)
 	}
 
@@ -143,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
 	s.Bus = bus
-	s.closers = append(s.closers, func() error { bus.Close(); return nil })
+	s.closers = append(s.closers, bus.Close)
 
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.

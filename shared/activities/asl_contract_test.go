@@ -203,7 +203,7 @@ func TestCatalog(t *testing.T) {
 		seen[f.Name] = true
 		assert.NotNil(t, f.Handler)
 		_, err := os.Stat(filepath.Join(".", strings.ReplaceAll(f.Name, "-", "_")+".go"))
-		assert.NoError(t, err, "activity %s has no file of its own", f.Activity)
+		require.NoError(t, err, "activity %s has no file of its own", f.Activity)
 	}
 	assert.Len(t, seen, 14)
 }

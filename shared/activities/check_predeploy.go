@@ -134,7 +134,7 @@ func (a *Activities) fetch(ctx context.Context, url string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("GET %s failed: unreachable", redactURL(url))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s answered %d", redactURL(url), resp.StatusCode)
 	}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -152,7 +153,8 @@ func (c *call) persistToken(ctx context.Context, hash string, expires time.Time)
 	}
 	got, err := c.a.d.Store.GetEnrollmentToken(ctx, hash)
 	if err != nil {
-		if _, nf := storeError("", err).(*RecordNotFoundError); nf {
+		var nf *RecordNotFoundError
+		if errors.As(storeError("", err), &nf) {
 			return &TokenPersistenceError{Reason: "the stored token does not read back"}
 		}
 		return storeError("read back enrollment token", err)

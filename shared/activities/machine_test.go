@@ -199,6 +199,7 @@ func TestPreflightPXE(t *testing.T) {
 func TestApplyRoCE(t *testing.T) {
 	yes := true
 	setup := func(t *testing.T, rows []domain.RoCEAssignment) (*env, domain.Onboarding) {
+		t.Helper()
 		e := newEnv(t, activitiestest.Options{ProfilePolicy: domain.Policy{RoCEPhase2: &yes}})
 		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{}, "52:54:00:00:10:01", "52:54:00:00:10:02")
 		if len(rows) > 0 {

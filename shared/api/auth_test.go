@@ -81,7 +81,7 @@ func TestStaticTokens(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.header, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
+			r := httptest.NewRequestWithContext(t.Context(), "GET", "/", nil)
 			if tc.header != "" {
 				r.Header.Set("Authorization", tc.header)
 			}
@@ -147,7 +147,7 @@ func TestAPIGatewayJWT(t *testing.T) {
 		})
 	}
 
-	_, err := NewAPIGatewayJWT("", "").Authenticate(httptest.NewRequest("GET", "/", nil))
+	_, err := NewAPIGatewayJWT("", "").Authenticate(httptest.NewRequestWithContext(t.Context(), "GET", "/", nil))
 	var ue *UnauthenticatedError
 	assert.ErrorAs(t, err, &ue, "a request that did not come through API Gateway")
 }

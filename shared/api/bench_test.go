@@ -74,7 +74,7 @@ func BenchmarkListOnboardings(b *testing.B) {
 	}
 	for _, q := range queries {
 		b.Run(q.name, func(b *testing.B) {
-			r := httptest.NewRequest("GET", "/api/v1/admin/onboardings"+q.query, nil)
+			r := httptest.NewRequestWithContext(b.Context(), "GET", "/api/v1/admin/onboardings"+q.query, nil)
 			r.Header.Set("Authorization", "Bearer "+adminToken)
 			var lat []time.Duration
 			b.ReportAllocs()

@@ -79,7 +79,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 				require.True(t, ok, "%s", r.body)
 				require.NotEmpty(t, items)
 				for _, it := range items {
-					assert.NoError(t, schema(tc.schema).Validate(it))
+					require.NoError(t, schema(tc.schema).Validate(it))
 				}
 				return
 			}
@@ -87,6 +87,6 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		})
 	}
 	// The schemas do reject what they should.
-	assert.Error(t, schema("Site").Validate(map[string]any{"id": "x"}))
+	require.Error(t, schema("Site").Validate(map[string]any{"id": "x"}))
 	assert.Error(t, schema("Error").Validate(map[string]any{"error": map[string]any{"code": "teapot", "message": "m", "correlation_id": "c"}}))
 }

@@ -135,7 +135,7 @@ func (h *harness) do(c call) response {
 		require.NoError(h.t, err)
 		body = bytes.NewReader(raw)
 	}
-	req := httptest.NewRequest(c.method, c.path, body)
+	req := httptest.NewRequestWithContext(h.t.Context(), c.method, c.path, body)
 	if c.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -147,7 +147,7 @@ func (h *harness) do(c call) response {
 	}
 	rec := httptest.NewRecorder()
 	h.handler.ServeHTTP(rec, req)
-	h.bodies.Write(rec.Body.Bytes())
+	_, _ = h.bodies.Write(rec.Body.Bytes())
 	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 }
 

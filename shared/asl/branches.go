@@ -41,10 +41,10 @@ func (g *group) spawn(i int, prev int64, fn func(c *thread) (any, *failure), tol
 		defer x.mu.Unlock()
 		delete(g.running, c)
 		g.done++
-		switch {
-		case f == nil:
+		switch f {
+		case nil:
 			g.results[i] = out
-		case f == errCanceled:
+		case errCanceled:
 		default:
 			g.failed++
 			g.results[i] = errorOutput(f)
@@ -203,10 +203,10 @@ func (r *stateRun) mapState() (any, *failure) {
 		g.spawn(i, started, func(c *thread) (any, *failure) {
 			c.record(event{typ: "MapIterationStarted", name: st.name, index: i})
 			out, f := c.runMachine(st.processor, inputs[i])
-			switch {
-			case f == nil:
+			switch f {
+			case nil:
 				c.record(event{typ: "MapIterationSucceeded", name: st.name, index: i})
-			case f == errCanceled:
+			case errCanceled:
 				c.record(event{typ: "MapIterationAborted", name: st.name, index: i})
 			default:
 				c.record(event{typ: "MapIterationFailed", name: st.name, index: i})

@@ -88,10 +88,9 @@ type state struct {
 	timestampPath *path
 
 	// Fail
-	errorName, cause       string
-	hasError, hasCause     bool
-	errorExpr, causeExpr   *dynamicValue
-	errorField, causeField string
+	errorName, cause     string
+	hasError, hasCause   bool
+	errorExpr, causeExpr *dynamicValue
 
 	// Parallel
 	branches []*machine

@@ -370,4 +370,4 @@ func (e *Engine) newToken() string {
 	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-const tokenPrefix = "AQCEAAAAKgAAAA"
+const tokenPrefix = "AQCEAAAAKgAAAA" //nolint:gosec // G101: the fixed prefix of the task-token format, not a credential

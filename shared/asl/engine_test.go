@@ -117,9 +117,9 @@ func TestStopDescribeListAndHistory(t *testing.T) {
 
 	var missing *ExecutionDoesNotExistError
 	_, err = e.DescribeExecution(a + "zz")
-	assert.ErrorAs(t, err, &missing)
+	require.ErrorAs(t, err, &missing)
 	_, err = e.History(a + "zz")
-	assert.ErrorAs(t, err, &missing)
+	require.ErrorAs(t, err, &missing)
 	assert.ErrorAs(t, e.StopExecution(a+"zz", "", ""), &missing)
 }
 
@@ -136,7 +136,7 @@ func TestCreateStateMachine(t *testing.T) {
 	assert.Equal(t, arn, again)
 	var exists *StateMachineAlreadyExistsError
 	_, err = e.CreateStateMachine("m", sm2)
-	assert.ErrorAs(t, err, &exists)
+	require.ErrorAs(t, err, &exists)
 	require.NoError(t, e.UpdateStateMachine(arn, sm2))
 	var bad *InvalidNameError
 	_, err = e.CreateStateMachine("bad name", sm1)

@@ -230,7 +230,7 @@ func (r *stateRun) task() (any, *failure) {
 		// The submission is kept as text: while the task waits, nothing but
 		// the history needs it, and text is the smallest form.
 		t.record(event{typ: "TaskSubmitted", res: res, text: toJSON(result)})
-		result, eff, payload, r.ctxObj = nil, nil, nil, nil
+		r.ctxObj = nil
 		v, f, kind := r.waitToken(tw, heartbeat, deadline)
 		switch kind {
 		case wakeCancel:
@@ -434,7 +434,7 @@ func panicStack() []*messages.InvokeResponse_Error_StackFrame {
 		p = p[i+1:]
 		label = label[strings.LastIndex(label, "/")+1:]
 		label = label[strings.Index(label, ".")+1:]
-		out = append(out, &messages.InvokeResponse_Error_StackFrame{Path: p, Line: int32(fr.Line), Label: label})
+		out = append(out, &messages.InvokeResponse_Error_StackFrame{Path: p, Line: int32(fr.Line), Label: label}) //nolint:gosec // G115: a source line number fits in int32
 		if !more {
 			break
 		}

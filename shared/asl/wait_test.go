@@ -100,12 +100,15 @@ func TestTaskTokenLifecycle(t *testing.T) {
 		err    string
 	}{
 		{"success", func(t *testing.T, e *Engine, _ interface{ Advance(time.Duration) }, token string) {
+			t.Helper()
 			require.NoError(t, e.SendTaskSuccess(token, []byte(`{"agent":"ok"}`)))
 		}, StatusSucceeded, `{"node":"n1","enrolled":{"agent":"ok"}}`, ""},
 		{"failure", func(t *testing.T, e *Engine, _ interface{ Advance(time.Duration) }, token string) {
+			t.Helper()
 			require.NoError(t, e.SendTaskFailure(token, "EnrollmentRejected", "bad cert"))
 		}, StatusFailed, "", "EnrollmentRejected"},
 		{"heartbeats keep it alive until success", func(t *testing.T, e *Engine, fc interface{ Advance(time.Duration) }, token string) {
+			t.Helper()
 			for range 3 {
 				fc.Advance(50 * time.Second)
 				require.NoError(t, e.SendTaskHeartbeat(token))
@@ -113,6 +116,7 @@ func TestTaskTokenLifecycle(t *testing.T) {
 			require.NoError(t, e.SendTaskSuccess(token, []byte(`1`)))
 		}, StatusSucceeded, `{"node":"n1","enrolled":1}`, ""},
 		{"heartbeat expiry is States.Timeout", func(t *testing.T, _ *Engine, fc interface{ Advance(time.Duration) }, _ string) {
+			t.Helper()
 			fc.Advance(60 * time.Second)
 		}, StatusSucceeded, `{"node":"n1","error":{"Error":"States.Timeout","Cause":""}}`, ""},
 	}
@@ -157,9 +161,9 @@ func TestTaskTokenHistoryAndErrors(t *testing.T) {
 	e, x := start(t, def, `{}`, Options{Clock: NewVirtualClock(epoch), Tasks: map[string]TaskHandler{"Notify": notify}})
 	token := <-tokens
 	var inv *InvalidTokenError
-	assert.ErrorAs(t, e.SendTaskSuccess("garbage", []byte(`{}`)), &inv)
+	require.ErrorAs(t, e.SendTaskSuccess("garbage", []byte(`{}`)), &inv)
 	var io *InvalidOutputError
-	assert.ErrorAs(t, e.SendTaskSuccess(token, []byte(`{not json`)), &io)
+	require.ErrorAs(t, e.SendTaskSuccess(token, []byte(`{not json`)), &io)
 	require.NoError(t, e.SendTaskSuccess(token, []byte(`{"done":true}`)))
 	ex := wait(t, e, x)
 	assert.JSONEq(t, `{"done":true}`, ex.Output)

@@ -237,36 +237,36 @@ func (p Package) validate() error {
 
 func checkHTTPURL(raw string) error {
 	if raw == "" {
-		return errString("is required")
+		return reasonError("is required")
 	}
 	if strings.ContainsAny(raw, " \t\r\n'\"\\`$") {
-		return errString("must not contain spaces, quotes, backslashes or $")
+		return reasonError("must not contain spaces, quotes, backslashes or $")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errString("must be an absolute http or https URL")
+		return reasonError("must be an absolute http or https URL")
 	}
 	if u.User != nil {
-		return errString("must not carry credentials")
+		return reasonError("must not carry credentials")
 	}
 	return nil
 }
 
 func checkAbsPath(p string) error {
 	if p == "" {
-		return errString("is required")
+		return reasonError("is required")
 	}
 	if !strings.HasPrefix(p, "/") || path.Clean(p) != p || strings.ContainsAny(p, " \t\r\n'\"\\`$") {
-		return errString("must be a clean absolute path without spaces or quotes")
+		return reasonError("must be a clean absolute path without spaces or quotes")
 	}
 	return nil
 }
 
-// errString is a plain error for the reasons above; it never leaves the
+// reasonError is a plain error for the reasons above; it never leaves the
 // package unwrapped (callers turn it into a *BundleError).
-type errString string
+type reasonError string
 
-func (e errString) Error() string { return string(e) }
+func (e reasonError) Error() string { return string(e) }
 
 // CheckCABundle fails unless pemText is one or more PEM CERTIFICATE blocks
 // that x509 parses, with nothing but whitespace around them. It rejects

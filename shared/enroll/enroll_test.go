@@ -391,8 +391,8 @@ func TestParseUserDataRejects(t *testing.T) {
 		require.NoError(t, err)
 		return bytes.Replace(good, []byte(doc.WriteFiles[1]["content"]), []byte(base64.StdEncoding.EncodeToString(raw)), 1)
 	}
-	swapped := bytes.Replace(bytes.Replace(good, []byte(SiteBootstrapPath), []byte("@@SITE@@"), -1), []byte(NodeBundlePath), []byte(SiteBootstrapPath), -1)
-	swapped = bytes.Replace(swapped, []byte("@@SITE@@"), []byte(NodeBundlePath), -1)
+	swapped := bytes.ReplaceAll(bytes.ReplaceAll(good, []byte(SiteBootstrapPath), []byte("@@SITE@@")), []byte(NodeBundlePath), []byte(SiteBootstrapPath))
+	swapped = bytes.ReplaceAll(swapped, []byte("@@SITE@@"), []byte(NodeBundlePath))
 
 	tests := []struct {
 		name      string
@@ -440,7 +440,7 @@ func TestBundleNeverShowsToken(t *testing.T) {
 		"%+v":  fmt.Sprintf("%+v", b),
 		"%#v":  fmt.Sprintf("%#v", b),
 		"%+v*": fmt.Sprintf("%+v", &b),
-		"%s":   fmt.Sprintf("%s", b.EnrollmentToken),
+		"%s":   fmt.Sprintf("%s", b.EnrollmentToken), //nolint:staticcheck // S1025: the case checks fmt's %s verb, not String
 		"json": string(js),
 		"slog": logs.String(),
 	}

@@ -384,7 +384,7 @@ func isShellCommand(cmd []string, reads string) bool {
 func decodeExact(data []byte, dst any, keys []string, nested map[string][]string) error {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return errString("is not a JSON object")
+		return reasonError("is not a JSON object")
 	}
 	if err := sameKeys(obj, keys); err != nil {
 		return err
@@ -392,14 +392,14 @@ func decodeExact(data []byte, dst any, keys []string, nested map[string][]string
 	for name, want := range nested {
 		var inner map[string]json.RawMessage
 		if err := json.Unmarshal(obj[name], &inner); err != nil {
-			return errString(name + " is not a JSON object")
+			return reasonError(name + " is not a JSON object")
 		}
 		if err := sameKeys(inner, want); err != nil {
-			return errString(name + ": " + err.Error())
+			return reasonError(name + ": " + err.Error())
 		}
 	}
 	if err := json.Unmarshal(data, dst); err != nil {
-		return errString("has a value of the wrong JSON type")
+		return reasonError("has a value of the wrong JSON type")
 	}
 	return nil
 }
@@ -421,9 +421,9 @@ func sameKeys(obj map[string]json.RawMessage, want []string) error {
 	sort.Strings(extra)
 	switch {
 	case len(missing) > 0:
-		return errString("missing keys " + strings.Join(missing, ", "))
+		return reasonError("missing keys " + strings.Join(missing, ", "))
 	case len(extra) > 0:
-		return errString(fmt.Sprintf("unknown keys %q", extra))
+		return reasonError(fmt.Sprintf("unknown keys %q", extra))
 	}
 	return nil
 }

@@ -97,7 +97,8 @@ func (f *FileStore) save(all map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("create temporary secrets file: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename this is a no-op
+	// After a successful rename the name is gone and Remove fails harmlessly.
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	// CreateTemp already uses 0600; Chmod keeps that true under any umask.
 	if err := tmp.Chmod(0o600); err != nil {
 		_ = tmp.Close()

@@ -58,7 +58,7 @@ func (s *Store) ListAudit(ctx context.Context, limit int) ([]domain.AuditEntry, 
 		ScanIndexForward:          aws.Bool(false),
 	}
 	for len(res) < limit {
-		q.Limit = aws.Int32(int32(limit - len(res)))
+		q.Limit = aws.Int32(int32(limit - len(res))) //nolint:gosec // G115: limit is at most MaxAuditLimit
 		out, err := s.db.Query(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("list audit: %w", err)

@@ -102,39 +102,47 @@ func TestJournalReplaysEverything(t *testing.T) {
 		check func(t *testing.T)
 	}{
 		{"indexes rebuilt", func(t *testing.T) {
+			t.Helper()
 			page, err := r.ListOnboardings(ctx, OnboardingFilter{Status: domain.OnboardingRunning})
 			require.NoError(t, err)
 			require.Len(t, page.Items, 1)
 			assert.Equal(t, "o1", page.Items[0].ID)
 		}},
 		{"host lock kept", func(t *testing.T) {
+			t.Helper()
 			require.ErrorAs(t, r.CreateOnboarding(ctx, onboarding("o4", "s1", "gpu01")), new(*OpenOnboardingExistsError))
 		}},
 		{"released lock stays released", func(t *testing.T) {
+			t.Helper()
 			require.NoError(t, r.CreateOnboarding(ctx, onboarding("o5", "s1", "gpu02")))
 		}},
 		{"site name still taken", func(t *testing.T) {
+			t.Helper()
 			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*ConflictError))
 		}},
 		{"token still consumed", func(t *testing.T) {
+			t.Helper()
 			_, err := r.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 			var re *TokenRejectedError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, TokenConsumed, re.Reason)
 		}},
 		{"deleted row stays deleted", func(t *testing.T) {
+			t.Helper()
 			rows, err := r.ListRoCEAssignments(ctx, "s1", "gpu01")
 			require.NoError(t, err)
 			require.Len(t, rows, 1)
 			assert.Equal(t, "gpu01:ens1", rows[0].ID)
 		}},
 		{"node and its hostname", func(t *testing.T) {
+			t.Helper()
 			n, ok, err := r.FindNodeByHost(ctx, "s1", "gpu01")
 			require.NoError(t, err)
 			require.True(t, ok)
 			assert.Equal(t, "n1", n.ID)
 		}},
 		{"audit", func(t *testing.T) {
+			t.Helper()
 			a, err := r.ListAudit(ctx, 0)
 			require.NoError(t, err)
 			assert.Len(t, a, 1)

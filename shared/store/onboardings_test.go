@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -45,6 +44,7 @@ func TestCreateOnboarding(t *testing.T) {
 		{
 			name: "same host, same case", o: onboarding("o2", "s1", "gpu01"),
 			check: func(t *testing.T, err error) {
+				t.Helper()
 				var oe *OpenOnboardingExistsError
 				require.ErrorAs(t, err, &oe)
 				assert.Equal(t, OpenOnboardingExistsError{SiteID: "s1", Hostname: "gpu01", OnboardingID: "o1"}, *oe)
@@ -52,19 +52,19 @@ func TestCreateOnboarding(t *testing.T) {
 		},
 		{
 			name: "same host, other case", o: onboarding("o3", "s1", "GPU01"),
-			check: func(t *testing.T, err error) { require.ErrorAs(t, err, new(*OpenOnboardingExistsError)) },
+			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*OpenOnboardingExistsError)) },
 		},
 		{
 			name: "same id", o: onboarding("o1", "s1", "gpu02"),
-			check: func(t *testing.T, err error) { require.ErrorAs(t, err, new(*ConflictError)) },
+			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*ConflictError)) },
 		},
 		{
 			name: "no hostname", o: onboarding("o4", "s1", ""),
-			check: func(t *testing.T, err error) { require.ErrorAs(t, err, new(*InvalidRecordError)) },
+			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*InvalidRecordError)) },
 		},
 		{
 			name: "same host on another site", o: onboarding("o5", "s2", "gpu01"),
-			check: func(t *testing.T, err error) { require.NoError(t, err) }, stored: true,
+			check: func(t *testing.T, err error) { t.Helper(); require.NoError(t, err) }, stored: true,
 		},
 		{
 			name: "closed on arrival takes no lock", o: func() domain.Onboarding {
@@ -72,7 +72,7 @@ func TestCreateOnboarding(t *testing.T) {
 				o.Status = domain.OnboardingCancelled
 				return o
 			}(),
-			check: func(t *testing.T, err error) { require.NoError(t, err) }, stored: true,
+			check: func(t *testing.T, err error) { t.Helper(); require.NoError(t, err) }, stored: true,
 		},
 	}
 	for _, tc := range tests {
@@ -273,6 +273,7 @@ func seedOnboardings(t *testing.T, s *Store, n int) []domain.Onboarding {
 
 func TestListOnboardingsPaginates(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		ctx := context.Background()
 		s, _ := mk(t)
 		all := seedOnboardings(t, s, 47)
@@ -422,7 +423,7 @@ func TestOnboardingErrorsAreTyped(t *testing.T) {
 		{&InvalidCursorError{Reason: "malformed"}, "invalid cursor: malformed"},
 	}
 	for _, tc := range tests {
-		assert.EqualError(t, tc.err, tc.want)
-		assert.False(t, errors.Is(tc.err, errVersionConflict))
+		require.EqualError(t, tc.err, tc.want)
+		require.NotErrorIs(t, tc.err, errVersionConflict)
 	}
 }

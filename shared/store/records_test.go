@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ func roce(host, iface, cidr string) domain.RoCEAssignment {
 
 func TestRoCEAssignments(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		ctx := context.Background()
 		s, clk := mk(t)
 		mustSite(t, s, "s1", "Paris")
@@ -76,7 +78,8 @@ func TestRoCEAssignments(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					_, err := s.UpsertRoCEAssignments(ctx, tc.site, tc.items)
 					require.ErrorAs(t, err, tc.target)
-					if ie, ok := err.(*InvalidRecordError); ok {
+					var ie *InvalidRecordError
+					if errors.As(err, &ie) {
 						assert.Equal(t, tc.field, ie.Field)
 					}
 					got, err := s.ListRoCEAssignments(ctx, tc.site, "gpu02")
@@ -144,6 +147,7 @@ func TestRoCEAssignmentsLargeBatch(t *testing.T) {
 
 func TestTimeline(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		ctx := context.Background()
 		s, clk := mk(t)
 
@@ -237,6 +241,7 @@ func TestEnrollmentTokens(t *testing.T) {
 		{
 			name: "replayed", hash: "h1", node: "n1", at: t0, reason: TokenConsumed,
 			before: func(t *testing.T, s *Store) {
+				t.Helper()
 				_, err := s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 				require.NoError(t, err)
 			},
@@ -244,6 +249,7 @@ func TestEnrollmentTokens(t *testing.T) {
 		{
 			name: "replayed after expiry is still consumed", hash: "h1", node: "n1", at: expires.Add(time.Hour), reason: TokenConsumed,
 			before: func(t *testing.T, s *Store) {
+				t.Helper()
 				_, err := s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 				require.NoError(t, err)
 			},
@@ -251,6 +257,7 @@ func TestEnrollmentTokens(t *testing.T) {
 	}
 	for _, tc := range tests {
 		eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+			t.Helper()
 			t.Run(tc.name, func(t *testing.T) {
 				s, _ := mk(t)
 				put(t, s, "h1", "n1")

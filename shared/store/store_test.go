@@ -56,7 +56,11 @@ func mustSite(t *testing.T, s *Store, id, name string) domain.Site {
 func eachBackend(t *testing.T, body func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock))) {
 	t.Helper()
 	t.Run("native", func(t *testing.T) {
-		body(t, func(tb testing.TB) (*Store, *clockwork.FakeClock) { s, c, _ := newTestStore(tb); return s, c })
+		body(t, func(tb testing.TB) (*Store, *clockwork.FakeClock) {
+			tb.Helper()
+			s, c, _ := newTestStore(tb)
+			return s, c
+		})
 	})
 	t.Run("evaluator", func(t *testing.T) { body(t, newPlainStore) })
 }
@@ -101,6 +105,7 @@ func TestNewDefaults(t *testing.T) {
 
 func TestSites(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		ctx := context.Background()
 		s, clk := mk(t)
 		a := mustSite(t, s, "s1", "Paris")
@@ -339,6 +344,7 @@ func TestNodes(t *testing.T) {
 
 func TestAudit(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		ctx := context.Background()
 		s, clk := mk(t)
 		for i := range 5 {

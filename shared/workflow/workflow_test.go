@@ -50,8 +50,8 @@ func TestLocalStartOnboarding(t *testing.T) {
 func TestLocalErrorsAreAnnotated(t *testing.T) {
 	e := &fakeEngine{err: errors.New("boom")}
 	_, err := NewLocal(e, "sm").StartOnboarding(context.Background(), onboarding)
-	assert.ErrorContains(t, err, "start onboarding ob-1: boom")
-	assert.ErrorContains(t, NewLocal(e, "sm").CompleteEnrollment(context.Background(), "tok", nil), "boom")
+	require.ErrorContains(t, err, "start onboarding ob-1: boom")
+	require.ErrorContains(t, NewLocal(e, "sm").CompleteEnrollment(context.Background(), "tok", nil), "boom")
 	assert.Equal(t, "tok", e.token)
 }
 

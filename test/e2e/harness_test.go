@@ -108,7 +108,7 @@ func (e *env) raw(method, url, token string, body any) (int, []byte) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(e.t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(e.t, err)
 	e.mu.Lock()

@@ -73,7 +73,7 @@ func TestCleanOnboardingCompletes(t *testing.T) {
 	o := e.waitTerminal(id)
 
 	require.Equal(t, "completed", o["status"], o)
-	assert.Equal(t, float64(1), o["attempt"])
+	assert.EqualValues(t, 1, o["attempt"])
 	assert.NotEmpty(t, o["maas_system_id"])
 	outcomes := stageOutcomes(o)
 	for _, st := range []string{"validate", "discover", "commission", "pxe_preflight", "deploy", "wait_enrollment", "completion_gates"} {

@@ -83,11 +83,13 @@ func TestNodeBootstrapFollowsTheDisk(t *testing.T) {
 			func(*testing.T, *harness, string, string) (int, string) { return http.StatusOK, "token-node-1" }},
 		{"an OS that never reached the metadata service wrote nothing", Faults{DeployDatasourceFailures: 1},
 			func(t *testing.T, h *harness, sid, _ string) (int, string) {
+				t.Helper()
 				require.Equal(t, "Deploying", h.statusName(t, sid))
 				return http.StatusNotFound, ""
 			}},
 		{"erasing wipes it", Faults{},
 			func(t *testing.T, h *harness, sid, _ string) (int, string) {
+				t.Helper()
 				r := h.call(t, http.MethodPost, "machines/"+sid+"/", "release", url.Values{"erase": {"true"}})
 				require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
 				assert.Equal(t, http.StatusOK, h.bootstrap(t, "gpu-1").code, "still there while erasing")
@@ -97,6 +99,7 @@ func TestNodeBootstrapFollowsTheDisk(t *testing.T) {
 			}},
 		{"a release without erase keeps it", Faults{},
 			func(t *testing.T, h *harness, sid, _ string) (int, string) {
+				t.Helper()
 				r := h.call(t, http.MethodPost, "machines/"+sid+"/", "release", nil)
 				require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
 				h.clock.Advance(time.Minute)
@@ -105,6 +108,7 @@ func TestNodeBootstrapFollowsTheDisk(t *testing.T) {
 			}},
 		{"a new deployment replaces it", Faults{},
 			func(t *testing.T, h *harness, sid, enrollURL string) (int, string) {
+				t.Helper()
 				r := h.call(t, http.MethodPost, "machines/"+sid+"/", "release", nil)
 				require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
 				h.clock.Advance(time.Minute)

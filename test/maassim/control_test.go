@@ -20,7 +20,7 @@ func (h *harness) control(t *testing.T, method, path, body string) apiResp {
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var b bytes.Buffer
 	_, _ = b.ReadFrom(resp.Body)
 	return apiResp{code: resp.StatusCode, body: b.Bytes(), header: resp.Header}
@@ -216,7 +216,7 @@ func TestHostFaults(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.code)
 		h.clock.Advance(5 * time.Minute)
 		m := h.machine(t, sid2)
-		assert.Equal(t, float64(13), m["status"])
+		assert.EqualValues(t, 13, m["status"])
 		assert.Equal(t, "Releasing failed", m["status_name"])
 		assert.Equal(t, "Node operation 'Releasing' timed out after 5 minutes.", m["error_description"])
 	})
@@ -274,7 +274,7 @@ func TestGlobalFaults(t *testing.T) {
 				done <- 0
 				return
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			done <- resp.StatusCode
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

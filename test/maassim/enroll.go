@@ -152,11 +152,11 @@ func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
 		if err != nil {
 			var uerr *url.Error
 			if errors.As(err, &uerr) {
-				return 0, "", fmt.Errorf("enrollment call failed: %v", uerr.Err)
+				return 0, "", fmt.Errorf("enrollment call failed: %w", uerr.Err)
 			}
 			return 0, "", errors.New("enrollment call failed")
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		var env struct {
 			Error struct {

@@ -400,6 +400,7 @@ func step(name string, do func(t *testing.T, r *fidelityRun)) fidelityStep {
 
 func expectStatus(want string) fidelityStep {
 	return step("status is "+want, func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		m, err := r.env.d.Get(r.ctx, r.sid)
 		require.NoError(t, err)
 		assert.Equal(t, want, m.StatusName)
@@ -410,6 +411,7 @@ func expectStatus(want string) fidelityStep {
 // On a real MAAS it polls for up to five times the phase.
 func await(want string, d time.Duration) fidelityStep {
 	return step(fmt.Sprintf("%s within %s", want, d), func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		if !r.env.real {
 			r.env.pass(t, d)
 			m, err := r.env.d.Get(r.ctx, r.sid)
@@ -432,6 +434,7 @@ func await(want string, d time.Duration) fidelityStep {
 
 func expectRefused(op string, code int, bodyPart string, call func(r *fidelityRun) error) fidelityStep {
 	return step(fmt.Sprintf("%s refused %d", op, code), func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		err := call(r)
 		var fe *fidelityError
 		require.ErrorAs(t, err, &fe)
@@ -442,6 +445,7 @@ func expectRefused(op string, code int, bodyPart string, call func(r *fidelityRu
 
 func expectEvent(typ, descPart string) fidelityStep {
 	return step("event "+typ, func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		evs, err := r.env.d.Events(r.ctx, r.sid)
 		require.NoError(t, err)
 		for n := 1; n < len(evs); n++ {
@@ -458,6 +462,7 @@ func expectEvent(typ, descPart string) fidelityStep {
 
 func op(name string, f func(r *fidelityRun) (fMachine, error), wantStatus string) fidelityStep {
 	return step(name, func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		m, err := f(r)
 		require.NoError(t, err)
 		if wantStatus != "" {
@@ -470,6 +475,7 @@ func op(name string, f func(r *fidelityRun) (fMachine, error), wantStatus string
 // architecture and no MAC: MAAS links it to its host by BMC address.
 func createIPMI(name, arch string) fidelityStep {
 	return step(name, func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		bmc, ok := r.env.host(t, Faults{})
 		require.True(t, ok)
 		m, err := r.env.d.Create(r.ctx, fCreate{
@@ -497,6 +503,7 @@ var (
 	createStep     = createIPMI("create IPMI machine", "")
 	commissionStep = op("commission", func(r *fidelityRun) (fMachine, error) { return r.env.d.Commission(r.ctx, r.sid) }, "Commissioning")
 	allocateStep   = step("allocate", func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		m, err := r.env.d.Allocate(r.ctx, r.sid)
 		require.NoError(t, err)
 		assert.Equal(t, "Allocated", m.StatusName)
@@ -504,6 +511,7 @@ var (
 	})
 	deployStep = op("deploy", func(r *fidelityRun) (fMachine, error) { return r.env.d.Deploy(r.ctx, r.sid, r.userDB) }, "Deploying")
 	bootLinked = step("boot interface linked AUTO to a subnet", func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		m, err := r.env.d.Get(r.ctx, r.sid)
 		require.NoError(t, err)
 		is, err := r.env.d.Interfaces(r.ctx, r.sid)
@@ -520,12 +528,14 @@ var (
 	})
 	installLogHas = func(part string) fidelityStep {
 		return step("install log has "+part, func(t *testing.T, r *fidelityRun) {
+			t.Helper()
 			log, err := r.env.d.InstallLog(r.ctx, r.sid)
 			require.NoError(t, err)
 			assert.Contains(t, log, part)
 		})
 	}
 	deleteStep = step("delete", func(t *testing.T, r *fidelityRun) {
+		t.Helper()
 		require.NoError(t, r.env.d.Delete(r.ctx, r.sid))
 		_, err := r.env.d.Get(r.ctx, r.sid)
 		var fe *fidelityError
@@ -535,6 +545,7 @@ var (
 	})
 	enrolled = func(want bool) fidelityStep {
 		return step(fmt.Sprintf("node enrolled: %v", want), func(t *testing.T, r *fidelityRun) {
+			t.Helper()
 			if r.env.enroll == nil {
 				t.Log("enrollment is observable on the simulator only")
 				return
@@ -569,12 +580,14 @@ func fidelityScenarios() []fidelityScenario {
 	return []fidelityScenario{
 		{name: "probe and refusals", steps: []fidelityStep{
 			step("version and whoami", func(t *testing.T, r *fidelityRun) {
+				t.Helper()
 				v, u, err := r.env.d.Probe(r.ctx)
 				require.NoError(t, err)
 				assert.NotEmpty(t, v)
 				assert.NotEmpty(t, u)
 			}),
 			step("unknown hostname lists nothing", func(t *testing.T, r *fidelityRun) {
+				t.Helper()
 				ms, err := r.env.d.FindByHostname(r.ctx, "maasflow-fidelity-no-such-host")
 				require.NoError(t, err)
 				assert.Empty(t, ms)
@@ -584,6 +597,7 @@ func fidelityScenarios() []fidelityScenario {
 				return err
 			}),
 			step("subnets are listed", func(t *testing.T, r *fidelityRun) {
+				t.Helper()
 				ss, err := r.env.d.Subnets(r.ctx)
 				require.NoError(t, err)
 				require.NotEmpty(t, ss)
@@ -658,6 +672,7 @@ func fidelityScenarios() []fidelityScenario {
 			expectEvent("Node installation failure", "'curtin'"),
 			installLogHas("Installation failed"),
 			step("error_description names the log", func(t *testing.T, r *fidelityRun) {
+				t.Helper()
 				m, err := r.env.d.Get(r.ctx, r.sid)
 				require.NoError(t, err)
 				assert.Equal(t, "Installation failed (refer to the installation log for more information).", m.ErrorDescription)
@@ -675,6 +690,7 @@ func fidelityScenarios() []fidelityScenario {
 			expectRefused("deploy without a network", http.StatusBadRequest, `{"network": ["Node must be configured to use a network"]}`, deployAgain),
 			expectStatus("Ready"),
 			step("link the PXE interface AUTO, twice", func(t *testing.T, r *fidelityRun) {
+				t.Helper()
 				m, err := r.env.d.Get(r.ctx, r.sid)
 				require.NoError(t, err)
 				ss, err := r.env.d.Subnets(r.ctx)
@@ -708,6 +724,7 @@ func fidelityScenarios() []fidelityScenario {
 }
 
 func runFidelity(t *testing.T, env *fidelityEnv, mutate bool, newUserData func(t *testing.T) (b64, nodeID string)) {
+	t.Helper()
 	for _, sc := range fidelityScenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.mutates && !mutate {
@@ -718,7 +735,7 @@ func runFidelity(t *testing.T, env *fidelityEnv, mutate bool, newUserData func(t
 			}
 			e := *env
 			if !env.real {
-				e.host = func(t *testing.T, _ Faults) (string, bool) { return env.host(t, sc.faults) }
+				e.host = func(t *testing.T, _ Faults) (string, bool) { t.Helper(); return env.host(t, sc.faults) }
 			}
 			r := &fidelityRun{env: &e, ctx: context.Background()}
 			r.userDB, r.nodeID = newUserData(t)
@@ -830,8 +847,8 @@ var fidelityDrivers = []struct {
 	name string
 	make func(t *testing.T, maasURL, key string) fidelityDriver
 }{
-	{"gomaasclient", func(t *testing.T, u, k string) fidelityDriver { return newGomaasDriver(t, u, k) }},
-	{"maasflow", func(t *testing.T, u, k string) fidelityDriver { return newMaasflowDriver(t, u, k) }},
+	{"gomaasclient", func(t *testing.T, u, k string) fidelityDriver { t.Helper(); return newGomaasDriver(t, u, k) }},
+	{"maasflow", func(t *testing.T, u, k string) fidelityDriver { t.Helper(); return newMaasflowDriver(t, u, k) }},
 }
 
 func TestFidelitySimulator(t *testing.T) {
@@ -845,6 +862,7 @@ func TestFidelitySimulator(t *testing.T) {
 				d:      drv.make(t, h.srv.URL+"/MAAS", testKey),
 				enroll: er, bmcUser: "admin", bmcPass: "bmc-password-1",
 				host: func(t *testing.T, f Faults) (string, bool) {
+					t.Helper()
 					hosts++
 					return h.host(t, hosts, f), true
 				},
@@ -856,6 +874,7 @@ func TestFidelitySimulator(t *testing.T) {
 			}
 			nodes := 0
 			runFidelity(t, env, true, func(t *testing.T) (string, string) {
+				t.Helper()
 				nodes++
 				id := fmt.Sprintf("node-%d", nodes)
 				return firstBootUserData(t, er.srv.URL, id), id

@@ -108,7 +108,7 @@ func (h *harness) callAs(t *testing.T, key, method, path, op string, params url.
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return apiResp{code: resp.StatusCode, body: b, header: resp.Header}
@@ -193,7 +193,7 @@ func newTestLogger(w io.Writer) *slog.Logger {
 func (h *harness) hardware(t *testing.T) []hardwareView {
 	t.Helper()
 	resp := httpGet(t, h.srv.URL+"/_sim/hardware")
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var out []hardwareView
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))

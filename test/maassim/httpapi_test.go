@@ -52,7 +52,7 @@ func TestAuth(t *testing.T) {
 				resp, err := http.DefaultClient.Do(req)
 				require.NoError(t, err)
 				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				_ = resp.Body.Close()
 				r = apiResp{code: resp.StatusCode, body: b}
 			} else {
 				r = h.callAs(t, tc.key, tc.method, tc.path, tc.op, nil)
@@ -76,10 +76,10 @@ func TestRequestConventions(t *testing.T) {
 	t.Run("API version and the removed 1.0", func(t *testing.T) {
 		resp := httpGet(t, h.srv.URL+"/MAAS/api/version/")
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		assert.Equal(t, "2.0", string(b))
 		resp = httpGet(t, h.srv.URL+"/MAAS/api/1.0/machines/")
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusGone, resp.StatusCode)
 	})
 	t.Run("missing slash redirects", func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestRequestConventions(t *testing.T) {
 		require.NoError(t, err)
 		resp, err := noRedirect.Do(req)
 		require.NoError(t, err)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		assert.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
 		assert.Equal(t, apiPrefix+"machines/"+sid+"/?op=query_power_state", resp.Header.Get("Location"))
 	})
@@ -116,7 +116,7 @@ func TestRequestConventions(t *testing.T) {
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode, "body: %s", b)
 		assert.Contains(t, string(b), `"status_name":"Deploying"`)
 		assert.NotEmpty(t, resp.Header.Get("X-MAAS-API-Hash"))

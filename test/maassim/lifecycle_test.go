@@ -14,20 +14,29 @@ import (
 // (maas-api §5).
 func TestRefusedTransitions(t *testing.T) {
 	type setup func(t *testing.T, h *harness) string
-	newMachine := func(t *testing.T, h *harness) string { return h.create(t, "gpu-new", h.host(t, 1, Faults{}), false) }
-	ready := func(t *testing.T, h *harness) string { return h.ready(t, "gpu-ready", 1, Faults{}) }
+	newMachine := func(t *testing.T, h *harness) string {
+		t.Helper()
+		return h.create(t, "gpu-new", h.host(t, 1, Faults{}), false)
+	}
+	ready := func(t *testing.T, h *harness) string {
+		t.Helper()
+		return h.ready(t, "gpu-ready", 1, Faults{})
+	}
 	deploying := func(t *testing.T, h *harness) string {
+		t.Helper()
 		sid := ready(t, h)
 		require.Equal(t, http.StatusOK, h.call(t, http.MethodPost, "machines/"+sid+"/", "deploy", nil).code)
 		return sid
 	}
 	deployed := func(t *testing.T, h *harness) string {
+		t.Helper()
 		sid := deploying(t, h)
 		h.clock.Advance(8 * time.Minute)
 		require.Equal(t, "Deployed", h.statusName(t, sid))
 		return sid
 	}
 	erasing := func(t *testing.T, h *harness) string {
+		t.Helper()
 		sid := deployed(t, h)
 		require.Equal(t, http.StatusOK, h.call(t, http.MethodPost, "machines/"+sid+"/", "release", url.Values{"erase": {"true"}}).code)
 		return sid
@@ -107,7 +116,7 @@ func TestAllowedTransitions(t *testing.T) {
 		h := newHarness(t)
 		sid := h.create(t, "gpu-1", h.host(t, 1, Faults{}), false)
 		m := post(t, h, sid, "commission", nil)
-		assert.Equal(t, float64(1), m["status"])
+		assert.EqualValues(t, 1, m["status"])
 		assert.Equal(t, "admin", m["owner"])
 		h.clock.Advance(2*time.Minute - time.Second)
 		assert.Equal(t, "Commissioning", h.statusName(t, sid))
@@ -119,8 +128,8 @@ func TestAllowedTransitions(t *testing.T) {
 		assert.Nil(t, m["owner"])
 		assert.Equal(t, "Ready", m["status_message"])
 		assert.Equal(t, "amd64/generic", m["architecture"])
-		assert.Equal(t, float64(64), m["cpu_count"])
-		assert.Equal(t, float64(2), m["commissioning_status"])
+		assert.EqualValues(t, 64, m["cpu_count"])
+		assert.EqualValues(t, 2, m["commissioning_status"])
 		assert.Equal(t, "Passed", m["testing_status_name"])
 		assert.Equal(t, "off", m["power_state"])
 	})
@@ -204,7 +213,7 @@ func TestAllowedTransitions(t *testing.T) {
 		assert.Equal(t, "off", m["power_state"])
 		m = post(t, h, sid, "mark_fixed", nil)
 		assert.Equal(t, "Deployed", m["status_name"])
-		assert.Equal(t, "", m["error_description"])
+		assert.Equal(t, "", m["error_description"]) //nolint:testifylint // empty: the field must be present and a string, which Empty does not check
 	})
 	t.Run("mark broken on Allocated, fixed to Ready", func(t *testing.T) {
 		h := newHarness(t)
@@ -329,6 +338,7 @@ func TestCreateMachine(t *testing.T) {
 		{"ipmi without architecture drops the MACs", url.Values{"power_type": {"ipmi"}, "hostname": {"gpu-a"}, "commission": {"false"},
 			"power_parameters_power_address": {"10.10.0.1"}, "mac_addresses": {"0c:c4:7a:00:00:01"}}, http.StatusOK,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				m := r.obj(t)
 				assert.Empty(t, m["interface_set"])
 				assert.Equal(t, "New", m["status_name"])
@@ -338,6 +348,7 @@ func TestCreateMachine(t *testing.T) {
 		{"architecture keeps the MACs", url.Values{"power_type": {"ipmi"}, "architecture": {"amd64"}, "commission": {"false"},
 			"power_parameters_power_address": {"10.10.0.1"}, "mac_addresses": {"0C:C4:7A:00:00:01"}}, http.StatusOK,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				m := r.obj(t)
 				require.Len(t, m["interface_set"], 1)
 				assert.Equal(t, "0c:c4:7a:00:00:01", m["interface_set"].([]any)[0].(map[string]any)["mac_address"])
@@ -345,14 +356,17 @@ func TestCreateMachine(t *testing.T) {
 				assert.NotEmpty(t, m["hostname"], "MAAS names a machine created without hostname")
 			}},
 		{"bad power type", url.Values{"power_type": {"ilo9"}}, http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+			t.Helper()
 			assert.Equal(t, `{"power_type": ["Select a valid choice. ilo9 is not one of the available choices."]}`, string(r.body))
 		}},
 		{"bad MAC", url.Values{"architecture": {"amd64/generic"}, "mac_addresses": {"zz"}}, http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+			t.Helper()
 			assert.Equal(t, `{"mac_addresses": ["'zz' is not a valid MAC address."]}`, string(r.body))
 		}},
 		{"ipmi with architecture and no MAC", url.Values{"power_type": {"ipmi"}, "hostname": {"gpu-a"}, "architecture": {"amd64/generic"},
 			"commission": {"false"}, "power_parameters_power_address": {"10.10.0.1"}}, http.StatusOK,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				m := r.obj(t)
 				assert.Equal(t, "New", m["status_name"])
 				assert.Equal(t, "amd64/generic", m["architecture"], "the architecture is kept")
@@ -371,6 +385,7 @@ func TestCreateMachine(t *testing.T) {
 		{"ipmi with neither architecture nor MAC", url.Values{"power_type": {"ipmi"}, "hostname": {"gpu-a"}, "commission": {"false"},
 			"power_parameters_power_address": {"10.10.0.1"}}, http.StatusOK,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				m := r.obj(t)
 				assert.Equal(t, "New", m["status_name"])
 				assert.Empty(t, m["architecture"])
@@ -379,24 +394,29 @@ func TestCreateMachine(t *testing.T) {
 			}},
 		{"manual power without MAC", url.Values{"architecture": {"amd64/generic"}, "power_type": {"manual"}}, http.StatusBadRequest,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				assert.Equal(t, `{"mac_addresses": ["This field is required."], `+
 					`"power_type": ["Can't set power type to manual without network interfaces"]}`, string(r.body))
 			}},
 		{"redfish power with a blank MAC", url.Values{"architecture": {"amd64/generic"}, "power_type": {"redfish"}, "mac_addresses": {""}},
 			http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				assert.Equal(t, `{"mac_addresses": ["This field is required."], `+
 					`"power_type": ["Can't set power type to redfish without network interfaces"]}`, string(r.body))
 			}},
 		{"no power type needs architecture and MAC", url.Values{"hostname": {"gpu-a"}}, http.StatusBadRequest,
 			func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				assert.Equal(t, `{"architecture": ["This field is required."], "mac_addresses": ["This field is required."]}`, string(r.body))
 			}},
 		{"duplicate hostname", url.Values{"power_type": {"ipmi"}, "hostname": {"taken"}, "power_parameters_power_address": {"10.10.0.1"}},
 			http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				assert.Equal(t, `{"hostname": ["Node with this Hostname already exists."]}`, string(r.body))
 			}},
 		{"duplicate MAC", url.Values{"architecture": {"amd64"}, "mac_addresses": {"0c:c4:7a:00:00:99"}, "power_type": {"manual"}},
 			http.StatusBadRequest, func(t *testing.T, h *harness, r apiResp) {
+				t.Helper()
 				assert.Equal(t, `{"mac_addresses": ["MAC address 0c:c4:7a:00:00:99 already in use on taken."]}`, string(r.body))
 			}},
 	}
@@ -488,6 +508,7 @@ func TestSystemIDsAreSeeded(t *testing.T) {
 		}
 		return out
 	}
-	assert.Equal(t, ids(7), ids(7))
+	first, again := ids(7), ids(7)
+	assert.Equal(t, first, again, "the same seed gives the same IDs")
 	assert.NotEqual(t, ids(7), ids(8))
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,7 +45,7 @@ func TestEventsQuery(t *testing.T) {
 			}
 		}
 		assert.Equal(t, "Ready", p.Events[0].Type)
-		assert.Regexp(t, regexp.MustCompile(`^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2}\. \d{4} \d{2}:\d{2}:\d{2}$`), p.Events[0].Created)
+		assert.Regexp(t, `^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2}\. \d{4} \d{2}:\d{2}:\d{2}$`, p.Events[0].Created)
 		assert.Equal(t, "Tue, 07 Jan. 2025 10:03:00", p.Events[0].Created)
 	})
 	t.Run("DEBUG shows the user requests", func(t *testing.T) {
@@ -116,7 +115,7 @@ func TestScriptResults(t *testing.T) {
 		require.Len(t, set.Results, 1)
 		assert.Equal(t, "/tmp/install.log", set.Results[0].Name)
 		assert.Equal(t, "Pending", set.Results[0].StatusName)
-		assert.Equal(t, "", set.Results[0].Starttime, "starttime is \"\" until the script starts")
+		assert.Equal(t, "", set.Results[0].Starttime, "starttime is \"\" until the script starts") //nolint:testifylint // empty: Starttime is any and must be "", not nil
 		assert.Nil(t, set.Results[0].Output, "no output unless asked")
 	})
 	h.clock.Advance(8 * time.Minute)

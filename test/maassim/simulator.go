@@ -159,9 +159,9 @@ func (s *Simulator) resetLocked() {
 	s.tasks = nil
 	s.calls = map[Call]int{}
 	s.total = 0
-	s.rng = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6d616173))
+	s.rng = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6d616173)) //nolint:gosec // G404: seeded on purpose, the simulator is deterministic
 	s.faultMu.Lock()
-	s.faultRNG = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6661756c))
+	s.faultRNG = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6661756c)) //nolint:gosec // G404: seeded on purpose, the simulator is deterministic
 	s.faultMu.Unlock()
 }
 

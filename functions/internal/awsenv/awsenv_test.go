@@ -58,5 +58,5 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 func TestSplitKeys(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, splitKeys(" a, ,b "))
 	assert.Empty(t, splitKeys(""))
-	assert.False(t, strings.Contains(strings.Join(splitKeys("x,y"), ""), ","))
+	assert.NotContains(t, strings.Join(splitKeys("x,y"), ""), ",")
 }

@@ -31,6 +31,7 @@ var _ interface {
 
 // NewRecorder returns a Recorder that reports invalid events to tb.
 func NewRecorder(tb testing.TB) *Recorder {
+	tb.Helper()
 	return &Recorder{TB: tb}
 }
 

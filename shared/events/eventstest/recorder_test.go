@@ -81,22 +81,26 @@ func TestRecorderFailWith(t *testing.T) {
 	var r Recorder
 	outage := errors.New("bus down")
 	r.FailWith(outage)
-	assert.ErrorIs(t, r.Publish(context.Background(), events.OnboardingStarted, detail(1)), outage)
+	require.ErrorIs(t, r.Publish(context.Background(), events.OnboardingStarted, detail(1)), outage)
 	assert.Empty(t, r.Events())
 	r.FailWith(nil)
-	assert.NoError(t, r.Publish(context.Background(), events.OnboardingStarted, detail(1)))
+	require.NoError(t, r.Publish(context.Background(), events.OnboardingStarted, detail(1)))
 	assert.Len(t, r.Events(), 1)
 }
 
 func TestRecorderConcurrent(t *testing.T) {
 	r := NewRecorder(t)
 	var wg sync.WaitGroup
-	for i := range 8 {
+	errs := make([]error, 8)
+	for i := range errs {
 		wg.Go(func() {
-			assert.NoError(t, r.Publish(context.Background(), events.OnboardingStarted, detail(i+1)))
+			errs[i] = r.Publish(context.Background(), events.OnboardingStarted, detail(i+1))
 			_ = r.Events()
 		})
 	}
 	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
 	assert.Len(t, r.Events(), 8)
 }

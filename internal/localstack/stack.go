@@ -107,11 +107,16 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	s.APIURL = "http://" + apiLn.Addr().String()
+	// Until the API server owns the listener, an early return closes it.
+	served := false
+	defer func() {
+		if !served {
+		}
+	}()
 
 	if cfg.MAASURL == "" {
 		simLn, err := lc.Listen(ctx, "tcp", cfg.SimListen)
 		if err != nil {
-			_ = apiLn.Close()
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
 		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
@@ -123,13 +128,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 
 	db, err := store.OpenLocal(ctx, cfg.DataDir, store.DefaultTable)
 	if err != nil {
-		_ = apiLn.Close()
 		return nil, fmt.Errorf("open local database: %w", err)
 	}
 	s.closers = append(s.closers, db.Close)
 	s.Store = store.New(db, store.DefaultTable, clk.Now)
 	if n, err := failInterrupted(ctx, s.Store); err != nil {
-		_ = apiLn.Close()
 		return nil, err
 	} else if n > 0 {
 		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
@@ -138,7 +141,6 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
 	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
 	if err != nil {
-		_ = apiLn.Close()
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
 	s.Bus = bus
@@ -149,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ref := &engineRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, newMAASClient),
+		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -170,12 +172,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
 	if err != nil {
-		_ = apiLn.Close()
 		return nil, fmt.Errorf("load onboarding state machine: %w", err)
 	}
 	arn, err := s.Engine.CreateStateMachine("onboarding", sm)
 	if err != nil {
-		_ = apiLn.Close()
 		return nil, fmt.Errorf("create onboarding state machine: %w", err)
 	}
 	s.onboardingARN = arn
@@ -186,14 +186,13 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Secrets:   secretStore,
 		Starter:   flow,
 		Completer: flow,
-		Prober:    prober{},
+		Prober:    maas.SiteProber{},
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
-		_ = apiLn.Close()
 		return nil, fmt.Errorf("make the development CA: %w", err)
 	}
 	sum := sha256.Sum256([]byte(siteBootstrapScript))
@@ -210,6 +209,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		_, _ = io.WriteString(w, siteBootstrapScript)
 	})
 	s.serve(apiLn, mux)
+	served = true
 	return s, nil
 }
 
@@ -265,10 +265,6 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
-func newMAASClient(maasURL string, apiKey domain.Secret) (activities.MAAS, error) {
-	return maas.NewClient(maasURL, apiKey)
-}
-
 // The site bootstrap launcher local mode serves: in a real site it is the
 // infra-owned bundle that runs before the node agent (seed 000 §3.4).
 const (
@@ -288,15 +284,4 @@ type freshHandler struct{ fn any }
 
 func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return lambda.NewHandlerWithOptions(h.fn, config.HandlerOptions()...).Invoke(ctx, payload)
-}
-
-// prober probes a site with a short-lived client.
-type prober struct{}
-
-func (prober) Probe(ctx context.Context, maasURL string, apiKey domain.Secret) (maas.ProbeResult, error) {
-	c, err := maas.NewClient(maasURL, apiKey)
-	if err != nil {
-		return maas.ProbeResult{}, err
-	}
-	return c.Probe(ctx)
 }

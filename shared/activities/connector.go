@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 )
@@ -84,4 +85,10 @@ func storeError(what string, err error) error {
 		return &ActivityFailedError{Activity: what, Message: err.Error()}
 	}
 	return &StoreUnavailableError{Op: what, Message: err.Error()}
+}
+
+// NewMAASClient is the connector's client factory over the real MAAS API 2.0
+// client (both runtimes use it).
+func NewMAASClient(maasURL string, apiKey domain.Secret) (MAAS, error) {
+	return maas.NewClient(maasURL, apiKey)
 }

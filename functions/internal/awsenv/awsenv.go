@@ -25,7 +25,6 @@ import (
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
-	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -104,7 +103,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 	}
 	return activities.Deps{
 		Store:     c.store,
-		MAAS:      activities.NewSiteConnector(c.store, c.secrets, NewMAASClient),
+		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient),
 		Secrets:   c.secrets,
 		Events:    c.bus,
 		Completer: c.flow,
@@ -132,29 +131,12 @@ func API(ctx context.Context) (http.Handler, error) {
 		Secrets:   c.secrets,
 		Starter:   c.flow,
 		Completer: c.flow,
-		Prober:    Prober{},
+		Prober:    maas.SiteProber{},
 		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
 	}), nil
-}
-
-// NewMAASClient is the connector's client factory.
-func NewMAASClient(maasURL string, apiKey domain.Secret) (activities.MAAS, error) {
-	return maas.NewClient(maasURL, apiKey)
-}
-
-// Prober probes a site with a short-lived MAAS client.
-type Prober struct{}
-
-// Probe implements api.SiteProber.
-func (Prober) Probe(ctx context.Context, maasURL string, apiKey domain.Secret) (maas.ProbeResult, error) {
-	c, err := maas.NewClient(maasURL, apiKey)
-	if err != nil {
-		return maas.ProbeResult{}, err
-	}
-	return c.Probe(ctx)
 }
 
 func splitKeys(s string) []string {

@@ -111,6 +111,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	served := false
 	defer func() {
 		if !served {
+			_ = apiLn.Close()
 		}
 	}()
 

@@ -77,6 +77,14 @@ func TestEnrollmentTokens(t *testing.T) {
 	status, body = e.enroll(a.NodeID, "not-a-token")
 	assert.Equal(t, http.StatusUnauthorized, status)
 	assert.NotContains(t, body, a.Token)
+
+	o := e.admin("GET", "/api/v1/admin/onboardings/"+idA, nil, http.StatusOK)
+	detail, err := json.Marshal(o)
+	require.NoError(t, err)
+	for _, tok := range []string{a.Token, b.Token} {
+		assert.NotContains(t, e.logs.String(), tok, "logs")
+		assert.NotContains(t, string(detail), tok, "onboarding detail and timeline")
+	}
 }
 
 func TestExpiredEnrollmentTokenIsRejected(t *testing.T) {

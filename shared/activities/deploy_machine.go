@@ -35,16 +35,24 @@ type DeployMachineOutput struct {
 // node bootstrap carries a fresh enrollment token bound to the node, the
 // onboarding and the attempt, single use and TTL-limited (policy
 // token_ttl_seconds); only its hash is stored, and it is read back and
-// checked before anything is deployed (seed 000 §8.1, §8.5). The onboarding
-// then points at that token, its deploy count goes up, and the machine is
-// allocated (if Ready) and deployed with the user_data, the profile's
-// distro_series and hwe_kernel, and hardware sync from the policy.
+// checked before anything is deployed (seed 000 §8.1, §8.5). The token the
+// onboarding pointed at until then (an earlier deploy of this or an earlier
+// run) is then revoked, so that at most one token of the node is usable at
+// a time and never none while a deploy is in flight (seed 004
+// "Expiry/Reissue Path"); the timeline notes it. The onboarding then points
+// at the new token, its deploy count goes up, and the machine is allocated
+// (if Ready) and deployed with the user_data, the profile's distro_series
+// and hwe_kernel, and hardware sync from the policy.
 //
 // MAAS deploys only from Ready or Allocated (maas-api §14.2). Repeat: a
 // retry that finds the machine Deploying or Deployed while the onboarding
 // is in stage deploy returns without a second deploy (the node already has
 // its token); a retry that finds it still Ready or Allocated renders a new
-// token and deploys without counting a second deploy.
+// token, revokes the one the failed try stored, and deploys without
+// counting a second deploy. Revoking happens before the onboarding is
+// moved to the new token, so a try that fails in between leaves the
+// superseded hash on the onboarding and the retry revokes it again (a
+// no-op); a consumed token is never revoked.
 //
 // The token and the user_data never enter the state, the timeline, logs or
 // events.
@@ -99,6 +107,13 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err := c.persistToken(ctx, hash, now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second)); err != nil {
 		return out, err
 	}
+	superseded := c.ob.EnrollmentTokenHash
+	if superseded != "" {
+		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
+			return out, storeError("revoke superseded enrollment token", err)
+		}
+		c.log.InfoContext(ctx, "superseded enrollment token revoked")
+	}
 
 	if err := c.enter(ctx, from, func(o *domain.Onboarding) error {
 		if o.Stage != domain.StageDeploy {
@@ -111,11 +126,19 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		return out, err
 	}
 	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
-	if err := c.timeline(ctx,
-		domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
-		domain.OnboardingEvent{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
+	rows := []domain.OnboardingEvent{
+		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
+		{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
 			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
-	); err != nil {
+	}
+	if superseded != "" {
+		// Written with the stage rows, after the onboarding moved to the new
+		// token: a try that failed before the move and its retry note the
+		// revocation once.
+		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineNote, Stage: domain.StageRenderPayload,
+			Source: sourceEnrollmentToken, Detail: "superseded enrollment token revoked"})
+	}
+	if err := c.timeline(ctx, rows...); err != nil {
 		return out, err
 	}
 
@@ -140,6 +163,10 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
 		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
 }
+
+// sourceEnrollmentToken marks timeline notes about the node's enrollment
+// tokens.
+const sourceEnrollmentToken = "enrollment_token"
 
 // persistToken stores the token's hash and reads it back: the node can
 // enroll only if what it carries is stored, consistent and unconsumed.

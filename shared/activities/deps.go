@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -46,6 +47,7 @@ type NodeStore interface {
 type TokenStore interface {
 	PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken) error
 	GetEnrollmentToken(ctx context.Context, hash string) (domain.EnrollmentToken, error)
+	RevokeEnrollmentToken(ctx context.Context, hash string, now time.Time) error
 }
 
 // Store is every read-model method the activities call.

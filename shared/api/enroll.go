@@ -37,7 +37,9 @@ const maxTokenLength = 512
 // the token is consumed the node is active whatever happens next, so a
 // failure to complete the workflow's wait is logged, not answered: the node
 // cannot retry with a consumed token, and the workflow's enrollment timeout
-// routes the onboarding to manual intervention.
+// routes the onboarding to manual intervention. A rejected token (unknown,
+// consumed, revoked by a later deploy, expired, another node's) is a 401
+// token_rejected naming the store's reason (classify).
 func (s *server) enroll(rq *request) (int, any, error) {
 	var in enrollRequest
 	if err := decodeBody(rq, &in); err != nil {

@@ -138,6 +138,16 @@ func TestEnrollRejections(t *testing.T) {
 			reason: "wrong_node",
 		},
 		{
+			// A redeploy issued a newer token for the node (seed 004
+			// "Expiry/Reissue Path").
+			name: "revoked",
+			run: func(h *harness, e enrollable) response {
+				require.NoError(h.t, h.store.RevokeEnrollmentToken(context.Background(), enroll.HashToken(seedEnrollToken), h.clock.Now()))
+				return h.enroll(e.nodeID, seedEnrollToken)
+			},
+			reason: "revoked",
+		},
+		{
 			name:   "unknown",
 			run:    func(h *harness, e enrollable) response { return h.enroll(e.nodeID, "not-a-token-we-issued") },
 			reason: "unknown",

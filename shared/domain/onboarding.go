@@ -158,5 +158,9 @@ type EnrollmentToken struct {
 	Attempt      int        `json:"attempt" dynamodbav:"attempt"`
 	ExpiresAt    time.Time  `json:"expires_at" dynamodbav:"expires_at"`
 	ConsumedAt   *time.Time `json:"consumed_at,omitempty" dynamodbav:"consumed_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
+	// RevokedAt is set when a newer token for the node superseded this one
+	// before it was consumed (seed 004 "Expiry/Reissue Path"): it can no
+	// longer be consumed.
+	RevokedAt *time.Time `json:"revoked_at,omitempty" dynamodbav:"revoked_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at" dynamodbav:"created_at"`
 }

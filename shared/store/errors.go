@@ -39,6 +39,8 @@ const (
 	TokenConsumed  = "consumed"
 	TokenExpired   = "expired"
 	TokenWrongNode = "wrong_node"
+	// TokenRevoked: a newer token for the node superseded this one.
+	TokenRevoked = "revoked"
 )
 
 // TokenRejectedError: an enrollment token was not accepted. Reason is one of

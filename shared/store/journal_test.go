@@ -63,6 +63,8 @@ func TestJournalReplaysEverything(t *testing.T) {
 	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: t0.Add(time.Hour)}))
 	_, err = s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 	require.NoError(t, err)
+	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h2", NodeID: "n1", ExpiresAt: t0.Add(time.Hour)}))
+	require.NoError(t, s.RevokeEnrollmentToken(ctx, "h2", t0))
 	_, err = s.UpsertRoCEAssignments(ctx, "s1", []domain.RoCEAssignment{roce("gpu01", "ens1", "10.0.0.1/31"), roce("gpu01", "ens2", "10.0.0.3/31")})
 	require.NoError(t, err)
 	require.NoError(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu01:ens2"))
@@ -126,6 +128,17 @@ func TestJournalReplaysEverything(t *testing.T) {
 			var re *TokenRejectedError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, TokenConsumed, re.Reason)
+		}},
+		{"token still revoked", func(t *testing.T) {
+			t.Helper()
+			_, err := r.ConsumeEnrollmentToken(ctx, "h2", "n1", t0)
+			var re *TokenRejectedError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, TokenRevoked, re.Reason)
+			tok, err := r.GetEnrollmentToken(ctx, "h2")
+			require.NoError(t, err)
+			require.NotNil(t, tok.RevokedAt)
+			assert.True(t, t0.Equal(*tok.RevokedAt))
 		}},
 		{"deleted row stays deleted", func(t *testing.T) {
 			t.Helper()

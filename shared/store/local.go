@@ -41,6 +41,9 @@ func NewLocalDB(ctx context.Context, table string) (*client.Client, error) {
 	native.AddUpdater(table, exprConsume, func(item, values map[string]*mtypes.Item) {
 		item["consumed_at"] = values[":consumed"]
 	})
+	native.AddUpdater(table, exprRevoke, func(item, values map[string]*mtypes.Item) {
+		item["revoked_at"] = values[":revoked"]
+	})
 	db.ActivateNativeInterpreter()
 	return db, nil
 }

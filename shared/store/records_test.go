@@ -254,6 +254,29 @@ func TestEnrollmentTokens(t *testing.T) {
 				require.NoError(t, err)
 			},
 		},
+		{
+			name: "revoked", hash: "h1", node: "n1", at: t0.Add(time.Minute), reason: TokenRevoked,
+			before: func(t *testing.T, s *Store) {
+				t.Helper()
+				require.NoError(t, s.RevokeEnrollmentToken(ctx, "h1", t0))
+			},
+		},
+		{
+			name: "revoked wins over wrong node and expired", hash: "h1", node: "n2", at: expires.Add(time.Hour), reason: TokenRevoked,
+			before: func(t *testing.T, s *Store) {
+				t.Helper()
+				require.NoError(t, s.RevokeEnrollmentToken(ctx, "h1", t0))
+			},
+		},
+		{
+			name: "a consumed token stays consumed when revoked", hash: "h1", node: "n1", at: t0.Add(time.Minute), reason: TokenConsumed,
+			before: func(t *testing.T, s *Store) {
+				t.Helper()
+				_, err := s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
+				require.NoError(t, err)
+				require.NoError(t, s.RevokeEnrollmentToken(ctx, "h1", t0), "revoking a consumed token is a no-op")
+			},
+		},
 	}
 	for _, tc := range tests {
 		eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
@@ -299,6 +322,70 @@ func TestEnrollmentTokens(t *testing.T) {
 		err := s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: expires})
 		require.ErrorAs(t, err, new(*ConflictError))
 		require.ErrorAs(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h2", NodeID: "n1"}), new(*InvalidRecordError))
+	})
+
+	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
+		t.Run("revoke", func(t *testing.T) {
+			s, _ := mk(t)
+			put(t, s, "h1", "n1")
+			put(t, s, "h2", "n1")
+			_, err := s.ConsumeEnrollmentToken(ctx, "h2", "n1", t0)
+			require.NoError(t, err)
+
+			require.NoError(t, s.RevokeEnrollmentToken(ctx, "h1", t0))
+			require.NoError(t, s.RevokeEnrollmentToken(ctx, "h1", t0.Add(time.Minute)), "a repeat is a no-op")
+			tok, err := s.GetEnrollmentToken(ctx, "h1")
+			require.NoError(t, err)
+			require.NotNil(t, tok.RevokedAt)
+			assert.True(t, t0.Equal(*tok.RevokedAt), "the first revocation's time is kept")
+			assert.Nil(t, tok.ConsumedAt)
+
+			require.NoError(t, s.RevokeEnrollmentToken(ctx, "h2", t0.Add(time.Minute)))
+			consumed, err := s.GetEnrollmentToken(ctx, "h2")
+			require.NoError(t, err)
+			assert.Nil(t, consumed.RevokedAt, "a consumed token is left as it is")
+			assert.NotNil(t, consumed.ConsumedAt)
+
+			require.NoError(t, s.RevokeEnrollmentToken(ctx, "nope", t0), "unknown: nothing to revoke")
+			require.NoError(t, s.RevokeEnrollmentToken(ctx, "", t0))
+			_, err = s.GetEnrollmentToken(ctx, "nope")
+			require.ErrorAs(t, err, new(*NotFoundError), "a revoke never creates a token")
+		})
+	})
+
+	t.Run("revoke races consume: exactly one wins", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		const rounds = 20
+		wins := map[string]int{}
+		for i := range rounds {
+			hash := fmt.Sprintf("race-%d", i)
+			put(t, s, hash, "n1")
+			var (
+				consumeErr, revokeErr error
+				wg                    sync.WaitGroup
+			)
+			wg.Go(func() { _, consumeErr = s.ConsumeEnrollmentToken(ctx, hash, "n1", t0) })
+			wg.Go(func() { revokeErr = s.RevokeEnrollmentToken(ctx, hash, t0) })
+			wg.Wait()
+			require.NoError(t, revokeErr, "a revoke that loses is a no-op")
+			tok, err := s.GetEnrollmentToken(ctx, hash)
+			require.NoError(t, err)
+			if consumeErr == nil {
+				wins["consumed"]++
+				assert.NotNil(t, tok.ConsumedAt)
+				assert.Nil(t, tok.RevokedAt, "the revoke after the consume changed nothing")
+				continue
+			}
+			wins["revoked"]++
+			var re *TokenRejectedError
+			require.ErrorAs(t, consumeErr, &re)
+			assert.Equal(t, TokenRevoked, re.Reason)
+			assert.NotNil(t, tok.RevokedAt)
+			assert.Nil(t, tok.ConsumedAt, "the consume after the revoke changed nothing")
+		}
+		assert.Equal(t, rounds, wins["consumed"]+wins["revoked"])
+		t.Logf("outcomes: %v", wins)
 	})
 
 	t.Run("twenty consumers, one winner", func(t *testing.T) {

@@ -356,6 +356,7 @@ const (
 	exprPartition = "#pk = :pk"
 	exprPrefix    = "#pk = :pk AND begins_with(#sk, :prefix)"
 	exprConsume   = "SET #consumed = :consumed"
+	exprRevoke    = "SET #revoked = :revoked"
 )
 
 // exprIndexPartition is the key condition on an index's partition key.

@@ -57,10 +57,12 @@ func (s *Store) PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken
 }
 
 // ConsumeEnrollmentToken marks the token consumed in one conditional write:
-// TokenRejectedError with TokenUnknown, TokenConsumed, TokenExpired (at now)
-// or TokenWrongNode. A second call with the same hash is TokenConsumed.
-// When several reasons apply, consumed wins over wrong node, and wrong node
-// over expired. It returns the token as stored, ConsumedAt set.
+// TokenRejectedError with TokenUnknown, TokenConsumed, TokenRevoked,
+// TokenExpired (at now) or TokenWrongNode. A second call with the same hash
+// is TokenConsumed. When several reasons apply, consumed wins over revoked
+// (a token is never both: each write excludes the other), revoked over
+// wrong node, and wrong node over expired. It returns the token as stored,
+// ConsumedAt set.
 func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string, now time.Time) (domain.EnrollmentToken, error) {
 	if hash == "" {
 		return domain.EnrollmentToken{}, &TokenRejectedError{Reason: TokenUnknown}
@@ -74,9 +76,9 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 			TableName:           aws.String(s.table),
 			Key:                 tokenKey(hash).av(),
 			UpdateExpression:    aws.String(exprConsume),
-			ConditionExpression: aws.String("attribute_exists(#pk) AND attribute_not_exists(#consumed) AND #node = :node AND #exp > :now"),
+			ConditionExpression: aws.String("attribute_exists(#pk) AND attribute_not_exists(#consumed) AND attribute_not_exists(#revoked) AND #node = :node AND #exp > :now"),
 			ExpressionAttributeNames: map[string]string{
-				"#pk": AttrPK, "#consumed": "consumed_at", "#node": "node_id", "#exp": expiresAttr,
+				"#pk": AttrPK, "#consumed": "consumed_at", "#revoked": "revoked_at", "#node": "node_id", "#exp": expiresAttr,
 			},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":consumed": consumed, ":node": str(nodeID), ":now": num(now.UnixMilli()),
@@ -120,10 +122,45 @@ func (s *Store) tokenRejection(ctx context.Context, hash, nodeID string, now tim
 	switch {
 	case t.ConsumedAt != nil:
 		return TokenConsumed, nil
+	case t.RevokedAt != nil:
+		return TokenRevoked, nil
 	case t.NodeID != nodeID:
 		return TokenWrongNode, nil
 	case !now.Before(t.ExpiresAt):
 		return TokenExpired, nil
 	}
 	return "", nil
+}
+
+// RevokeEnrollmentToken makes an unconsumed token unusable, in one
+// conditional write that sets revoked_at (at now) only on a token that
+// exists and is neither consumed nor revoked. Every other case is a no-op
+// that returns nil: a revoked token keeps its first revoked_at, a consumed
+// one stays consumed (the node it enrolled stays enrolled), and an unknown
+// hash (never stored, or gone with its TTL) has nothing to revoke. So a
+// repeated call, or one that races a consume, is safe: exactly one of the
+// two writes takes effect, and ConsumeEnrollmentToken reports TokenRevoked
+// when the revoke won.
+func (s *Store) RevokeEnrollmentToken(ctx context.Context, hash string, now time.Time) error {
+	if hash == "" {
+		return nil
+	}
+	revoked, err := attributevalue.Marshal(now.UTC())
+	if err != nil {
+		return fmt.Errorf("encode revoked_at: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(s.table),
+		Key:                 tokenKey(hash).av(),
+		UpdateExpression:    aws.String(exprRevoke),
+		ConditionExpression: aws.String("attribute_exists(#pk) AND attribute_not_exists(#consumed) AND attribute_not_exists(#revoked)"),
+		ExpressionAttributeNames: map[string]string{
+			"#pk": AttrPK, "#consumed": "consumed_at", "#revoked": "revoked_at",
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":revoked": revoked},
+	})
+	if err != nil && !isConditionFailed(err) {
+		return fmt.Errorf("revoke enrollment token %s: %w", shortHash(hash), err)
+	}
+	return nil
 }

@@ -46,12 +46,14 @@ type options struct {
 	// tokenWaitsIdle lets virtual time run past an enrollment wait nobody
 	// answers (the never-enrolls case).
 	tokenWaitsIdle bool
+	// localDB runs the store on local mode's database (benchmarks).
+	localDB bool
 }
 
 func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
-	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7})
+	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	for _, fn := range activities.Catalog(f.Deps) {

@@ -67,6 +67,10 @@ type Options struct {
 	SimDurations maassim.Durations
 	// Seed seeds the simulator's system ids.
 	Seed int64
+	// LocalDB runs the store on local mode's database (store.NewLocalDB:
+	// minidyn with the store's key conditions as Go matchers) instead of
+	// plain minidyn, whose expression evaluator tests exercise by default.
+	LocalDB bool
 }
 
 // Fixture is the wired set.
@@ -98,8 +102,16 @@ func New(t testing.TB, o Options) *Fixture {
 	ctx := context.Background()
 	f := &Fixture{Clock: o.Clock, Completer: &LateCompleter{}, Logs: &SyncBuffer{}}
 
-	db := client.NewClient()
-	require.NoError(t, store.CreateTable(ctx, db, ""))
+	var db store.DynamoDB
+	if o.LocalDB {
+		local, err := store.NewLocalDB(ctx, "")
+		require.NoError(t, err)
+		db = local
+	} else {
+		plain := client.NewClient()
+		require.NoError(t, store.CreateTable(ctx, plain, ""))
+		db = plain
+	}
 	f.Store = store.New(db, "", o.Clock.Now)
 
 	f.Secrets = secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json"))

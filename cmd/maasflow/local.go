@@ -98,9 +98,14 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
+// defaultDataDir is $XDG_STATE_HOME/maasflow (~/.local/state/maasflow):
+// the read models, secrets and events are state to keep, not a cache.
 func defaultDataDir() string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "maasflow", "local")
+	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" {
+		return filepath.Join(dir, "maasflow")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "maasflow")
 	}
 	return ".maasflow"
 }

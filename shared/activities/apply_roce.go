@@ -36,12 +36,9 @@ type ApplyRoCEOutput struct {
 // Errors: RoCEAssignmentError (no rows, unknown interface, bad address, no
 // subnet); MAAS errors.
 func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out ApplyRoCEOutput, err error) {
-	c, err := a.begin(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef, domain.StagePXEPreflight)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StagePXEPreflight}, nil); err != nil {
 		return out, err
 	}
 	pol, _, _, err := c.policy(ctx)
@@ -61,11 +58,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Interface < rows[j].Interface })
 
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -69,11 +69,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	}
 	out.Gates = append(out.Gates, GateAttempt)
 
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	_, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

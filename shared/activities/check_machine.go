@@ -113,11 +113,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	if err := c.enter(ctx, from, nil); err != nil {
 		return out, err
 	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -55,12 +55,9 @@ type CheckPredeployOutput struct {
 //
 // Errors: PredeployCheckError naming the failed check.
 func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput) (out CheckPredeployOutput, err error) {
-	c, err := a.begin(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef, domain.StagePXEPreflight, domain.StageRoCE)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StagePXEPreflight, domain.StageRoCE}, nil); err != nil {
 		return out, err
 	}
 	pol, _, _, err := c.policy(ctx)

@@ -76,11 +76,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if err != nil {
 		return out, err
 	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

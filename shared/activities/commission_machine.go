@@ -28,23 +28,16 @@ type CommissionMachineOutput struct {
 //
 // Errors: MachineStateUnsafeError for any other status; MAAS errors.
 func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachineInput) (out CommissionMachineOutput, err error) {
-	c, err := a.begin(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef, domain.StageDiscover)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StageDiscover}, nil); err != nil {
 		return out, err
 	}
 	pol, _, _, err := c.policy(ctx)
 	if err != nil {
 		return out, err
 	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -26,23 +26,16 @@ type ConfigureStorageOutput struct {
 //
 // Errors: MachineStateUnsafeError outside Ready/Allocated; MAAS errors.
 func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageInput) (out ConfigureStorageOutput, err error) {
-	c, err := a.begin(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef, domain.StageWaitReady)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StageWaitReady}, nil); err != nil {
 		return out, err
 	}
 	pol, _, _, err := c.policy(ctx)
 	if err != nil {
 		return out, err
 	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -45,12 +45,9 @@ type DiscoverMachineOutput struct {
 // Errors: AmbiguousMachineMatchError, MachineClaimNotAllowedError,
 // MachineStateUnsafeError (manual intervention); MAAS errors.
 func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInput) (out DiscoverMachineOutput, err error) {
-	c, err := a.begin(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef, domain.StageValidate)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StageValidate}, nil); err != nil {
 		return out, err
 	}
 	pol, _, profile, err := c.policy(ctx)

@@ -46,17 +46,22 @@ func (c *call) maas(ctx context.Context) (MAAS, error) {
 	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
 }
 
-// machine reads the onboarding's machine from MAAS.
-func (c *call) machine(ctx context.Context, client MAAS) (maas.Machine, error) {
+// maasMachine returns the site's MAAS client and the onboarding's machine
+// as MAAS reports it now.
+func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
+	client, err := c.maas(ctx)
+	if err != nil {
+		return nil, maas.Machine{}, err
+	}
 	if c.ob.MAASSystemID == "" {
-		return maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no MAAS machine yet"}
+		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no MAAS machine yet"}
 	}
 	m, err := client.Get(ctx, c.ob.MAASSystemID)
 	if err != nil {
-		return maas.Machine{}, err
+		return nil, maas.Machine{}, err
 	}
 	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
-	return m, nil
+	return client, m, nil
 }
 
 // statusName is the machine's MAAS label, from the int when the name is

@@ -41,23 +41,16 @@ type PreflightPXEOutput struct {
 //
 // Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
 func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (out PreflightPXEOutput, err error) {
-	c, err := a.begin(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef, domain.StageStorage)
 	defer c.finish(ctx, &err)
 	if err != nil {
-		return out, err
-	}
-	if err := c.enter(ctx, []string{domain.StageStorage}, nil); err != nil {
 		return out, err
 	}
 	pol, _, _, err := c.policy(ctx)
 	if err != nil {
 		return out, err
 	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

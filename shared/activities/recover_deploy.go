@@ -36,19 +36,12 @@ type RecoverDeployOutput struct {
 //
 // Errors: MachineStateUnsafeError from any other status; MAAS errors.
 func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (out RecoverDeployOutput, err error) {
-	c, err := a.begin(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef)
+	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef, domain.StageWaitDeployed)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if err := c.enter(ctx, []string{domain.StageWaitDeployed}, nil); err != nil {
-		return out, err
-	}
-	client, err := c.maas(ctx)
-	if err != nil {
-		return out, err
-	}
-	m, err := c.machine(ctx, client)
+	client, m, err := c.maasMachine(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -87,6 +87,17 @@ func (a *Activities) begin(ctx context.Context, activity, stage string, ref Onbo
 	return c, nil
 }
 
+// beginIn is begin followed by enter(from, nil): the prologue of the
+// activities that move the onboarding into their stage before any other
+// work. The call is returned even on error, for the deferred finish.
+func (a *Activities) beginIn(ctx context.Context, activity, stage string, ref OnboardingRef, from ...string) (*call, error) {
+	c, err := a.begin(ctx, activity, stage, ref)
+	if err != nil {
+		return c, err
+	}
+	return c, c.enter(ctx, from, nil)
+}
+
 func (c *call) setOnboarding(ob domain.Onboarding) {
 	if ob.NodeID != c.ob.NodeID || ob.MAASSystemID != c.ob.MAASSystemID || c.ob.ID == "" {
 		c.log = c.base.With(slog.String(logNodeID, ob.NodeID), slog.String(logMAASSystemID, ob.MAASSystemID))

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/clock"
@@ -253,6 +255,18 @@ func requireFlags(fs *flag.FlagSet, names ...string) error {
 			return usagef("--%s is required", n)
 		}
 	}
+	return nil
+}
+
+// setLimit copies --limit, when given, into q: a page size must be positive.
+func setLimit(fs *flag.FlagSet, limit int, q url.Values) error {
+	if !flagsSet(fs)["limit"] {
+		return nil
+	}
+	if limit < 1 {
+		return usagef("--limit must be a positive integer")
+	}
+	q.Set("limit", strconv.Itoa(limit))
 	return nil
 }
 

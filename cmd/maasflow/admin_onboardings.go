@@ -253,11 +253,8 @@ func runOnboardingsList(ctx context.Context, r *adminRun, args []string) int {
 			q.Set(k, v)
 		}
 	}
-	if flagsSet(fs)["limit"] {
-		if *limit < 1 {
-			return r.fail(usagef("--limit must be a positive integer"))
-		}
-		q.Set("limit", strconv.Itoa(*limit))
+	if err := setLimit(fs, *limit, q); err != nil {
+		return r.fail(err)
 	}
 	c, err := r.client()
 	if err != nil {

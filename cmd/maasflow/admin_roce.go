@@ -298,30 +298,20 @@ func runRoCEList(ctx context.Context, r *adminRun, args []string) int {
 	if err != nil {
 		return r.fail(err)
 	}
-	c, err := r.client()
-	if err != nil {
-		return r.fail(err)
-	}
 	q := url.Values{}
 	if *host != "" {
 		q.Set("hostname", *host)
 	}
-	resp, err := c.do(ctx, http.MethodGet, adminPath(adminSitesPath, pos[0])+"/roce-assignments", q, nil)
-	if err != nil {
-		return r.fail(err)
-	}
-	if r.json() {
-		r.emit(resp.Body)
-		return adminExitOK
-	}
-	var l struct {
-		Items []adminRoCEView `json:"items"`
-	}
-	if err := resp.decode(&l); err != nil {
-		return r.fail(err)
-	}
-	printRoCE(r.env.stdout, l.Items)
-	return adminExitOK
+	return r.callQuery(ctx, http.MethodGet, adminPath(adminSitesPath, pos[0])+"/roce-assignments", q, nil, func(resp *adminResponse) error {
+		var l struct {
+			Items []adminRoCEView `json:"items"`
+		}
+		if err := resp.decode(&l); err != nil {
+			return err
+		}
+		printRoCE(r.env.stdout, l.Items)
+		return nil
+	})
 }
 
 func runRoCEDelete(ctx context.Context, r *adminRun, args []string) int {

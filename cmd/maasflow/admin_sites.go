@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -62,13 +63,36 @@ func statusFlag(s string) error {
 	return nil
 }
 
-// stringFlags registers string flags by name and returns their values.
-func stringFlags(fs *flag.FlagSet, names ...string) map[string]*string {
-	out := make(map[string]*string, len(names))
-	for _, n := range names {
-		out[n] = fs.String(n, "", "")
+// parseBody parses a command that takes ids positional arguments and sends
+// the string flags named in flags as its body (see bodyFromFlags); the
+// required flags must be given.
+func (r *adminRun) parseBody(args []string, ids int, flags []string, required ...string) ([]string, map[string]any, error) {
+	fs := r.flags()
+	vals := make(map[string]*string, len(flags))
+	for _, n := range flags {
+		vals[n] = fs.String(n, "", "")
 	}
-	return out
+	pos, err := r.parse(fs, args, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := requireFlags(fs, required...); err != nil {
+		return nil, nil, err
+	}
+	body, err := bodyFromFlags(fs, vals)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pos, body, nil
+}
+
+// parsePatch is parseBody for a PATCH, which must change something.
+func (r *adminRun) parsePatch(args []string, ids int, flags ...string) ([]string, map[string]any, error) {
+	pos, body, err := r.parseBody(args, ids, flags)
+	if err == nil && len(body) == 0 {
+		err = usagef("nothing to change: give at least one of --%s", strings.Join(flags, ", --"))
+	}
+	return pos, body, err
 }
 
 // bodyFromFlags copies the given string flags into a request body, under
@@ -102,11 +126,16 @@ func bodyFromFlags(fs *flag.FlagSet, vals map[string]*string) (map[string]any, e
 // call runs the common tail of a command: the request, then either the
 // verbatim JSON or the human form printed by human.
 func (r *adminRun) call(ctx context.Context, method, path string, body any, human func(*adminResponse) error) int {
+	return r.callQuery(ctx, method, path, nil, body, human)
+}
+
+// callQuery is call with a query string.
+func (r *adminRun) callQuery(ctx context.Context, method, path string, query url.Values, body any, human func(*adminResponse) error) int {
 	c, err := r.client()
 	if err != nil {
 		return r.fail(err)
 	}
-	resp, err := c.do(ctx, method, path, nil, body)
+	resp, err := c.do(ctx, method, path, query, body)
 	if err != nil {
 		return r.fail(err)
 	}
@@ -164,15 +193,7 @@ func printPolicies(w io.Writer, owner string, own, effective map[string]json.Raw
 }
 
 func runSitesCreate(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	vals := stringFlags(fs, "name", "maas-url", "description", "policy-json")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
-	if err := requireFlags(fs, "name", "maas-url"); err != nil {
-		return r.fail(err)
-	}
-	body, err := bodyFromFlags(fs, vals)
+	_, body, err := r.parseBody(args, 0, []string{"name", "maas-url", "description", "policy-json"}, "name", "maas-url")
 	if err != nil {
 		return r.fail(err)
 	}
@@ -212,18 +233,9 @@ func runSitesGet(ctx context.Context, r *adminRun, args []string) int {
 }
 
 func runSitesPatch(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	vals := stringFlags(fs, "name", "maas-url", "description", "status", "policy-json")
-	pos, err := r.parse(fs, args, 1)
+	pos, body, err := r.parsePatch(args, 1, "name", "maas-url", "description", "status", "policy-json")
 	if err != nil {
 		return r.fail(err)
-	}
-	body, err := bodyFromFlags(fs, vals)
-	if err != nil {
-		return r.fail(err)
-	}
-	if len(body) == 0 {
-		return r.fail(usagef("nothing to change: give at least one of --name, --maas-url, --description, --status, --policy-json"))
 	}
 	return r.call(ctx, http.MethodPatch, adminPath(adminSitesPath, pos[0]), body, r.printSite)
 }
@@ -396,16 +408,7 @@ func profilesPath(site string, ids ...string) string {
 }
 
 func runProfilesCreate(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	vals := stringFlags(fs, "name", "architecture", "distro-series", "hwe-kernel", "policy-json")
-	pos, err := r.parse(fs, args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
-	if err := requireFlags(fs, "name", "architecture", "distro-series"); err != nil {
-		return r.fail(err)
-	}
-	body, err := bodyFromFlags(fs, vals)
+	pos, body, err := r.parseBody(args, 1, []string{"name", "architecture", "distro-series", "hwe-kernel", "policy-json"}, "name", "architecture", "distro-series")
 	if err != nil {
 		return r.fail(err)
 	}
@@ -442,18 +445,9 @@ func runProfilesGet(ctx context.Context, r *adminRun, args []string) int {
 }
 
 func runProfilesPatch(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	vals := stringFlags(fs, "name", "architecture", "distro-series", "hwe-kernel", "status", "policy-json")
-	pos, err := r.parse(fs, args, 2)
+	pos, body, err := r.parsePatch(args, 2, "name", "architecture", "distro-series", "hwe-kernel", "status", "policy-json")
 	if err != nil {
 		return r.fail(err)
-	}
-	body, err := bodyFromFlags(fs, vals)
-	if err != nil {
-		return r.fail(err)
-	}
-	if len(body) == 0 {
-		return r.fail(usagef("nothing to change: give at least one of --name, --architecture, --distro-series, --hwe-kernel, --status, --policy-json"))
 	}
 	return r.call(ctx, http.MethodPatch, profilesPath(pos[0], pos[1]), body, r.printProfile)
 }

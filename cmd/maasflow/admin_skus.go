@@ -128,34 +128,21 @@ func runAudit(ctx context.Context, r *adminRun, args []string) int {
 		return r.fail(err)
 	}
 	q := url.Values{}
-	if flagsSet(fs)["limit"] {
-		if *limit < 1 {
-			return r.fail(usagef("--limit must be a positive integer"))
+	if err := setLimit(fs, *limit, q); err != nil {
+		return r.fail(err)
+	}
+	return r.callQuery(ctx, http.MethodGet, adminAuditPath, q, nil, func(resp *adminResponse) error {
+		var l struct {
+			Items []adminAuditView `json:"items"`
 		}
-		q.Set("limit", strconv.Itoa(*limit))
-	}
-	c, err := r.client()
-	if err != nil {
-		return r.fail(err)
-	}
-	resp, err := c.do(ctx, http.MethodGet, adminAuditPath, q, nil)
-	if err != nil {
-		return r.fail(err)
-	}
-	if r.json() {
-		r.emit(resp.Body)
-		return adminExitOK
-	}
-	var l struct {
-		Items []adminAuditView `json:"items"`
-	}
-	if err := resp.decode(&l); err != nil {
-		return r.fail(err)
-	}
-	t := newAdminTable(r.env.stdout, "TIME", "ACTOR", "ACTION", "TARGET", "RESULT", "CORRELATION_ID")
-	for _, e := range l.Items {
-		t.row(adminTime(e.Time), e.Actor, e.Action, e.Target, e.Result, e.CorrelationID)
-	}
-	t.flush()
-	return adminExitOK
+		if err := resp.decode(&l); err != nil {
+			return err
+		}
+		t := newAdminTable(r.env.stdout, "TIME", "ACTOR", "ACTION", "TARGET", "RESULT", "CORRELATION_ID")
+		for _, e := range l.Items {
+			t.row(adminTime(e.Time), e.Actor, e.Action, e.Target, e.Result, e.CorrelationID)
+		}
+		t.flush()
+		return nil
+	})
 }

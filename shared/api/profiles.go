@@ -146,15 +146,14 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(in.Policy) > 0 {
-		if _, err := mergePolicy(cur.Policy, in.Policy, "policy."); err != nil {
-			return 0, nil, err
-		}
+	shared := patchFields{Name: in.Name, Status: in.Status, Policy: in.Policy}
+	if err := shared.checkPolicy(cur.Policy); err != nil {
+		return 0, nil, err
 	}
 	now := s.clock.Now().UTC()
 	p, err := s.store.UpdateProfile(rq.ctx(), siteID, id, func(p *domain.Profile) error {
-		if in.Name != nil {
-			p.Name = *in.Name
+		if err := shared.apply(&p.Name, &p.Status, &p.Policy); err != nil {
+			return err
 		}
 		if in.Architecture != nil {
 			p.Architecture = *in.Architecture
@@ -164,16 +163,6 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 		}
 		if in.HWEKernel != nil {
 			p.HWEKernel = *in.HWEKernel
-		}
-		if in.Status != nil {
-			p.Status = *in.Status
-		}
-		if len(in.Policy) > 0 {
-			merged, err := mergePolicy(p.Policy, in.Policy, "policy.")
-			if err != nil {
-				return err
-			}
-			p.Policy = merged
 		}
 		p.UpdatedAt = now
 		return nil

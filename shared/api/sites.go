@@ -90,6 +90,44 @@ func (s *server) getSite(rq *request) (int, any, error) {
 	return http.StatusOK, viewSite(site), nil
 }
 
+// patchFields are the PATCH members sites and profiles share. The request
+// types list them again rather than embed this type: encoding/json would
+// name an embedded member "patchFields.status" in a type error.
+type patchFields struct {
+	Name   *string         `json:"name"`
+	Status *string         `json:"status"`
+	Policy json.RawMessage `json:"policy"`
+}
+
+// checkPolicy merges the policy patch into the current policy once up
+// front, so that apply, which merges it again into the record the store
+// reads, cannot fail on input.
+func (p *patchFields) checkPolicy(cur domain.Policy) error {
+	if len(p.Policy) == 0 {
+		return nil
+	}
+	_, err := mergePolicy(cur, p.Policy, "policy.")
+	return err
+}
+
+// apply sets the shared members that were given on a record being updated.
+func (p *patchFields) apply(name, status *string, policy *domain.Policy) error {
+	if p.Name != nil {
+		*name = *p.Name
+	}
+	if p.Status != nil {
+		*status = *p.Status
+	}
+	if len(p.Policy) > 0 {
+		merged, err := mergePolicy(*policy, p.Policy, "policy.")
+		if err != nil {
+			return err
+		}
+		*policy = merged
+	}
+	return nil
+}
+
 type sitePatchRequest struct {
 	Name        *string         `json:"name"`
 	MAASURL     *string         `json:"maas_url"`
@@ -121,22 +159,19 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	if err := checkStatus(in.Status); err != nil {
 		return 0, nil, err
 	}
-	// Validate the policy patch against the current record up front, so
-	// the mutator below cannot fail on input.
 	id := rq.r.PathValue("id")
 	cur, err := s.store.GetSite(rq.ctx(), id)
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(in.Policy) > 0 {
-		if _, err := mergePolicy(cur.Policy, in.Policy, "policy."); err != nil {
-			return 0, nil, err
-		}
+	shared := patchFields{Name: in.Name, Status: in.Status, Policy: in.Policy}
+	if err := shared.checkPolicy(cur.Policy); err != nil {
+		return 0, nil, err
 	}
 	now := s.clock.Now().UTC()
 	site, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
-		if in.Name != nil {
-			site.Name = *in.Name
+		if err := shared.apply(&site.Name, &site.Status, &site.Policy); err != nil {
+			return err
 		}
 		if in.MAASURL != nil && *in.MAASURL != site.MAASURL {
 			site.MAASURL = *in.MAASURL
@@ -145,16 +180,6 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 		}
 		if in.Description != nil {
 			site.Description = *in.Description
-		}
-		if in.Status != nil {
-			site.Status = *in.Status
-		}
-		if len(in.Policy) > 0 {
-			p, err := mergePolicy(site.Policy, in.Policy, "policy.")
-			if err != nil {
-				return err
-			}
-			site.Policy = p
 		}
 		site.UpdatedAt = now
 		return nil

@@ -66,6 +66,10 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	log = log.With(logOnboardingID, tok.OnboardingID)
+	// The token is spent: finish activating the node and handing over to
+	// the workflow even if the node hangs up now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
 	if _, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
 			// A removed node comes back only as a new identity (seed 004).
@@ -81,16 +85,15 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	}
 
 	if tok.OnboardingID != "" {
-		s.completeEnrollment(rq, log, tok, now)
+		s.completeEnrollment(ctx, log, tok, now)
 	}
 	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
 	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: domain.NodeActive}, nil
 }
 
 // completeEnrollment hands the enrollment to the onboarding's workflow wait
-// when the workflow has reached it.
-func (s *server) completeEnrollment(rq *request, log *slog.Logger, tok domain.EnrollmentToken, now time.Time) {
-	ctx := rq.ctx()
+// when the workflow has reached it. ctx is detached from the request.
+func (s *server) completeEnrollment(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken, now time.Time) {
 	o, err := s.store.GetOnboarding(ctx, tok.OnboardingID)
 	if err != nil {
 		log.ErrorContext(ctx, "read onboarding of enrollment", "error", err.Error())
@@ -112,10 +115,7 @@ func (s *server) completeEnrollment(rq *request, log *slog.Logger, tok domain.En
 		log.ErrorContext(ctx, "encode enrollment output", "error", err.Error())
 		return
 	}
-	// The token is spent: finish the hand-over even if the node hangs up.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
-	defer cancel()
-	if err := s.completer.CompleteEnrollment(cctx, o.EnrollmentTaskToken, out); err != nil {
+	if err := s.completer.CompleteEnrollment(ctx, o.EnrollmentTaskToken, out); err != nil {
 		log.ErrorContext(ctx, "complete workflow enrollment wait", "error", err.Error())
 	}
 }

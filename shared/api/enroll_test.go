@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 const seedEnrollToken = "seeded-enrollment-token-Zq81Lm0pXw"
@@ -181,4 +184,54 @@ func TestEnrollWithoutBearerIsAllowedButAdminRoutesAreNot(t *testing.T) {
 	r := h.do(call{method: "POST", path: "/api/v1/nodes/" + e.nodeID + "/enroll", body: map[string]any{"token": "x"}, token: adminToken})
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	assert.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
+}
+
+// hangUpStore cancels the request as soon as the token is consumed (the node
+// hung up) and, like the AWS SDK, refuses node and onboarding calls on a
+// cancelled context; minidyn itself ignores the context.
+type hangUpStore struct {
+	Store
+	hangUp context.CancelFunc
+}
+
+func (s hangUpStore) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string, now time.Time) (domain.EnrollmentToken, error) {
+	tok, err := s.Store.ConsumeEnrollmentToken(ctx, hash, nodeID, now)
+	s.hangUp()
+	return tok, err
+}
+
+func (s hangUpStore) UpdateNode(ctx context.Context, id string, mutate store.Mutator[domain.Node]) (domain.Node, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.Node{}, err
+	}
+	return s.Store.UpdateNode(ctx, id, mutate)
+}
+
+func (s hangUpStore) GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error) {
+	if err := ctx.Err(); err != nil {
+		return domain.Onboarding{}, err
+	}
+	return s.Store.GetOnboarding(ctx, id)
+}
+
+// A consumed token cannot be used again, so a node that hangs up right after
+// the consume must still end active, with the workflow's wait completed.
+func TestEnrollFinishesWhenTheNodeHangsUp(t *testing.T) {
+	h := newHarness(t)
+	e := h.enrollable("gpu-01", seedEnrollToken, time.Hour, "task-token-1")
+	ctx, hangUp := context.WithCancel(t.Context())
+	defer hangUp()
+	handler := New(Config{}, Deps{
+		Store: hangUpStore{Store: h.store, hangUp: hangUp}, Secrets: h.secrets, Starter: h.starter,
+		Completer: h.completer, Prober: h.prober, Auth: NewStaticTokens(nil), Clock: h.clock,
+	})
+	req := httptest.NewRequestWithContext(ctx, "POST", "/api/v1/nodes/"+e.nodeID+"/enroll",
+		strings.NewReader(`{"token":"`+seedEnrollToken+`"}`))
+	handler.ServeHTTP(httptest.NewRecorder(), req)
+
+	node, found, err := h.store.FindNodeByHost(context.Background(), h.mustSiteOf(e), "gpu-01")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, domain.NodeActive, node.Status, "the token is spent: the node must be active")
+	assert.Len(t, h.completer.completions(), 1, "the workflow's wait is completed")
 }

@@ -232,7 +232,16 @@ func (s *server) putCredentials(rq *request) (int, any, error) {
 		return 0, nil, fieldError("bmc_password", "must be at most 256 bytes")
 	}
 	id := rq.r.PathValue("id")
-	if _, err := s.store.GetSite(rq.ctx(), id); err != nil {
+	now := s.clock.Now().UTC()
+	// A new key is unproven until the next probe. Drop the old probe before
+	// the secret changes, so a failure between the two writes cannot leave
+	// the site looking proven with the new key (this also answers 404 for
+	// an unknown site before anything is written).
+	if _, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
+		site.Probe = nil
+		site.UpdatedAt = now
+		return nil
+	}); err != nil {
 		return 0, nil, err
 	}
 	creds := domain.SiteCredentials{
@@ -243,10 +252,9 @@ func (s *server) putCredentials(rq *request) (int, any, error) {
 	if err := secrets.PutSiteCredentials(rq.ctx(), s.secrets, id, creds); err != nil {
 		return 0, nil, err
 	}
-	now := s.clock.Now().UTC()
 	site, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
 		site.CredentialsSet = true
-		// A new key is unproven until the next probe.
+		// A probe that ran between the two writes may have used the old key.
 		site.Probe = nil
 		site.UpdatedAt = now
 		return nil

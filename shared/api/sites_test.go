@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 func TestHealthz(t *testing.T) {
@@ -357,4 +359,54 @@ func TestSKUs(t *testing.T) {
 	assert.Equal(t, false, h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/skus/h100-sxm-8", nil)["active"])
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/skus/nope", nil).status)
 	assert.Equal(t, http.StatusNotFound, h.admin("PATCH", "/api/v1/admin/skus/nope", map[string]any{"active": true}).status)
+}
+
+// failAfterSecret is a store whose site updates fail once the secret has
+// been written, and the secrets store that flips it.
+type failAfterSecret struct {
+	Store
+	written *bool
+}
+
+func (s failAfterSecret) UpdateSite(ctx context.Context, id string, mutate store.Mutator[domain.Site]) (domain.Site, error) {
+	if *s.written {
+		return domain.Site{}, errors.New("table unavailable")
+	}
+	return s.Store.UpdateSite(ctx, id, mutate)
+}
+
+type flagOnPut struct {
+	SecretStore
+	written *bool
+}
+
+func (s flagOnPut) Put(ctx context.Context, name string, value []byte) error {
+	err := s.SecretStore.Put(ctx, name, value)
+	*s.written = err == nil
+	return err
+}
+
+// New credentials are unproven: a failure after the secret is replaced must
+// not leave the site showing the old key's healthy probe, which would let
+// onboardings run on the new key without a probe.
+func TestCredentialsWriteFailureLeavesNoHealthyProbe(t *testing.T) {
+	h := newHarness(t)
+	id := h.readySite("dc1")
+	written := false
+	handler := New(Config{}, Deps{
+		Store: failAfterSecret{Store: h.store, written: &written}, Secrets: flagOnPut{SecretStore: h.secrets, written: &written},
+		Starter: h.starter, Completer: h.completer, Prober: h.prober,
+		Auth: NewStaticTokens(map[string]Principal{adminToken: {Subject: "alice", Admin: true}}), Clock: h.clock,
+	})
+	req := httptest.NewRequestWithContext(t.Context(), "POST", "/api/v1/admin/maas-sites/"+id+"/credentials",
+		strings.NewReader(`{"maas_api_key":"new:key:value","bmc_username":"maasflow","bmc_password":"new-password"}`))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusInternalServerError, rec.Code, "%s", rec.Body)
+	require.True(t, written, "the secret was replaced")
+
+	site, err := h.store.GetSite(context.Background(), id)
+	require.NoError(t, err)
+	assert.Nil(t, site.Probe, "the old key's probe no longer vouches for the site")
 }

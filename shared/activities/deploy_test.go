@@ -180,6 +180,25 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 	assert.Contains(t, cls.Summary, "no retry")
 }
 
+func TestRecoverDeployRepeatFindsTheReleaseUnderWay(t *testing.T) {
+	// A region with enable_disk_erasing_on_release erases on every release
+	// (maas-api §5): the repeat of a RecoverDeploy whose release MAAS
+	// accepted finds the machine erasing its disks.
+	for _, status := range []string{"releasing", "disk_erasing"} {
+		t.Run(status, func(t *testing.T) {
+			e := newEnv(t, activitiestest.Options{})
+			sid, err := e.f.Sim.AddMachine(maassim.MachineSeed{Hostname: "gpu-01", BMCIP: "10.0.0.11", PXEMAC: "52:54:00:00:00:11", Status: status})
+			require.NoError(t, err)
+			o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+			e.placeAt(o, domain.StageRecoverDeploy, sid)
+			var rec activities.RecoverDeployOutput
+			e.must("RecoverDeploy", refIn{ref(o)}, &rec)
+			assert.Equal(t, activities.RecoveryNone, rec.Action)
+			assert.Zero(t, e.mutatingCalls())
+		})
+	}
+}
+
 func TestOtherDeployFailureIsClassifiedOther(t *testing.T) {
 	e := newEnv(t, activitiestest.Options{})
 	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{DeployOtherFailures: 1})

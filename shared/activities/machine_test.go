@@ -194,6 +194,73 @@ func TestPreflightPXE(t *testing.T) {
 		e.must("PreflightPXE", refIn{ref(o)}, &out)
 		assert.False(t, out.Relinked, "a repeat changes nothing")
 	})
+	t.Run("a failed relink leaves its retry the subnet", func(t *testing.T) {
+		e := newEnv(t, activitiestest.Options{})
+		e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+		e.toReady(o)
+		e.must("ConfigureStorage", refIn{ref(o)}, nil)
+		sid := e.onboarding(o.ID).MAASSystemID
+		c, err := maas.NewClient(e.f.Site.MAASURL, activitiestest.APIKey, maas.WithNow(e.clk.Now))
+		require.NoError(t, err)
+		ifaces, err := c.Interfaces(context.Background(), sid)
+		require.NoError(t, err)
+		boot := ifaces[0]
+		require.Len(t, boot.Links, 1)
+		subnetID := boot.Links[0].Subnet.ID
+		// The boot interface is linked DHCP only, so the preflight has to
+		// replace that link with an AUTO one.
+		_, err = c.UnlinkSubnet(context.Background(), sid, boot.ID, boot.Links[0].ID)
+		require.NoError(t, err)
+		_, err = c.LinkSubnet(context.Background(), sid, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeDHCP, SubnetID: subnetID})
+		require.NoError(t, err)
+
+		// The first try's link_subnet answers 503; the ASL retries.
+		deps := e.f.Deps
+		deps.MAAS = &flakyLinkConnector{Connector: deps.MAAS, failures: 1}
+		for _, fn := range activities.Catalog(deps) {
+			e.handlers[fn.Activity] = lambdaHandler(fn.Handler)
+		}
+		requireErrorName(t, e.call("PreflightPXE", refIn{ref(o)}, nil), "UnavailableError")
+		var out activities.PreflightPXEOutput
+		e.must("PreflightPXE", refIn{ref(o)}, &out)
+		assert.True(t, out.Relinked)
+
+		ifaces, err = c.Interfaces(context.Background(), sid)
+		require.NoError(t, err)
+		require.Len(t, ifaces[0].Links, 1)
+		assert.Equal(t, "auto", strings.ToLower(ifaces[0].Links[0].Mode))
+		require.NotNil(t, ifaces[0].Links[0].Subnet)
+		assert.Equal(t, subnetID, ifaces[0].Links[0].Subnet.ID)
+	})
+}
+
+// flakyLinkConnector hands out MAAS clients whose LinkSubnet answers 503
+// the first failures times.
+type flakyLinkConnector struct {
+	activities.Connector
+	failures int
+}
+
+func (f *flakyLinkConnector) ForSite(ctx context.Context, siteID string) (activities.MAAS, error) {
+	client, err := f.Connector.ForSite(ctx, siteID)
+	if err != nil {
+		return nil, err
+	}
+	return &flakyLinkClient{MAAS: client, c: f}, nil
+}
+
+type flakyLinkClient struct {
+	activities.MAAS
+	c *flakyLinkConnector
+}
+
+func (f *flakyLinkClient) LinkSubnet(ctx context.Context, systemID string, interfaceID int, p maas.LinkSubnetParams) (maas.Interface, error) {
+	if f.c.failures > 0 {
+		f.c.failures--
+		return maas.Interface{}, &maas.UnavailableError{Op: "link_subnet", SystemID: systemID, StatusCode: 503, Message: "simulated"}
+	}
+	return f.MAAS.LinkSubnet(ctx, systemID, interfaceID, p)
 }
 
 func TestApplyRoCE(t *testing.T) {

@@ -30,9 +30,9 @@ type PreflightPXEOutput struct {
 // 000 §4.3, the datasource failure's usual cause): the interface must be on
 // a VLAN with a subnet of that VLAN linked, the subnet must have a gateway,
 // and (strict policy) the VLAN must have MAAS DHCP or a relay. It then
-// relinks the interface to AUTO on that subnet: links that are not a
-// correct AUTO link are unlinked first, because MAAS makes a second link
-// when AUTO is linked twice (maas-api §9, §14.8). It records the PXE MAC on
+// relinks the interface to AUTO on that subnet, then unlinks every link
+// that is not that one AUTO link, because MAAS makes a second link when
+// AUTO is linked twice (maas-api §9, §14.8). It records the PXE MAC on
 // the onboarding so a later attempt can match by it.
 //
 // The subnet comes from the interface's own links (MAAS links the boot
@@ -96,19 +96,27 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		}
 	}
 
-	keep, stale := planAutoRelink(boot, subnet.ID)
+	// Link AUTO before unlinking anything: the subnet is found from the
+	// interface's links, so a try that removed the old links and then failed
+	// to link would leave its retry nothing to link to. MAAS's AUTO link
+	// also drops the DHCP and LINK_UP links itself (maas-api §9), so the
+	// links to remove are planned from the interface it returns.
+	iface := boot
+	keep, stale := planAutoRelink(iface, subnet.ID)
+	linked := keep == nil
+	if linked {
+		if iface, err = client.LinkSubnet(ctx, m.SystemID, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeAuto, SubnetID: subnet.ID}); err != nil {
+			return out, err
+		}
+		_, stale = planAutoRelink(iface, subnet.ID)
+	}
 	for _, l := range stale {
 		if _, err := client.UnlinkSubnet(ctx, m.SystemID, boot.ID, l.ID); err != nil {
 			return out, err
 		}
 		c.log.InfoContext(ctx, "boot interface link removed", slog.Int("link_id", l.ID), slog.String("mode", l.Mode))
 	}
-	if keep == nil {
-		if _, err := client.LinkSubnet(ctx, m.SystemID, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeAuto, SubnetID: subnet.ID}); err != nil {
-			return out, err
-		}
-	}
-	out.Relinked = keep == nil || len(stale) > 0
+	out.Relinked = linked || len(stale) > 0
 	detail := fmt.Sprintf("boot interface %s (%s) AUTO on %s via %s", boot.Name, out.MACAddress, subnet.CIDR, subnet.GatewayIP)
 	if out.Relinked {
 		detail += fmt.Sprintf("; relinked (%d old links removed)", len(stale))

@@ -32,7 +32,7 @@ type RecoverDeployOutput struct {
 // Allocated, maas-api §14.5); Failed deployment → release without erase
 // (the machine becomes Ready once powered off; abort is refused there). It
 // acts on the current status, so a repeat after MAAS accepted the call
-// (Allocated, Releasing, Ready) asks nothing more.
+// (Allocated, Releasing, Disk erasing, Ready) asks nothing more.
 //
 // Errors: MachineStateUnsafeError from any other status; MAAS errors.
 func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (out RecoverDeployOutput, err error) {
@@ -58,7 +58,9 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 			return out, err
 		}
 		out.Action = RecoveryReleased
-	case maas.StatusAllocated, maas.StatusReady, maas.StatusReleasing:
+	case maas.StatusAllocated, maas.StatusReady, maas.StatusReleasing, maas.StatusDiskErasing:
+		// Disk erasing: MAAS erases on every release when the region's
+		// enable_disk_erasing_on_release is set (maas-api §5).
 		out.Action = RecoveryNone
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "a deploy cannot be recovered from this state"}

@@ -216,11 +216,30 @@ func (s *Simulator) linkSubnet(rq *request) reply {
 		}
 		l.ip = addr
 	}
-	// Linking AUTO twice makes two AUTO links: MAAS does not de-duplicate
-	// (maas-api §14.8).
+	// AUTO and DHCP replace the interface's DHCP links of the subnet's
+	// family (and subnet-less ones) (maas-api §9). Linking AUTO twice still
+	// makes two AUTO links: MAAS does not de-duplicate (maas-api §14.8).
+	if mode == "auto" || mode == "dhcp" {
+		s.removeDHCPLinks(i, sn)
+	}
 	i.links = append(i.links, l)
 	s.ensureLinkUp(i)
 	return jsonReply(http.StatusOK, renderIface(m, i))
+}
+
+// removeDHCPLinks drops i's DHCP links that have no subnet or one of sn's
+// address family (models/interface.py remove_link_dhcp); a nil sn drops
+// them all.
+func (s *Simulator) removeDHCPLinks(i *iface, sn *subnet) {
+	kept := i.links[:0]
+	for _, l := range i.links {
+		if l.mode == "dhcp" && (sn == nil || l.subnet == nil || l.subnet.cidr.Addr().Is4() == sn.cidr.Addr().Is4()) {
+			s.freeIP(l)
+			continue
+		}
+		kept = append(kept, l)
+	}
+	i.links = kept
 }
 
 // ensureLinkUp keeps MAAS's invariant: LINK_UP links exist only when no other

@@ -231,6 +231,21 @@ func TestInterfaces(t *testing.T) {
 		r.json(t, &i)
 		require.Len(t, i.Links, 1)
 	})
+	t.Run("AUTO replaces a DHCP link", func(t *testing.T) {
+		var i ifaceJSON
+		h.call(t, http.MethodGet, path, "", nil).json(t, &i)
+		for _, l := range i.Links {
+			r := h.call(t, http.MethodPost, path, "unlink_subnet", url.Values{"id": {itoa(l.ID)}})
+			require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+		}
+		r := h.call(t, http.MethodPost, path, "link_subnet", url.Values{"mode": {"DHCP"}, "subnet": {"1"}})
+		require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+		r = h.call(t, http.MethodPost, path, "link_subnet", url.Values{"mode": {"AUTO"}, "subnet": {"1"}})
+		require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+		r.json(t, &i)
+		require.Len(t, i.Links, 1)
+		assert.Equal(t, "auto", i.Links[0].Mode)
+	})
 	t.Run("static address is kept and shown", func(t *testing.T) {
 		r := h.call(t, http.MethodPost, path, "link_subnet", url.Values{"mode": {"STATIC"}, "subnet": {"1"}, "ip_address": {"10.20.0.50"}})
 		require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)

@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -75,7 +77,9 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 		return out, &ActivityFailedError{Activity: c.activity, Message: "no enrollment completer configured"}
 	}
 	if err := a.d.Completer.CompleteEnrollment(ctx, in.TaskToken, body); err != nil {
-		return out, &EnrollmentCompletionError{Message: err.Error()}
+		// The workflow service's error text may quote the task token, so
+		// neither the error nor the log repeats it: only its type.
+		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", rootError(err))}
 	}
 	c.log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
 	out.Completed = true
@@ -104,4 +108,15 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 		return EnrollmentResult{}, false, nil
 	}
 	return EnrollmentResult{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC(), Attempt: tok.Attempt}, true, nil
+}
+
+// rootError is the innermost error of a wrap chain.
+func rootError(err error) error {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err
+		}
+		err = inner
+	}
 }

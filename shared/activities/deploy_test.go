@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -352,4 +353,26 @@ func TestEventPublishFailureIsRetryable(t *testing.T) {
 	e.f.Events.FailWith(nil)
 	e.must("ValidateOnboarding", refIn{ref(o)}, nil)
 	assert.Len(t, e.f.Events.Events(), 1, "published on the retry, once")
+}
+
+// leakyCompleter fails the way a workflow service might: quoting the token.
+type leakyCompleter struct{}
+
+func (leakyCompleter) CompleteEnrollment(_ context.Context, taskToken string, _ []byte) error {
+	return fmt.Errorf("complete enrollment task: %w", fmt.Errorf("InvalidToken: Invalid token %q", taskToken))
+}
+
+func TestAwaitEnrollmentCompletionErrorHidesTheTaskToken(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toPredeployed(o)
+	e.deploy(o)
+	require.Eventually(t, func() bool { return len(e.f.NodeAPI.Enrolled()) == 1 }, 10*time.Second, time.Millisecond)
+	e.f.Completer.Set(leakyCompleter{})
+
+	err := e.call("AwaitEnrollment", activities.AwaitEnrollmentInput{OnboardingRef: ref(o), TaskToken: "secret-task-token"}, nil)
+	requireErrorName(t, err, "EnrollmentCompletionError")
+	assert.NotContains(t, err.Error(), "secret-task-token")
+	assert.NotContains(t, e.f.Logs.String(), "secret-task-token")
 }

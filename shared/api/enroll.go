@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -116,6 +117,19 @@ func (s *server) completeEnrollment(ctx context.Context, log *slog.Logger, tok d
 		return
 	}
 	if err := s.completer.CompleteEnrollment(ctx, o.EnrollmentTaskToken, out); err != nil {
-		log.ErrorContext(ctx, "complete workflow enrollment wait", "error", err.Error())
+		// The workflow service's text may quote the task token: log the
+		// error's type only.
+		log.ErrorContext(ctx, "complete workflow enrollment wait", "error_type", fmt.Sprintf("%T", rootError(err)))
+	}
+}
+
+// rootError is the innermost error of a wrap chain.
+func rootError(err error) error {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err
+		}
+		err = inner
 	}
 }

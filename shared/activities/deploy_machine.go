@@ -83,7 +83,14 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	now := a.d.Clock.Now().UTC()
 	if c.ob.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
 		c.log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
-		return DeployMachineOutput{StartedAt: now.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
+		// The deploy began when its token was issued, just before MAAS was
+		// asked: the polls and the classifier read MAAS events from then
+		// on, so events between that start and this retry are not missed.
+		started := now
+		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
+			started = tok.CreatedAt.UTC()
+		}
+		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {

@@ -74,8 +74,10 @@ func TestDeployMachine(t *testing.T) {
 		var first, again activities.DeployMachineOutput
 		e.must("DeployMachine", refIn{ref(o)}, &first)
 		hash := e.onboarding(o.ID).EnrollmentTokenHash
+		e.clk.Advance(90 * time.Second) // the retry comes later
 		e.must("DeployMachine", refIn{ref(o)}, &again)
 		assert.True(t, again.AlreadyDeploying)
+		assert.Equal(t, first.StartedAt, again.StartedAt, "the retry reports when the deploy really began")
 		assert.Equal(t, 1, again.DeployAttempt)
 		assert.Equal(t, 1, e.callsTo("POST", "deploy"))
 		assert.Equal(t, 1, e.callsTo("POST", "allocate"))

@@ -108,6 +108,7 @@ func adminCommands() []adminCommand {
 		{"onboardings list", "[--status S] [--site SITE_ID] [--hostname HOST] [--limit N] [--cursor C] [--all]", "list onboardings, newest first; --all follows every page", runOnboardingsList},
 		{"onboardings get", "ONBOARDING_ID", "show an onboarding: status, stage, timeline and diagnostics", runOnboardingsGet},
 		{"onboardings watch", "ONBOARDING_ID [--interval 5s]", "follow an onboarding until it ends (exit codes as onboard --wait)", runOnboardingsWatch},
+		{"onboardings cancel", "ONBOARDING_ID [--reason TEXT]", "cancel an open onboarding (also manual_intervention): stop its workflow and free the host; MAAS is not touched", runOnboardingsCancel},
 
 		{"audit", "[--limit N]", "show the latest audit entries", runAudit},
 	}

@@ -33,6 +33,10 @@ func (adminTestStarter) StartOnboarding(_ context.Context, o domain.Onboarding) 
 	return "exec-" + o.ID, nil
 }
 
+type adminTestStopper struct{}
+
+func (adminTestStopper) StopOnboarding(context.Context, string, string) error { return nil }
+
 type adminTestCompleter struct{}
 
 func (adminTestCompleter) CompleteEnrollment(context.Context, string, []byte) error { return nil }
@@ -54,6 +58,7 @@ func newAdminRealAPI(t *testing.T) string {
 		Store:     store.New(db, "", clk.Now),
 		Secrets:   secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json")),
 		Starter:   adminTestStarter{},
+		Stopper:   adminTestStopper{},
 		Completer: adminTestCompleter{},
 		Prober:    adminTestProber{},
 		Auth:      api.NewStaticTokens(map[string]api.Principal{adminTestToken: {Subject: "alice", Admin: true}}),
@@ -136,6 +141,13 @@ func TestAdminCLIAgainstTheAPI(t *testing.T) {
 	assert.Contains(t, res.stdout, "pending")
 	assert.Contains(t, res.stdout, hostname)
 
+	res = cli(t, adminInvocation{}, 0, "onboardings", "cancel", ob, "--reason", "host re-cabled")
+	assert.Contains(t, res.stdout, "onboarding "+ob+" cancelled at stage validate: host re-cabled")
+	res = cli(t, adminInvocation{}, 1, "onboardings", "cancel", ob)
+	assert.Contains(t, res.stderr, "error: conflict: onboarding "+ob+" is already cancelled")
+	ob2 := idOf(t, cli(t, adminInvocation{}, 0, append(onboard, "-o", "json")...))
+	assert.NotEqual(t, ob, ob2, "the cancel freed the host")
+
 	cli(t, adminInvocation{}, 0, "skus", "patch", "h100x8", "--active=false")
 	res = cli(t, adminInvocation{}, 0, "skus", "get", "h100x8")
 	assert.Regexp(t, `Active:\s+false`, res.stdout)
@@ -146,7 +158,7 @@ func TestAdminCLIAgainstTheAPI(t *testing.T) {
 	assert.Contains(t, res.stderr, "error: not_found:")
 
 	res = cli(t, adminInvocation{}, 0, "audit", "--limit", "100")
-	for _, action := range []string{"site.create", "site.credentials.write", "site.probe", "profile.create", "roce.upsert", "roce.delete", "sku.update", "onboarding.create", "site.disable"} {
+	for _, action := range []string{"site.create", "site.credentials.write", "site.probe", "profile.create", "roce.upsert", "roce.delete", "sku.update", "onboarding.create", "onboarding.cancel", "site.disable"} {
 		assert.Contains(t, res.stdout, action)
 	}
 

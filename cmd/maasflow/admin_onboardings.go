@@ -335,6 +335,37 @@ func runOnboardingsGet(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
+// runOnboardingsCancel cancels an open onboarding: the API stops its
+// workflow and frees the host; MAAS is left as it is.
+func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) int {
+	fs := r.flags()
+	reason := fs.String("reason", "", "")
+	pos, err := r.parse(fs, args, 1)
+	if err != nil {
+		return r.fail(err)
+	}
+	// Without --reason no body is sent and the API records who cancelled.
+	var body any
+	if flagsSet(fs)["reason"] {
+		body = map[string]string{"reason": *reason}
+	}
+	return r.call(ctx, http.MethodPost, adminPath(adminOnboardingsPath, pos[0], "cancel"), body, func(resp *adminResponse) error {
+		var o domain.Onboarding
+		if err := resp.decode(&o); err != nil {
+			return err
+		}
+		w := r.env.stdout
+		why := ""
+		if o.Error != nil {
+			why = ": " + adminCell(o.Error.Message)
+		}
+		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(o.Status), adminCell(o.Stage), why)
+		fmt.Fprintf(w, "host %s is free for a new onboarding; the MAAS machine %s was left as it is\n",
+			adminCell(o.Hostname), adminCell(orDash(o.MAASSystemID)))
+		return nil
+	})
+}
+
 func printOnboardingDetail(w io.Writer, d adminOnboardingDetail) {
 	f := newAdminFields(w)
 	f.add("ID", d.ID)

@@ -186,6 +186,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Store:     s.Store,
 		Secrets:   secretStore,
 		Starter:   flow,
+		Stopper:   flow,
 		Completer: flow,
 		Prober:    maas.SiteProber{},
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),

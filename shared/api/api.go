@@ -56,13 +56,15 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Deps are the handler's ports. Store, Secrets, Starter, Completer, Prober
-// and Auth are required; Clock defaults to the wall clock, NewID to UUID v4
-// and Logger to a logger that drops everything.
+// Deps are the handler's ports. Store, Secrets, Starter, Stopper,
+// Completer, Prober and Auth are required; Clock defaults to the wall clock,
+// NewID to UUID v4 and Logger to a logger that drops everything. Without a
+// Stopper, cancelling an onboarding that has an execution answers 503.
 type Deps struct {
 	Store     Store
 	Secrets   SecretStore
 	Starter   OnboardingStarter
+	Stopper   OnboardingStopper
 	Completer EnrollmentCompleter
 	Prober    SiteProber
 	Auth      Authenticator
@@ -76,6 +78,7 @@ type server struct {
 	store     Store
 	secrets   SecretStore
 	starter   OnboardingStarter
+	stopper   OnboardingStopper
 	completer EnrollmentCompleter
 	prober    SiteProber
 	auth      Authenticator
@@ -92,6 +95,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		store:     deps.Store,
 		secrets:   deps.Secrets,
 		starter:   deps.Starter,
+		stopper:   deps.Stopper,
 		completer: deps.Completer,
 		prober:    deps.Prober,
 		auth:      deps.Auth,
@@ -110,6 +114,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	}
 	if s.auth == nil {
 		s.auth = denyAll{}
+	}
+	if s.stopper == nil {
+		s.stopper = noStopper{}
 	}
 
 	mux := http.NewServeMux()
@@ -305,3 +312,15 @@ type denyAll struct{}
 func (denyAll) Authenticate(*http.Request) (Principal, error) {
 	return Principal{}, &UnauthenticatedError{Reason: "no authenticator configured"}
 }
+
+// noStopper is the workflow stopper of a handler built without one.
+type noStopper struct{}
+
+func (noStopper) StopOnboarding(context.Context, string, string) error {
+	return &StopUnavailableError{}
+}
+
+// StopUnavailableError: the handler has no way to stop a workflow execution.
+type StopUnavailableError struct{}
+
+func (e *StopUnavailableError) Error() string { return "no workflow stopper configured" }

@@ -110,6 +110,7 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusOK, "PATCH", site+"/profiles/"+fx.profile, map[string]any{"name": "renamed"})
 	h.mustAdmin(http.StatusOK, "DELETE", site+"/profiles/"+fx.profile, nil)
 	h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"description": "d"})
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
 	h.enroll("node-x", "whatever")
 

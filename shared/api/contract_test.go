@@ -64,6 +64,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"error 400", call{method: "POST", path: "/api/v1/admin/skus", body: map[string]any{}}, 400, "Error", false},
 		{"error 404", call{method: "GET", path: site + "x"}, 404, "Error", false},
 		{"error 409", call{method: "POST", path: "/api/v1/admin/onboardings", body: fx.onboarding("gpu-10")}, 409, "Error", false},
+		{"onboarding cancel", call{method: "POST", path: "/api/v1/admin/onboardings/" + e.onboardingID + "/cancel", body: map[string]any{"reason": "r"}}, 200, "Onboarding", false},
+		{"error 409 cancel", call{method: "POST", path: "/api/v1/admin/onboardings/" + e.onboardingID + "/cancel"}, 409, "Error", false},
 		{"error 401 token", call{method: "POST", path: "/api/v1/nodes/" + e.nodeID + "/enroll", body: map[string]any{"token": "nope"}}, 401, "Error", false},
 	}
 	for _, tc := range tests {

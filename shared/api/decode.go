@@ -11,8 +11,22 @@ import (
 	"strings"
 )
 
-// readBody reads the whole request body within the configured limit.
+// readBody reads the whole request body within the configured limit; an
+// empty body is a 400.
 func readBody(rq *request) ([]byte, error) {
+	b, err := readOptionalBody(rq)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, fieldError("request body", "a JSON object is required")
+	}
+	return b, nil
+}
+
+// readOptionalBody reads the whole request body within the configured
+// limit, trimmed of surrounding white space; empty means none was sent.
+func readOptionalBody(rq *request) ([]byte, error) {
 	b, err := io.ReadAll(rq.r.Body)
 	var tooBig *http.MaxBytesError
 	switch {
@@ -22,10 +36,7 @@ func readBody(rq *request) ([]byte, error) {
 	case err != nil:
 		return nil, fieldError("request body", "could not be read")
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, fieldError("request body", "a JSON object is required")
-	}
-	return b, nil
+	return bytes.TrimSpace(b), nil
 }
 
 // decodeBody decodes the request body strictly into dst.

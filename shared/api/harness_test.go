@@ -48,6 +48,7 @@ type harness struct {
 	db        *client.Client
 	clock     *clockwork.FakeClock
 	starter   *fakeStarter
+	stopper   *fakeStopper
 	completer *fakeCompleter
 	prober    *fakeProber
 	secrets   *secrets.FileStore
@@ -66,6 +67,7 @@ func newHarness(t testing.TB) *harness {
 		t:         t,
 		clock:     clock.NewFake(t0),
 		starter:   &fakeStarter{},
+		stopper:   &fakeStopper{},
 		completer: &fakeCompleter{},
 		prober:    &fakeProber{result: maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}},
 		logs:      &syncBuffer{},
@@ -78,6 +80,7 @@ func newHarness(t testing.TB) *harness {
 		Store:     h.store,
 		Secrets:   h.secrets,
 		Starter:   h.starter,
+		Stopper:   h.stopper,
 		Completer: h.completer,
 		Prober:    h.prober,
 		Auth: NewStaticTokens(map[string]Principal{
@@ -242,6 +245,36 @@ func (f *fakeStarter) started() []domain.Onboarding {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]domain.Onboarding(nil), f.calls...)
+}
+
+type stopCall struct {
+	executionID, cause string
+}
+
+// fakeStopper records stops; before, when set, runs inside the stop (to
+// act as the workflow ending meanwhile).
+type fakeStopper struct {
+	mu     sync.Mutex
+	calls  []stopCall
+	err    error
+	before func()
+}
+
+func (f *fakeStopper) StopOnboarding(_ context.Context, executionID, cause string) error {
+	f.mu.Lock()
+	f.calls = append(f.calls, stopCall{executionID: executionID, cause: cause})
+	before, err := f.before, f.err
+	f.mu.Unlock()
+	if before != nil {
+		before()
+	}
+	return err
+}
+
+func (f *fakeStopper) stops() []stopCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]stopCall(nil), f.calls...)
 }
 
 type completion struct {

@@ -121,6 +121,12 @@ type OnboardingStarter interface {
 	StartOnboarding(ctx context.Context, o domain.Onboarding) (executionID string, err error)
 }
 
+// OnboardingStopper stops an onboarding's workflow execution; stopping one
+// that already ended is not an error.
+type OnboardingStopper interface {
+	StopOnboarding(ctx context.Context, executionID, cause string) error
+}
+
 // EnrollmentCompleter completes the workflow's enrollment wait.
 type EnrollmentCompleter interface {
 	CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error

@@ -43,6 +43,7 @@ func routeTable() []route {
 		{method: http.MethodPost, pattern: obs, action: "onboarding.create", target: "onboarding", handle: (*server).createOnboarding},
 		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},
 		{method: http.MethodGet, pattern: obs + "/{id}", handle: (*server).getOnboarding},
+		{method: http.MethodPost, pattern: obs + "/{id}/cancel", action: "onboarding.cancel", target: "onboarding:{id}", handle: (*server).cancelOnboarding},
 
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 

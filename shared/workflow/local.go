@@ -2,8 +2,10 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -12,6 +14,7 @@ import (
 type LocalEngine interface {
 	StartExecution(ctx context.Context, stateMachineARN, name string, input []byte) (string, error)
 	SendTaskSuccess(taskToken string, output []byte) error
+	StopExecution(executionARN, errName, cause string) error
 }
 
 // Local starts onboardings on the embedded ASL runtime.
@@ -46,6 +49,20 @@ func (l *Local) StartOnboarding(ctx context.Context, o domain.Onboarding) (strin
 func (l *Local) CompleteEnrollment(_ context.Context, taskToken string, output []byte) error {
 	if err := l.engine.SendTaskSuccess(taskToken, output); err != nil {
 		return fmt.Errorf("complete enrollment task: %w", err)
+	}
+	return nil
+}
+
+// StopOnboarding aborts the execution with the error OnboardingCancelled and
+// returns once it has unwound, so no later state of it writes the read
+// model. An execution that already ended is left as it is; one the runtime
+// no longer knows (the local runtime keeps executions in memory, so a
+// restart forgets them) runs nothing either, so neither is an error.
+func (l *Local) StopOnboarding(_ context.Context, executionID, cause string) error {
+	err := l.engine.StopExecution(executionID, CancelledErrorName, cause)
+	var gone *asl.ExecutionDoesNotExistError
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("stop onboarding execution %s: %w", executionID, err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 type SFNAPI interface {
 	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
 	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
+	StopExecution(ctx context.Context, in *sfn.StopExecutionInput, opts ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
 }
 
 // StepFunctions starts onboardings on AWS Step Functions (Standard).
@@ -28,10 +29,12 @@ var (
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
 		CompleteEnrollment(context.Context, string, []byte) error
+		StopOnboarding(context.Context, string, string) error
 	} = (*StepFunctions)(nil)
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
 		CompleteEnrollment(context.Context, string, []byte) error
+		StopOnboarding(context.Context, string, string) error
 	} = (*Local)(nil)
 )
 
@@ -78,6 +81,31 @@ func (s *StepFunctions) CompleteEnrollment(ctx context.Context, taskToken string
 	default:
 		return fmt.Errorf("complete enrollment task: %w", err)
 	}
+}
+
+// maxStopCause is Step Functions' limit on StopExecution's cause.
+const maxStopCause = 32768
+
+// StopOnboarding stops the execution with the error OnboardingCancelled.
+// Step Functions answers a stop of an execution that already ended with
+// success and leaves it as it was; ExecutionDoesNotExist (its history
+// expired, 90 days after it closed) means nothing runs either, so neither is
+// an error. The stop is final once answered: no later state of the
+// execution starts.
+func (s *StepFunctions) StopOnboarding(ctx context.Context, executionID, cause string) error {
+	if len(cause) > maxStopCause {
+		cause = cause[:maxStopCause]
+	}
+	_, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{
+		ExecutionArn: aws.String(executionID),
+		Error:        aws.String(CancelledErrorName),
+		Cause:        aws.String(cause),
+	})
+	var gone *sfntypes.ExecutionDoesNotExist
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("stop onboarding execution %s: %w", executionID, err)
+	}
+	return nil
 }
 
 // TaskEndedError: the task a callback was meant for has already ended.

@@ -7,6 +7,11 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
+// CancelledErrorName is the error an onboarding execution stopped by an
+// operator's cancel ends with (ABORTED, error OnboardingCancelled), in the
+// execution history of both runtimes.
+const CancelledErrorName = "OnboardingCancelled"
+
 // OnboardingInput is the onboarding state machine's execution input. The
 // activities read everything else from the read model, so the input stays
 // small and holds no secret.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -25,6 +28,10 @@ type fakeEngine struct {
 	input     []byte
 	token     string
 	err       error
+
+	stopped          string // execution ARN, error and cause of the last stop
+	stopErr, stopWhy string
+	stopResult       error
 }
 
 func (f *fakeEngine) StartExecution(_ context.Context, arn, name string, input []byte) (string, error) {
@@ -35,6 +42,11 @@ func (f *fakeEngine) StartExecution(_ context.Context, arn, name string, input [
 func (f *fakeEngine) SendTaskSuccess(token string, _ []byte) error {
 	f.token = token
 	return f.err
+}
+
+func (f *fakeEngine) StopExecution(arn, errName, cause string) error {
+	f.stopped, f.stopErr, f.stopWhy = arn, errName, cause
+	return f.stopResult
 }
 
 func TestLocalStartOnboarding(t *testing.T) {
@@ -58,6 +70,7 @@ func TestLocalErrorsAreAnnotated(t *testing.T) {
 type fakeSFN struct {
 	start   *sfn.StartExecutionInput
 	success *sfn.SendTaskSuccessInput
+	stop    *sfn.StopExecutionInput
 	err     error
 }
 
@@ -69,6 +82,14 @@ func (f *fakeSFN) StartExecution(_ context.Context, in *sfn.StartExecutionInput,
 func (f *fakeSFN) SendTaskSuccess(_ context.Context, in *sfn.SendTaskSuccessInput, _ ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error) {
 	f.success = in
 	return &sfn.SendTaskSuccessOutput{}, f.err
+}
+
+func (f *fakeSFN) StopExecution(_ context.Context, in *sfn.StopExecutionInput, _ ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error) {
+	f.stop = in
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &sfn.StopExecutionOutput{}, nil
 }
 
 func TestStepFunctionsStartOnboarding(t *testing.T) {
@@ -102,6 +123,86 @@ func TestStepFunctionsCompleteEnrollment(t *testing.T) {
 				return
 			}
 			assert.ErrorAs(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestLocalStopOnboarding(t *testing.T) {
+	tests := []struct {
+		name    string
+		result  error
+		wantErr string
+	}{
+		{name: "running or already ended"},
+		{name: "execution unknown to the runtime", result: &asl.ExecutionDoesNotExistError{ARN: "exec-arn"}},
+		{name: "other failure", result: errors.New("boom"), wantErr: "stop onboarding execution exec-arn: boom"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeEngine{stopResult: tc.result}
+			err := NewLocal(e, "sm").StopOnboarding(context.Background(), "exec-arn", "cancelled by alice")
+			assert.Equal(t, "exec-arn", e.stopped)
+			assert.Equal(t, "OnboardingCancelled", e.stopErr)
+			assert.Equal(t, "cancelled by alice", e.stopWhy)
+			if tc.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.wantErr)
+		})
+	}
+}
+
+// TestLocalStopOnboardingOnTheRuntime stops a real execution parked in a
+// Wait (the fake clock never reaches its end), then stops it again.
+func TestLocalStopOnboardingOnTheRuntime(t *testing.T) {
+	engine := asl.NewEngine(asl.Options{Clock: clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))})
+	sm, err := asl.Parse([]byte(`{"StartAt":"Wait","States":{"Wait":{"Type":"Wait","Seconds":3600,"End":true}}}`), nil)
+	require.NoError(t, err)
+	smARN, err := engine.CreateStateMachine("onboarding", sm)
+	require.NoError(t, err)
+	l := NewLocal(engine, smARN)
+	arn, err := l.StartOnboarding(context.Background(), onboarding)
+	require.NoError(t, err)
+
+	require.NoError(t, l.StopOnboarding(context.Background(), arn, "cancelled by alice"))
+	ex, err := engine.DescribeExecution(arn)
+	require.NoError(t, err)
+	assert.Equal(t, asl.StatusAborted, ex.Status)
+	assert.Equal(t, "OnboardingCancelled", ex.Error)
+	assert.Equal(t, "cancelled by alice", ex.Cause)
+
+	require.NoError(t, l.StopOnboarding(context.Background(), arn, "again"), "an ended execution")
+	ex, err = engine.DescribeExecution(arn)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled by alice", ex.Cause, "the first stop stands")
+	assert.NoError(t, l.StopOnboarding(context.Background(), "arn:unknown", "x"))
+}
+
+func TestStepFunctionsStopOnboarding(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		wantErr bool
+	}{
+		{name: "ok"},
+		{name: "execution gone", err: &sfntypes.ExecutionDoesNotExist{}},
+		{name: "invalid arn", err: &sfntypes.InvalidArn{}, wantErr: true},
+		{name: "transport", err: errors.New("dial tcp: timeout"), wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &fakeSFN{err: tc.err}
+			err := NewStepFunctions(c, "arn:sm").StopOnboarding(context.Background(), "arn:exec", "operator: host re-cabled")
+			require.NotNil(t, c.stop)
+			assert.Equal(t, "arn:exec", aws.ToString(c.stop.ExecutionArn))
+			assert.Equal(t, "OnboardingCancelled", aws.ToString(c.stop.Error))
+			assert.Equal(t, "operator: host re-cabled", aws.ToString(c.stop.Cause))
+			if tc.wantErr {
+				assert.ErrorContains(t, err, "stop onboarding execution arn:exec")
+				return
+			}
+			assert.NoError(t, err)
 		})
 	}
 }

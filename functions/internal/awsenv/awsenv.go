@@ -130,6 +130,7 @@ func API(ctx context.Context) (http.Handler, error) {
 		Store:     c.store,
 		Secrets:   c.secrets,
 		Starter:   c.flow,
+		Stopper:   c.flow,
 		Completer: c.flow,
 		Prober:    maas.SiteProber{},
 		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 )
@@ -170,7 +171,7 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	c.log.InfoContext(ctx, "machine created", slog.String(logMAASSystemID, m.SystemID))
+	c.log.InfoContext(ctx, "machine created", slog.String(logfield.MAASSystemID, m.SystemID))
 	return m, nil
 }
 

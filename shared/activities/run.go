@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 )
 
 // OnboardingRef identifies the onboarding and the execution's attempt. It
@@ -29,18 +30,6 @@ func (r OnboardingRef) validate() error {
 	}
 	return nil
 }
-
-// Log field keys (style §5).
-const (
-	logSiteID        = "site_id"
-	logOnboardingID  = "onboarding_id"
-	logNodeID        = "node_id"
-	logMAASSystemID  = "maas_system_id"
-	logHostname      = "hostname"
-	logCorrelationID = "correlation_id"
-	logStage         = "stage"
-	logActivity      = "activity"
-)
 
 // Timeline stage-exit outcomes.
 const (
@@ -68,9 +57,9 @@ type call struct {
 // owns the onboarding → StaleAttemptError, and nothing is written.
 func (a *Activities) begin(ctx context.Context, activity, stage string, ref OnboardingRef) (*call, error) {
 	log := a.d.Logger.With(
-		slog.String(logActivity, activity), slog.String(logStage, stage),
-		slog.String(logOnboardingID, ref.OnboardingID), slog.String(logSiteID, ref.SiteID),
-		slog.String(logHostname, ref.Hostname), slog.String(logCorrelationID, ref.CorrelationID),
+		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, stage),
+		slog.String(logfield.OnboardingID, ref.OnboardingID), slog.String(logfield.SiteID, ref.SiteID),
+		slog.String(logfield.Hostname, ref.Hostname), slog.String(logfield.CorrelationID, ref.CorrelationID),
 	)
 	c := &call{a: a, activity: activity, stage: stage, ref: ref, log: log, base: log}
 	if err := ref.validate(); err != nil {
@@ -100,7 +89,7 @@ func (a *Activities) beginIn(ctx context.Context, activity, stage string, ref On
 
 func (c *call) setOnboarding(ob domain.Onboarding) {
 	if ob.NodeID != c.ob.NodeID || ob.MAASSystemID != c.ob.MAASSystemID || c.ob.ID == "" {
-		c.log = c.base.With(slog.String(logNodeID, ob.NodeID), slog.String(logMAASSystemID, ob.MAASSystemID))
+		c.log = c.base.With(slog.String(logfield.NodeID, ob.NodeID), slog.String(logfield.MAASSystemID, ob.MAASSystemID))
 	}
 	c.ob = ob
 }

@@ -15,21 +15,13 @@ import (
 
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 )
 
 // HeaderCorrelationID carries the correlation id in both directions: a valid
 // incoming value is kept, anything else is replaced by a fresh id, and every
 // answer echoes it.
 const HeaderCorrelationID = "X-Correlation-ID"
-
-// Log field keys.
-const (
-	logCorrelationID = "correlation_id"
-	logSiteID        = "site_id"
-	logOnboardingID  = "onboarding_id"
-	logNodeID        = "node_id"
-	logHostname      = "hostname"
-)
 
 // Config tunes the handler; zero values take the defaults.
 type Config struct {
@@ -187,7 +179,7 @@ func (s *server) wrap(rt route) http.Handler {
 		}
 		w.Header().Set(HeaderCorrelationID, cid)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logCorrelationID, cid), target: expandTarget(rt.target, r)}
+		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logfield.CorrelationID, cid), target: expandTarget(rt.target, r)}
 
 		status, body, err := s.run(rt, rq)
 		var failure *StatusError

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 )
 
 // cancelRequest is the optional body of POST …/onboardings/{id}/cancel.
@@ -47,7 +48,7 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	if message == "" {
 		message = "cancelled by " + rq.actor
 	}
-	log := rq.log.With(logOnboardingID, o.ID, logSiteID, o.SiteID, logNodeID, o.NodeID, logHostname, o.Hostname)
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 
 	if o.ExecutionID != "" {
 		if err := s.stopper.StopOnboarding(ctx, o.ExecutionID, message); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -55,7 +56,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	}
 	nodeID := rq.r.PathValue("id")
 	ctx := rq.ctx()
-	log := rq.log.With(logNodeID, nodeID)
+	log := rq.log.With(logfield.NodeID, nodeID)
 	now := s.clock.Now().UTC()
 
 	tok, err := s.store.ConsumeEnrollmentToken(ctx, enroll.HashToken(in.Token), nodeID, now)
@@ -66,7 +67,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		}
 		return 0, nil, err
 	}
-	log = log.With(logOnboardingID, tok.OnboardingID)
+	log = log.With(logfield.OnboardingID, tok.OnboardingID)
 	// The token is spent: finish activating the node and handing over to
 	// the workflow even if the node hangs up now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)

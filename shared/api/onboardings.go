@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -102,7 +103,7 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		UpdatedAt:     now,
 	}
 	rq.target = "onboarding:" + o.ID
-	log := rq.log.With(logOnboardingID, o.ID, logSiteID, o.SiteID, logNodeID, o.NodeID, logHostname, o.Hostname)
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	if err := s.store.CreateOnboarding(ctx, o); err != nil {
 		return 0, nil, err
 	}

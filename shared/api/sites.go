@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 )
@@ -319,7 +320,7 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 		result.User, result.IsAdmin = res.Username, res.IsAdmin
 	} else {
 		result.Error = scrub(perr.Error(), creds)
-		rq.log.InfoContext(rq.ctx(), "site probe failed", logSiteID, id, "error", result.Error)
+		rq.log.InfoContext(rq.ctx(), "site probe failed", logfield.SiteID, id, "error", result.Error)
 	}
 	if _, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
 		site.Probe = &result

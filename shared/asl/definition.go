@@ -558,23 +558,10 @@ func (c *compiler) errorEquals(v any, where, field string) []string {
 }
 
 func (c *compiler) retriers(m map[string]any, where string) []*retrier {
-	v, ok := m["Retry"]
-	if !ok {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		c.add(where, "Retry", "must be an array of retriers")
-		return nil
-	}
+	items, n := c.objectList(m, "Retry", "retriers", where)
 	var out []*retrier
-	for i, e := range list {
-		field := fmt.Sprintf("Retry[%d]", i)
-		rm, ok := e.(map[string]any)
-		if !ok {
-			c.add(where, field, "must be an object")
-			continue
-		}
+	for _, it := range items {
+		i, field, rm := it.index, it.field, it.m
 		for _, k := range sortedKeys(rm) {
 			switch k {
 			case "ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate", "MaxDelaySeconds", "JitterStrategy", "Comment":
@@ -584,21 +571,13 @@ func (c *compiler) retriers(m map[string]any, where string) []*retrier {
 		}
 		r := &retrier{interval: 1, maxAttempts: 3, backoff: 2}
 		r.errorEquals = c.errorEquals(rm["ErrorEquals"], where, field+".ErrorEquals")
-		if containsString(r.errorEquals, ErrALL) && i != len(list)-1 {
+		if containsString(r.errorEquals, ErrALL) && i != n-1 {
 			c.add(where, field+".ErrorEquals", "States.ALL must appear in the last retrier")
 		}
-		if v, ok := rm["IntervalSeconds"]; ok {
-			n, ok := isInteger(v)
-			if !ok || n < 1 || n > 99999999 {
-				c.add(where, field+".IntervalSeconds", "must be an integer from 1 to 99999999")
-			}
+		if n, ok := c.intInRange(rm, "IntervalSeconds", where, field, 1, 99999999); ok {
 			r.interval = float64(n)
 		}
-		if v, ok := rm["MaxAttempts"]; ok {
-			n, ok := isInteger(v)
-			if !ok || n < 0 || n > 99999999 {
-				c.add(where, field+".MaxAttempts", "must be an integer from 0 to 99999999")
-			}
+		if n, ok := c.intInRange(rm, "MaxAttempts", where, field, 0, 99999999); ok {
 			r.maxAttempts = n
 		}
 		if v, ok := rm["BackoffRate"]; ok {
@@ -608,11 +587,7 @@ func (c *compiler) retriers(m map[string]any, where string) []*retrier {
 			}
 			r.backoff = f
 		}
-		if v, ok := rm["MaxDelaySeconds"]; ok {
-			n, ok := isInteger(v)
-			if !ok || n < 1 || n > 31622401 {
-				c.add(where, field+".MaxDelaySeconds", "must be an integer from 1 to 31622401")
-			}
+		if n, ok := c.intInRange(rm, "MaxDelaySeconds", where, field, 1, 31622401); ok {
 			r.maxDelay = float64(n)
 		}
 		if v, ok := rm["JitterStrategy"]; ok {
@@ -630,23 +605,10 @@ func (c *compiler) retriers(m map[string]any, where string) []*retrier {
 }
 
 func (c *compiler) catchers(m map[string]any, where string) []*catcher {
-	v, ok := m["Catch"]
-	if !ok {
-		return nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		c.add(where, "Catch", "must be an array of catchers")
-		return nil
-	}
+	items, n := c.objectList(m, "Catch", "catchers", where)
 	var out []*catcher
-	for i, e := range list {
-		field := fmt.Sprintf("Catch[%d]", i)
-		cm, ok := e.(map[string]any)
-		if !ok {
-			c.add(where, field, "must be an object")
-			continue
-		}
+	for _, it := range items {
+		i, field, cm := it.index, it.field, it.m
 		for _, k := range sortedKeys(cm) {
 			switch k {
 			case "ErrorEquals", "Next", "ResultPath", "Comment":
@@ -658,7 +620,7 @@ func (c *compiler) catchers(m map[string]any, where string) []*catcher {
 		}
 		ct := &catcher{}
 		ct.errorEquals = c.errorEquals(cm["ErrorEquals"], where, field+".ErrorEquals")
-		if containsString(ct.errorEquals, ErrALL) && i != len(list)-1 {
+		if containsString(ct.errorEquals, ErrALL) && i != n-1 {
 			c.add(where, field+".ErrorEquals", "States.ALL must appear in the last catcher")
 		}
 		next, ok := cm["Next"].(string)
@@ -670,6 +632,53 @@ func (c *compiler) catchers(m map[string]any, where string) []*catcher {
 		out = append(out, ct)
 	}
 	return out
+}
+
+// listItem is one object of a Retry or Catch array, with its field label.
+type listItem struct {
+	index int
+	field string
+	m     map[string]any
+}
+
+// objectList reads m[key] as an array of objects ("Retry[2]" labels each),
+// reporting a non-array and every non-object element. It also returns the
+// array's length, which the "States.ALL must be last" rule counts against.
+func (c *compiler) objectList(m map[string]any, key, what, where string) ([]listItem, int) {
+	v, ok := m[key]
+	if !ok {
+		return nil, 0
+	}
+	list, ok := v.([]any)
+	if !ok {
+		c.add(where, key, "must be an array of %s", what)
+		return nil, 0
+	}
+	var out []listItem
+	for i, e := range list {
+		field := fmt.Sprintf("%s[%d]", key, i)
+		om, ok := e.(map[string]any)
+		if !ok {
+			c.add(where, field, "must be an object")
+			continue
+		}
+		out = append(out, listItem{index: i, field: field, m: om})
+	}
+	return out, len(list)
+}
+
+// intInRange reads an optional integer field of a retrier, reporting a value
+// outside [lo, hi]. ok is false when the field is absent.
+func (c *compiler) intInRange(m map[string]any, key, where, field string, lo, hi int64) (int64, bool) {
+	v, ok := m[key]
+	if !ok {
+		return 0, false
+	}
+	n, ok := isInteger(v)
+	if !ok || n < lo || n > hi {
+		c.add(where, field+"."+key, "must be an integer from %d to %d", lo, hi)
+	}
+	return n, true
 }
 
 func (c *compiler) positiveInt(m map[string]any, where, field string) (int64, bool) {

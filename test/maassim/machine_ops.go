@@ -28,11 +28,8 @@ func (s *Simulator) readNode(rq *request) reply {
 }
 
 func (s *Simulator) updateMachine(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	p := rq.params
@@ -87,11 +84,8 @@ func (s *Simulator) updateMachine(rq *request) reply {
 }
 
 func (s *Simulator) deleteMachine(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	s.removeMachine(m)
@@ -181,11 +175,8 @@ func (s *Simulator) curtinConfig(rq *request) reply {
 }
 
 func (s *Simulator) commission(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	switch m.status {
@@ -219,11 +210,8 @@ func decodeUserData(v string) []byte {
 }
 
 func (s *Simulator) deployMachine(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	return s.deploy(m, rq)
@@ -282,11 +270,8 @@ func (s *Simulator) deploy(m *machine, rq *request) reply {
 }
 
 func (s *Simulator) abort(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	comment := rq.params.Get("comment")
@@ -324,11 +309,8 @@ func (s *Simulator) abort(rq *request) reply {
 }
 
 func (s *Simulator) releaseMachine(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if m.status == statusReady || m.status == statusReleasing {
@@ -343,11 +325,8 @@ func (s *Simulator) releaseMachine(rq *request) reply {
 }
 
 func (s *Simulator) markBroken(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	// MAAS requires the caller to own the machine, admins included
@@ -372,11 +351,8 @@ func (s *Simulator) markBroken(rq *request) reply {
 }
 
 func (s *Simulator) markFixed(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if m.status != statusBroken {
@@ -395,11 +371,8 @@ func (s *Simulator) markFixed(rq *request) reply {
 }
 
 func (s *Simulator) powerOn(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if m.owner == "" {
@@ -418,11 +391,8 @@ func (s *Simulator) powerOn(rq *request) reply {
 }
 
 func (s *Simulator) powerOff(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if !s.power(m, false) {
@@ -437,11 +407,8 @@ func (s *Simulator) powerOff(rq *request) reply {
 var storageLayouts = []string{"flat", "lvm", "bcache", "vmfs6", "vmfs7", "custom", "blank"}
 
 func (s *Simulator) setStorageLayout(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if m.status != statusReady {
@@ -465,11 +432,8 @@ func (s *Simulator) setStorageLayout(rq *request) reply {
 }
 
 func (s *Simulator) rescueMode(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if !rescueFrom[m.status] {
@@ -480,11 +444,8 @@ func (s *Simulator) rescueMode(rq *request) reply {
 }
 
 func (s *Simulator) exitRescueMode(rq *request) reply {
-	m, bad := s.lookup(rq)
+	m, bad := s.lookupEditable(rq)
 	if bad != nil {
-		return *bad
-	}
-	if bad := canEdit(m); bad != nil {
 		return *bad
 	}
 	if !exitRescueFrom[m.status] {

@@ -62,6 +62,19 @@ func (s *Simulator) lookup(rq *request) (*machine, *reply) {
 	return m, nil
 }
 
+// lookupEditable is lookup followed by canEdit: the prologue of every
+// machine operation that needs edit permission.
+func (s *Simulator) lookupEditable(rq *request) (*machine, *reply) {
+	m, bad := s.lookup(rq)
+	if bad != nil {
+		return nil, bad
+	}
+	if bad := canEdit(m); bad != nil {
+		return nil, bad
+	}
+	return m, nil
+}
+
 // canEdit is MAAS's edit permission for an admin caller: everything but a
 // locked machine (maas-api §5).
 func canEdit(m *machine) *reply {

@@ -32,7 +32,7 @@ const (
 // Poll backoff and bounds. The first wait is 15 s and grows ×1.5 per poll
 // up to 120 s. MAAS's own timeouts sit inside the bounds: commissioning and
 // testing 30 min each (node_timeout), deploy 30 min (≤3.5) or 60 min (3.6+),
-// release 5 min (maas-api §4).
+// release 5 min (maas-behaviour §4).
 const (
 	pollBaseSeconds = 15
 	pollFactor      = 1.5
@@ -78,7 +78,7 @@ type CheckMachineOutput struct {
 // the proof), Failed deployment is failed, and Deploying with a
 // datasource/cloud-init-like error event since the deploy began is failed
 // at once: the machine would sit in Deploying until MAAS's 30–60 min
-// timeout (maas-api §14.1).
+// timeout (maas-behaviour §14.1).
 //
 // Stages: ready polls in wait_ready (from commission), deployed in
 // wait_deployed (from deploy), deployable in recover_deploy.
@@ -205,7 +205,7 @@ func deployEvent(e maas.Event) domain.DeployEvent {
 }
 
 // eventsSince keeps events created at or after t, compared at MAAS's
-// one-second resolution (maas-api §11: created has no sub-second part).
+// one-second resolution (maas-behaviour §11: created has no sub-second part).
 func eventsSince(events []maas.Event, t time.Time) []maas.Event {
 	cut := t.Truncate(time.Second)
 	out := make([]maas.Event, 0, len(events))
@@ -217,7 +217,7 @@ func eventsSince(events []maas.Event, t time.Time) []maas.Event {
 	return out
 }
 
-// maxEventsPerPoll is MAAS's limit for events/?op=query (maas-api §11).
+// maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
 const maxEventsPerPoll = 1000
 
 // copyMAASEvents reads the machine's events newer than after and appends

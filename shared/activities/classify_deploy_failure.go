@@ -19,7 +19,7 @@ const (
 )
 
 // installLogName is curtin's log, the installation set's text result
-// (maas-api §12).
+// (maas-behaviour §12).
 const installLogName = "/tmp/install.log"
 
 // Diagnostic sizes: enough of the log's end to see curtin's error, small

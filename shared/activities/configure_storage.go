@@ -19,7 +19,7 @@ type ConfigureStorageOutput struct {
 }
 
 // ConfigureStorage applies the policy's storage layout with
-// set_storage_layout. MAAS allows it only in Ready (maas-api §5), so an
+// set_storage_layout. MAAS allows it only in Ready (maas-behaviour §5), so an
 // adopted Allocated machine keeps its layout (noted on the timeline), and
 // an empty policy layout leaves MAAS's default. Re-applying the same layout
 // is harmless, so a retry repeats it.

@@ -44,7 +44,7 @@ type DeployMachineOutput struct {
 // (if Ready) and deployed with the user_data, the profile's distro_series
 // and hwe_kernel, and hardware sync from the policy.
 //
-// MAAS deploys only from Ready or Allocated (maas-api §14.2). Repeat: a
+// MAAS deploys only from Ready or Allocated (maas-behaviour §14.2). Repeat: a
 // retry that finds the machine Deploying or Deployed while the onboarding
 // is in stage deploy returns without a second deploy (the node already has
 // its token); a retry that finds it still Ready or Allocated renders a new

@@ -185,7 +185,7 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 
 func TestRecoverDeployRepeatFindsTheReleaseUnderWay(t *testing.T) {
 	// A region with enable_disk_erasing_on_release erases on every release
-	// (maas-api §5): the repeat of a RecoverDeploy whose release MAAS
+	// (maas-behaviour §5): the repeat of a RecoverDeploy whose release MAAS
 	// accepted finds the machine erasing its disks.
 	for _, status := range []string{"releasing", "disk_erasing"} {
 		t.Run(status, func(t *testing.T) {

@@ -35,7 +35,7 @@ type DiscoverMachineOutput struct {
 // is to create: ambiguity, a New machine that may not be claimed and an
 // unsafe status all fail with nothing changed in MAAS. Creating uses the
 // site's IPMI credentials, power_type ipmi, the profile's architecture (so
-// MAAS keeps a MAC, maas-api §14.9), the PXE MAC when an earlier attempt
+// MAAS keeps a MAC, maas-behaviour §14.9), the PXE MAC when an earlier attempt
 // observed one, and commission=false, so that commissioning runs next with
 // the policy's flags.
 //
@@ -158,7 +158,7 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		PowerUser:    creds.BMCUsername,
 		PowerPass:    creds.BMCPassword,
 		// With power_type=ipmi MAAS drops the MACs unless an architecture is
-		// given (maas-api §14.9); the profile's is always sent.
+		// given (maas-behaviour §14.9); the profile's is always sent.
 		Architecture: profile.Architecture,
 		// commission=false: CommissionMachine commissions next, with the
 		// policy's enable_ssh and skip_bmc_config.

@@ -192,7 +192,7 @@ func (e *TokenPersistenceError) Error() string {
 }
 
 // MachineNotDeployableError: deploy asked of a machine that is neither
-// Ready nor Allocated (maas-api §14.2).
+// Ready nor Allocated (maas-behaviour §14.2).
 type MachineNotDeployableError struct {
 	SystemID string `json:"system_id"`
 	Status   string `json:"status"`
@@ -417,7 +417,7 @@ func WorkflowCodes() []string {
 // name the state machine knows: declared types and the MAAS client's typed
 // errors pass unchanged (unwrapped, so aws-lambda-go sees their type), a
 // MAAS 409 carrying Retry-After (a database conflict inside MAAS, the one
-// 409 worth retrying, maas-api §3) becomes UnavailableError, a cancelled or
+// 409 worth retrying, maas-behaviour §3) becomes UnavailableError, a cancelled or
 // expired context is a StoreUnavailableError-like retryable timeout, and
 // anything else is ActivityFailedError.
 func boundary(activity string, err error) error {

@@ -179,7 +179,7 @@ func TestPreflightPXE(t *testing.T) {
 		require.NoError(t, err)
 		boot := ifaces[0]
 		require.NotEmpty(t, boot.Links)
-		// MAAS makes a second AUTO link when AUTO is linked twice (maas-api §9).
+		// MAAS makes a second AUTO link when AUTO is linked twice (maas-behaviour §9).
 		_, err = c.LinkSubnet(context.Background(), sid, boot.ID, maas.LinkSubnetParams{Mode: maas.LinkModeAuto, SubnetID: boot.Links[0].Subnet.ID})
 		require.NoError(t, err)
 

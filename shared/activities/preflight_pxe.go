@@ -32,11 +32,11 @@ type PreflightPXEOutput struct {
 // and (strict policy) the VLAN must have MAAS DHCP or a relay. It then
 // relinks the interface to AUTO on that subnet, then unlinks every link
 // that is not that one AUTO link, because MAAS makes a second link when
-// AUTO is linked twice (maas-api §9, §14.8). It records the PXE MAC on
+// AUTO is linked twice (maas-behaviour §9, §14.8). It records the PXE MAC on
 // the onboarding so a later attempt can match by it.
 //
 // The subnet comes from the interface's own links (MAAS links the boot
-// interface to the subnets it saw it on at commissioning, maas-api §9). A
+// interface to the subnets it saw it on at commissioning, maas-behaviour §9). A
 // repeat finds the correct AUTO link and changes nothing.
 //
 // Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
@@ -99,7 +99,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 	// Link AUTO before unlinking anything: the subnet is found from the
 	// interface's links, so a try that removed the old links and then failed
 	// to link would leave its retry nothing to link to. MAAS's AUTO link
-	// also drops the DHCP and LINK_UP links itself (maas-api §9), so the
+	// also drops the DHCP and LINK_UP links itself (maas-behaviour §9), so the
 	// links to remove are planned from the interface it returns.
 	iface := boot
 	keep, stale := planAutoRelink(iface, subnet.ID)

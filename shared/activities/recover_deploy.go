@@ -28,8 +28,8 @@ type RecoverDeployOutput struct {
 }
 
 // RecoverDeploy brings a failed deploy back to a state MAAS deploys from
-// (maas-api §14.2): Deploying → abort (asynchronous, the machine becomes
-// Allocated, maas-api §14.5); Failed deployment → release without erase
+// (maas-behaviour §14.2): Deploying → abort (asynchronous, the machine becomes
+// Allocated, maas-behaviour §14.5); Failed deployment → release without erase
 // (the machine becomes Ready once powered off; abort is refused there). It
 // acts on the current status, so a repeat after MAAS accepted the call
 // (Allocated, Releasing, Disk erasing, Ready) asks nothing more.
@@ -60,7 +60,7 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 		out.Action = RecoveryReleased
 	case maas.StatusAllocated, maas.StatusReady, maas.StatusReleasing, maas.StatusDiskErasing:
 		// Disk erasing: MAAS erases on every release when the region's
-		// enable_disk_erasing_on_release is set (maas-api §5).
+		// enable_disk_erasing_on_release is set (maas-behaviour §5).
 		out.Action = RecoveryNone
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "a deploy cannot be recovered from this state"}

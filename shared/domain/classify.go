@@ -14,7 +14,7 @@ const (
 	DeployFailureOther      = "other"
 )
 
-// DeployEvent is a MAAS event as the classifier reads it (maas-api §11).
+// DeployEvent is a MAAS event as the classifier reads it (maas-behaviour §11).
 type DeployEvent struct {
 	Type        string `json:"type"`
 	Level       string `json:"level"`
@@ -23,7 +23,7 @@ type DeployEvent struct {
 
 // DeployFailureEvidence is what MAAS shows about a failed or stuck deploy:
 // the machine's status, its events since the deploy began, and the tail of
-// the installation output (curtin's /tmp/install.log, maas-api §12).
+// the installation output (curtin's /tmp/install.log, maas-behaviour §12).
 type DeployFailureEvidence struct {
 	StatusName         string        `json:"status_name"`
 	Events             []DeployEvent `json:"events"`
@@ -42,11 +42,11 @@ var (
 	// "Installation failed with exception: …").
 	curtinOutputFailure = regexp.MustCompile(`(?i)(finish: cmd-install[^\n]*: FAIL|installation failed|curtin command failed)`)
 	// datasourceText matches what cloud-init and MAAS write when the
-	// deployed OS cannot reach the metadata service (maas-api §14.1).
+	// deployed OS cannot reach the metadata service (maas-behaviour §14.1).
 	datasourceText = regexp.MustCompile(`(?i)(datasource|metadata[ _-]?(url|service|server|source)?[^\n]*(unreachable|not reachable|could not|couldn't|cannot|can not|failed|timed? ?out|refused)|failed (reading|fetching|to fetch|to read)[^\n]*metadata|url_helper|no active metadata service|cloud-?init[^\n]*(error|fail|timed? ?out))`)
 	// deployTimeout matches MAAS's own deploy timeout texts: ≤3.5 "Node
 	// operation 'Deploying' timed out after 30 minutes.", 3.6+ "time-out
-	// during deployment" (maas-api §4). MAAS times out a deploy when the
+	// during deployment" (maas-behaviour §4). MAAS times out a deploy when the
 	// installed OS never fetches its user-data, the datasource symptom.
 	deployTimeout = regexp.MustCompile(`(?i)(operation 'deploying' timed out|time-?out during deployment)`)
 	// powerText matches BMC failures, which a redeploy will not cure.
@@ -54,7 +54,7 @@ var (
 )
 
 // ClassifyDeployFailure decides from MAAS's events and installation output,
-// never from the status alone (maas-api §14.1: Deployed and Deploying both
+// never from the status alone (maas-behaviour §14.1: Deployed and Deploying both
 // lie). Evidence is weighed in this order, the first that applies winning:
 //  1. curtin failed (a 'curtin' event or curtin's failure lines in the
 //     installation output): other — the disk was never installed;
@@ -92,7 +92,7 @@ func ClassifyDeployFailure(ev DeployFailureEvidence) DeployFailureClassification
 // IsDatasourceFailureEvent reports whether one MAAS event shows the
 // datasource symptom: a 'cloudinit' failure, cloud-init or the metadata
 // service unreachable, or MAAS's deploy timeout. A machine still Deploying
-// with such an event is stuck until MAAS's own timeout (maas-api §14.1), so
+// with such an event is stuck until MAAS's own timeout (maas-behaviour §14.1), so
 // the poll treats it as failed at once.
 func IsDatasourceFailureEvent(e DeployEvent) bool {
 	if !isSignificant(e) || isCurtinEvent(e) {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Realistic MAAS texts (maas-api §11, §12, §14): event types and
+// Realistic MAAS texts (maas-behaviour §11, §12, §14): event types and
 // descriptions as MAAS records them, and curtin's install log.
 const (
 	installLogOK = `start: cmd-install/stage-partitioning/builtin/cmd-block-meta: curtin command block-meta

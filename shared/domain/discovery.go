@@ -49,7 +49,7 @@ const (
 	DiscoveryUnsafe = "unsafe"
 )
 
-// MAAS status labels discovery reasons about (maas-api §4).
+// MAAS status labels discovery reasons about (maas-behaviour §4).
 const (
 	MAASStatusNew                 = "New"
 	MAASStatusCommissioning       = "Commissioning"
@@ -172,7 +172,7 @@ func decideForMachine(in DiscoveryInput, m MachineCandidate, rule string) Discov
 	case MAASStatusFailedCommissioning:
 		d.Action, d.Reason = DiscoveryRecommission, "commissioning failed earlier; commissioning again"
 	case MAASStatusFailedTesting:
-		// MAAS refuses commission from Failed testing (maas-api §5: only
+		// MAAS refuses commission from Failed testing (maas-behaviour §5: only
 		// New, Ready, Failed commissioning, Broken); failed hardware tests
 		// need an operator's judgement (re-test, override or repair).
 		d.Action, d.Reason = DiscoveryUnsafe, "hardware tests failed; an operator must re-test, override or repair"

@@ -54,7 +54,7 @@ const (
 	// DefaultTimeout bounds a call whose context has no deadline. A context
 	// deadline always wins, later or sooner: this only stops a call made
 	// without one from hanging for ever. query_power_state alone can take
-	// about a minute (maas-api §8).
+	// about a minute (maas-behaviour §8).
 	DefaultTimeout = 2 * time.Minute
 
 	defaultUserAgent = "maasflow"
@@ -156,7 +156,7 @@ func NewClient(baseURL string, apiKey domain.Secret, opts ...Option) (*Client, e
 }
 
 // apiRoot validates baseURL and returns the API 2.0 root with a trailing
-// slash (MAAS redirects slash-less paths, maas-api §1).
+// slash (MAAS redirects slash-less paths, maas-behaviour §1).
 func apiRoot(baseURL string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil {
@@ -344,7 +344,7 @@ func (c *Client) transportFailure(ctx context.Context, r request, err error, sc 
 	return &TransportError{Op: r.op, SystemID: r.systemID, Message: sc.message(inner.Error()), cause: inner}
 }
 
-// classify maps a non-2xx answer to its typed error (maas-api §3).
+// classify maps a non-2xx answer to its typed error (maas-behaviour §3).
 func (c *Client) classify(r request, resp *http.Response, body []byte, sc scrubber) error {
 	msg := bodyMessage(resp, body, sc)
 	switch code := resp.StatusCode; {
@@ -356,7 +356,7 @@ func (c *Client) classify(r request, resp *http.Response, body []byte, sc scrubb
 		}
 		return e
 	case code == http.StatusUnauthorized:
-		// The body may name the token key (maas-api §1): not kept.
+		// The body may name the token key (maas-behaviour §1): not kept.
 		return &UnauthorizedError{Op: r.op, SystemID: r.systemID}
 	case code == http.StatusForbidden:
 		return &ForbiddenError{Op: r.op, SystemID: r.systemID, Message: msg}
@@ -394,7 +394,7 @@ func isMediaType(resp *http.Response, want string) bool {
 }
 
 // formErrors decodes MAAS's JSON form errors {"field": ["msg", …]}
-// (maas-api §3). It returns nil when the body is not such an object.
+// (maas-behaviour §3). It returns nil when the body is not such an object.
 func formErrors(resp *http.Response, body []byte, sc scrubber) map[string][]string {
 	trimmed := strings.TrimSpace(string(body))
 	if !isMediaType(resp, "application/json") && !strings.HasPrefix(trimmed, "{") {
@@ -443,7 +443,7 @@ func flattenFields(fields map[string][]string) string {
 
 // retryAfter reads Retry-After as seconds or as an HTTP date; 0 when absent
 // or unreadable. MAAS sends integers (5 on a DB conflict, 10 with no rack
-// controller; maas-api §3). The value is reported, never slept on.
+// controller; maas-behaviour §3). The value is reported, never slept on.
 func (c *Client) retryAfter(resp *http.Response) int {
 	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
 	if v == "" {
@@ -468,7 +468,7 @@ func machinePath(systemID string) string {
 }
 
 // nodePath is nodes/{system_id}/ with the id escaped; interfaces and script
-// results live under nodes/, not machines/ (maas-api §9, §12).
+// results live under nodes/, not machines/ (maas-behaviour §9, §12).
 func nodePath(systemID string) string {
 	return "nodes/" + url.PathEscape(systemID) + "/"
 }
@@ -482,5 +482,5 @@ func requireArg(op, systemID, name, value string) error {
 	return nil
 }
 
-// boolString is how booleans travel: true/false (maas-api §2).
+// boolString is how booleans travel: true/false (maas-behaviour §2).
 func boolString(b bool) string { return strconv.FormatBool(b) }

@@ -68,7 +68,7 @@ func TestDecodeNullsBecomeZeroValues(t *testing.T) {
 	assert.Empty(t, m.StatusAction, "status_action null")
 	assert.Equal(t, 41, m.BootInterfaceID)
 	require.Len(t, m.Interfaces, 2)
-	// An AUTO link has no IP until deploy (maas-api §9).
+	// An AUTO link has no IP until deploy (maas-behaviour §9).
 	assert.Equal(t, []Link{{ID: 930, Mode: "auto", Subnet: pxeSubnet()}}, m.Interfaces[0].Links)
 }
 
@@ -102,7 +102,7 @@ func TestDecodeSubnets(t *testing.T) {
 	subnets, err := f.client().Subnets(context.Background())
 	require.NoError(t, err)
 	// A null gateway_ip is "", and relay_vlan comes as a whole VLAN object
-	// (maas-api §10).
+	// (maas-behaviour §10).
 	assert.Equal(t, []Subnet{
 		*pxeSubnet(),
 		{ID: 7, Name: "roce-rail-0", CIDR: "192.168.50.0/24",

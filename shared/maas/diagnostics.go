@@ -10,7 +10,7 @@ import (
 )
 
 // Events lists a machine's events newest first (GET events/?op=query,
-// maas-api §11), filtered by system id and/or hostname; at least one is
+// maas-behaviour §11), filtered by system id and/or hostname; at least one is
 // required, so a query never reads the whole region's log. Level defaults to
 // INFO in MAAS (ask for DEBUG to see user requests), Limit to 100 (MAAS
 // refuses more than 1000 with a BadRequestError); After returns only events
@@ -46,7 +46,7 @@ func (c *Client) Events(ctx context.Context, q EventQuery) ([]Event, error) {
 
 // ScriptResults reads the machine's current script-result set of type t
 // with each result's output decoded from base64 (GET
-// nodes/{id}/results/current-<type>/?include_output=1, maas-api §12). MAAS
+// nodes/{id}/results/current-<type>/?include_output=1, maas-behaviour §12). MAAS
 // answers 400 when the machine has no current set of that type; that is
 // reported as NotFoundError, like an unknown machine. A read.
 func (c *Client) ScriptResults(ctx context.Context, systemID string, t ScriptType) (ScriptSet, error) {
@@ -77,7 +77,7 @@ func (c *Client) ScriptResults(ctx context.Context, systemID string, t ScriptTyp
 
 // isNoCurrentSet recognises MAAS's "no current set" answers: "No current
 // installation script set exists for this node." (3.5+) and "Unknown id …"
-// (3.4), maas-api §12.
+// (3.4), maas-behaviour §12.
 func isNoCurrentSet(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "no current") || strings.HasPrefix(m, "unknown id")

@@ -8,7 +8,7 @@
 // wrapper of gomaasclient, whose calls take no context and whose transport
 // retries and sleeps on its own; docs/maas-client.md gives the reasons.
 //
-// Behaviour follows ../shared/reference/maas-api.md (cited as "maas-api §N").
+// Behaviour follows docs/maas-behaviour.md (cited as "maas-behaviour §N").
 // The client never sleeps or retries: it classifies each answer and returns,
 // because retry belongs to the ASL. No error text or log line holds the API
 // key, a BMC password or user-data.

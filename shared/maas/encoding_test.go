@@ -11,7 +11,7 @@ import (
 )
 
 // TestRequestEncoding pins what each operation sends: method, path, op in
-// the query string, and the exact form body (maas-api §2): repeated keys for
+// the query string, and the exact form body (maas-behaviour §2): repeated keys for
 // lists, one comma-joined value for script lists, true/false booleans,
 // base64 user_data.
 func TestRequestEncoding(t *testing.T) {

@@ -32,7 +32,7 @@ func withMessage(prefix, msg string) string {
 // BadRequestError is a 400: MAAS refused the parameters or the operation in
 // the machine's current state (commission, test and link ops use 400). Fields
 // holds MAAS's form errors when the body was JSON ({"network": ["Node must be
-// configured to use a network"]}, maas-api §3), keyed by field; "__all__" is
+// configured to use a network"]}, maas-behaviour §3), keyed by field; "__all__" is
 // a non-field error.
 type BadRequestError struct {
 	Op       string              `json:"op"`
@@ -46,7 +46,7 @@ func (e *BadRequestError) Error() string {
 }
 
 // UnauthorizedError is a 401: the API key is unknown or revoked. It carries
-// no message because MAAS's 401 body can echo the token key (maas-api §1).
+// no message because MAAS's 401 body can echo the token key (maas-behaviour §1).
 type UnauthorizedError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
@@ -57,7 +57,7 @@ func (e *UnauthorizedError) Error() string {
 }
 
 // ForbiddenError is a 403: not admin, not the owner, or the machine is
-// locked. MAAS often sends an empty body (maas-api §3).
+// locked. MAAS often sends an empty body (maas-behaviour §3).
 type ForbiddenError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
@@ -70,7 +70,7 @@ func (e *ForbiddenError) Error() string {
 
 // NotFoundError is a 404 (MAAS has no such machine or interface), or a
 // missing current script-result set, which MAAS reports as a 400
-// (maas-api §12).
+// (maas-behaviour §12).
 type NotFoundError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
@@ -83,7 +83,7 @@ func (e *NotFoundError) Error() string {
 
 // ConflictError is a 409 state conflict ("Can't deploy a machine that is in
 // the 'Failed deployment' state"). RetryAfter (seconds) is set only for
-// MAAS's DB serialisation conflict, the one 409 worth retrying (maas-api
+// MAAS's DB serialisation conflict, the one 409 worth retrying (maas-behaviour
 // §3, §14.13); the client itself never retries.
 type ConflictError struct {
 	Op         string `json:"op"`
@@ -152,7 +152,7 @@ func (e *TransportError) Error() string {
 func (e *TransportError) Unwrap() error { return e.cause }
 
 // UnexpectedResponseError is an answer that fits no other class: a redirect
-// (wrong base URL; MAAS paths end with "/", maas-api §1), 405, 410 (API 1.0),
+// (wrong base URL; MAAS paths end with "/", maas-behaviour §1), 405, 410 (API 1.0),
 // another unexpected status, or a 2xx body that is not the JSON the operation
 // returns (often a proxy's HTML page). It is terminal: repeating the call
 // will not change it.

@@ -10,7 +10,7 @@ import (
 )
 
 // FindByHostname lists machines whose hostname equals hostname (GET
-// machines/?hostname=, maas-api §6). A read: repeating it is free.
+// machines/?hostname=, maas-behaviour §6). A read: repeating it is free.
 func (c *Client) FindByHostname(ctx context.Context, hostname string) ([]Machine, error) {
 	const op = "find machines by hostname"
 	if err := requireArg(op, "", "hostname", hostname); err != nil {
@@ -31,7 +31,7 @@ func (c *Client) FindByMAC(ctx context.Context, mac string) ([]Machine, error) {
 
 // FindByPowerAddress lists machines whose BMC power_address equals addr
 // (case-insensitive, surrounding spaces ignored) and sets PowerAddress on
-// each. MAAS has no such filter (maas-api §6), so this reads every
+// each. MAAS has no such filter (maas-behaviour §6), so this reads every
 // machine's power parameters with GET machines/?op=power_parameters, which
 // needs an admin key (ForbiddenError otherwise), then reads the matches with
 // GET machines/?id=…. The power parameters include BMC passwords: only
@@ -95,11 +95,11 @@ func (c *Client) machineCall(ctx context.Context, r request) (Machine, error) {
 	return w.machine(), nil
 }
 
-// Create adds a machine (POST machines/, maas-api §6) with power_type ipmi
+// Create adds a machine (POST machines/, maas-behaviour §6) with power_type ipmi
 // unless p says otherwise, its power parameters as power_parameters_<name>
 // fields, and commission=true/false always sent, because MAAS's default is
 // true. Architecture is sent whenever set: with ipmi and no architecture
-// MAAS discards the MACs (maas-api §14.9). Not idempotent: a repeat with the
+// MAAS discards the MACs (maas-behaviour §14.9). Not idempotent: a repeat with the
 // same MAC fails with BadRequestError, so callers look the machine up first.
 func (c *Client) Create(ctx context.Context, p MachineCreateParams) (Machine, error) {
 	const op = "create machine"
@@ -143,8 +143,8 @@ func (c *Client) Create(ctx context.Context, p MachineCreateParams) (Machine, er
 }
 
 // Commission starts commissioning (POST machines/{id}/?op=commission,
-// maas-api §8). The four flags are always sent as true/false; script lists
-// travel as one comma-separated value (maas-api §2). MAAS refuses a state it
+// maas-behaviour §8). The four flags are always sent as true/false; script lists
+// travel as one comma-separated value (maas-behaviour §2). MAAS refuses a state it
 // cannot commission from (e.g. already Commissioning) with BadRequestError;
 // callers read the status before repeating.
 func (c *Client) Commission(ctx context.Context, systemID string, p CommissionParams) (Machine, error) {
@@ -177,7 +177,7 @@ func joinList(items []string) string {
 }
 
 // Allocate claims a Ready machine by system id (POST
-// machines/?op=allocate system_id=…, maas-api §6). ConflictError when it is
+// machines/?op=allocate system_id=…, maas-behaviour §6). ConflictError when it is
 // not Ready, including when it is already Allocated: callers read the
 // status (and owner) before repeating.
 func (c *Client) Allocate(ctx context.Context, systemID string) (Machine, error) {
@@ -188,9 +188,9 @@ func (c *Client) Allocate(ctx context.Context, systemID string) (Machine, error)
 }
 
 // Deploy starts deployment from Ready or Allocated (POST
-// machines/{id}/?op=deploy, maas-api §8). user_data is sent base64-encoded
+// machines/{id}/?op=deploy, maas-behaviour §8). user_data is sent base64-encoded
 // and scrubbed, in both forms, from any error text. ConflictError from any
-// other state, including Deploying and Deployed (maas-api §14.2), so a
+// other state, including Deploying and Deployed (maas-behaviour §14.2), so a
 // repeat after success is a ConflictError the caller reads as "already
 // started".
 func (c *Client) Deploy(ctx context.Context, systemID string, p MachineDeployParams) (Machine, error) {
@@ -215,16 +215,16 @@ func (c *Client) Deploy(ctx context.Context, systemID string, p MachineDeployPar
 // Abort cancels Commissioning, Deploying, Disk erasing or Testing (POST
 // op=abort); ConflictError elsewhere, so a repeat after the status moved is
 // a ConflictError. Asynchronous: the reply still shows the old status
-// (maas-api §14.5).
+// (maas-behaviour §14.5).
 func (c *Client) Abort(ctx context.Context, systemID, comment string) (Machine, error) {
 	return c.simpleOp(ctx, "abort", systemID, comment)
 }
 
-// Release releases a machine (POST op=release, maas-api §8). Erase flags and
+// Release releases a machine (POST op=release, maas-behaviour §8). Erase flags and
 // force are sent only when set, so a region whose
 // enable_disk_erasing_on_release is on keeps erasing when the caller did not
 // ask. From Ready or Releasing MAAS treats it as a no-op, so a repeat is
-// safe; while Disk erasing it is a ConflictError (maas-api §14.3).
+// safe; while Disk erasing it is a ConflictError (maas-behaviour §14.3).
 func (c *Client) Release(ctx context.Context, systemID string, p MachineReleaseParams) (Machine, error) {
 	form := url.Values{}
 	for _, f := range []struct {
@@ -244,7 +244,7 @@ func (c *Client) Release(ctx context.Context, systemID string, p MachineReleaseP
 
 // MarkBroken sets Broken (POST op=mark_broken); the comment becomes
 // error_description. ForbiddenError unless the key's user owns the machine,
-// admins included (maas-api §14.4). A repeat on a Broken machine leaves it
+// admins included (maas-behaviour §14.4). A repeat on a Broken machine leaves it
 // Broken.
 func (c *Client) MarkBroken(ctx context.Context, systemID, comment string) (Machine, error) {
 	return c.simpleOp(ctx, "mark_broken", systemID, comment)
@@ -252,7 +252,7 @@ func (c *Client) MarkBroken(ctx context.Context, systemID, comment string) (Mach
 
 // MarkFixed moves Broken to Ready, or to Deployed when it was Deployed
 // before (POST op=mark_fixed); ConflictError from any other status, so a
-// repeat after success is a ConflictError (maas-api §14.3).
+// repeat after success is a ConflictError (maas-behaviour §14.3).
 func (c *Client) MarkFixed(ctx context.Context, systemID, comment string) (Machine, error) {
 	return c.simpleOp(ctx, "mark_fixed", systemID, comment)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Interfaces lists the machine's interfaces with their links (GET
-// nodes/{id}/interfaces/, maas-api §9). A read.
+// nodes/{id}/interfaces/, maas-behaviour §9). A read.
 func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, error) {
 	const op = "list interfaces"
 	if err := requireArg(op, systemID, "system_id", systemID); err != nil {
@@ -29,7 +29,7 @@ func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, 
 }
 
 // LinkSubnet links an interface to a subnet (POST
-// nodes/{id}/interfaces/{iface}/?op=link_subnet, maas-api §9). Mode is AUTO,
+// nodes/{id}/interfaces/{iface}/?op=link_subnet, maas-behaviour §9). Mode is AUTO,
 // DHCP, STATIC (with IPAddress, or MAAS picks one) or LINK_UP; subnet is
 // sent when set. Not idempotent: linking AUTO twice makes two links, so
 // callers check Links and unlink first. ConflictError outside
@@ -54,7 +54,7 @@ func (c *Client) LinkSubnet(ctx context.Context, systemID string, interfaceID in
 }
 
 // UnlinkSubnet removes link linkID from an interface (POST
-// op=unlink_subnet id=<link id>; the URL id is the interface, maas-api §9).
+// op=unlink_subnet id=<link id>; the URL id is the interface, maas-behaviour §9).
 // A link already gone is a BadRequestError ("'<v>' is not a valid id"),
 // which a repeating caller reads from Links rather than retries.
 func (c *Client) UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error) {
@@ -77,7 +77,7 @@ func (c *Client) interfaceOp(ctx context.Context, maasOp, systemID string, inter
 }
 
 // SetStorageLayout applies a storage layout (POST op=set_storage_layout,
-// maas-api §8): storage_layout plus boot_size/root_size when set. Repeating
+// maas-behaviour §8): storage_layout plus boot_size/root_size when set. Repeating
 // it re-applies the same layout. ConflictError unless the machine is Ready.
 func (c *Client) SetStorageLayout(ctx context.Context, systemID string, p StorageLayoutParams) error {
 	const op = "set_storage_layout"
@@ -97,7 +97,7 @@ func (c *Client) SetStorageLayout(ctx context.Context, systemID string, p Storag
 	return err
 }
 
-// Subnets lists the region's subnets (GET subnets/, maas-api §10), ordered
+// Subnets lists the region's subnets (GET subnets/, maas-behaviour §10), ordered
 // by id as MAAS returns them, each with its VLAN. A read: repeating it is
 // free.
 func (c *Client) Subnets(ctx context.Context) ([]Subnet, error) {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// credentials are the three parts of a MAAS API key (maas-api §1). The
+// credentials are the three parts of a MAAS API key (maas-behaviour §1). The
 // consumer secret is always empty in MAAS.
 type credentials struct {
 	consumerKey string
@@ -37,7 +37,7 @@ func parseAPIKey(key string) (credentials, error) {
 	return credentials{consumerKey: parts[0], tokenKey: parts[1], tokenSecret: parts[2]}, nil
 }
 
-// authorization renders the OAuth 1.0 PLAINTEXT header (maas-api §1):
+// authorization renders the OAuth 1.0 PLAINTEXT header (maas-behaviour §1):
 //
 //	OAuth realm="", oauth_version="1.0", oauth_signature_method="PLAINTEXT",
 //	oauth_consumer_key="…", oauth_token="…", oauth_signature="%26<secret>",
@@ -92,7 +92,7 @@ func oauthEscape(s string) string {
 }
 
 // randomNonce is the default nonce source: MAAS stores nonces server-side,
-// so each request needs a fresh one (maas-api §1).
+// so each request needs a fresh one (maas-behaviour §1).
 func randomNonce() string {
 	var buf [16]byte
 	// crypto/rand.Read never returns an error on supported platforms (Go

@@ -24,7 +24,7 @@ type MachineFinder interface {
 	Get(ctx context.Context, systemID string) (Machine, error)
 }
 
-// MachineLifecycle drives a machine through MAAS's lifecycle (maas-api §5).
+// MachineLifecycle drives a machine through MAAS's lifecycle (maas-behaviour §5).
 type MachineLifecycle interface {
 	// Create adds a machine. Not idempotent in MAAS: callers look the
 	// machine up by hostname and power address before creating, and a
@@ -53,7 +53,7 @@ type MachineLifecycle interface {
 	Delete(ctx context.Context, systemID string) error
 }
 
-// InterfaceManager reads and relinks interfaces (maas-api §9).
+// InterfaceManager reads and relinks interfaces (maas-behaviour §9).
 type InterfaceManager interface {
 	// Interfaces lists the machine's interfaces with their links.
 	Interfaces(ctx context.Context, systemID string) ([]Interface, error)
@@ -65,7 +65,7 @@ type InterfaceManager interface {
 	UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error)
 }
 
-// SubnetLister lists the region's subnets (maas-api §10), so that a caller
+// SubnetLister lists the region's subnets (maas-behaviour §10), so that a caller
 // can find the subnet of an interface that has no link yet.
 type SubnetLister interface {
 	// Subnets lists every subnet the region knows, ordered by id. A read:
@@ -92,7 +92,7 @@ type PowerController interface {
 	PowerState(ctx context.Context, systemID string) (string, error)
 }
 
-// Diagnostics reads what MAAS recorded about a machine (maas-api §11, §12).
+// Diagnostics reads what MAAS recorded about a machine (maas-behaviour §11, §12).
 type Diagnostics interface {
 	// Events lists a machine's events newest first, by system id and/or
 	// hostname (one is required). A read.

@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// PowerOn powers the machine on (POST op=power_on, maas-api §5). MAAS needs
+// PowerOn powers the machine on (POST op=power_on, maas-behaviour §5). MAAS needs
 // the machine to have an owner (ConflictError "Can't start node: it hasn't
 // been allocated."); on an Allocated machine MAAS treats it as a deploy.
 // Repeating it on a machine already on asks the BMC again, harmlessly.
@@ -13,7 +13,7 @@ func (c *Client) PowerOn(ctx context.Context, systemID string) error {
 	return c.powerOp(ctx, "power_on", systemID)
 }
 
-// PowerOff powers the machine off (POST op=power_off, hard stop, maas-api
+// PowerOff powers the machine off (POST op=power_off, hard stop, maas-behaviour
 // §8). Repeating it on a machine already off is harmless. MAAS answers null
 // instead of the machine when it cannot power it off; that is not an error
 // here, and PowerState tells what happened.
@@ -34,7 +34,7 @@ func (c *Client) powerOp(ctx context.Context, maasOp, systemID string) error {
 
 // PowerState queries the BMC live (GET op=query_power_state): "on", "off",
 // "unknown" or "error". It can block for about a minute while MAAS asks the
-// BMC (maas-api §8), so give it a context deadline that allows for that. A
+// BMC (maas-behaviour §8), so give it a context deadline that allows for that. A
 // read; a BMC MAAS cannot reach is an UnavailableError (503).
 func (c *Client) PowerState(ctx context.Context, systemID string) (string, error) {
 	const op = "query_power_state"

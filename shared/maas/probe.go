@@ -7,7 +7,7 @@ import (
 
 // Probe checks a region: GET version/ for the version and capabilities,
 // then GET users/?op=whoami for the key's user and whether it is an admin
-// (maas-api §13). whoami is the call that proves the key: version/ answers
+// (maas-behaviour §13). whoami is the call that proves the key: version/ answers
 // anonymous callers too. Read-only; an UnauthorizedError means a bad key.
 func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 	var v wireVersion

@@ -6,7 +6,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-// Status is MAAS's numeric node status (maas-api §4).
+// Status is MAAS's numeric node status (maas-behaviour §4).
 type Status int
 
 // MAAS node statuses.
@@ -56,7 +56,7 @@ func (s Status) String() string {
 	return "Unknown"
 }
 
-// Machine is the part of MAAS's machine object maasflow reads (maas-api §7).
+// Machine is the part of MAAS's machine object maasflow reads (maas-behaviour §7).
 type Machine struct {
 	SystemID         string      `json:"system_id"`
 	Hostname         string      `json:"hostname"`
@@ -89,7 +89,7 @@ type Machine struct {
 	PowerAddress string `json:"power_address,omitempty"`
 }
 
-// Interface is a machine network interface (maas-api §9).
+// Interface is a machine network interface (maas-behaviour §9).
 type Interface struct {
 	ID         int    `json:"id"`
 	Name       string `json:"name"`
@@ -110,7 +110,7 @@ type VLAN struct {
 	RelayVLAN *int `json:"relay_vlan,omitempty"`
 }
 
-// Link is one interface link (maas-api §9 "Link JSON").
+// Link is one interface link (maas-behaviour §9 "Link JSON").
 type Link struct {
 	ID        int     `json:"id"`
 	Mode      string  `json:"mode"` // auto, dhcp, static, link_up
@@ -135,9 +135,9 @@ const (
 	LinkModeLinkUp = "LINK_UP"
 )
 
-// MachineCreateParams creates a machine with IPMI power (maas-api §6).
+// MachineCreateParams creates a machine with IPMI power (maas-behaviour §6).
 // Architecture is sent whenever set: with power_type=ipmi and no
-// architecture MAAS discards the MACs (maas-api §14.9).
+// architecture MAAS discards the MACs (maas-behaviour §14.9).
 type MachineCreateParams struct {
 	Hostname      string
 	Architecture  string
@@ -152,7 +152,7 @@ type MachineCreateParams struct {
 	Commissioning CommissionParams
 }
 
-// CommissionParams are the commissioning flags (maas-api §8).
+// CommissionParams are the commissioning flags (maas-behaviour §8).
 type CommissionParams struct {
 	EnableSSH            bool
 	SkipBMCConfig        bool
@@ -162,7 +162,7 @@ type CommissionParams struct {
 	TestingScripts       []string // sent as one comma-separated value; "none" disables
 }
 
-// MachineDeployParams are the deploy parameters (maas-api §8). UserData is
+// MachineDeployParams are the deploy parameters (maas-behaviour §8). UserData is
 // the raw cloud-init payload; the client base64-encodes it.
 type MachineDeployParams struct {
 	UserData     Secret
@@ -172,7 +172,7 @@ type MachineDeployParams struct {
 	Comment      string
 }
 
-// MachineReleaseParams are the release parameters (maas-api §8). Force never
+// MachineReleaseParams are the release parameters (maas-behaviour §8). Force never
 // bypasses a state check in MAAS.
 type MachineReleaseParams struct {
 	Erase       bool
@@ -182,14 +182,14 @@ type MachineReleaseParams struct {
 	Comment     string
 }
 
-// StorageLayoutParams sets the storage layout (READY only; maas-api §8).
+// StorageLayoutParams sets the storage layout (READY only; maas-behaviour §8).
 type StorageLayoutParams struct {
 	Layout   string
 	BootSize string
 	RootSize string
 }
 
-// LinkSubnetParams links an interface to a subnet (maas-api §9).
+// LinkSubnetParams links an interface to a subnet (maas-behaviour §9).
 type LinkSubnetParams struct {
 	Mode           string
 	SubnetID       int
@@ -198,7 +198,7 @@ type LinkSubnetParams struct {
 	Force          bool
 }
 
-// Event is a MAAS event (maas-api §11).
+// Event is a MAAS event (maas-behaviour §11).
 type Event struct {
 	ID          int64     `json:"id"`
 	Node        string    `json:"node"`
@@ -209,7 +209,7 @@ type Event struct {
 	Description string    `json:"description"`
 }
 
-// EventQuery filters MAAS events (maas-api §11). Level defaults to INFO in
+// EventQuery filters MAAS events (maas-behaviour §11). Level defaults to INFO in
 // MAAS; Limit to 100 (max 1000).
 type EventQuery struct {
 	SystemID string
@@ -220,7 +220,7 @@ type EventQuery struct {
 	After    int64
 }
 
-// ScriptType selects a script-result set (maas-api §12).
+// ScriptType selects a script-result set (maas-behaviour §12).
 type ScriptType string
 
 // Script-result set types.
@@ -238,13 +238,13 @@ type ScriptResult struct {
 	StatusName string `json:"status_name"`
 	ExitStatus *int   `json:"exit_status,omitempty"`
 	// Output is the decoded combined output. Binary outputs (the
-	// /tmp/curtin-logs.tar result, maas-api §12) are left out and Binary is
+	// /tmp/curtin-logs.tar result, maas-behaviour §12) are left out and Binary is
 	// set, so that no undecodable bytes reach timelines.
 	Output string `json:"output,omitempty"`
 	Binary bool   `json:"binary,omitempty"`
 }
 
-// ScriptSet is a set of results of one type (maas-api §12).
+// ScriptSet is a set of results of one type (maas-behaviour §12).
 type ScriptSet struct {
 	ID         int            `json:"id"`
 	Type       ScriptType     `json:"type"`
@@ -252,7 +252,7 @@ type ScriptSet struct {
 	Results    []ScriptResult `json:"results"`
 }
 
-// ProbeResult is what a probe learnt of a region (maas-api §13).
+// ProbeResult is what a probe learnt of a region (maas-behaviour §13).
 type ProbeResult struct {
 	Version      string   `json:"version"`
 	Subversion   string   `json:"subversion,omitempty"`
@@ -264,7 +264,7 @@ type ProbeResult struct {
 // Secret is a string that never prints (see domain.Secret).
 type Secret = domain.Secret
 
-// Event levels accepted by EventQuery.Level (maas-api §11). MAAS returns the
+// Event levels accepted by EventQuery.Level (maas-behaviour §11). MAAS returns the
 // given level and above; AUDIT returns audit events only. User requests
 // ("User starting deployment") are DEBUG.
 const (

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// The wire types mirror MAAS's JSON (maas-api §7, §9–§13) and stay
+// The wire types mirror MAAS's JSON (maas-behaviour §7, §9–§13) and stay
 // unexported: only this package's own types cross the ports. Nullable MAAS
 // fields are pointers or nullString here and plain zero values outside.
 
@@ -57,7 +57,7 @@ func (n *named) UnmarshalJSON(b []byte) error {
 }
 
 // idRef decodes a reference that MAAS renders either as an id or as the
-// whole object (relay_vlan, maas-api §10); nil for null.
+// whole object (relay_vlan, maas-behaviour §10); nil for null.
 type idRef struct{ id *int }
 
 func (r *idRef) UnmarshalJSON(b []byte) error {
@@ -228,7 +228,7 @@ func (w *wireSubnet) subnet() *Subnet {
 }
 
 // eventTimeLayout is MAAS's event "created" format, "%a, %d %b. %Y
-// %H:%M:%S" in UTC without a zone (maas-api §11).
+// %H:%M:%S" in UTC without a zone (maas-behaviour §11).
 const eventTimeLayout = "Mon, 02 Jan. 2006 15:04:05"
 
 // maasTime decodes an event's created time; RFC 1123 and RFC 3339 are
@@ -310,7 +310,7 @@ func (w wireScriptSet) scriptSet(t ScriptType) ScriptSet {
 	return s
 }
 
-// decodeOutput decodes a base64 script output (maas-api §12). Text that is
+// decodeOutput decodes a base64 script output (maas-behaviour §12). Text that is
 // not base64 is kept as is (a region or proxy that already decoded it);
 // bytes that are not UTF-8 text are dropped and reported as binary.
 func decodeOutput(s string) (string, bool) {

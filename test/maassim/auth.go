@@ -16,7 +16,7 @@ var oauthRequired = []string{
 	"oauth_timestamp", "oauth_nonce",
 }
 
-// authenticate checks the OAuth 1.0 PLAINTEXT header (maas-api §1). It
+// authenticate checks the OAuth 1.0 PLAINTEXT header (maas-behaviour §1). It
 // returns the user, "" for an anonymous request, or the refusal to send.
 // Refusals never carry the secret: MAAS's own "Invalid signature" text
 // includes the expected signature, which this one deliberately leaves out.

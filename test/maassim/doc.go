@@ -1,6 +1,6 @@
 // Package maassim is a stateful, deterministic simulator of Canonical MAAS's
 // REST API 2.0, built to the behaviour written in
-// shared/reference/maas-api.md rather than to any client. It serves
+// docs/maas-behaviour.md rather than to any client. It serves
 // /MAAS/api/2.0/ (OAuth PLAINTEXT, op= operations, form bodies, MAAS's JSON
 // field names, status codes, status names and error bodies) and a small
 // control API under /_sim/ that adds physical hardware, pre-enlisted machine
@@ -20,5 +20,5 @@
 // The package's code imports only shared/clock of maasflow, never the MAAS
 // client in shared/maas. Only its tests do: the fidelity suite drives the
 // simulator with that client and with canonical/gomaasclient, and checks
-// both against maas-api.md, not against each other.
+// both against docs/maas-behaviour.md, not against each other.
 package maassim

@@ -17,7 +17,7 @@ import (
 
 // maasflowDriver drives MAAS with maasflow's own client (shared/maas), the
 // one every activity uses. Only this test file imports it: the simulator
-// itself never does, so the two are checked against maas-api.md and not
+// itself never does, so the two are checked against docs/maas-behaviour.md and not
 // against each other.
 type maasflowDriver struct{ c *maas.Client }
 

@@ -23,7 +23,7 @@ import (
 )
 
 // The fidelity suite drives MAAS through a client, as maasflow does, and
-// checks the behaviour maas-api.md describes. It runs against the simulator
+// checks the behaviour docs/maas-behaviour.md describes. It runs against the simulator
 // always and against a real MAAS when MAAS_URL and MAAS_API_KEY are set, so
 // the simulator can be no kinder than MAAS. Every scenario runs once per
 // driver: canonical/gomaasclient and maasflow's own shared/maas client
@@ -38,7 +38,7 @@ type fidelityDriver interface {
 	FindByHostname(ctx context.Context, hostname string) ([]fMachine, error)
 	// FindByPowerAddress returns the system ids of the machines whose BMC
 	// power_address is addr, read from machines/?op=power_parameters (MAAS
-	// has no such filter, maas-api §6).
+	// has no such filter, maas-behaviour §6).
 	FindByPowerAddress(ctx context.Context, addr string) ([]string, error)
 	// Commission commissions with skip_bmc_config.
 	Commission(ctx context.Context, sid string) (fMachine, error)
@@ -62,7 +62,7 @@ type fidelityDriver interface {
 }
 
 // fCreate is a machine create. An IPMI machine without architecture has
-// its MACs dropped by MAAS (maas-api §6).
+// its MACs dropped by MAAS (maas-behaviour §6).
 type fCreate struct {
 	Hostname     string
 	PowerType    string
@@ -610,7 +610,7 @@ func fidelityScenarios() []fidelityScenario {
 				}
 			}),
 			// Only ipmi is exempt from the MAC rule; the error is the form's
-			// clean() error under power_type (maas-api §6).
+			// clean() error under power_type (maas-behaviour §6).
 			expectRefused("manual power create without MAC", http.StatusBadRequest,
 				`"power_type": ["Can't set power type to manual without network interfaces"]`, func(r *fidelityRun) error {
 					_, err := r.env.d.Create(r.ctx, fCreate{Hostname: "maasflow-fidelity-no-mac", PowerType: "manual", Architecture: "amd64/generic"})

@@ -101,7 +101,7 @@ type request struct {
 }
 
 // flag reads a Django BooleanField: false, 0 and empty mean false, anything
-// else true (maas-api §2).
+// else true (maas-behaviour §2).
 func (rq *request) flag(key string) bool {
 	v := strings.ToLower(strings.TrimSpace(rq.params.Get(key)))
 	return v != "" && v != "false" && v != "0"
@@ -133,7 +133,7 @@ type route struct {
 	vars     []string
 	res      resource
 	// anonRead: piston dispatches an unauthenticated GET to the anonymous
-	// handler, which has no read, so MAAS answers 400, not 401 (maas-api §1).
+	// handler, which has no read, so MAAS answers 400, not 401 (maas-behaviour §1).
 	anonRead bool
 	anon     map[string]bool
 }
@@ -151,7 +151,7 @@ func (s *Simulator) serveMAAS(w http.ResponseWriter, r *http.Request) {
 		textReply(http.StatusNotFound, "Not Found").write(w)
 		return
 	}
-	// Django's APPEND_SLASH (maas-api §1); the …/op-<name> form needs none.
+	// Django's APPEND_SLASH (maas-behaviour §1); the …/op-<name> form needs none.
 	if !strings.HasSuffix(p, "/") && !strings.HasPrefix(p[strings.LastIndex(p, "/")+1:], "op-") {
 		u := *r.URL
 		u.Path = p + "/"
@@ -242,7 +242,7 @@ func (s *Simulator) serveMAAS(w http.ResponseWriter, r *http.Request) {
 
 // readParams returns the request's parameters as MAAS reads them: the query
 // string for GET and DELETE, the urlencoded or multipart body for POST and
-// PUT (maas-api §2).
+// PUT (maas-behaviour §2).
 func readParams(r *http.Request) (url.Values, error) {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return r.URL.Query(), nil

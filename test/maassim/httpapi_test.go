@@ -141,7 +141,7 @@ func TestRequestConventions(t *testing.T) {
 
 // TestNoSecretsLeak checks that the BMC password, the API secret and the
 // enrollment token appear in no log line, event or answer other than MAAS's
-// own power_parameters (which returns passwords by design, maas-api §8).
+// own power_parameters (which returns passwords by design, maas-behaviour §8).
 func TestNoSecretsLeak(t *testing.T) {
 	var logs bytes.Buffer
 	h := newHarness(t, func(o *Options) { o.Logger = newTestLogger(&logs) })

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// systemIDAlphabet is MAAS's base-24 system id alphabet (maas-api §7).
+// systemIDAlphabet is MAAS's base-24 system id alphabet (maas-behaviour §7).
 const systemIDAlphabet = "34678abcdefghkmnpqrstwxy"
 
 // newSystemID draws a fresh 6-character id from the seeded generator.

@@ -10,7 +10,7 @@ import (
 // --- events ------------------------------------------------------------------
 
 // event records a node event; status_message follows the newest one of level
-// INFO or above (maas-api §7, §11).
+// INFO or above (maas-behaviour §7, §11).
 func (s *Simulator) event(m *machine, at time.Time, level int, typ, description, user string) {
 	e := &event{
 		id: s.st.nextEventID, m: m, username: user, level: level, typ: typ,
@@ -124,7 +124,7 @@ func (s *Simulator) power(m *machine, on bool) bool {
 
 // powerFailure reverts a status change whose power-on failed after the
 // reply was built: the caller sees the new status once, then the old one
-// with the event MAAS logs (maas-api §14.14).
+// with the event MAAS logs (maas-behaviour §14.14).
 func (s *Simulator) powerFailure(m *machine, at time.Time, from, to status) {
 	s.at(m, at, func(at time.Time) {
 		m.cancelPhase()
@@ -143,7 +143,7 @@ var commissioningScripts = []string{
 	"50-maas-01-commissioning", "maas-lshw",
 }
 
-// startCommissioning moves m to Commissioning (maas-api §5 commission).
+// startCommissioning moves m to Commissioning (maas-behaviour §5 commission).
 func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, flags commissionFlags) {
 	m.cancelPhase()
 	from := m.status
@@ -247,7 +247,7 @@ func commissioningOutput(m *machine, name string) string {
 // applyCommissioning records what commissioning discovered from the host:
 // hardware, interfaces and their initial links (unless skip_networking), the
 // storage layout (unless skip_storage), and the IPMI user MAAS creates on the
-// BMC (unless skip_bmc_config; maas-api §8).
+// BMC (unless skip_bmc_config; maas-behaviour §8).
 func (s *Simulator) applyCommissioning(m *machine) {
 	hw := m.hw
 	if hw == nil {
@@ -381,7 +381,7 @@ func (s *Simulator) releaseAutoIPs(m *machine) {
 }
 
 // hasNetwork is deploy's network check: some interface has a non-LINK_UP
-// link with a subnet (maas-api §14.8).
+// link with a subnet (maas-behaviour §14.8).
 func (m *machine) hasNetwork() bool {
 	for _, i := range m.ifaces {
 		for _, l := range i.links {
@@ -451,7 +451,7 @@ func (s *Simulator) curtinDone(m *machine, at time.Time) {
 
 // deployedOSBooted is the installed OS's first boot: cloud-init fetches its
 // user-data from the metadata service, which is what makes MAAS say Deployed
-// (maas-api §5, §14.1) — unless the datasource is unreachable.
+// (maas-behaviour §5, §14.1) — unless the datasource is unreachable.
 func (s *Simulator) deployedOSBooted(m *machine, at time.Time) {
 	if m.deploy == deployDatasourceFails {
 		url := "http://" + m.metadataHost + "/MAAS/metadata/"
@@ -514,7 +514,7 @@ func (s *Simulator) clearDeployment(m *machine) {
 
 // --- release ---------------------------------------------------------------
 
-// startRelease releases m, erasing first when asked (maas-api §5 release).
+// startRelease releases m, erasing first when asked (maas-behaviour §5 release).
 func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string, erase bool) {
 	m.cancelPhase()
 	s.userEvent(m, at, "User releasing node", user, comment)
@@ -545,7 +545,7 @@ func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string,
 
 // startReleasing waits for the power-off that completes a release. A host
 // already off goes straight to Ready; a BMC that cannot be reached leaves the
-// machine Releasing until the 5-minute timeout (maas-api §14.6).
+// machine Releasing until the 5-minute timeout (maas-behaviour §14.6).
 func (s *Simulator) startReleasing(m *machine, at time.Time) {
 	m.setStatus(statusReleasing)
 	s.clearDeployment(m)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestRefusedTransitions pins MAAS's refusals: status code and exact text
-// (maas-api §5).
+// (maas-behaviour §5).
 func TestRefusedTransitions(t *testing.T) {
 	type setup func(t *testing.T, h *harness) string
 	newMachine := func(t *testing.T, h *harness) string {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Operations on one machine: machines/{system_id}/ (maas-api §5, §8).
+// Operations on one machine: machines/{system_id}/ (maas-behaviour §5, §8).
 
 func (s *Simulator) readMachine(rq *request) reply {
 	m, bad := s.lookup(rq)
@@ -34,7 +34,7 @@ func (s *Simulator) updateMachine(rq *request) reply {
 	}
 	p := rq.params
 	// Validate everything first: MAAS rolls the request back on any error
-	// (maas-api §2).
+	// (maas-behaviour §2).
 	h := strings.TrimSpace(p.Get("hostname"))
 	if h != "" && h != m.hostname && len(s.st.byHostname[h]) > 0 {
 		return formError("hostname", "Node with this Hostname already exists.")
@@ -140,7 +140,7 @@ func (s *Simulator) powerParameters(rq *request) reply {
 }
 
 // powerProblem is the 503 MAAS answers when no rack controller can drive
-// the BMC (maas-api §3).
+// the BMC (maas-behaviour §3).
 func powerProblem(m *machine) reply {
 	return textReply(http.StatusServiceUnavailable, fmt.Sprintf("No rack controllers can access the BMC of node %s", m.hostname))
 }
@@ -188,7 +188,7 @@ func (s *Simulator) commission(rq *request) reply {
 	return s.machineReply(m)
 }
 
-// distroSeries accepts the spellings MAAS resolves (maas-api §8).
+// distroSeries accepts the spellings MAAS resolves (maas-behaviour §8).
 var distroSeries = map[string]string{
 	"": "jammy", "jammy": "jammy", "ubuntu/jammy": "jammy", "22.04": "jammy",
 	"noble": "noble", "ubuntu/noble": "noble", "24.04": "noble",
@@ -218,7 +218,7 @@ func (s *Simulator) deployMachine(rq *request) reply {
 }
 
 // deploy validates everything before touching m, since MAAS rolls the whole
-// request back (including the implicit allocate) on any error (maas-api §2).
+// request back (including the implicit allocate) on any error (maas-behaviour §2).
 func (s *Simulator) deploy(m *machine, rq *request) reply {
 	p := rq.params
 	switch m.status {
@@ -295,7 +295,7 @@ func (s *Simulator) abort(rq *request) reply {
 	m.cancelPhase()
 	s.userEvent(m, rq.now, typ, rq.user, comment)
 	// The status is written once the power-off completes, after the reply
-	// (maas-api §14.5), so the answer still shows the old status.
+	// (maas-behaviour §14.5), so the answer still shows the old status.
 	s.at(m, rq.now, func(at time.Time) {
 		s.abortRunningScripts(m, at)
 		if m.status == statusDeploying {
@@ -330,7 +330,7 @@ func (s *Simulator) markBroken(rq *request) reply {
 		return *bad
 	}
 	// MAAS requires the caller to own the machine, admins included
-	// (maas-api §14.4).
+	// (maas-behaviour §14.4).
 	if m.owner != rq.user {
 		return forbidden()
 	}

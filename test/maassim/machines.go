@@ -76,7 +76,7 @@ func (s *Simulator) lookupEditable(rq *request) (*machine, *reply) {
 }
 
 // canEdit is MAAS's edit permission for an admin caller: everything but a
-// locked machine (maas-api §5).
+// locked machine (maas-behaviour §5).
 func canEdit(m *machine) *reply {
 	if m.locked {
 		rp := forbidden()
@@ -88,7 +88,7 @@ func canEdit(m *machine) *reply {
 // --- collection --------------------------------------------------------------
 
 // listFilters are the keys GET machines/ understands; any other key is
-// "No such constraint." (maas-api §6).
+// "No such constraint." (maas-behaviour §6).
 var listFilters = map[string]bool{
 	"id": true, "system_id": true, "not_id": true, "hostname": true, "not_hostname": true,
 	"mac_address": true, "domain": true, "not_domain": true, "zone": true, "not_in_zone": true,
@@ -102,7 +102,7 @@ var listFilters = map[string]bool{
 	"cpu_speed": true,
 }
 
-// ignoredConstraints are skipped by the constraint forms (maas-api §2).
+// ignoredConstraints are skipped by the constraint forms (maas-behaviour §2).
 var ignoredConstraints = map[string]bool{
 	"op": true, "comment": true, "agent_name": true, "bridge_all": true, "bridge_type": true,
 	"bridge_stp": true, "bridge_fd": true, "dry_run": true, "verbose": true,
@@ -280,7 +280,7 @@ func (s *Simulator) createMachine(rq *request) reply {
 	// machine enlists by PXE and is matched to its host by BMC address
 	// (requires_macs_and_architecture). Then the form's clean() refuses any
 	// other power type without interfaces, under power_type. Django reports
-	// every failing field at once (maas-api §6).
+	// every failing field at once (maas-behaviour §6).
 	var errs []fieldError
 	needed := powerType != "ipmi"
 	if needed && arch == "" {
@@ -306,7 +306,7 @@ func (s *Simulator) createMachine(rq *request) reply {
 	// With power_type=ipmi and no architecture MAAS drops the MACs, so the
 	// machine boots into enlistment and MAAS learns its architecture; with
 	// an architecture it keeps them, and with neither MAC it still links
-	// the machine to its host by BMC address (maas-api §6, §14.9).
+	// the machine to its host by BMC address (maas-behaviour §6, §14.9).
 	if powerType == "ipmi" && arch == "" {
 		macs = nil
 	}
@@ -424,7 +424,7 @@ func (s *Simulator) renameMachine(m *machine, hostname string) {
 	s.st.byHostname[hostname] = append(s.st.byHostname[hostname], m)
 }
 
-// allocateConstraints are the keys op=allocate understands (maas-api §6).
+// allocateConstraints are the keys op=allocate understands (maas-behaviour §6).
 var allocateConstraints = map[string]bool{
 	"name": true, "system_id": true, "arch": true, "cpu_count": true, "mem": true, "tags": true,
 	"not_tags": true, "zone": true, "not_in_zone": true, "pool": true, "not_in_pool": true,

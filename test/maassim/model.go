@@ -178,7 +178,7 @@ func (sn *subnet) inDynamicRange(a netip.Addr) bool {
 	return a.Compare(sn.dynamicLow) >= 0 && a.Compare(sn.dynamicHi) <= 0
 }
 
-// event is a node event (maas-api §11).
+// event is a node event (maas-behaviour §11).
 type event struct {
 	id          int
 	m           *machine
@@ -225,7 +225,7 @@ func (r *scriptResult) output() []byte {
 }
 
 // status of a set: the first present of Running, Pending, …, else Passed
-// (maas-api §12).
+// (maas-behaviour §12).
 func (ss *scriptSet) status() int {
 	present := map[int]bool{}
 	for _, r := range ss.results {

@@ -77,7 +77,7 @@ func (s *Simulator) readInterface(rq *request) reply {
 	return jsonReply(http.StatusOK, renderIface(m, i))
 }
 
-// interfaceGate is the state check on interface edits (maas-api §9).
+// interfaceGate is the state check on interface edits (maas-behaviour §9).
 func interfaceGate(m *machine, operation string) *reply {
 	if m.locked {
 		rp := forbidden()
@@ -217,8 +217,8 @@ func (s *Simulator) linkSubnet(rq *request) reply {
 		l.ip = addr
 	}
 	// AUTO and DHCP replace the interface's DHCP links of the subnet's
-	// family (and subnet-less ones) (maas-api §9). Linking AUTO twice still
-	// makes two AUTO links: MAAS does not de-duplicate (maas-api §14.8).
+	// family (and subnet-less ones) (maas-behaviour §9). Linking AUTO twice still
+	// makes two AUTO links: MAAS does not de-duplicate (maas-behaviour §14.8).
 	if mode == "auto" || mode == "dhcp" {
 		s.removeDHCPLinks(i, sn)
 	}

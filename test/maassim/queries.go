@@ -20,7 +20,7 @@ var (
 	resultResource  = resource{"GET ": (*Simulator).readResult, "GET download": (*Simulator).downloadResult}
 )
 
-// capabilities and version are those of the MAAS most sites run (maas-api §13).
+// capabilities and version are those of the MAAS most sites run (maas-behaviour §13).
 var capabilities = []string{
 	"networks-management", "static-ipaddresses", "ipv6-deployment-ubuntu", "devices-management",
 	"storage-deployment-ubuntu", "network-deployment-ubuntu", "bridging-interface-ubuntu",
@@ -67,7 +67,7 @@ func (s *Simulator) getConfig(rq *request) reply {
 var eventParams = []string{"agent_name", "domain", "hostname", "id", "level", "limit", "mac_address", "op", "zone", "owner"}
 
 // queryEvents follows MS/api/events.py: newest first, level and above,
-// next_uri/prev_uri built from the same filters (maas-api §11).
+// next_uri/prev_uri built from the same filters (maas-behaviour §11).
 func (s *Simulator) queryEvents(rq *request) reply {
 	p := rq.params
 	level := p.Get("level")

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Timestamp formats MAAS uses (maas-api §11, §12).
+// Timestamp formats MAAS uses (maas-behaviour §11, §12).
 const (
 	eventTimeFormat  = "Mon, 02 Jan. 2006 15:04:05"
 	resultTimeFormat = "Mon, 02 Jan 2006 15:04:05 -0700"
@@ -225,7 +225,7 @@ type numaJSON struct {
 	HugepagesSet []any `json:"hugepages_set"`
 }
 
-// machineJSON is MAAS's machine object (maas-api §7).
+// machineJSON is MAAS's machine object (maas-behaviour §7).
 type machineJSON struct {
 	SystemID                     string                 `json:"system_id"`
 	Hostname                     string                 `json:"hostname"`
@@ -521,7 +521,7 @@ func fmtResultTime(t *time.Time) *string {
 	return &v
 }
 
-// runtime renders H:MM:SS, or "" when the span is not known (maas-api §14.12).
+// runtime renders H:MM:SS, or "" when the span is not known (maas-behaviour §14.12).
 func runtime(start, end *time.Time) string {
 	if start == nil || end == nil {
 		return ""

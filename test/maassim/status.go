@@ -1,6 +1,6 @@
 package maassim
 
-// status is MAAS's numeric node status (maas-api §4). The simulator keeps its
+// status is MAAS's numeric node status (maas-behaviour §4). The simulator keeps its
 // own copy rather than importing shared/maas so that the client and the
 // simulator are each built from the reference, not from each other.
 type status int
@@ -37,7 +37,7 @@ type statusInfo struct {
 	simple   string // simple_status
 }
 
-// statusTable follows MC/enums/node.py and MS/enum.py (maas-api §4); note
+// statusTable follows MC/enums/node.py and MS/enum.py (maas-behaviour §4); note
 // that 13 is "Releasing failed".
 var statusTable = map[status]statusInfo{
 	statusNew:                      {"new", "New", "New"},
@@ -76,7 +76,7 @@ var statusByConstant = func() map[string]status {
 	return m
 }()
 
-// releasableStatuses are MAAS's RELEASABLE_STATUSES (maas-api §5 release).
+// releasableStatuses are MAAS's RELEASABLE_STATUSES (maas-behaviour §5 release).
 var releasableStatuses = map[status]bool{
 	statusAllocated: true, statusReserved: true, statusBroken: true, statusDeploying: true,
 	statusDeployed: true, statusFailedDeployment: true, statusFailedDiskErasing: true,
@@ -90,7 +90,7 @@ var ownedStatuses = map[status]bool{
 	statusFailedReleasing: true,
 }
 
-// rescueFrom are the statuses rescue_mode accepts (maas-api §5).
+// rescueFrom are the statuses rescue_mode accepts (maas-behaviour §5).
 var rescueFrom = map[status]bool{
 	statusNew: true, statusFailedCommissioning: true, statusMissing: true, statusReady: true,
 	statusReserved: true, statusAllocated: true, statusDeployed: true, statusRetired: true,
@@ -105,12 +105,12 @@ var exitRescueFrom = map[status]bool{
 }
 
 // interfaceEditable are the statuses in which a machine's interfaces may be
-// linked, unlinked or disconnected (maas-api §9).
+// linked, unlinked or disconnected (maas-behaviour §9).
 var interfaceEditable = map[status]bool{
 	statusNew: true, statusReady: true, statusFailedTesting: true, statusAllocated: true, statusBroken: true,
 }
 
-// Script status codes (maas-api §12).
+// Script status codes (maas-behaviour §12).
 const (
 	scriptPending = 0
 	scriptRunning = 1
@@ -127,7 +127,7 @@ var scriptStatusNames = map[int]string{
 	10: "Applying custom network configuration", 11: "Failed to apply custom network configuration",
 }
 
-// Script set (result) types (maas-api §12).
+// Script set (result) types (maas-behaviour §12).
 const (
 	resultCommissioning = 0
 	resultInstallation  = 1

@@ -2,6 +2,7 @@ package maas
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 )
 
@@ -9,6 +10,14 @@ import (
 // then GET users/?op=whoami for the key's user and whether it is an admin
 // (maas-behaviour §13). whoami is the call that proves the key: version/ answers
 // anonymous callers too. Read-only; an UnauthorizedError means a bad key.
+//
+// A key that works but whose user is not a MAAS administrator cannot
+// onboard anything: commissioning, relinking interfaces, setting the storage
+// layout and finding machines by BMC address all need an admin
+// (maas-behaviour §13), and its new machines would stay New. Probe then
+// returns the ProbeResult it read together with a *MAASNotAdminError, so a
+// caller that reports health says "unhealthy" with the reason instead of
+// letting the first onboarding fail in discovery.
 func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 	var v wireVersion
 	if err := c.doJSON(ctx, request{op: "version", method: http.MethodGet, path: "version/"}, &v); err != nil {
@@ -18,11 +27,28 @@ func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 	if err := c.doJSON(ctx, request{op: "whoami", method: http.MethodGet, path: "users/", maasOp: "whoami"}, &who); err != nil {
 		return ProbeResult{}, err
 	}
-	return ProbeResult{
+	res := ProbeResult{
 		Version:      v.Version,
 		Subversion:   string(v.Subversion),
 		Capabilities: v.Capabilities,
 		Username:     who.Username,
 		IsAdmin:      who.IsSuperuser,
-	}, nil
+	}
+	if !res.IsAdmin {
+		return res, &MAASNotAdminError{Username: who.Username}
+	}
+	return res, nil
+}
+
+// MAASNotAdminError says the API key is valid but its MAAS user is not an
+// administrator (whoami's is_superuser is false), so the key cannot create,
+// commission and deploy machines (maas-behaviour §13). Roles granted through
+// MAAS RBAC are not looked at: such a key is refused too.
+type MAASNotAdminError struct {
+	Username string `json:"username"`
+}
+
+func (e *MAASNotAdminError) Error() string {
+	return fmt.Sprintf("maas whoami: user %q is not a MAAS administrator (is_superuser false): "+
+		"onboarding needs an admin key to create, commission and deploy machines", e.Username)
 }

@@ -15,9 +15,11 @@ import (
 // onboard anything: commissioning, relinking interfaces, setting the storage
 // layout and finding machines by BMC address all need an admin
 // (maas-behaviour §13), and its new machines would stay New. Probe then
-// returns the ProbeResult it read together with a *MAASNotAdminError, so a
-// caller that reports health says "unhealthy" with the reason instead of
-// letting the first onboarding fail in discovery.
+// returns the ProbeResult it read together with a *ForbiddenError (Op
+// "whoami") whose message names the user and why, so a caller that reports
+// health says "unhealthy" with the reason instead of letting the first
+// onboarding fail in discovery. Roles granted through MAAS RBAC are not
+// looked at: such a key is refused too.
 func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 	var v wireVersion
 	if err := c.doJSON(ctx, request{op: "version", method: http.MethodGet, path: "version/"}, &v); err != nil {
@@ -35,20 +37,16 @@ func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 		IsAdmin:      who.IsSuperuser,
 	}
 	if !res.IsAdmin {
-		return res, &MAASNotAdminError{Username: who.Username}
+		return res, notAdminError(who.Username)
 	}
 	return res, nil
 }
 
-// MAASNotAdminError says the API key is valid but its MAAS user is not an
-// administrator (whoami's is_superuser is false), so the key cannot create,
-// commission and deploy machines (maas-behaviour §13). Roles granted through
-// MAAS RBAC are not looked at: such a key is refused too.
-type MAASNotAdminError struct {
-	Username string `json:"username"`
-}
-
-func (e *MAASNotAdminError) Error() string {
-	return fmt.Sprintf("maas whoami: user %q is not a MAAS administrator (is_superuser false): "+
-		"onboarding needs an admin key to create, commission and deploy machines", e.Username)
+// notAdminError is the refusal of a key whose user is not a MAAS
+// administrator: the 403 MAAS would send to the first admin operation,
+// said up front.
+func notAdminError(username string) *ForbiddenError {
+	return &ForbiddenError{Op: "whoami", Message: fmt.Sprintf(
+		"user %q is not a MAAS administrator (is_superuser false); onboarding needs an admin key "+
+			"to create, commission and deploy machines", username)}
 }

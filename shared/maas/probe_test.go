@@ -21,10 +21,10 @@ func TestProbeRefusesANonAdminKey(t *testing.T) {
 
 	got, err := f.client().Probe(context.Background())
 
-	var notAdmin *MAASNotAdminError
-	require.True(t, errors.As(err, &notAdmin), "got %v", err)
-	assert.Equal(t, &MAASNotAdminError{Username: "operator"}, err, "the typed error itself, not wrapped")
-	assert.Equal(t, `maas whoami: user "operator" is not a MAAS administrator (is_superuser false): `+
+	var forbidden *ForbiddenError
+	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	assert.Same(t, forbidden, err, "the typed error itself, not wrapped")
+	assert.Equal(t, `maas whoami: forbidden: user "operator" is not a MAAS administrator (is_superuser false); `+
 		`onboarding needs an admin key to create, commission and deploy machines`, err.Error())
 	assert.Equal(t, "3.5.4", got.Version)
 	assert.Equal(t, "operator", got.Username)
@@ -49,5 +49,7 @@ func TestProbeFailsClosedWithoutIsSuperuser(t *testing.T) {
 	f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow"}`)
 
 	_, err := SiteProber{}.Probe(context.Background(), f.baseURL(), testKey)
-	assert.Equal(t, &MAASNotAdminError{Username: "maasflow"}, err)
+	var forbidden *ForbiddenError
+	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	assert.Contains(t, forbidden.Message, `user "maasflow" is not a MAAS administrator`)
 }

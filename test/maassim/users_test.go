@@ -46,9 +46,10 @@ func TestProbeWithANonAdminKeyIsRefused(t *testing.T) {
 	h := newHarness(t, withUserKey)
 
 	_, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testUserKey))
-	var notAdmin *maas.MAASNotAdminError
-	require.True(t, errors.As(err, &notAdmin), "got %v", err)
-	assert.Equal(t, regularUser, notAdmin.Username)
+	var forbidden *maas.ForbiddenError
+	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	assert.Equal(t, "whoami", forbidden.Op)
+	assert.Contains(t, forbidden.Message, `user "`+regularUser+`" is not a MAAS administrator`)
 
 	res, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testKey))
 	require.NoError(t, err)

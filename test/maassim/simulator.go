@@ -53,6 +53,7 @@ type Simulator struct {
 	errorRate  float64
 	slowRate   float64
 	slowDelay  time.Duration
+	skew       time.Duration
 
 	apiKey      string
 	userAPIKey  string
@@ -124,7 +125,7 @@ func New(o Options) *Simulator {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Simulator{
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
-		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay,
+		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
 		apiKey: key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
 		net:         newNetwork(), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),

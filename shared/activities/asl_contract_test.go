@@ -80,7 +80,7 @@ func declaredErrorTypes(t *testing.T, dir string) []string {
 func TestErrorRoutesCoverEveryDeclaredType(t *testing.T) {
 	declared := append(declaredErrorTypes(t, "."), declaredErrorTypes(t, "../maas")...)
 	require.Contains(t, declared, "AmbiguousMachineMatchError")
-	require.Contains(t, declared, "UnavailableError")
+	require.Contains(t, declared, "MAASUnavailableError")
 	for _, name := range declared {
 		assert.Contains(t, errorRoutes, name, "declared error type %s has no route in errorRoutes", name)
 	}

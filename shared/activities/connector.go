@@ -57,11 +57,11 @@ func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error
 }
 
 // storeError maps a store failure to the activities' error vocabulary:
-// the store's NotFoundError and ConflictError share their Go names with the
-// MAAS client's, so they never cross the boundary under those names.
+// the store's types describe a table item, the activities' a read-model
+// record the workflow needs, so they never cross the boundary as they are.
 func storeError(what string, err error) error {
-	var nf *store.NotFoundError
-	var conflict *store.ConflictError
+	var nf *store.ItemNotFoundError
+	var conflict *store.ItemConflictError
 	switch {
 	case err == nil:
 		return nil

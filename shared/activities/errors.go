@@ -369,9 +369,9 @@ var errorRoutes = map[string]ErrorClass{
 	"SecretsUnavailableError":   ErrorRetryable,
 	"EventPublishError":         ErrorRetryable,
 	"EnrollmentCompletionError": ErrorRetryable,
-	"UnavailableError":          ErrorRetryable, // maas: 5xx, 409 with Retry-After
-	"TimeoutError":              ErrorRetryable, // maas: deadline
-	"TransportError":            ErrorRetryable, // maas: no connection
+	"MAASUnavailableError":      ErrorRetryable, // maas: 5xx, 409 with Retry-After
+	"MAASTimeoutError":          ErrorRetryable, // maas: deadline
+	"MAASTransportError":        ErrorRetryable, // maas: no connection
 
 	"AmbiguousMachineMatchError":  ErrorManualIntervention,
 	"MachineClaimNotAllowedError": ErrorManualIntervention,
@@ -384,12 +384,12 @@ var errorRoutes = map[string]ErrorClass{
 	"TokenPersistenceError":       ErrorManualIntervention,
 	"MachineNotDeployableError":   ErrorManualIntervention,
 	"CompletionGateError":         ErrorManualIntervention,
-	"BadRequestError":             ErrorManualIntervention, // maas 400
-	"ConflictError":               ErrorManualIntervention, // maas 409 state conflict
-	"ForbiddenError":              ErrorManualIntervention, // maas 403 (locked, not owner)
-	"NotFoundError":               ErrorManualIntervention, // maas 404 (machine deleted)
-	"UnauthorizedError":           ErrorManualIntervention, // maas 401 (key revoked)
-	"UnexpectedResponseError":     ErrorManualIntervention, // maas: proxy page, wrong URL
+	"MAASBadRequestError":         ErrorManualIntervention, // maas 400
+	"MAASConflictError":           ErrorManualIntervention, // maas 409 state conflict
+	"MAASForbiddenError":          ErrorManualIntervention, // maas 403 (locked, not owner)
+	"MAASNotFoundError":           ErrorManualIntervention, // maas 404 (machine deleted)
+	"MAASUnauthorizedError":       ErrorManualIntervention, // maas 401 (key revoked)
+	"MAASUnexpectedResponseError": ErrorManualIntervention, // maas: proxy page, wrong URL
 
 	"GuardrailError":        ErrorFailed,
 	"SiteCredentialsError":  ErrorFailed,
@@ -429,15 +429,15 @@ func boundary(activity string, err error) error {
 		return typed
 	}
 	var (
-		unavailable *maas.UnavailableError
-		timeout     *maas.TimeoutError
-		transport   *maas.TransportError
-		conflict    *maas.ConflictError
-		badRequest  *maas.BadRequestError
-		forbidden   *maas.ForbiddenError
-		notFound    *maas.NotFoundError
-		unauth      *maas.UnauthorizedError
-		unexpected  *maas.UnexpectedResponseError
+		unavailable *maas.MAASUnavailableError
+		timeout     *maas.MAASTimeoutError
+		transport   *maas.MAASTransportError
+		conflict    *maas.MAASConflictError
+		badRequest  *maas.MAASBadRequestError
+		forbidden   *maas.MAASForbiddenError
+		notFound    *maas.MAASNotFoundError
+		unauth      *maas.MAASUnauthorizedError
+		unexpected  *maas.MAASUnexpectedResponseError
 	)
 	switch {
 	case errors.As(err, &unavailable):
@@ -448,7 +448,7 @@ func boundary(activity string, err error) error {
 		return transport
 	case errors.As(err, &conflict):
 		if conflict.RetryAfter > 0 {
-			return &maas.UnavailableError{Op: conflict.Op, SystemID: conflict.SystemID, StatusCode: 409, Message: conflict.Message, RetryAfter: conflict.RetryAfter}
+			return &maas.MAASUnavailableError{Op: conflict.Op, SystemID: conflict.SystemID, StatusCode: 409, Message: conflict.Message, RetryAfter: conflict.RetryAfter}
 		}
 		return conflict
 	case errors.As(err, &badRequest):
@@ -462,7 +462,7 @@ func boundary(activity string, err error) error {
 	case errors.As(err, &unexpected):
 		return unexpected
 	case errors.Is(err, context.DeadlineExceeded):
-		return &maas.TimeoutError{Op: activity}
+		return &maas.MAASTimeoutError{Op: activity}
 	}
 	return &ActivityFailedError{Activity: activity, Message: err.Error()}
 }

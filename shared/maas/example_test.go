@@ -49,7 +49,7 @@ func ExampleClient_Deploy() {
 		UserData:     domain.Secret("#cloud-config\n"), // sent base64-encoded, never printed
 		DistroSeries: "jammy",
 	})
-	var conflict *maas.ConflictError
+	var conflict *maas.MAASConflictError
 	if errors.As(err, &conflict) {
 		fmt.Println(err)
 	}

@@ -26,7 +26,6 @@ func TestBoundaryKeepsTheNamesTheStateMachineMatches(t *testing.T) {
 		{"maas timeout", &maas.MAASTimeoutError{Op: "get"}, "MAASTimeoutError"},
 		{"maas transport", &maas.MAASTransportError{Op: "get"}, "MAASTransportError"},
 		{"maas state conflict", &maas.MAASConflictError{Op: "deploy", Message: "Can't deploy a machine that is in the 'Deployed' state"}, "MAASConflictError"},
-		{"maas DB conflict with Retry-After", &maas.MAASConflictError{Op: "deploy", RetryAfter: 5}, "MAASUnavailableError"},
 		{"maas bad request", &maas.MAASBadRequestError{Op: "deploy"}, "MAASBadRequestError"},
 		{"maas forbidden", &maas.MAASForbiddenError{Op: "deploy"}, "MAASForbiddenError"},
 		{"maas not found", &maas.MAASNotFoundError{Op: "get"}, "MAASNotFoundError"},
@@ -168,11 +167,11 @@ func TestContainingSubnet(t *testing.T) {
 
 func TestFailureFrom(t *testing.T) {
 	assert.Equal(t, &domain.Failure{Code: "X", Message: "boom", Stage: "deploy"},
-		failureFrom(&CatchError{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
+		failureFrom(&CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
 	assert.Equal(t, &domain.Failure{Code: "States.Timeout", Message: "States.Timeout", Stage: "s"},
-		failureFrom(&CatchError{Error: "States.Timeout", Cause: ""}, "s"))
+		failureFrom(&CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
 	assert.Equal(t, "Unknown", failureFrom(nil, "s").Code)
-	long := failureFrom(&CatchError{Error: "X", Cause: string(make([]byte, 5000))}, "s")
+	long := failureFrom(&CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
 	assert.LessOrEqual(t, len(long.Message), maxFailureMessage+len("…"))
 }
 

@@ -363,7 +363,14 @@ func (c *Client) classify(r request, resp *http.Response, body []byte, sc scrubb
 	case code == http.StatusNotFound:
 		return &MAASNotFoundError{Op: r.op, SystemID: r.systemID, Message: msg}
 	case code == http.StatusConflict:
-		return &MAASConflictError{Op: r.op, SystemID: r.systemID, Message: msg, RetryAfter: c.retryAfter(resp)}
+		// A 409 carrying Retry-After is MAAS's database serialisation
+		// conflict, the one 409 worth retrying (maas-behaviour §3, §14.13):
+		// the machine's state did not refuse anything, so it is reported as
+		// MAAS being briefly unavailable.
+		if after := c.retryAfter(resp); after > 0 {
+			return &MAASUnavailableError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg, RetryAfter: after}
+		}
+		return &MAASConflictError{Op: r.op, SystemID: r.systemID, Message: msg}
 	case code == http.StatusTooManyRequests || code >= 500:
 		return &MAASUnavailableError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg, RetryAfter: c.retryAfter(resp)}
 	case code >= 300 && code < 400:

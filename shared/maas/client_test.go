@@ -134,8 +134,8 @@ func TestErrorClasses(t *testing.T) {
 			name: "409 DB conflict with Retry-After", method: http.MethodPost, op: "deploy", status: 409, call: deploy,
 			body:    "<!DOCTYPE html><html><body><h1>Conflict</h1><p>serialization failure</p></body></html>",
 			headers: []string{"Retry-After", "5", "Content-Type", "text/html; charset=utf-8"},
-			want:    &MAASConflictError{Op: "deploy", SystemID: sid, Message: "Conflict", RetryAfter: 5},
-			wantMsg: "maas deploy k3tgaq: conflict: Conflict (retry after 5s)",
+			want:    &MAASUnavailableError{Op: "deploy", SystemID: sid, StatusCode: 409, Message: "Conflict", RetryAfter: 5},
+			wantMsg: "maas deploy k3tgaq: unavailable (409): Conflict (retry after 5s)",
 		},
 		{
 			name: "500", method: http.MethodPost, op: "deploy", status: 500, call: deploy,

@@ -81,28 +81,24 @@ func (e *MAASNotFoundError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: not found", label(e.Op, e.SystemID)), e.Message)
 }
 
-// MAASConflictError is a 409 state conflict ("Can't deploy a machine that is in
-// the 'Failed deployment' state"). RetryAfter (seconds) is set only for
-// MAAS's DB serialisation conflict, the one 409 worth retrying (maas-behaviour
+// MAASConflictError is a 409 state conflict ("Can't deploy a machine that is
+// in the 'Failed deployment' state"). MAAS's database serialisation conflict,
+// a 409 with Retry-After, is a MAASUnavailableError instead (maas-behaviour
 // §3, §14.13); the client itself never retries.
 type MAASConflictError struct {
-	Op         string `json:"op"`
-	SystemID   string `json:"system_id,omitempty"`
-	Message    string `json:"message"`
-	RetryAfter int    `json:"retry_after,omitempty"`
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	Message  string `json:"message"`
 }
 
 func (e *MAASConflictError) Error() string {
-	msg := withMessage(fmt.Sprintf("maas %s: conflict", label(e.Op, e.SystemID)), e.Message)
-	if e.RetryAfter > 0 {
-		msg += fmt.Sprintf(" (retry after %ds)", e.RetryAfter)
-	}
-	return msg
+	return withMessage(fmt.Sprintf("maas %s: conflict", label(e.Op, e.SystemID)), e.Message)
 }
 
 // MAASUnavailableError is a 5xx (or a 429 from a proxy in front of MAAS): no
-// rack controller, BMC unreachable, IP exhaustion, RPC timeout. Retryable by
-// the ASL. RetryAfter (seconds) is what MAAS asked for, when it did.
+// rack controller, BMC unreachable, IP exhaustion, RPC timeout; or MAAS's
+// database-conflict 409, which carries Retry-After. Retryable by the ASL.
+// RetryAfter (seconds) is what MAAS asked for, when it did.
 type MAASUnavailableError struct {
 	Op         string `json:"op"`
 	SystemID   string `json:"system_id,omitempty"`

@@ -25,7 +25,7 @@ type CatchResult struct {
 // caught error.
 type FinishOnboardingInput struct {
 	OnboardingRef
-	Status string      `json:"status"`
+	Status string       `json:"status"`
 	Error  *CatchResult `json:"error,omitempty"`
 }
 

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/truora/minidyn/aws-v2/client"
@@ -46,21 +45,6 @@ func NewLocalDB(ctx context.Context, table string) (*client.Client, error) {
 	})
 	db.ActivateNativeInterpreter()
 	return db, nil
-}
-
-// OpenLocal is local mode's database: NewLocalDB with the journal in dir
-// replayed into it, so state survives a restart. Hand the Journal to New
-// and Close it on shutdown.
-func OpenLocal(ctx context.Context, dir, table string) (*Journal, error) {
-	db, err := NewLocalDB(ctx, table)
-	if err != nil {
-		return nil, err
-	}
-	j, err := OpenJournal(ctx, db, dir)
-	if err != nil {
-		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
-	}
-	return j, nil
 }
 
 // attrEquals matches items whose string attribute attr equals the

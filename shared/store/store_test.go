@@ -18,8 +18,6 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-var _ JournalBackend = (*client.Client)(nil)
-
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestStore returns a Store over a fresh minidyn table and the fake

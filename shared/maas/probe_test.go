@@ -21,7 +21,7 @@ func TestProbeRefusesANonAdminKey(t *testing.T) {
 
 	got, err := f.client().Probe(context.Background())
 
-	var forbidden *ForbiddenError
+	var forbidden *MAASForbiddenError
 	require.True(t, errors.As(err, &forbidden), "got %v", err)
 	assert.Same(t, forbidden, err, "the typed error itself, not wrapped")
 	assert.Equal(t, `maas whoami: forbidden: user "operator" is not a MAAS administrator (is_superuser false); `+
@@ -49,7 +49,7 @@ func TestProbeFailsClosedWithoutIsSuperuser(t *testing.T) {
 	f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow"}`)
 
 	_, err := SiteProber{}.Probe(context.Background(), f.baseURL(), testKey)
-	var forbidden *ForbiddenError
+	var forbidden *MAASForbiddenError
 	require.True(t, errors.As(err, &forbidden), "got %v", err)
 	assert.Contains(t, forbidden.Message, `user "maasflow" is not a MAAS administrator`)
 }

@@ -46,7 +46,7 @@ func TestProbeWithANonAdminKeyIsRefused(t *testing.T) {
 	h := newHarness(t, withUserKey)
 
 	_, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testUserKey))
-	var forbidden *maas.ForbiddenError
+	var forbidden *maas.MAASForbiddenError
 	require.True(t, errors.As(err, &forbidden), "got %v", err)
 	assert.Equal(t, "whoami", forbidden.Op)
 	assert.Contains(t, forbidden.Message, `user "`+regularUser+`" is not a MAAS administrator`)

@@ -2,7 +2,6 @@ package maas
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -22,7 +21,7 @@ func TestProbeRefusesANonAdminKey(t *testing.T) {
 	got, err := f.client().Probe(context.Background())
 
 	var forbidden *MAASForbiddenError
-	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	require.ErrorAs(t, err, &forbidden)
 	assert.Same(t, forbidden, err, "the typed error itself, not wrapped")
 	assert.Equal(t, `maas whoami: forbidden: user "operator" is not a MAAS administrator (is_superuser false); `+
 		`onboarding needs an admin key to create, commission and deploy machines`, err.Error())
@@ -50,6 +49,6 @@ func TestProbeFailsClosedWithoutIsSuperuser(t *testing.T) {
 
 	_, err := SiteProber{}.Probe(context.Background(), f.baseURL(), testKey)
 	var forbidden *MAASForbiddenError
-	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	require.ErrorAs(t, err, &forbidden)
 	assert.Contains(t, forbidden.Message, `user "maasflow" is not a MAAS administrator`)
 }

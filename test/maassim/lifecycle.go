@@ -376,8 +376,11 @@ func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 func (s *Simulator) leaseFor(i *iface) string {
 	lo, hi := s.net.subnet.dynamicLow.As4(), s.net.subnet.dynamicHi.As4()
 	span := int(hi[3]) - int(lo[3]) + 1
-	lo[3] += byte(i.id % span)
-	return netip.AddrFrom4(lo).String()
+	a := s.net.subnet.dynamicLow
+	for n := i.id % span; n > 0; n-- {
+		a = a.Next()
+	}
+	return a.String()
 }
 
 func (s *Simulator) newLink(mode string, sn *subnet, ip string) *link {

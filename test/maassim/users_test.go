@@ -2,7 +2,6 @@ package maassim
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"testing"
@@ -47,7 +46,7 @@ func TestProbeWithANonAdminKeyIsRefused(t *testing.T) {
 
 	_, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testUserKey))
 	var forbidden *maas.MAASForbiddenError
-	require.True(t, errors.As(err, &forbidden), "got %v", err)
+	require.ErrorAs(t, err, &forbidden)
 	assert.Equal(t, "whoami", forbidden.Op)
 	assert.Contains(t, forbidden.Message, `user "`+regularUser+`" is not a MAAS administrator`)
 

@@ -194,3 +194,32 @@ func TestCommissioningTimeoutSparesAFinishedCommissioning(t *testing.T) {
 	h.clock.Advance(40 * time.Minute)
 	assert.Equal(t, "Ready", h.statusName(t, sid))
 }
+
+// SecondSubnet puts two subnets on the PXE VLAN; either can be linked.
+func TestSecondSubnetOnThePXEVLAN(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.SecondSubnet = true })
+	r := h.call(t, http.MethodGet, "subnets/", "", nil)
+	require.Equal(t, http.StatusOK, r.code)
+	var subnets []map[string]any
+	r.json(t, &subnets)
+	require.Len(t, subnets, 2)
+	assert.Equal(t, "10.20.0.0/24", subnets[0]["cidr"])
+	assert.Equal(t, "10.21.0.0/24", subnets[1]["cidr"])
+	assert.Equal(t, "10.21.0.1", subnets[1]["gateway_ip"])
+	for _, sn := range subnets {
+		assert.InDelta(t, 5001, sn["vlan"].(map[string]any)["id"], 0, "both on the PXE VLAN")
+	}
+
+	sid := h.ready(t, "gpu-t1", 1, Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	iface := h.pxeInterface(t, sid)
+	ifaceID := strconv.Itoa(int(iface["id"].(float64)))
+	r = h.call(t, http.MethodPost, "nodes/"+sid+"/interfaces/"+ifaceID+"/", "link_subnet",
+		url.Values{"mode": {"AUTO"}, "subnet": {"10.21.0.0/24"}})
+	require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+	h.deployed(t, sid, "")
+	ips := h.machine(t, sid)["ip_addresses"].([]any)
+	require.Len(t, ips, 1)
+	ip, err := netip.ParseAddr(ips[0].(string))
+	require.NoError(t, err)
+	assert.True(t, netip.MustParsePrefix("10.21.0.0/24").Contains(ip), "the AUTO address comes from the linked subnet: %s", ip)
+}

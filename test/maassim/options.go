@@ -43,6 +43,12 @@ type Options struct {
 	// Clock. Event ids are unaffected, so "events after id N" stays exact
 	// (maas-behaviour §11). Positive: MAAS is ahead of the control plane.
 	ClockSkew time.Duration
+	// SecondSubnet adds 10.21.0.0/24 (id 2, gateway 10.21.0.1) to the PXE
+	// VLAN next to 10.20.0.0/24, so an interface on that VLAN has two
+	// subnets to choose from: with pxe_link_up_only and pxe_not_discovered
+	// nothing MAAS knows says which one the boot interface belongs to.
+	// Commissioning still links and discovers on 10.20.0.0/24.
+	SecondSubnet bool
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero

@@ -44,15 +44,16 @@ func TestGeneratedUserKeyDiffersFromAdminKey(t *testing.T) {
 func TestProbeWithANonAdminKeyIsRefused(t *testing.T) {
 	h := newHarness(t, withUserKey)
 
-	_, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testUserKey))
-	var forbidden *maas.MAASForbiddenError
-	require.ErrorAs(t, err, &forbidden)
-	assert.Equal(t, "whoami", forbidden.Op)
-	assert.Contains(t, forbidden.Message, `user "`+regularUser+`" is not a MAAS administrator`)
+	user, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testUserKey))
+	require.NoError(t, err)
+	assert.Equal(t, regularUser, user.Username)
+	assert.False(t, user.IsAdmin)
+	assert.Contains(t, user.Problem(), "is not a MAAS administrator")
 
 	res, err := maas.SiteProber{}.Probe(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testKey))
 	require.NoError(t, err)
 	assert.True(t, res.IsAdmin)
+	assert.Empty(t, res.Problem())
 }
 
 // What a non-admin key can and cannot do (maas-behaviour §5, §6, §9).

@@ -45,6 +45,10 @@ type Config struct {
 	TimeScale  float64 // 1 = real time
 	DataDir    string  // state that survives a restart
 	AdminToken string  // bearer token of the admin API; empty generates one
+	// FunctionConcurrency caps each function's concurrent invocations, as
+	// Lambda's reserved concurrency does; 0 means
+	// asl.DefaultFunctionConcurrency (sized from the cores).
+	FunctionConcurrency int
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -170,7 +174,17 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
+	concurrency := cfg.FunctionConcurrency
+	if concurrency == 0 {
+		concurrency = asl.DefaultFunctionConcurrency()
+	}
+	s.Engine = asl.NewEngine(asl.Options{
+		Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks,
+		FunctionConcurrency: concurrency,
+		// A handler's run is timed on the wall clock: the time scale speeds up
+		// MAAS and the workflow's waits, not the CPU work of a handler.
+		InvokeClock: clock.Real(),
+	})
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
 	if err != nil {

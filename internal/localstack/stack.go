@@ -125,7 +125,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
-		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
+		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim"),
+			SubnetCIDR: simSubnet})
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
@@ -289,6 +290,10 @@ const (
 	siteBootstrapVersion = "local-1"
 	siteBootstrapScript  = "#!/bin/sh\n# maasflow local site bootstrap: nothing to prepare on a simulated node.\nexit 0\n"
 )
+
+// simSubnet is the simulated site's subnet: a /20 holds some 4,000
+// deployed machines, enough to onboard a thousand hosts at once.
+const simSubnet = "10.20.0.0/20"
 
 // engineRef lets the activities reach the engine built after them.
 type engineRef struct{ *asl.Engine }

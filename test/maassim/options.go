@@ -31,6 +31,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives the simulator's own log lines; nil discards them.
 	Logger *slog.Logger
+	// SubnetCIDR is the one IPv4 subnet machines deploy on, a /24 or wider;
+	// empty means DefaultSubnetCIDR (about 200 deployed machines).
+	SubnetCIDR string
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero

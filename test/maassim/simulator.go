@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -62,24 +61,6 @@ type Simulator struct {
 	closeOnce sync.Once
 }
 
-// network is the fixed minimal network every machine lives on.
-type network struct {
-	fabric *fabric
-	vlan   *vlan
-	subnet *subnet
-}
-
-func newNetwork() network {
-	f := &fabric{id: 0, name: "fabric-0"}
-	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
-	sn := &subnet{
-		id: 1, name: "10.20.0.0/24", cidr: netip.MustParsePrefix("10.20.0.0/24"),
-		gateway: netip.MustParseAddr("10.20.0.1"), vlan: v,
-		dynamicLow: netip.MustParseAddr("10.20.0.200"), dynamicHi: netip.MustParseAddr("10.20.0.250"),
-	}
-	return network{fabric: f, vlan: v, subnet: sn}
-}
-
 // New returns a running Simulator; Close stops it.
 func New(o Options) *Simulator {
 	clk := o.Clock
@@ -107,7 +88,7 @@ func New(o Options) *Simulator {
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay,
 		apiKey: key, consumerKey: parts[0], tokenKey: parts[1], tokenSecret: parts[2],
-		net: newNetwork(), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		net: newNetwork(o.SubnetCIDR), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)

@@ -71,6 +71,7 @@ type Stack struct {
 	Bus    *events.LocalBus
 
 	onboardingARN string
+	dbOps         *store.Counting
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -97,6 +98,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
 	if clk == nil {
 		clk = clock.Scaled(cfg.TimeScale)
@@ -133,12 +139,13 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.serve(simLn, s.Sim)
 	}
 
-	db, err := openDatabase(ctx, cfg.DataDir)
+	db, err := openDatabase(ctx, cfg.DataDir, s.logger)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
-	s.Store = store.New(db, store.DefaultTable, clk.Now)
+	s.dbOps = store.NewCounting(db)
+	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if n, err := failInterrupted(ctx, s.Store); err != nil {
 		return nil, err
 	} else if n > 0 {
@@ -146,7 +153,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
+	if err := secretStore.Check(ctx); err != nil {
+		return nil, fmt.Errorf("open secrets: %w", err)
+	}
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithLogger(s.logger))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
@@ -243,6 +253,10 @@ func (s *Stack) serve(ln net.Listener, h http.Handler) {
 	}()
 }
 
+// DatabaseOps counts the database calls the stack made since it started
+// (benchmarks turn them into DynamoDB request units).
+func (s *Stack) DatabaseOps() store.OpCounts { return s.dbOps.Counts() }
+
 // Close stops the executions and the servers and releases the stores.
 // Calling it again returns the first call's result.
 func (s *Stack) Close() error {
@@ -310,12 +324,12 @@ func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error
 
 // openDatabase is local mode's database: the in-memory table with the
 // journal in dir replayed into it, so state survives a restart.
-func openDatabase(ctx context.Context, dir string) (*journal.Journal, error) {
+func openDatabase(ctx context.Context, dir string, logger *slog.Logger) (*journal.Journal, error) {
 	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
 	if err != nil {
 		return nil, fmt.Errorf("open local database: %w", err)
 	}
-	j, err := journal.Open(ctx, mem, dir)
+	j, err := journal.Open(ctx, mem, dir, journal.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
 	}

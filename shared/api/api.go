@@ -114,6 +114,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	for _, rt := range routeTable() {
+		if rt.method == http.MethodGet || rt.method == http.MethodDelete {
+			rt.noBody = true
+		}
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
 	}
@@ -151,6 +154,9 @@ type route struct {
 	access  access
 	action  string
 	target  string
+	// noBody: the route takes no request body and refuses one (GET and
+	// DELETE always; set for POSTs that act on the path alone).
+	noBody bool
 	handle  func(s *server, rq *request) (status int, body any, err error)
 }
 
@@ -241,6 +247,11 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 	case accessNode:
 		rq.actor = "node:" + rq.r.PathValue("id")
 	case accessPublic:
+	}
+	if rt.noBody {
+		if err := refuseBody(rq); err != nil {
+			return 0, nil, err
+		}
 	}
 	return rt.handle(s, rq)
 }

@@ -157,7 +157,7 @@ type route struct {
 	// noBody: the route takes no request body and refuses one (GET and
 	// DELETE always; set for POSTs that act on the path alone).
 	noBody bool
-	handle  func(s *server, rq *request) (status int, body any, err error)
+	handle func(s *server, rq *request) (status int, body any, err error)
 }
 
 // request is what a handler sees of one call.

@@ -17,7 +17,7 @@ func TestStrictJSON(t *testing.T) {
 	sites := "/api/v1/admin/maas-sites"
 	tests := []struct {
 		name, method, path, body string
-		field, message            string
+		field, message           string
 	}{
 		{"member name in another case", "POST", sites,
 			`{"NAME":"s1","maas_url":"http://maas.example/MAAS"}`, "NAME", `did you mean "name"`},

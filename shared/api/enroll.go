@@ -63,10 +63,14 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	if err != nil {
 		var rejected *store.TokenRejectedError
 		if errors.As(err, &rejected) {
-			log.WarnContext(ctx, "enrollment token rejected", "reason", rejected.Reason)
+			// Counted and sampled by wrap, not logged per request: anyone
+			// can send a token.
+			rq.refusalReason = rejected.Reason
 		}
 		return 0, nil, err
 	}
+	// The node proved itself: from here on the request is audited.
+	rq.authenticated = true
 	log = log.With(logfield.OnboardingID, tok.OnboardingID)
 	// The token is spent: finish activating the node and handing over to
 	// the workflow even if the node hangs up now.

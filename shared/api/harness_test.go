@@ -54,6 +54,7 @@ type harness struct {
 	secrets   *secrets.FileStore
 	logs      *syncBuffer
 	bodies    *syncBuffer // every response body, for the leak check
+	refusals  *RefusalCounter
 	seq       atomic.Int64
 }
 
@@ -72,6 +73,7 @@ func newHarness(t testing.TB) *harness {
 		prober:    &fakeProber{result: maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}},
 		logs:      &syncBuffer{},
 		bodies:    &syncBuffer{},
+		refusals:  &RefusalCounter{},
 	}
 	h.db = db
 	h.store = store.New(db, "", h.clock.Now)
@@ -87,9 +89,10 @@ func newHarness(t testing.TB) *harness {
 			adminToken: {Subject: "alice", Admin: true},
 			userToken:  {Subject: "bob"},
 		}),
-		Clock:  h.clock,
-		NewID:  func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
-		Logger: slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:    h.clock,
+		NewID:    func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
+		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Refusals: h.refusals,
 	})
 	return h
 }

@@ -86,7 +86,7 @@ type TokenConsumer interface {
 // AuditLog appends and lists audit entries.
 type AuditLog interface {
 	AppendAudit(ctx context.Context, e domain.AuditEntry) error
-	ListAudit(ctx context.Context, limit int) ([]domain.AuditEntry, error)
+	ListAuditPage(ctx context.Context, limit int, cursor string) (store.AuditPage, error)
 }
 
 // Store is every store port at once, so one repository can be handed over in

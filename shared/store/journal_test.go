@@ -85,7 +85,7 @@ func TestJournalReplaysEverything(t *testing.T) {
 	require.NoError(t, err, "reads still work")
 	require.ErrorContains(t, s.CreateSKU(ctx, domain.SKU{ID: "late"}), "journal closed")
 	_, err = s.GetSKU(ctx, "late")
-	require.ErrorAs(t, err, new(*NotFoundError), "a refused write is not applied either")
+	require.ErrorAs(t, err, new(*ItemNotFoundError), "a refused write is not applied either")
 
 	// Restart.
 	r, _ := openJournaled(t, dir)
@@ -120,7 +120,7 @@ func TestJournalReplaysEverything(t *testing.T) {
 		}},
 		{"site name still taken", func(t *testing.T) {
 			t.Helper()
-			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*ConflictError))
+			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*ItemConflictError))
 		}},
 		{"token still consumed", func(t *testing.T) {
 			t.Helper()

@@ -84,7 +84,7 @@ type DynamoDB interface {
 var _ DynamoDB = (*dynamodb.Client)(nil)
 
 // updateAttempts bounds the read-mutate-write loop of every UpdateX: past
-// it the caller gets a ConflictError instead of spinning under contention.
+// it the caller gets a ItemConflictError instead of spinning under contention.
 const updateAttempts = 5
 
 // Store is the DynamoDB-backed read-model repository.
@@ -291,14 +291,14 @@ func (s *Store) getRaw(ctx context.Context, k key) (item map[string]types.Attrib
 	return out.Item, len(out.Item) > 0, nil
 }
 
-// get reads the record under k into out: NotFoundError when absent.
+// get reads the record under k into out: ItemNotFoundError when absent.
 func (s *Store) get(ctx context.Context, kind, id string, k key, out any) error {
 	raw, found, err := s.getRaw(ctx, k)
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
 	if !found {
-		return &NotFoundError{Kind: kind, ID: id}
+		return &ItemNotFoundError{Kind: kind, ID: id}
 	}
 	if err := attributevalue.UnmarshalMap(raw, out); err != nil {
 		return fmt.Errorf("decode %s %s: %w", kind, id, err)
@@ -498,7 +498,7 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 			return zero, fmt.Errorf("get %s %s: %w", kind, id, err)
 		}
 		if !found {
-			return zero, &NotFoundError{Kind: kind, ID: id}
+			return zero, &ItemNotFoundError{Kind: kind, ID: id}
 		}
 		// Two decodes, so that mutate cannot reach prev through shared
 		// pointers (policy fields, error, timestamps).
@@ -522,7 +522,7 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 		}
 		return next, nil
 	}
-	return zero, &ConflictError{Kind: kind, ID: id, Reason: fmt.Sprintf("concurrent updates, gave up after %d attempts", updateAttempts)}
+	return zero, &ItemConflictError{Kind: kind, ID: id, Reason: fmt.Sprintf("concurrent updates, gave up after %d attempts", updateAttempts)}
 }
 
 // putVersioned writes item over the record whose version was prev.
@@ -541,7 +541,7 @@ func (s *Store) putVersioned(ctx context.Context, kind, id string, item map[stri
 func (s *Store) createOne(ctx context.Context, kind, id string, item map[string]types.AttributeValue) error {
 	err := s.write(ctx, s.putIfAbsent(item))
 	if codes, ok := txCodes(err); ok && txFailed(codes, 0) {
-		return &ConflictError{Kind: kind, ID: id, Reason: "already exists"}
+		return &ItemConflictError{Kind: kind, ID: id, Reason: "already exists"}
 	}
 	if err != nil {
 		return fmt.Errorf("create %s %s: %w", kind, id, err)

@@ -211,6 +211,9 @@ func (s *server) wrap(rt route) http.Handler {
 		if err != nil {
 			failure = classify(err)
 			status = failure.Status
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", challenge(rt, r))
+			}
 			s.writeJSON(w, rq, status, errorBody{Error: errorDetail{
 				Code: failure.Code, Message: failure.Message, Field: failure.Field, CorrelationID: cid,
 			}})
@@ -236,6 +239,17 @@ func (s *server) wrap(rt route) http.Handler {
 			rq.log.InfoContext(r.Context(), "request", attrs...)
 		}
 	})
+}
+
+// challenge is the WWW-Authenticate of a 401 (RFC 9110 §11.6.1): the bearer
+// scheme, and invalid_token (RFC 6750 §3.1) when a credential was presented
+// (a node's enrollment token travels in the body).
+func challenge(rt route, r *http.Request) string {
+	const c = `Bearer realm="maasflow"`
+	if rt.access == accessNode || r.Header.Get("Authorization") != "" {
+		return c + `, error="invalid_token"`
+	}
+	return c
 }
 
 func errText(err error) string {

@@ -103,3 +103,19 @@ func TestAuditIsPaginated(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status)
 	assert.Equal(t, "cursor", r.json(t)["error"].(map[string]any)["field"])
 }
+
+func TestUnauthorizedCarriesAChallenge(t *testing.T) {
+	h := newHarness(t)
+	r := h.do(call{method: "GET", path: "/api/v1/admin/skus"})
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, `Bearer realm="maasflow"`, r.header.Get("WWW-Authenticate"))
+	r = h.do(call{method: "GET", path: "/api/v1/admin/skus", token: "wrong"})
+	assert.Equal(t, `Bearer realm="maasflow", error="invalid_token"`, r.header.Get("WWW-Authenticate"))
+	r = h.do(call{method: "POST", path: "/api/v1/nodes/n1/enroll", body: map[string]any{"token": "nope"}})
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, `Bearer realm="maasflow", error="invalid_token"`, r.header.Get("WWW-Authenticate"))
+	// Other refusals carry none.
+	r = h.do(call{method: "GET", path: "/api/v1/admin/skus", token: userToken})
+	require.Equal(t, http.StatusForbidden, r.status)
+	assert.Empty(t, r.header.Get("WWW-Authenticate"))
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -210,8 +211,18 @@ func (h *harness) fixture() fixture {
 	return fixture{site: site, profile: h.profile(site, nil), sku: h.sku("h100-" + fmt.Sprint(h.seq.Load()))}
 }
 
+// onboarding is the request body for host; each host name has its own BMC
+// address, as each server does (bmcFor).
 func (f fixture) onboarding(host string) map[string]any {
-	return map[string]any{"site_id": f.site, "profile_id": f.profile, "sku_id": f.sku, "hostname": host, "ipmi_ip": "10.0.0.21"}
+	return map[string]any{"site_id": f.site, "profile_id": f.profile, "sku_id": f.sku, "hostname": host, "ipmi_ip": bmcFor(host)}
+}
+
+// bmcFor is a stable BMC address per host name (case-insensitive).
+func bmcFor(host string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(host)))
+	sum := h.Sum32()
+	return fmt.Sprintf("10.%d.%d.%d", sum>>16&0xff, sum>>8&0xff, sum&0xff|1)
 }
 
 // auditFor returns the audit entries of an action, newest first.

@@ -75,6 +75,8 @@ type OnboardingReader interface {
 type OnboardingWriter interface {
 	CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
+	// CloseOnboarding also revokes the run's enrollment token.
+	CloseOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
 	AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error
 }
 

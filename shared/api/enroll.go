@@ -116,7 +116,7 @@ var runRefusals = map[string]string{
 func (s *server) noteLateEnrollment(ctx context.Context, log *slog.Logger, nodeID string, rejected *store.TokenRejectedError, now time.Time) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
-	err := s.store.AppendOnboardingEvents(wctx, domain.OnboardingEvent{
+	err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
 		OnboardingID: rejected.OnboardingID, Time: now, Attempt: rejected.Attempt, Kind: domain.TimelineNote,
 		Stage: domain.StageWaitEnrollment, Outcome: "refused", Source: "enrollment",
 		Detail: fmt.Sprintf("node %s tried to enroll with the token of attempt %d: refused (%s)", nodeID, rejected.Attempt, rejected.Reason),

@@ -130,9 +130,9 @@ func runWithToken(t *testing.T, s *Store, id, hash string) {
 // once for the timeline.
 func TestClosingARunRevokesItsToken(t *testing.T) {
 	ctx := context.Background()
-	for _, status := range []string{domain.OnboardingCancelled, domain.OnboardingFailed, domain.OnboardingManualIntervention} {
+	for _, status := range []domain.OnboardingStatus{domain.OnboardingCancelled, domain.OnboardingFailed, domain.OnboardingManualIntervention} {
 		eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
-			t.Run(status, func(t *testing.T) {
+			t.Run(string(status), func(t *testing.T) {
 				s, _ := mk(t)
 				runWithToken(t, s, "o1", "h1")
 				_, err := s.CloseOnboarding(ctx, "o1", func(o *domain.Onboarding) error { o.Status = status; return nil })

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,15 +21,41 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-var _ JournalBackend = (*client.Client)(nil)
-
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// newTestStore returns a Store over a fresh minidyn table and the fake
-// clock it reads.
-func newTestStore(t testing.TB) (*Store, *clockwork.FakeClock, *client.Client) {
+// engine names the database the package's tests run on; TestMain runs
+// them all once per engine.
+var engine = "minidyn"
+
+// TestMain runs every test of the package twice: on minidyn, an
+// independent implementation of DynamoDB's API (so the store's conditional
+// writes are held to DynamoDB's semantics), and on memdb, the engine local
+// mode runs on (so it behaves as minidyn does wherever the store looks).
+func TestMain(m *testing.M) {
+	if code := m.Run(); code != 0 || benchmarking() {
+		os.Exit(code) // benchmarks pick their engine themselves
+	}
+	engine = "memdb"
+	fmt.Fprintln(os.Stderr, "store: the same tests on memdb")
+	os.Exit(m.Run())
+}
+
+func benchmarking() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
+}
+
+// newTestStore returns a Store over a fresh table of the engine under test
+// and the fake clock it reads.
+func newTestStore(t testing.TB) (*Store, *clockwork.FakeClock, DynamoDB) {
 	t.Helper()
-	db, err := NewLocalDB(context.Background(), "")
+	var db DynamoDB
+	var err error
+	if engine == "memdb" {
+		db, err = NewLocalDB(context.Background(), "")
+	} else {
+		db, err = NewMinidyn(context.Background(), "")
+	}
 	require.NoError(t, err)
 	clk := clock.NewFake(t0)
 	return New(db, "", clk.Now), clk, db

@@ -111,7 +111,7 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 				ConditionExpression:      aws.String("attribute_not_exists(#pk) OR ((#status = :pending OR #status = :running) AND #attempt = :attempt)"),
 				ExpressionAttributeNames: map[string]string{"#pk": AttrPK, "#status": "status", "#attempt": "attempt"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":pending": str(domain.OnboardingPending), ":running": str(domain.OnboardingRunning), ":attempt": num(int64(t.Attempt)),
+					":pending": str(string(domain.OnboardingPending)), ":running": str(string(domain.OnboardingRunning)), ":attempt": num(int64(t.Attempt)),
 				},
 			}})
 		}

@@ -49,6 +49,9 @@ type Config struct {
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
 	FunctionConcurrency int
+	// HTTP bounds the API server (timeouts, connections); zero fields take
+	// DefaultHTTPLimits.
+	HTTP HTTPLimits
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -69,6 +72,9 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+
+	// apiListener caps the API server's connections.
+	apiListener *connLimiter
 
 	onboardingARN string
 	dbOps         *store.Counting
@@ -236,13 +242,20 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
 	})
-	s.serve(apiLn, mux)
+	// Only the API faces clients; the simulator's one client is the
+	// activities, which must not be refused.
+	limits := cfg.HTTP.withDefaults()
+	s.apiListener = limitListener(apiLn, limits)
+	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
 }
 
 func (s *Stack) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.serveWith(&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln)
+}
+
+func (s *Stack) serveWith(srv *http.Server, ln net.Listener) {
 	s.servers = append(s.servers, srv)
 	s.wg.Add(1)
 	go func() {

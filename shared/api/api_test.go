@@ -112,7 +112,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"description": "d"})
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
-	h.enroll("node-x", "whatever")
+	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 
 	var mutating []string
 	for _, rt := range routeTable() {

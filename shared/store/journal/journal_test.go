@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -341,8 +343,11 @@ func TestJournalCompactsAtOpen(t *testing.T) {
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// onboarding is an onboarding of host; each host has its own BMC address,
+// as each server does (the store locks it).
 func onboarding(id, site, host string) domain.Onboarding {
-	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+	ip := "10.0.0." + strconv.Itoa(1+int(crc32.ChecksumIEEE([]byte(host))%250))
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: ip}
 }
 
 func mustSite(t *testing.T, s *store.Store, id, name string) {

@@ -122,7 +122,7 @@ func runAdminTest(t *testing.T, env map[string]string, inv adminInvocation, args
 	if clk == nil {
 		clk = clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	}
-	e := &adminEnv{
+	e := &cliEnv{
 		stdout:   &out,
 		stderr:   &errb,
 		stdin:    strings.NewReader(inv.stdin),
@@ -142,6 +142,6 @@ func runAdminTest(t *testing.T, env map[string]string, inv adminInvocation, args
 			}
 		}()
 	}
-	code := runAdminWith(ctx, e, args)
+	code := execute(ctx, e, args)
 	return adminResult{code: code, stdout: out.String(), stderr: errb.String()}
 }

@@ -25,7 +25,7 @@ func TestRunLocalDemo(t *testing.T) {
 	var errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- runLocal(ctx, []string{"--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0",
+		done <- run(ctx, []string{"local", "--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0",
 			"--data-dir", t.TempDir(), "--time-scale", "60", "--demo", "--log-level", "error"}, outW, &errb)
 		_ = outW.Close()
 	}()
@@ -47,7 +47,8 @@ func TestRunLocalDemo(t *testing.T) {
 	require.Len(t, apiURL, 2, text)
 	require.Len(t, token, 2, text)
 	assert.Regexp(t, `MAAS sim\s+http://127\.0\.0\.1:\d+/MAAS\s+API key \S+:\S+:\S+`, text)
-	assert.Contains(t, text, "Onboard one:")
+	assert.Contains(t, text, "Onboard gpu-node-01")
+	assert.Contains(t, text, "onboard --site demo --profile gpu-jammy --sku h100-8x --hostname gpu-node-01 --ipmi-ip 10.20.0.101 --wait")
 	assert.Contains(t, text, `"hostname":"gpu-node-01","ipmi_ip":"10.20.0.101"`)
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL[1]+"/api/v1/admin/skus/h100-8x", nil)
@@ -75,7 +76,7 @@ func TestRunLocalFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			assert.Equal(t, 2, runLocal(context.Background(), tc.args, &out, &errb))
+			assert.Equal(t, 2, run(context.Background(), append([]string{"local"}, tc.args...), &out, &errb))
 			assert.Contains(t, errb.String(), tc.msg)
 		})
 	}

@@ -32,22 +32,9 @@ func main() {
 // command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
-	env := &cliEnv{
-		stdout:    out,
-		stderr:    stderr,
-		stdin:     os.Stdin,
-		stdinTTY:  isTerminal(os.Stdin),
-		stdoutTTY: stdout == os.Stdout && term.IsTerminal(int(os.Stdout.Fd())),
-		width: func() int {
-			w, _, err := term.GetSize(int(os.Stdout.Fd()))
-			if err != nil {
-				return 0
-			}
-			return w
-		},
-		getenv: os.Getenv,
-		clock:  clock.Real(),
-		http:   &http.Client{},
+	env := newEnv(out, stderr)
+	if f, ok := stdout.(*os.File); ok {
+		env.stdoutTTY, env.width = terminal(f)
 	}
 	code := execute(ctx, env, args)
 	if err := out.Err(); err != nil && code == 0 {
@@ -55,6 +42,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return code
+}
+
+// newEnv is the environment of a real run: this process's stdin and
+// environment, the wall clock, a plain HTTP client.
+func newEnv(stdout, stderr io.Writer) *cliEnv {
+	return &cliEnv{
+		stdout:   stdout,
+		stderr:   stderr,
+		stdin:    os.Stdin,
+		stdinTTY: isTerminal(os.Stdin),
+		getenv:   os.Getenv,
+		clock:    clock.Real(),
+		http:     &http.Client{},
+	}
+}
+
+// terminal reports whether f is a terminal and how to read its width.
+func terminal(f *os.File) (bool, func() int) {
+	fd := int(f.Fd())
+	if !term.IsTerminal(fd) {
+		return false, nil
+	}
+	return true, func() int {
+		w, _, err := term.GetSize(fd)
+		if err != nil {
+			return 0
+		}
+		return w
+	}
 }
 
 func isTerminal(f *os.File) bool {

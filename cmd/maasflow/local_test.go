@@ -101,9 +101,10 @@ var stagesOfACleanOnboarding = []string{
 
 // TestMakeRunDemo follows `make run`: `maasflow local --demo` at the demo's
 // default time scale, then the command its banner prints, which must reach
-// a completed onboarding. A second onboarding (the demo host whose first
-// deploy fails) is watched on a pseudo-terminal, where every stage, the
-// MAAS events and the classified deploy retry must show. A restart on the
+// a completed onboarding. Meanwhile a batch of the other two demo hosts
+// (one of whose first deploy fails) is watched on a pseudo-terminal, where
+// every stage of that node, its MAAS events and the classified deploy
+// retry must show. A restart on the
 // same data dir keeps the token and offers a host that can still be
 // onboarded; --reset starts from empty.
 func TestMakeRunDemo(t *testing.T) {
@@ -147,10 +148,12 @@ func TestMakeRunDemo(t *testing.T) {
 		defer wg.Done()
 		bannerCode = run(ctx, strings.Fields(command+" --interval 1s"), &bannerOut, &bannerErr)
 	}()
+	rack := filepath.Join(t.TempDir(), "rack.csv")
+	require.NoError(t, os.WriteFile(rack, []byte("# the demo's other two hosts\nipmi_ip,hostname\n10.20.0.102,gpu-node-02\n10.20.0.103,gpu-node-03\n"), 0o600))
 	go func() {
 		defer wg.Done()
 		ptyCode = run(ctx, []string{"onboard", "--site", "demo", "--profile", "gpu-jammy", "--sku", "h100-8x",
-			"--hostname", "gpu-node-03", "--ipmi-ip", "10.20.0.103", "--wait", "--interval", "1s"}, ttyFD, ttyFD)
+			"--csv", rack, "--wait", "--interval", "1s"}, ttyFD, ttyFD)
 	}()
 	wg.Wait()
 	_ = ttyFD.Close()
@@ -160,21 +163,27 @@ func TestMakeRunDemo(t *testing.T) {
 	require.Equal(t, 0, bannerCode, "the banner's command completes\nstdout: %s\nstderr: %s\nlocal: %s", bannerOut.String(), bannerErr.String(), l.stderr.String())
 	assert.Regexp(t, `onboarding \S+ completed: node \S+, MAAS system \S+`, bannerOut.String())
 
+	// The batch was watched on a terminal: every stage of gpu-node-03,
+	// whose first deploy fails, scrolled above a live table.
 	screen := ptyOutput.String()
 	require.Equal(t, 0, ptyCode, "watched on a terminal: %s", screen)
+	const node = `Z  gpu-node-03\s+`
 	for _, stage := range stagesOfACleanOnboarding {
-		assert.Regexp(t, `Z  ▶ enter  `+stage+`\s`, screen, "stage %s entered", stage)
-		assert.Regexp(t, `Z  ◀ exit   `+stage+`\s+ok`, screen, "stage %s left", stage)
+		assert.Regexp(t, node+`▶ enter  `+stage+`\s`, screen, "stage %s entered", stage)
+		assert.Regexp(t, node+`◀ exit   `+stage+`\s+ok`, screen, "stage %s left", stage)
 	}
-	assert.Regexp(t, `Z  ◀ exit   wait_deployed\s+failed: .*DataSource`, screen, "the failed first deploy")
-	assert.Regexp(t, `Z  note     wait_deployed\s+classification: .*class datasource, retry`, screen, "the classified retry")
-	assert.Regexp(t, `Z  ▶ enter  recover_deploy`, screen)
-	assert.Regexp(t, `Z  ▶ enter  render_payload\s+deploy 2`, screen, "the second deploy")
-	assert.Regexp(t, `Z  MAAS     \S+\s+INFO: Commissioning`, screen, "MAAS status changes")
-	assert.Regexp(t, `Z  MAAS     \S+\s+INFO: Deployed`, screen)
-	assert.Regexp(t, `Z  ◀ exit   wait_enrollment\s+ok: node \S+ enrolled`, screen, "the enrollment")
-	assert.Regexp(t, `Z  ▶ enter  done`, screen)
-	assert.Contains(t, screen, "completed: node")
+	assert.Regexp(t, node+`◀ exit   wait_deployed\s+failed: .*DataSource`, screen, "the failed first deploy")
+	assert.Regexp(t, node+`note     wait_deployed\s+classification: .*class datasource, retry`, screen, "the classified retry")
+	assert.Regexp(t, node+`▶ enter  recover_deploy`, screen)
+	assert.Regexp(t, node+`▶ enter  render_payload\s+deploy 2`, screen, "the second deploy")
+	assert.Regexp(t, node+`MAAS     \S+\s+INFO: Commissioning`, screen, "MAAS status changes")
+	assert.Regexp(t, node+`MAAS     \S+\s+INFO: Deployed`, screen)
+	assert.Regexp(t, node+`◀ exit   wait_enrollment\s+ok: node \S+ enrolled`, screen, "the enrollment")
+	assert.Regexp(t, node+`▶ enter  done`, screen)
+	assert.Contains(t, screen, "\x1b[", "a live table, redrawn in place")
+	assert.Regexp(t, `\] 2/2 ended`, screen, "with a progress bar")
+	assert.Regexp(t, `gpu-node-03\s+completed\s+done\s+Deployed\s+1\s+\d+:\d\d`, screen, "the table's last state")
+	assert.Contains(t, screen, "ended: completed=2")
 
 	// Only warnings reach the terminal; the log file has the rest.
 	logged, err := os.ReadFile(filepath.Join(dataDir, "maasflow.log"))
@@ -189,7 +198,7 @@ func TestMakeRunDemo(t *testing.T) {
 	l = startLocal(t, "--demo", "--data-dir", dataDir)
 	assert.Equal(t, token, l.match(t, bannerToken), "the token survives a restart")
 	command = l.match(t, bannerCommand)
-	assert.Contains(t, command, "--hostname gpu-node-02 ")
+	assert.Contains(t, command, "--hostname gpu-node-04 ", "gpu-node-01 to 03 were onboarded")
 	t.Setenv("MAASFLOW_API_URL", l.match(t, bannerAPI))
 	t.Setenv("MAASFLOW_ADMIN_TOKEN", token)
 	var out, errb bytes.Buffer

@@ -17,7 +17,7 @@ const (
 	ExecutionRunning = "RUNNING"
 	// ExecutionUnknown: the runtime has no such execution (the local
 	// runtime forgets executions on restart; Step Functions after 90 days).
-	ExecutionUnknown = "UNKNOWN"
+	ExecutionUnknown = workflow.ExecutionUnknown
 )
 
 // maasDeployed is the status name MAAS shows for a machine an active node

@@ -58,7 +58,7 @@ func TestCompareNodes(t *testing.T) {
 			machines: []maas.Machine{machine("aaa", "gpu1", "Deployed", "on"), machine("ccc", "gpu1", "New", "unknown")},
 			want:     []string{"maas:ccc unknown_machine only aaa (node n1) named gpu1 → ccc New"}},
 		{name: "another node's machine is no stranger",
-			nodes: []domain.Node{node("n1", "gpu1", "aaa"), node("n2", "gpu2", "bbb")},
+			nodes:    []domain.Node{node("n1", "gpu1", "aaa"), node("n2", "gpu2", "bbb")},
 			machines: []maas.Machine{machine("aaa", "gpu1", "Deployed", "on"), machine("bbb", "gpu1", "Deployed", "on")},
 			want:     []string{"n2 hostname_changed gpu2 → gpu1"}},
 		{name: "power off, confirmed", nodes: []domain.Node{node("n1", "gpu1", "aaa")},

@@ -63,6 +63,8 @@ type Deps struct {
 	Clock     clock.Clock
 	NewID     func() string
 	Logger    *slog.Logger
+	// Reconciler serves /reconciliation; without it those routes answer 503.
+	Reconciler Reconciler
 }
 
 type server struct {
@@ -77,6 +79,7 @@ type server struct {
 	clock     clock.Clock
 	newID     func() string
 	log       *slog.Logger
+	reconcile Reconciler
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -94,6 +97,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		clock:     deps.Clock,
 		newID:     deps.NewID,
 		log:       deps.Logger,
+		reconcile: deps.Reconciler,
 	}
 	if s.clock == nil {
 		s.clock = clock.Real()

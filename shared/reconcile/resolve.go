@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
@@ -179,6 +180,11 @@ func (r *Runner) closeLostOnboarding(ctx context.Context, item domain.DriftItem,
 type Status struct {
 	Current *domain.ReconcileRun `json:"current,omitempty"`
 	Last    *domain.ReconcileRun `json:"last,omitempty"`
+	// NextScheduled is when the schedule starts the next run; absent when
+	// no schedule is known.
+	NextScheduled *time.Time `json:"next_scheduled,omitempty"`
+	// Interval is the schedule's period (Go duration), empty when none.
+	Interval string `json:"interval,omitempty"`
 }
 
 // Status reads the current and the last finished run.
@@ -201,5 +207,27 @@ func (r *Runner) Status(ctx context.Context) (Status, error) {
 			break
 		}
 	}
+	if next := r.next.Load(); next != nil {
+		st.NextScheduled = next
+	}
+	if r.cfg.Interval > 0 {
+		st.Interval = r.cfg.Interval.String()
+		if st.NextScheduled == nil && len(runs) > 0 {
+			// A remote scheduler (EventBridge) runs at its own pace: the
+			// newest run plus one period is the best estimate.
+			next := runs[0].StartedAt.Add(r.cfg.Interval)
+			st.NextScheduled = &next
+		}
+	}
 	return st, nil
+}
+
+// Trigger starts a run in the background for the API (see Start).
+func (r *Runner) Trigger(ctx context.Context, siteID string) (domain.ReconcileRun, bool, error) {
+	return r.Start(ctx, siteID, TriggerAPI)
+}
+
+// ListDrift lists drift items (store.ListDrift).
+func (r *Runner) ListDrift(ctx context.Context, f store.DriftFilter) (store.DriftPage, error) {
+	return r.Store.ListDrift(ctx, f)
 }

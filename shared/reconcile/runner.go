@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,9 @@ type Config struct {
 	PowerTimeout time.Duration
 	// Lease frees the run lock of a run that died (default 1h).
 	Lease time.Duration
+	// Interval is the schedule's period, for the status; zero when runs
+	// are only requested.
+	Interval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -72,9 +76,14 @@ type Deps struct {
 type Runner struct {
 	cfg Config
 	Deps
-	// wg tracks runs started in the background (Start), so Close can wait.
+	// wg tracks runs started in the background (Start), so Wait can wait.
 	wg sync.WaitGroup
+	// next is when the local schedule starts the next run.
+	next atomic.Pointer[time.Time]
 }
+
+// SetNext records when the schedule starts the next run (Status shows it).
+func (r *Runner) SetNext(t time.Time) { r.next.Store(&t) }
 
 // New returns a Runner.
 func New(cfg Config, deps Deps) *Runner {

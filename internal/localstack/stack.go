@@ -28,6 +28,8 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
@@ -44,6 +46,9 @@ type Config struct {
 	TimeScale  float64 // 1 = real time
 	DataDir    string  // state that survives a restart
 	AdminToken string  // bearer token of the admin API; empty generates one
+	// ReconcileInterval is the period of reconcile runs in the stack's
+	// time: zero is DefaultReconcileInterval, negative turns them off.
+	ReconcileInterval time.Duration
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -64,6 +69,10 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+	// Reconciler runs reconcile runs (on the schedule and on request);
+	// Metrics is what GET /metrics serves.
+	Reconciler *reconcile.Runner
+	Metrics    *metrics.Prometheus
 
 	onboardingARN string
 	closeOnce     sync.Once
@@ -181,6 +190,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	s.startReconcile(cfg, clk, secretStore)
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -192,6 +202,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		// Reconciler serves /api/v1/admin/reconciliation.
+		Reconciler: s.Reconciler,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -206,6 +218,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)

@@ -74,7 +74,7 @@ func (e *EMF) RecordSite(info domain.SiteRunInfo) {
 		lines = append(lines, map[string]any{
 			"_aws": emfMeta{Timestamp: ts, CloudWatchMetrics: []emfDirective{{
 				Namespace: Namespace, Dimensions: [][]string{{"SiteId", "Kind"}},
-				Metrics:   []emfMetric{{Name: "DriftOpen", Unit: "Count"}},
+				Metrics: []emfMetric{{Name: "DriftOpen", Unit: "Count"}},
 			}}},
 			"SiteId": info.SiteID, "Kind": k, "DriftOpen": info.DriftByKind[k],
 		})

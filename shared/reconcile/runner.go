@@ -99,6 +99,9 @@ func New(cfg Config, deps Deps) *Runner {
 	return &Runner{cfg: cfg.withDefaults(), Deps: deps}
 }
 
+// finishTimeout bounds the write that ends a run after its context ended.
+const finishTimeout = 10 * time.Second
+
 // Run triggers. They say why a run happened.
 const (
 	TriggerSchedule = "schedule"
@@ -173,7 +176,12 @@ func (r *Runner) complete(ctx context.Context, run domain.ReconcileRun) (domain.
 			}
 		}
 	}
-	done, ferr := r.Finish(ctx, run.ID)
+	// The lock must be released even when ctx ended mid-run (shutdown),
+	// or the next process would join a run nobody works on until the
+	// lease expires.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	done, ferr := r.Finish(fctx, run.ID)
 	return done, false, errors.Join(err, ferr)
 }
 

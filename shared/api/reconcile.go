@@ -75,7 +75,7 @@ func (s *server) runReconcile(rq *request) (int, any, error) {
 	}
 	if in.SiteID != "" {
 		site, err := s.store.GetSite(rq.ctx(), in.SiteID)
-		var nf *store.NotFoundError
+		var nf *store.ItemNotFoundError
 		switch {
 		case errors.As(err, &nf):
 			return 0, nil, referenceError("site_id", "site %s does not exist", in.SiteID)

@@ -302,7 +302,7 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 		return 0, nil, credentialsMissing
 	}
 	creds, err := secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
-	var nf *secrets.NotFoundError
+	var nf *secrets.SecretNotFoundError
 	if errors.As(err, &nf) {
 		return 0, nil, credentialsMissing
 	}
@@ -354,7 +354,7 @@ func checkStatus(status *string) error {
 }
 
 func isConflict(err error) bool {
-	var c *store.ConflictError
+	var c *store.ItemConflictError
 	return errors.As(err, &c)
 }
 

@@ -212,7 +212,7 @@ func TestCredentialsAreWriteOnly(t *testing.T) {
 	r = h.admin("POST", "/api/v1/admin/maas-sites/missing/credentials", map[string]any{"maas_api_key": "a:b:c", "bmc_username": "u", "bmc_password": "p"})
 	assert.Equal(t, http.StatusNotFound, r.status)
 	_, err = h.secrets.Get(context.Background(), domain.SiteCredentialsSecretName("missing"))
-	var nf *secrets.NotFoundError
+	var nf *secrets.SecretNotFoundError
 	assert.ErrorAs(t, err, &nf, "nothing is written for an unknown site")
 }
 

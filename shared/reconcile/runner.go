@@ -335,7 +335,7 @@ func (r *Runner) queryPower(ctx context.Context, client MachineReader, checked [
 			mu.Lock()
 			defer mu.Unlock()
 			info.PowerQueries++
-			var gone *maas.NotFoundError
+			var gone *maas.MAASNotFoundError
 			switch {
 			case errors.As(err, &gone):
 				// Deleted since the listing: the next run sees it missing.
@@ -387,7 +387,7 @@ func (r *Runner) viewOnboarding(ctx context.Context, o domain.Onboarding) (Onboa
 	}
 	if o.EnrollmentTokenHash != "" {
 		t, err := r.Store.GetEnrollmentToken(ctx, o.EnrollmentTokenHash)
-		var nf *store.NotFoundError
+		var nf *store.ItemNotFoundError
 		switch {
 		case errors.As(err, &nf):
 		case err != nil:
@@ -438,7 +438,7 @@ func (r *Runner) apply(ctx context.Context, runID, siteID string, now time.Time,
 			return err
 		}
 		err := r.Store.CreateDriftItem(ctx, d)
-		var dup *store.ConflictError
+		var dup *store.ItemConflictError
 		if err != nil && !errors.As(err, &dup) {
 			return err
 		}

@@ -62,7 +62,7 @@ func (f *fakeMAAS) PowerState(_ context.Context, sid string) (string, error) {
 	if s, ok := f.power[sid]; ok {
 		return s, nil
 	}
-	return "", &maas.UnavailableError{}
+	return "", &maas.MAASUnavailableError{}
 }
 
 func (f *fakeMAAS) ForSite(context.Context, string) (MachineReader, error) { return f, nil }

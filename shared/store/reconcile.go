@@ -21,18 +21,6 @@ const (
 	kindRun       = "reconcile_run"
 	kindMAASState = "node_maas_state"
 
-	pkMAASState   = "MAASSTATE#"
-	skMAASState   = "NODE#"
-	pkDrift       = "DRIFT#"
-	pkRun         = "RECONRUN#"
-	pkRunLock     = "RECONCILE"
-	skRunLock     = "LOCK"
-	gsiNodeSite   = "NODESITE#"
-	gsiDrift      = "DRIFT#"
-	gsiDriftKind  = "DRIFTKIND#"
-	gsiDriftSite  = "DRIFTSITE#"
-	gsiDriftNode  = "DRIFTNODE#"
-	gsiAllRuns    = "RECONRUNS"
 	runLockExpiry = "expires_ms"
 )
 
@@ -308,7 +296,7 @@ func (s *Store) BeginReconcileRun(ctx context.Context, run domain.ReconcileRun, 
 		case err == nil:
 			return run, false, nil
 		case txFailed(codes, 0):
-			return domain.ReconcileRun{}, false, &ConflictError{Kind: kindRun, ID: run.ID, Reason: "already exists"}
+			return domain.ReconcileRun{}, false, &ItemConflictError{Kind: kindRun, ID: run.ID, Reason: "already exists"}
 		case txFailed(codes, 1):
 			cur, found, err := s.CurrentReconcileRun(ctx)
 			if err != nil {
@@ -324,7 +312,7 @@ func (s *Store) BeginReconcileRun(ctx context.Context, run domain.ReconcileRun, 
 			return domain.ReconcileRun{}, false, fmt.Errorf("begin %s %s: %w", kindRun, run.ID, err)
 		}
 	}
-	return domain.ReconcileRun{}, false, &ConflictError{Kind: kindRun, ID: run.ID, Reason: "the run lock kept changing"}
+	return domain.ReconcileRun{}, false, &ItemConflictError{Kind: kindRun, ID: run.ID, Reason: "the run lock kept changing"}
 }
 
 // CurrentReconcileRun returns the run holding the run lock; found is false
@@ -332,7 +320,7 @@ func (s *Store) BeginReconcileRun(ctx context.Context, run domain.ReconcileRun, 
 func (s *Store) CurrentReconcileRun(ctx context.Context) (domain.ReconcileRun, bool, error) {
 	var lock runLock
 	err := s.get(ctx, "reconcile lock", skRunLock, runLockKey, &lock)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return domain.ReconcileRun{}, false, nil
 	}
 	if err != nil {
@@ -342,7 +330,7 @@ func (s *Store) CurrentReconcileRun(ctx context.Context) (domain.ReconcileRun, b
 		return domain.ReconcileRun{}, false, nil
 	}
 	run, err := s.GetReconcileRun(ctx, lock.RunID)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return domain.ReconcileRun{}, false, nil
 	}
 	return run, err == nil, err

@@ -67,7 +67,7 @@ func TestDriftItems(t *testing.T) {
 		require.NoError(t, s.CreateDriftItem(ctx, drift("d2", "s1", "n2", domain.DriftPowerOff, t0.Add(time.Second))))
 		require.NoError(t, s.CreateDriftItem(ctx, drift("d3", "s2", "n3", domain.DriftStatusMismatch, t0.Add(2*time.Second))))
 
-		var conflict *ConflictError
+		var conflict *ItemConflictError
 		require.ErrorAs(t, s.CreateDriftItem(ctx, drift("d1", "s1", "n1", domain.DriftStatusMismatch, t0)), &conflict, "a repeated create")
 
 		open, err := s.ListOpenDrift(ctx, "s1")
@@ -140,7 +140,7 @@ func TestReconcileRunLock(t *testing.T) {
 		assert.True(t, joined, "a second run joins the running one")
 		assert.Equal(t, "r1", got.ID)
 		_, err = s.GetReconcileRun(ctx, "r2")
-		var nf *NotFoundError
+		var nf *ItemNotFoundError
 		require.ErrorAs(t, err, &nf, "the joining run is not stored")
 
 		_, err = s.UpdateReconcileRun(ctx, "r1", false, func(r *domain.ReconcileRun) error {

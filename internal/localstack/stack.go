@@ -76,6 +76,7 @@ type Stack struct {
 	Metrics    *metrics.Prometheus
 
 	onboardingARN string
+	reconcileARN  string
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -179,6 +180,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
+	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
 	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
@@ -191,7 +193,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
-	s.startReconcile(cfg, clk, secretStore)
+	reconciler, err := s.startReconcile(cfg, clk)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -204,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Clock:     clk,
 		Logger:    s.logger,
 		// Reconciler serves /api/v1/admin/reconciliation.
-		Reconciler: s.Reconciler,
+		Reconciler: reconciler,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {

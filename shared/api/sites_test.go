@@ -250,6 +250,13 @@ func TestProbe(t *testing.T) {
 	site = h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/maas-sites/"+id, nil)
 	assert.Equal(t, false, site["probe"].(map[string]any)["healthy"])
 
+	// A key that works but belongs to a user who is not a MAAS admin
+	// cannot onboard anything: the probe says so.
+	h.prober.set(maas.ProbeResult{Version: "3.5.4", Username: "operator", IsAdmin: false}, nil)
+	notAdmin := h.mustAdmin(http.StatusOK, "POST", probe, nil)
+	assert.Equal(t, false, notAdmin["healthy"])
+	assert.Contains(t, notAdmin["error"], `user "operator" is not a MAAS administrator`)
+
 	assert.Equal(t, http.StatusNotFound, h.admin("POST", "/api/v1/admin/maas-sites/nope/probe", nil).status)
 }
 

@@ -31,7 +31,7 @@ func TestNewClientAPIRoot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMAAS(t)
 			f.on(http.MethodGet, "version/", "", http.StatusOK, `{"version":"3.5.4","capabilities":[]}`)
-			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":false}`)
+			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":true}`)
 			c, err := NewClient(f.srv.URL+tc.base, testKey)
 			require.NoError(t, err)
 

@@ -51,7 +51,7 @@ type Store interface {
 	ListOnboardings(ctx context.Context, f store.OnboardingFilter) (store.OnboardingPage, error)
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
-	AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error
+	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 	GetEnrollmentToken(ctx context.Context, hash string) (domain.EnrollmentToken, error)
 
 	ListNodeMAASStates(ctx context.Context, siteID string) ([]domain.NodeMAASState, error)

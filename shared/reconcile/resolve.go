@@ -155,7 +155,7 @@ func (r *Runner) closeLostOnboarding(ctx context.Context, item domain.DriftItem,
 	msg := fmt.Sprintf("the workflow execution is not running (%s); closed by %s", item.Observed, actor)
 	o, err := r.Store.UpdateOnboarding(ctx, item.OnboardingID, func(o *domain.Onboarding) error {
 		if !domain.IsOpenStatus(o.Status) {
-			return &ResolveRefusedError{Action: domain.DriftAdopt, Kind: item.Kind, Reason: "onboarding " + o.ID + " is already " + o.Status}
+			return &ResolveRefusedError{Action: domain.DriftAdopt, Kind: item.Kind, Reason: "onboarding " + o.ID + " is already " + string(o.Status)}
 		}
 		o.Status = domain.OnboardingFailed
 		o.Error = &domain.Failure{Code: executionLostCode, Message: msg, Stage: o.Stage}
@@ -166,9 +166,9 @@ func (r *Runner) closeLostOnboarding(ctx context.Context, item domain.DriftItem,
 	if err != nil {
 		return "", err
 	}
-	if err := r.Store.AppendOnboardingEvents(ctx, domain.OnboardingEvent{
+	if err := r.Store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
 		OnboardingID: o.ID, Time: now, Attempt: o.Attempt, Kind: domain.TimelineNote, Stage: o.Stage,
-		Outcome: domain.OnboardingFailed, Source: "reconcile", Detail: msg,
+		Outcome: string(domain.OnboardingFailed), Source: "reconcile", Detail: msg,
 	}); err != nil {
 		r.Logger.ErrorContext(ctx, "record the adopt on the timeline", "onboarding_id", o.ID, "error", err.Error())
 	}

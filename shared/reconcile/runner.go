@@ -353,7 +353,7 @@ func (r *Runner) queryPower(ctx context.Context, client MachineReader, checked [
 // status and enrollment token.
 func (r *Runner) openOnboardings(ctx context.Context, siteID string) ([]OnboardingView, error) {
 	var out []OnboardingView
-	for _, status := range []string{domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingManualIntervention} {
+	for _, status := range []domain.OnboardingStatus{domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingManualIntervention} {
 		f := store.OnboardingFilter{SiteID: siteID, Status: status, Limit: store.MaxPageSize}
 		for {
 			page, err := r.Store.ListOnboardings(ctx, f)

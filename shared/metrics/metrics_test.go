@@ -19,7 +19,7 @@ import (
 func scrape(t *testing.T, p *Prometheus) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	p.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	p.Handler().ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), "GET", "/metrics", nil))
 	b, err := io.ReadAll(rec.Body)
 	require.NoError(t, err)
 	return string(b)
@@ -52,7 +52,7 @@ func TestPrometheus(t *testing.T) {
 	out = scrape(t, p)
 	assert.Contains(t, out, `maasflow_drift_open{kind="power_off",site_id="s1"} 0`)
 	assert.Contains(t, out, `maasflow_reconcile_site_runs_total{result="ok",site_id="s1"} 2`)
-	assert.False(t, strings.Contains(out, "go_goroutines"), "no process collectors")
+	assert.NotContains(t, out, "go_goroutines", "no process collectors")
 }
 
 func TestEMF(t *testing.T) {
@@ -64,10 +64,10 @@ func TestEMF(t *testing.T) {
 	require.Len(t, lines, 3, "site totals and one line per kind")
 	var site map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &site))
-	assert.Equal(t, float64(3), site["DriftOpen"])
-	assert.Equal(t, float64(5), site["NodesChecked"])
+	assert.EqualValues(t, 3, site["DriftOpen"])
+	assert.EqualValues(t, 5, site["NodesChecked"])
 	meta := site["_aws"].(map[string]any)
-	assert.Equal(t, float64(at.UnixMilli()), meta["Timestamp"])
+	assert.EqualValues(t, at.UnixMilli(), meta["Timestamp"])
 	directive := meta["CloudWatchMetrics"].([]any)[0].(map[string]any)
 	assert.Equal(t, "maasflow", directive["Namespace"])
 	// Every metric a directive names is a member of the line (EMF rule).
@@ -77,5 +77,5 @@ func TestEMF(t *testing.T) {
 	var kind map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &kind))
 	assert.Equal(t, "machine_missing", kind["Kind"])
-	assert.Equal(t, float64(1), kind["DriftOpen"])
+	assert.EqualValues(t, 1, kind["DriftOpen"])
 }

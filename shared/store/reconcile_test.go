@@ -15,6 +15,7 @@ import (
 
 func TestListNodesBySite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		s, _ := mk(t)
 		ctx := context.Background()
 		for i, site := range []string{"s1", "s1", "s2"} {
@@ -61,6 +62,7 @@ func drift(id, site, node, kind string, at time.Time) domain.DriftItem {
 
 func TestDriftItems(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		s, _ := mk(t)
 		ctx := context.Background()
 		require.NoError(t, s.CreateDriftItem(ctx, drift("d1", "s1", "n1", domain.DriftStatusMismatch, t0)))
@@ -127,6 +129,7 @@ func driftIDs(items []domain.DriftItem) []string {
 
 func TestReconcileRunLock(t *testing.T) {
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		s, clk := mk(t)
 		ctx := context.Background()
 		run := domain.ReconcileRun{ID: "r1", Trigger: "api", Status: domain.RunRunning, StartedAt: t0}

@@ -215,7 +215,9 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 		map[string]any{"kind": "machine_missing", "action": "start", "reason": "decommission"}, http.StatusConflict)
 
 	// Metrics.
-	resp, err := http.Get(e.stack.APIURL + "/metrics")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.stack.APIURL+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()

@@ -138,11 +138,11 @@ func API(ctx context.Context) (http.Handler, error) {
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
 	}
-	rc, err := c.reconcilerForAPI(ctx)
+	rc, ok, err := c.reconcilerForAPI(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if rc != nil {
+	if ok {
 		deps.Reconciler = rc
 	}
 	return api.New(api.Config{}, deps), nil

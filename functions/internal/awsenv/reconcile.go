@@ -45,22 +45,22 @@ func (c *clients) reconcileRunner(ctx context.Context) (*reconcile.Runner, error
 }
 
 // reconcilerForAPI is what the api function serves /reconciliation with:
-// runs start the reconcile state machine. Nil (503) when the stack did not
-// configure it.
-func (c *clients) reconcilerForAPI(ctx context.Context) (*reconcile.Remote, error) {
+// runs start the reconcile state machine. ok is false (the routes answer
+// 503) when the stack did not configure it.
+func (c *clients) reconcilerForAPI(ctx context.Context) (rc reconcile.Remote, ok bool, err error) {
 	arn := os.Getenv(config.EnvReconcileStateMachine)
 	if arn == "" {
-		return nil, nil
+		return reconcile.Remote{}, false, nil
 	}
 	r, err := c.reconcileRunner(ctx)
 	if err != nil {
-		return nil, err
+		return reconcile.Remote{}, false, err
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, err
+		return reconcile.Remote{}, false, err
 	}
-	return &reconcile.Remote{Runner: r, Starter: workflow.SFNReconcile{Client: sfn.NewFromConfig(cfg), ARN: arn}}, nil
+	return reconcile.Remote{Runner: r, Starter: workflow.SFNReconcile{Client: sfn.NewFromConfig(cfg), ARN: arn}}, true, nil
 }
 
 // reconcileInterval reads the schedule's period; zero when unset or

@@ -114,7 +114,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/run", nil)
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/drift/n1/resolve", map[string]any{"kind": "power_off", "action": "acknowledge", "reason": "r"})
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
-	h.enroll("node-x", "whatever")
+	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 
 	var mutating []string
 	for _, rt := range routeTable() {

@@ -80,7 +80,7 @@ type adminCommand struct {
 
 // adminCommands lists every admin command in the order usage shows them.
 func adminCommands() []adminCommand {
-	return []adminCommand{
+	cmds := []adminCommand{
 		{"sites create", "--name NAME --maas-url URL [--description TEXT] [--policy-json JSON]", "create a MAAS site", runSitesCreate},
 		{"sites list", "", "list sites", runSitesList},
 		{"sites get", "SITE_ID", "show a site and its effective policy", runSitesGet},
@@ -112,10 +112,11 @@ func adminCommands() []adminCommand {
 
 		{"audit", "[--limit N]", "show the latest audit entries", runAudit},
 	}
+	return append(cmds, reconcileCommands()...)
 }
 
 // adminGroups are the commands that take a sub-command.
-var adminGroups = []string{"sites", "profiles", "roce", "skus", "onboardings"}
+var adminGroups = []string{"sites", "profiles", "roce", "skus", "onboardings", "reconcile", "drift"}
 
 const adminCommonFlags = `common flags:
   --api-url URL    admin API base URL (default $MAASFLOW_API_URL, else ` + adminDefaultAPIURL + `)

@@ -26,8 +26,19 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory holding state that survives a restart")
 	demo := fs.Bool("demo", false, "create a demo site, profile, SKU and simulated hosts")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	reconcileEvery := fs.Duration("reconcile-interval", localstack.DefaultReconcileInterval,
+		"period of the reconcile runs in the stack's (scaled) time; 0 turns the schedule off")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	switch {
+	case *reconcileEvery < 0:
+		fmt.Fprintln(stderr, "maasflow local: --reconcile-interval must not be negative")
+		return 2
+	case *reconcileEvery == 0:
+		cfg.ReconcileInterval = -1 // off
+	default:
+		cfg.ReconcileInterval = *reconcileEvery
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "maasflow local: unexpected argument %q\n", fs.Arg(0))

@@ -20,7 +20,7 @@ commands:
   asl     validate or run Amazon States Language definitions
 
 admin commands (talk to the admin API at $MAASFLOW_API_URL with $MAASFLOW_ADMIN_TOKEN):
-  sites, profiles, roce, skus, onboard, onboardings, audit
+  sites, profiles, roce, skus, onboard, onboardings, audit, reconcile, drift
 `
 
 func main() {
@@ -55,7 +55,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runSim(ctx, args[1:], stdout, stderr)
 	case "asl":
 		return runASL(ctx, args[1:], stdout, stderr)
-	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit":
+	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit", "reconcile", "drift":
 		return runAdmin(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

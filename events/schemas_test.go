@@ -56,11 +56,11 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestDetailTypes(t *testing.T) {
-	assert.Equal(t, []string{completed, failed, manual, started}, DetailTypes())
+	assert.Equal(t, []string{decomCompleted, decomFailed, decomManual, decomStarted, completed, failed, manual, started}, DetailTypes())
 }
 
 func TestValidateAcceptsGoodDetails(t *testing.T) {
-	for _, dt := range DetailTypes() {
+	for _, dt := range onboardingTypes {
 		t.Run(dt, func(t *testing.T) {
 			require.NoError(t, Validate(dt, mustJSON(t, detail(dt))))
 
@@ -88,7 +88,7 @@ func TestValidateRejects(t *testing.T) {
 		want       string
 	}
 	var tests []tc
-	for _, dt := range DetailTypes() {
+	for _, dt := range onboardingTypes {
 		for _, f := range required {
 			tests = append(tests, tc{
 				name: dt + " without " + f, detailType: dt,
@@ -170,7 +170,7 @@ func TestValidateRejectsNonObjects(t *testing.T) {
 }
 
 func TestValidateUnknownType(t *testing.T) {
-	for _, dt := range []string{"node.decommission.started", "", "../schemas"} {
+	for _, dt := range []string{"node.retirement.started", "", "../schemas"} {
 		err := Validate(dt, []byte(`{}`))
 		var ue *UnknownDetailTypeError
 		require.ErrorAs(t, err, &ue, dt)
@@ -182,7 +182,7 @@ func TestValidateUnknownType(t *testing.T) {
 }
 
 func TestSchemaFiles(t *testing.T) {
-	for _, dt := range DetailTypes() {
+	for _, dt := range onboardingTypes {
 		t.Run(dt, func(t *testing.T) {
 			raw, err := Schema(dt)
 			require.NoError(t, err)

@@ -10,3 +10,9 @@ import _ "embed"
 //
 //go:embed onboarding.asl.json
 var Onboarding []byte
+
+// Decommission is decommission.asl.json: one node drained, released with
+// erase (or the release fallback) and removed, retired or reimaged.
+//
+//go:embed decommission.asl.json
+var Decommission []byte

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
@@ -66,6 +67,10 @@ type Stack struct {
 	Bus    *events.LocalBus
 
 	onboardingARN string
+	// Allocations is the simulated allocation service (control API at
+	// /_local/allocations on the API listener).
+	Allocations     *allocation.Local
+	decommissionARN string
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -150,6 +155,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
 	ref := &engineRef{}
+	s.Allocations = allocation.NewLocal(clk.Now)
+	reimages := &onboardingStarterRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
 		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
@@ -161,10 +168,14 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Logger:    s.logger,
 		HTTP:      &http.Client{Timeout: 10 * time.Second},
 		Config:    activities.Config{APIURL: s.APIURL, Package: enroll.DevPackage()},
+
+		Decommissions: s.Store,
+		Allocations:   s.Allocations,
+		Starter:       reimages,
 	}
 	subs := map[string]string{}
 	tasks := map[string]asl.TaskHandler{}
-	for _, f := range activities.Catalog(deps) {
+	for _, f := range append(activities.Catalog(deps), activities.DecommissionCatalog(deps)...) {
 		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
@@ -181,6 +192,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	reimages.Local = flow
+	decoms, err := s.registerDecommission(subs)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -192,6 +208,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+
+		Decommissions: decoms,
+		Allocations:   s.Allocations,
+		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -206,6 +226,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
@@ -240,8 +261,10 @@ func (s *Stack) close() error {
 	// start reports them (failInterrupted). StopExecution returns once the
 	// execution has ended.
 	if s.Engine != nil {
-		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, asl.StatusRunning) {
-			_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+		for _, sm := range []string{s.onboardingARN, s.decommissionARN} {
+			for _, ex := range s.Engine.ListExecutions(sm, asl.StatusRunning) {
+				_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+			}
 		}
 	}
 	// Give in-flight requests a moment, then cut what is left: a slow client

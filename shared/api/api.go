@@ -63,6 +63,13 @@ type Deps struct {
 	Clock     clock.Clock
 	NewID     func() string
 	Logger    *slog.Logger
+
+	// The node lifecycle's ports (lifecycle_ports.go). Without
+	// Decommissions a decommission answers 503; without Allocations the
+	// node has none.
+	Decommissions DecommissionStarter
+	Allocations   AllocationReader
+	Bundles       BundleConfig
 }
 
 type server struct {
@@ -77,6 +84,7 @@ type server struct {
 	clock     clock.Clock
 	newID     func() string
 	log       *slog.Logger
+	lifecycle lifecycleDeps
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -94,6 +102,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		clock:     deps.Clock,
 		newID:     deps.NewID,
 		log:       deps.Logger,
+		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
 	}
 	if s.clock == nil {
 		s.clock = clock.Real()

@@ -113,6 +113,10 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
 	h.enroll("node-x", "whatever")
+	for _, op := range []string{"retire", "reactivate", "remove", "bootstrap-bundle", "storage-cleanup"} {
+		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/"+op, nil)
+	}
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/decommission", map[string]any{"mode": "full"})
 
 	var mutating []string
 	for _, rt := range routeTable() {

@@ -104,6 +104,7 @@ type Store interface {
 	OnboardingWriter
 	TokenConsumer
 	AuditLog
+	LifecycleStore
 }
 
 var _ Store = (*store.Store)(nil)

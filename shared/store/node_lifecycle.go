@@ -105,3 +105,29 @@ func (s *Store) ListNodeTokenRefs(ctx context.Context, nodeID string) ([]string,
 	}
 	return out, nil
 }
+
+// NodeTokenHashes lists every token hash the node may still use: those
+// AddNodeTokenRef recorded (reissued bundles) and the current deploy token
+// of each onboarding of the node (a deploy revokes the one it supersedes).
+func (s *Store) NodeTokenHashes(ctx context.Context, node domain.Node) ([]string, error) {
+	hashes, err := s.ListNodeTokenRefs(ctx, node.ID)
+	if err != nil {
+		return nil, err
+	}
+	f := OnboardingFilter{SiteID: node.SiteID, Hostname: node.Hostname, Limit: MaxPageSize}
+	for {
+		page, err := s.ListOnboardings(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Items {
+			if o.NodeID == node.ID && o.EnrollmentTokenHash != "" {
+				hashes = append(hashes, o.EnrollmentTokenHash)
+			}
+		}
+		if page.NextCursor == "" {
+			return hashes, nil
+		}
+		f.Cursor = page.NextCursor
+	}
+}

@@ -71,12 +71,12 @@ type Stack struct {
 	// /_local/allocations on the API listener).
 	Allocations     *allocation.Local
 	decommissionARN string
-	closeOnce     sync.Once
-	closeErr      error
-	servers       []*http.Server
-	closers       []func() error
-	wg            sync.WaitGroup
-	logger        *slog.Logger
+	closeOnce       sync.Once
+	closeErr        error
+	servers         []*http.Server
+	closers         []func() error
+	wg              sync.WaitGroup
+	logger          *slog.Logger
 }
 
 // Start builds and starts the stack. The listeners are bound before Start

@@ -316,7 +316,9 @@ func TestNodeLifecycle(t *testing.T) {
 	// Reissue: the newest bundle's token works, every earlier one is revoked.
 	first := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
 	second := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
-	tok := func(r map[string]any) string { return r["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string) }
+	tok := func(r map[string]any) string {
+		return r["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string)
+	}
 	require.NotEqual(t, tok(first), tok(second))
 	status, body := e.enroll(nodeID, tok(first))
 	assert.Equal(t, http.StatusUnauthorized, status)

@@ -120,7 +120,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 
 // installationOutput reads curtin's install log from the current
 // installation set; none yet (MAAS answers that there is no current set,
-// which the client reports as NotFoundError) is empty output.
+// which the client reports as MAASNotFoundError) is empty output.
 func installationOutput(ctx context.Context, client MAAS, systemID string) (string, error) {
 	set, err := client.ScriptResults(ctx, systemID, maas.ScriptsInstallation)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/maasflow/maasflow/shared/allocation"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // The decommission activities' own errors. Like every activity error, the
@@ -96,13 +97,14 @@ func (e *ReimageStartError) Error() string {
 	return fmt.Sprintf("start onboarding %s: %s", e.OnboardingID, e.Message)
 }
 
-func (*ReimageStartError) activityError()            {}
-func (*AllocationUnavailableError) activityError()   {}
-func (*AllocationRefusedError) activityError()       {}
-func (*DrainFailedError) activityError()             {}
-func (*DrainTimeoutError) activityError()            {}
-func (*DecommissionClosedError) activityError()      {}
-func (*NodeNotDecommissionableError) activityError() {}
+// Classes of the types above.
+func (*AllocationUnavailableError) Class() domain.ErrorClass   { return domain.ErrorRetryable }
+func (*ReimageStartError) Class() domain.ErrorClass            { return domain.ErrorRetryable }
+func (*AllocationRefusedError) Class() domain.ErrorClass       { return domain.ErrorNeedsOperator }
+func (*DrainFailedError) Class() domain.ErrorClass             { return domain.ErrorNeedsOperator }
+func (*DrainTimeoutError) Class() domain.ErrorClass            { return domain.ErrorNeedsOperator }
+func (*DecommissionClosedError) Class() domain.ErrorClass      { return domain.ErrorTerminal }
+func (*NodeNotDecommissionableError) Class() domain.ErrorClass { return domain.ErrorTerminal }
 
 // Workflow codes the decommission state machine writes itself.
 const (
@@ -123,24 +125,6 @@ const (
 // machine writes itself.
 func DecommissionWorkflowCodes() []string {
 	return []string{CodeEraseFailed, CodeEraseHung, CodeReleaseFailed, CodeReimageOnboardingFailed}
-}
-
-// decommissionRoutes joins errorRoutes, the one table of where the state
-// machines route an error name.
-var decommissionRoutes = map[string]ErrorClass{
-	"AllocationUnavailableError":   ErrorRetryable,
-	"ReimageStartError":            ErrorRetryable,
-	"AllocationRefusedError":       ErrorManualIntervention,
-	"DrainFailedError":             ErrorManualIntervention,
-	"DrainTimeoutError":            ErrorManualIntervention,
-	"DecommissionClosedError":      ErrorFailed,
-	"NodeNotDecommissionableError": ErrorFailed,
-}
-
-func init() {
-	for name, class := range decommissionRoutes {
-		errorRoutes[name] = class
-	}
 }
 
 // allocationError turns the allocation service's errors into activity

@@ -159,7 +159,7 @@ func (c *dcall) finish(ctx context.Context, errp *error) {
 	*errp = err
 	name, class := errorName(err), classOf(err)
 	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
-	if class == ErrorRetryable {
+	if class == domain.ErrorRetryable {
 		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
 	} else {
 		c.log.ErrorContext(ctx, "activity failed", attrs...)
@@ -171,9 +171,9 @@ func (c *dcall) finish(ctx context.Context, errp *error) {
 	}
 	outcome := outcomeFailed
 	switch class {
-	case ErrorRetryable:
+	case domain.ErrorRetryable:
 		outcome = outcomeRetry
-	case ErrorManualIntervention:
+	case domain.ErrorNeedsOperator:
 		outcome = outcomeManual
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -284,6 +284,6 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 }
 
 func isStoreNotFound(err error) bool {
-	var nf *store.NotFoundError
+	var nf *store.ItemNotFoundError
 	return errors.As(err, &nf)
 }

@@ -46,7 +46,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 		return out, c.exit(ctx, "policy delete_on_full is off: the machine stays Ready in MAAS")
 	}
 	client, m, err := c.machine(ctx)
-	var nf *maas.NotFoundError
+	var nf *maas.MAASNotFoundError
 	switch {
 	case errors.As(err, &nf):
 		// Already gone (a retry after the delete, or an operator).

@@ -14,7 +14,7 @@ import (
 type FinishDecommissionInput struct {
 	DecommissionRef
 	Status string      `json:"status"`
-	Error  *CatchError `json:"error,omitempty"`
+	Error  *CatchResult `json:"error,omitempty"`
 }
 
 // FinishDecommissionOutput says what the decommission ended as.

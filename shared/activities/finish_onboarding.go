@@ -12,10 +12,11 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 )
 
-// CatchError is the {"Error","Cause"} object a Catch places in the state.
+// CatchResult is the {"Error","Cause"} object a Catch places in the state
+// (the caught error's name and cause; not itself a Go error).
 // For a Lambda error the Cause is the JSON text of aws-lambda-go's error
 // payload ({"errorMessage","errorType"}).
-type CatchError struct {
+type CatchResult struct {
 	Error string `json:"Error"`
 	Cause string `json:"Cause"`
 }
@@ -24,8 +25,8 @@ type CatchError struct {
 // caught error.
 type FinishOnboardingInput struct {
 	OnboardingRef
-	Status string      `json:"status"`
-	Error  *CatchError `json:"error,omitempty"`
+	Status string       `json:"status"`
+	Error  *CatchResult `json:"error,omitempty"`
 }
 
 // FinishOnboardingOutput says what the onboarding ended as.
@@ -148,7 +149,7 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 
 // failureFrom reads the caught error: the name as the code, and the
 // errorMessage of a Lambda error payload (or the raw cause) as the message.
-func failureFrom(e *CatchError, stage string) *domain.Failure {
+func failureFrom(e *CatchResult, stage string) *domain.Failure {
 	if e == nil || e.Error == "" {
 		return &domain.Failure{Code: "Unknown", Message: "the workflow ended without an error description", Stage: stage}
 	}

@@ -137,7 +137,7 @@ func correlationID(ob domain.Onboarding, ref OnboardingRef) string {
 
 // isNotFound reports a MAAS 404 (or a missing current script set).
 func isNotFound(err error) bool {
-	var nf *maas.NotFoundError
+	var nf *maas.MAASNotFoundError
 	return errors.As(err, &nf)
 }
 

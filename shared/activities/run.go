@@ -220,7 +220,7 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	*errp = err
 	name, class := errorName(err), classOf(err)
 	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
-	if class == ErrorRetryable {
+	if class == domain.ErrorRetryable {
 		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
 	} else {
 		c.log.ErrorContext(ctx, "activity failed", attrs...)
@@ -235,9 +235,9 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	}
 	outcome := outcomeFailed
 	switch class {
-	case ErrorRetryable:
+	case domain.ErrorRetryable:
 		outcome = outcomeRetry
-	case ErrorManualIntervention:
+	case domain.ErrorNeedsOperator:
 		outcome = outcomeManual
 	}
 	// Best effort: the error that ends the activity is the one to report.

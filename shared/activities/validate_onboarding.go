@@ -54,7 +54,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	}
 	sku, err := a.d.Store.GetSKU(ctx, c.ob.SKUID)
 	if err != nil {
-		var missing *store.NotFoundError
+		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
 			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.ob.SKUID)}
 		}
@@ -155,7 +155,7 @@ func (c *call) ensureNode(ctx context.Context) error {
 		}
 		if err := st.CreateNode(ctx, node); err != nil {
 			// A concurrent create for the host won: use its record.
-			var conflict *store.ConflictError
+			var conflict *store.ItemConflictError
 			if !errors.As(err, &conflict) {
 				return storeError("create node", err)
 			}

@@ -189,7 +189,7 @@ func (s *server) nodeFor(ctx context.Context, siteID, host, skuID string) (domai
 		}
 		// A concurrent request created it: read it back.
 	}
-	return domain.Node{}, &store.ConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
+	return domain.Node{}, &store.ItemConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
 }
 
 // closeUnstarted closes an onboarding whose workflow never started as
@@ -348,6 +348,6 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 }
 
 func isNotFound(err error) bool {
-	var nf *store.NotFoundError
+	var nf *store.ItemNotFoundError
 	return errors.As(err, &nf)
 }

@@ -117,7 +117,7 @@ func (s *Store) CreateDecommission(ctx context.Context, d domain.Decommission) e
 		codes, _ := txCodes(err)
 		switch {
 		case txFailed(codes, 0):
-			return &ConflictError{Kind: kindDecommission, ID: d.ID, Reason: "already exists"}
+			return &ItemConflictError{Kind: kindDecommission, ID: d.ID, Reason: "already exists"}
 		case txFailed(codes, 1):
 			holder, found, ferr := s.FindOpenDecommission(ctx, d.NodeID)
 			if ferr != nil {
@@ -143,7 +143,7 @@ func (s *Store) CreateDecommission(ctx context.Context, d domain.Decommission) e
 		}
 		return nil
 	}
-	return &ConflictError{Kind: kindDecommission, ID: d.ID, Reason: "node lock contended, gave up"}
+	return &ItemConflictError{Kind: kindDecommission, ID: d.ID, Reason: "node lock contended, gave up"}
 }
 
 // FindOpenDecommission returns the id of the node's open decommission;
@@ -151,7 +151,7 @@ func (s *Store) CreateDecommission(ctx context.Context, d domain.Decommission) e
 func (s *Store) FindOpenDecommission(ctx context.Context, nodeID string) (id string, found bool, err error) {
 	var lock decomLock
 	err = s.get(ctx, "open decommission", nodeID, decomLockKey(nodeID), &lock)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return "", false, nil
 	}
 	if err != nil {

@@ -63,7 +63,7 @@ func TestDecommissionRefusedWhileTheHostOnboards(t *testing.T) {
 	assert.Equal(t, "onboarding", open.Workflow)
 	assert.Equal(t, "o1", open.ID)
 	_, err = s.GetDecommission(ctx, "d1")
-	var nf *NotFoundError
+	var nf *ItemNotFoundError
 	require.ErrorAs(t, err, &nf, "nothing half-written")
 }
 

@@ -72,7 +72,7 @@ func TestRoCEAssignments(t *testing.T) {
 				{"no interface", "s1", []domain.RoCEAssignment{good, roce("gpu02", "", "10.2.0.3/31")}, new(*InvalidRecordError), "items[1].interface"},
 				{"colon in hostname", "s1", []domain.RoCEAssignment{roce("a:b", "x", "10.2.0.3/31"), good}, new(*InvalidRecordError), "items[0].hostname"},
 				{"duplicate row", "s1", []domain.RoCEAssignment{good, roce("GPU02", "ens1f0", "10.2.0.5/31")}, new(*InvalidRecordError), "items[1]"},
-				{"unknown site", "nope", []domain.RoCEAssignment{good}, new(*NotFoundError), ""},
+				{"unknown site", "nope", []domain.RoCEAssignment{good}, new(*ItemNotFoundError), ""},
 			}
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestRoCEAssignments(t *testing.T) {
 
 		t.Run("delete", func(t *testing.T) {
 			require.NoError(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"))
-			require.ErrorAs(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"), new(*NotFoundError))
+			require.ErrorAs(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"), new(*ItemNotFoundError))
 			got, err := s.ListRoCEAssignments(ctx, "s1", "gpu010")
 			require.NoError(t, err)
 			assert.Empty(t, got)
@@ -313,14 +313,14 @@ func TestEnrollmentTokens(t *testing.T) {
 		assert.True(t, expires.Equal(tok.ExpiresAt))
 		assert.Nil(t, tok.ConsumedAt)
 		_, err = s.GetEnrollmentToken(ctx, "nope")
-		require.ErrorAs(t, err, new(*NotFoundError))
+		require.ErrorAs(t, err, new(*ItemNotFoundError))
 	})
 
 	t.Run("put twice", func(t *testing.T) {
 		s, _, _ := newTestStore(t)
 		put(t, s, "h1", "n1")
 		err := s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: expires})
-		require.ErrorAs(t, err, new(*ConflictError))
+		require.ErrorAs(t, err, new(*ItemConflictError))
 		require.ErrorAs(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h2", NodeID: "n1"}), new(*InvalidRecordError))
 	})
 
@@ -350,7 +350,7 @@ func TestEnrollmentTokens(t *testing.T) {
 			require.NoError(t, s.RevokeEnrollmentToken(ctx, "nope", t0), "unknown: nothing to revoke")
 			require.NoError(t, s.RevokeEnrollmentToken(ctx, "", t0))
 			_, err = s.GetEnrollmentToken(ctx, "nope")
-			require.ErrorAs(t, err, new(*NotFoundError), "a revoke never creates a token")
+			require.ErrorAs(t, err, new(*ItemNotFoundError), "a revoke never creates a token")
 		})
 	})
 

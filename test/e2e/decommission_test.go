@@ -142,7 +142,7 @@ func TestFullDecommissionDrainsErasesDeletesAndRemoves(t *testing.T) {
 	n := e.node(nodeID)
 	assert.Equal(t, "removed", n["status"])
 	_, err := e.maasClient().Get(context.Background(), systemID)
-	var nf *maas.NotFoundError
+	var nf *maas.MAASNotFoundError
 	require.ErrorAs(t, err, &nf, "the machine is deleted from MAAS")
 
 	status, body := e.enroll(nodeID, old.Token)

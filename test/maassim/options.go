@@ -14,6 +14,12 @@ type Options struct {
 	// APIKey is the MAAS API key "consumer:token:secret" the simulator
 	// accepts; empty generates one (APIKey returns it).
 	APIKey string
+	// UserAPIKey is the key of a second MAAS user, "user", who is not an
+	// administrator (is_superuser false, maas-behaviour §13): it can read,
+	// create machines (which stay New) and allocate, deploy and release
+	// machines it may edit, and gets MAAS's empty 403 on every admin
+	// operation. Empty generates one (UserAPIKey returns it).
+	UserAPIKey string
 	// Clock drives every phase; nil means the wall clock.
 	Clock clock.Clock
 	// Durations are the simulated phase lengths; zero fields take defaults.

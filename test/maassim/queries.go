@@ -33,7 +33,7 @@ func (s *Simulator) version(*request) reply {
 
 func (s *Simulator) whoami(rq *request) reply {
 	return jsonReply(http.StatusOK, map[string]any{
-		"username": rq.user, "email": rq.user + "@example.com", "is_local": true, "is_superuser": true,
+		"username": rq.user, "email": rq.user + "@example.com", "is_local": true, "is_superuser": rq.user == adminUser,
 		"resource_uri": apiPrefix + "users/" + rq.user + "/",
 	})
 }

@@ -204,6 +204,10 @@ func TestStorageCleanupRetiresWithEraseEvidence(t *testing.T) {
 	assert.Equal(t, "quick", ev["mode"])
 	assert.Equal(t, "erased", ev["outcome"], ev)
 	assert.Equal(t, false, ev["fallback"])
+	results, _ := ev["script_results"].([]any)
+	require.Len(t, results, 1, "MAAS's release script results are kept")
+	assert.Equal(t, "wipe-disks", results[0].(map[string]any)["name"])
+	assert.Equal(t, "Passed", results[0].(map[string]any)["status"])
 	assert.Equal(t, "retired", e.node(nodeID)["status"])
 	m, err := e.maasClient().Get(context.Background(), systemID)
 	require.NoError(t, err)
@@ -351,4 +355,26 @@ func TestDecommissionRefusedWhileAnOnboardingIsOpen(t *testing.T) {
 	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/decommission", map[string]any{"mode": "sideways"}, http.StatusBadRequest)
 	page := e.admin("GET", "/api/v1/admin/decommissions?node_id="+nodeID, nil, http.StatusOK)
 	assert.Empty(t, page["items"], "nothing half-written")
+}
+
+func TestHungEraseIsAbortedAndReleasedWithoutErase(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(map[string]any{"release_fallback": true, "erase_timeout_seconds": 600}, nil)
+	nodeID, systemID := e.onboarded(f, "gpu-h1", "10.10.5.101", "52:54:00:00:5a:01", map[string]any{"erase_hangs": 1})
+
+	d := e.waitDecommission(e.decommission(nodeID, "full"))
+
+	require.Equal(t, "completed", d["status"], d)
+	ev := erase(d)
+	assert.Equal(t, "not_erased", ev["outcome"], ev)
+	assert.Equal(t, true, ev["fallback"])
+	assert.Contains(t, ev["fallback_reason"], "Disk erasing")
+	assert.Contains(t, ev["maas_events"], "Aborted disk erasing")
+	calls := e.simCalls()
+	assert.Equal(t, 1, callsWithOp(calls, "abort"), "the hung erase is aborted, not forced")
+	assert.Equal(t, 2, callsWithOp(calls, "release"))
+	_, err := e.maasClient().Get(context.Background(), systemID)
+	var nf *maas.MAASNotFoundError
+	require.ErrorAs(t, err, &nf, "full decommission deleted it")
 }

@@ -13,7 +13,7 @@ import (
 // the caught error.
 type FinishDecommissionInput struct {
 	DecommissionRef
-	Status string      `json:"status"`
+	Status string       `json:"status"`
 	Error  *CatchResult `json:"error,omitempty"`
 }
 

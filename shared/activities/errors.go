@@ -116,11 +116,11 @@ func (e *MachineStateUnsafeError) Error() string {
 
 // MachineWaitTimeoutError: a wait for a MAAS status ran past its bound.
 type MachineWaitTimeoutError struct {
-	SystemID      string `json:"system_id"`
-	Target        string `json:"target"`
-	Status        string `json:"status"`
-	WaitedSeconds int    `json:"waited_seconds"`
-	LimitSeconds  int    `json:"limit_seconds"`
+	SystemID      string     `json:"system_id"`
+	Target        PollTarget `json:"target"`
+	Status        string     `json:"status"`
+	WaitedSeconds int        `json:"waited_seconds"`
+	LimitSeconds  int        `json:"limit_seconds"`
 }
 
 func (e *MachineWaitTimeoutError) Error() string {
@@ -259,8 +259,8 @@ func (e *StaleAttemptError) Error() string {
 // OnboardingClosedError: the onboarding is no longer running (completed,
 // failed, cancelled or waiting for an operator).
 type OnboardingClosedError struct {
-	OnboardingID string `json:"onboarding_id"`
-	Status       string `json:"status"`
+	OnboardingID string                  `json:"onboarding_id"`
+	Status       domain.OnboardingStatus `json:"status"`
 }
 
 func (e *OnboardingClosedError) Error() string {
@@ -270,13 +270,17 @@ func (e *OnboardingClosedError) Error() string {
 // StageConflictError: the onboarding is in a stage this activity does not
 // move from (the conditional stage transition refused it).
 type StageConflictError struct {
-	Activity string   `json:"activity"`
-	Stage    string   `json:"stage"`
-	Expected []string `json:"expected"`
+	Activity string         `json:"activity"`
+	Stage    domain.Stage   `json:"stage"`
+	Expected []domain.Stage `json:"expected"`
 }
 
 func (e *StageConflictError) Error() string {
-	return fmt.Sprintf("%s cannot run from stage %q (expected one of %s)", e.Activity, e.Stage, strings.Join(e.Expected, ", "))
+	expected := make([]string, len(e.Expected))
+	for i, s := range e.Expected {
+		expected[i] = string(s)
+	}
+	return fmt.Sprintf("%s cannot run from stage %q (expected one of %s)", e.Activity, e.Stage, strings.Join(expected, ", "))
 }
 
 // InvalidInputError: the activity's input is malformed (a bug in the state

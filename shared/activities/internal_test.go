@@ -73,7 +73,7 @@ func TestPollWait(t *testing.T) {
 func TestPollOutcome(t *testing.T) {
 	ds := maas.Event{Type: "Node post-installation failure", Level: "ERROR", Description: "'cloudinit' metadata unreachable"}
 	tests := []struct {
-		target string
+		target PollTarget
 		status maas.Status
 		events []maas.Event
 		want   string

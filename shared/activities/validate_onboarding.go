@@ -85,7 +85,10 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 // startRunning moves a pending onboarding to running in stage validate, in
 // one conditional update; a running one in stage validate is a retry.
 func (c *call) startRunning(ctx context.Context) error {
-	prevStage, prevStatus := "", ""
+	var (
+		prevStage  domain.Stage
+		prevStatus domain.OnboardingStatus
+	)
 	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
@@ -94,7 +97,7 @@ func (c *call) startRunning(ctx context.Context) error {
 		case o.Status == domain.OnboardingPending && (o.Stage == "" || o.Stage == domain.StageValidate):
 		case o.Status == domain.OnboardingRunning && o.Stage == domain.StageValidate:
 		case o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning:
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []string{"", domain.StageValidate}}
+			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []domain.Stage{"", domain.StageValidate}}
 		default:
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
@@ -108,7 +111,7 @@ func (c *call) startRunning(ctx context.Context) error {
 	}
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
-		return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
+		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package enroll
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -74,7 +75,7 @@ func toolDir(t *testing.T) string {
 			requireTool(t, "%s is not on PATH (Debian: python3, coreutils)", tool)
 		}
 		if tool == "python3" {
-			out, err := exec.Command(path, "-c", "import sys; print(sys.executable)").Output()
+			out, err := exec.CommandContext(t.Context(), path, "-c", "import sys; print(sys.executable)").Output() //nolint:gosec // G204: the python3 found on PATH, by design
 			if err != nil {
 				requireTool(t, "python3 does not run: %v", err)
 			}
@@ -152,10 +153,10 @@ type node struct {
 func newNode(t *testing.T, orasStatus, installerStatus int) *node {
 	t.Helper()
 	n := &node{root: t.TempDir(), tools: toolDir(t)}
-	require.NoError(t, os.MkdirAll(filepath.Join(n.root, "tmp"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(n.root, "tmp"), 0o750))
 	pkg := filepath.Join(n.root, "registry", "install-node-agent.sh")
-	require.NoError(t, os.MkdirAll(filepath.Dir(pkg), 0o755))
-	require.NoError(t, os.WriteFile(pkg, []byte(installerScript(installerStatus)), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(pkg), 0o750))
+	require.NoError(t, os.WriteFile(pkg, []byte(installerScript(installerStatus)), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
 	// The stub oras copies the package into --output, never touching a network.
 	oras := fmt.Sprintf(`#!/bin/sh
 printf '%%s\n' "$@" >"$MAASFLOW_FIRSTBOOT_ROOT/oras.args"
@@ -163,7 +164,7 @@ printf '%%s\n' "$@" >"$MAASFLOW_FIRSTBOOT_ROOT/oras.args"
 cp %q "$3/install-node-agent.sh"
 exit %d
 `, pkg, orasStatus)
-	require.NoError(t, os.WriteFile(filepath.Join(n.tools, "oras"), []byte(oras), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(n.tools, "oras"), []byte(oras), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
 	return n
 }
 
@@ -210,14 +211,14 @@ func (n *node) boot(t *testing.T, userData []byte, rewriteBundle func(map[string
 		}
 		mode, err := strconv.ParseUint(f.Permissions, 8, 32)
 		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(n.path(f.Path)), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Dir(n.path(f.Path)), 0o750))
 		require.NoError(t, os.WriteFile(n.path(f.Path), content, fs.FileMode(mode)))
 		require.NoError(t, os.Chmod(n.path(f.Path), fs.FileMode(mode)))
 	}
 	results := make([]stepResult, 0, len(cc.RunCmd))
 	for _, argv := range cc.RunCmd {
 		require.NotEmpty(t, argv)
-		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...) //nolint:gosec // G204: running the rendered runcmd entries is what this test is for
 		cmd.Dir = n.root
 		cmd.Env = n.env()
 		var stdout, stderr strings.Builder
@@ -288,8 +289,9 @@ func TestFirstBootSucceeds(t *testing.T) {
 			n := newNode(t, 0, 0)
 			if mode == PullPreloaded {
 				// The site bootstrap placed the package already.
-				require.NoError(t, os.MkdirAll(n.path(DefaultInstallRoot), 0o755))
-				require.NoError(t, os.WriteFile(n.path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(installerScript(0)), 0o755))
+				require.NoError(t, os.MkdirAll(n.path(DefaultInstallRoot), 0o750))
+				//nolint:gosec // G306: the preloaded installer must be executable; it lives in t.TempDir
+				require.NoError(t, os.WriteFile(n.path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(installerScript(0)), 0o700))
 			}
 			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode)
 
@@ -455,7 +457,8 @@ func TestFirstBootNodeFailures(t *testing.T) {
 // closedURL is an http URL on 127.0.0.1 where nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())

@@ -56,7 +56,7 @@ func onboardingItem(o domain.Onboarding) (map[string]types.AttributeValue, error
 	sk := timeKey(o.CreatedAt) + "#" + o.ID
 	return marshalItem(o, onboardingKey(o.ID), kindOnboarding, map[string]string{
 		AttrGSI1PK: gsiAllOnboardings, AttrGSI1SK: sk,
-		AttrGSI2PK: gsiOnbStatus + o.Status, AttrGSI2SK: sk,
+		AttrGSI2PK: gsiOnbStatus + string(o.Status), AttrGSI2SK: sk,
 		AttrGSI3PK: gsiOnbSite + o.SiteID, AttrGSI3SK: sk,
 		AttrGSI4PK: gsiOnbHost + hostKey(o.Hostname), AttrGSI4SK: sk,
 	})
@@ -229,7 +229,7 @@ func indexFor(f OnboardingFilter) onboardingIndex {
 	case f.SiteID != "":
 		return onboardingIndex{IndexGSI3, AttrGSI3PK, AttrGSI3SK, gsiOnbSite + f.SiteID}
 	case f.Status != "":
-		return onboardingIndex{IndexGSI2, AttrGSI2PK, AttrGSI2SK, gsiOnbStatus + f.Status}
+		return onboardingIndex{IndexGSI2, AttrGSI2PK, AttrGSI2SK, gsiOnbStatus + string(f.Status)}
 	default:
 		return onboardingIndex{IndexGSI1, AttrGSI1PK, AttrGSI1SK, gsiAllOnboardings}
 	}
@@ -245,7 +245,7 @@ func (f OnboardingFilter) matches(o domain.Onboarding) bool {
 // filtered reports whether some filter is applied after the Query.
 func (f OnboardingFilter) filtered() bool {
 	n := 0
-	for _, v := range []string{f.Status, f.SiteID, f.Hostname} {
+	for _, v := range []string{string(f.Status), f.SiteID, f.Hostname} {
 		if v != "" {
 			n++
 		}

@@ -97,7 +97,7 @@ func TestUpdateOnboardingMovesTheHostLock(t *testing.T) {
 	s, clk, _ := newTestStore(t)
 	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
 
-	setStatus := func(st string) Mutator[domain.Onboarding] {
+	setStatus := func(st domain.OnboardingStatus) Mutator[domain.Onboarding] {
 		return func(o *domain.Onboarding) error { o.Status = st; return nil }
 	}
 
@@ -258,7 +258,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 func seedOnboardings(t *testing.T, s *Store, n int) []domain.Onboarding {
 	t.Helper()
 	ctx := context.Background()
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
 	var all []domain.Onboarding
 	for i := range n {
 		o := onboarding(fmt.Sprintf("o%03d", i), fmt.Sprintf("s%d", i%2), fmt.Sprintf("gpu%02d", i%7))

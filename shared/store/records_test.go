@@ -151,8 +151,8 @@ func TestTimeline(t *testing.T) {
 		ctx := context.Background()
 		s, clk := mk(t)
 
-		stage := func(kind, st, outcome string) domain.OnboardingEvent {
-			return domain.OnboardingEvent{OnboardingID: "o1", Attempt: 1, Kind: kind, Stage: st, Outcome: outcome}
+		stage := func(kind domain.TimelineKind, st domain.Stage, outcome string) domain.TimelineEntry {
+			return domain.TimelineEntry{OnboardingID: "o1", Attempt: 1, Kind: kind, Stage: st, Outcome: outcome}
 		}
 		// Same instant (fake clock): write order is kept.
 		require.NoError(t, s.AppendOnboardingEvents(ctx,
@@ -160,7 +160,7 @@ func TestTimeline(t *testing.T) {
 			stage(domain.TimelineStageExited, domain.StageDiscover, "ok"),
 			stage(domain.TimelineStageEntered, domain.StageCommission, "")))
 
-		maasEvents := []domain.OnboardingEvent{
+		maasEvents := []domain.TimelineEntry{
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 101, Time: t0.Add(30 * time.Second), Detail: "Commissioning"},
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 100, Time: t0.Add(10 * time.Second), Detail: "Powering on"},
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 102, Time: t0.Add(30 * time.Second), Detail: "Ready"},
@@ -193,7 +193,7 @@ func TestTimeline(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, other)
 
-		require.ErrorAs(t, s.AppendOnboardingEvents(ctx, domain.OnboardingEvent{Kind: "note"}), new(*InvalidRecordError))
+		require.ErrorAs(t, s.AppendOnboardingEvents(ctx, domain.TimelineEntry{Kind: "note"}), new(*InvalidRecordError))
 	})
 }
 
@@ -204,8 +204,8 @@ func TestTimelineConcurrentWriters(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			assert.NoError(t, s.AppendOnboardingEvents(ctx,
-				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineNote, Detail: fmt.Sprint(i)},
-				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: int64(1 + i%5), Time: t0}))
+				domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineNote, Detail: fmt.Sprint(i)},
+				domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: int64(1 + i%5), Time: t0}))
 		})
 	}
 	wg.Wait()

@@ -18,7 +18,7 @@ import (
 // SiteID and Hostname picks the index; the others filter. Limit defaults to
 // 50 (max 200). Cursor is the opaque NextCursor of the previous page.
 type OnboardingFilter struct {
-	Status   string
+	Status   domain.OnboardingStatus
 	SiteID   string
 	Hostname string
 	Limit    int

@@ -3,6 +3,7 @@ package maassim
 import (
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -38,7 +39,8 @@ func TestBehaviourCitationsResolve(t *testing.T) {
 	require.Len(t, quirks, 15, "§14.1 … §14.15")
 
 	cited := map[string][]string{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	repo := os.DirFS(root)
+	err = fs.WalkDir(repo, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -49,18 +51,17 @@ func TestBehaviourCitationsResolve(t *testing.T) {
 			}
 			return nil
 		}
-		switch filepath.Ext(path) {
+		switch path.Ext(rel) {
 		case ".go", ".md", ".json":
 		default:
 			return nil
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
 		if rel == behaviourDoc {
 			return nil
+		}
+		raw, err := fs.ReadFile(repo, rel)
+		if err != nil {
+			return err
 		}
 		text := commentBreak.ReplaceAllString(string(raw), " ")
 		for _, m := range citationPattern.FindAllStringSubmatch(text, -1) {

@@ -53,6 +53,7 @@ type Simulator struct {
 	errorRate  float64
 	slowRate   float64
 	slowDelay  time.Duration
+	skew       time.Duration
 
 	apiKey      string
 	userAPIKey  string
@@ -81,14 +82,17 @@ type Simulator struct {
 	closeOnce sync.Once
 }
 
-// network is the fixed minimal network every machine lives on.
+// network is the fixed minimal network every machine lives on. subnet is
+// the PXE subnet; extra holds the further subnets of the same VLAN
+// (Options.SecondSubnet).
 type network struct {
 	fabric *fabric
 	vlan   *vlan
 	subnet *subnet
+	extra  []*subnet
 }
 
-func newNetwork() network {
+func newNetwork(secondSubnet bool) network {
 	f := &fabric{id: 0, name: "fabric-0"}
 	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
 	sn := &subnet{
@@ -96,7 +100,15 @@ func newNetwork() network {
 		gateway: netip.MustParseAddr("10.20.0.1"), vlan: v,
 		dynamicLow: netip.MustParseAddr("10.20.0.200"), dynamicHi: netip.MustParseAddr("10.20.0.250"),
 	}
-	return network{fabric: f, vlan: v, subnet: sn}
+	n := network{fabric: f, vlan: v, subnet: sn}
+	if secondSubnet {
+		n.extra = append(n.extra, &subnet{
+			id: 2, name: "10.21.0.0/24", cidr: netip.MustParsePrefix("10.21.0.0/24"),
+			gateway: netip.MustParseAddr("10.21.0.1"), vlan: v,
+			dynamicLow: netip.MustParseAddr("10.21.0.200"), dynamicHi: netip.MustParseAddr("10.21.0.250"),
+		})
+	}
+	return n
 }
 
 // New returns a running Simulator; Close stops it.
@@ -124,10 +136,10 @@ func New(o Options) *Simulator {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Simulator{
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
-		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay,
+		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
 		apiKey: key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
-		net:         newNetwork(), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		net:         newNetwork(o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)

@@ -61,8 +61,8 @@ func TestJournalReplaysEverything(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, s.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
 	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: t0.Add(time.Hour)}))
 	_, err = s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 	require.NoError(t, err)

@@ -16,10 +16,10 @@ type CheckReimageInput struct {
 
 // CheckReimageOutput is the onboarding's status and the loop's outcome.
 type CheckReimageOutput struct {
-	OnboardingStatus string `json:"onboarding_status"`
-	Outcome          string `json:"outcome"`
-	Reason           string `json:"reason"`
-	Poll             Poll   `json:"poll"`
+	OnboardingStatus domain.OnboardingStatus `json:"onboarding_status"`
+	Outcome          string                  `json:"outcome"`
+	Reason           string                  `json:"reason"`
+	Poll             Poll                    `json:"poll"`
 }
 
 // CheckReimage reads the reimage's onboarding: completed is done (the node
@@ -54,7 +54,7 @@ func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (ou
 		out.Outcome, out.Reason = OutcomeDone, "onboarding "+ob.ID+" completed"
 		return out, c.exit(ctx, out.Reason+": node active again")
 	case domain.OnboardingPending, domain.OnboardingRunning:
-		out.Outcome, out.Reason = OutcomeInProgress, "onboarding "+ob.ID+" at stage "+ob.Stage
+		out.Outcome, out.Reason = OutcomeInProgress, "onboarding "+ob.ID+" at stage "+string(ob.Stage)
 		out.Poll.WaitSeconds = pollWait(in.Poll.Count)
 		return out, nil
 	}

@@ -42,7 +42,7 @@ func (r DecommissionRef) validate() error {
 type dcall struct {
 	a        *Activities
 	activity string
-	stage    string
+	stage    domain.DecommissionStage
 	ref      DecommissionRef
 	d        domain.Decommission
 	log      *slog.Logger
@@ -50,9 +50,9 @@ type dcall struct {
 
 // beginDecom reads the decommission and fences the execution: a closed
 // record or another attempt → DecommissionClosedError, nothing written.
-func (a *Activities) beginDecom(ctx context.Context, activity, stage string, ref DecommissionRef) (*dcall, error) {
+func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
 	c := &dcall{a: a, activity: activity, stage: stage, ref: ref, log: a.d.Logger.With(
-		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, stage),
+		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
 		slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
 		slog.String(logfield.SiteID, ref.SiteID), slog.String(logfield.CorrelationID, ref.CorrelationID))}
 	if err := ref.validate(); err != nil {
@@ -67,7 +67,7 @@ func (a *Activities) beginDecom(ctx context.Context, activity, stage string, ref
 	}
 	c.d = d
 	if d.Attempt != ref.Attempt {
-		return c, &DecommissionClosedError{DecommissionID: d.ID, Status: d.Status, Attempt: ref.Attempt, Current: d.Attempt}
+		return c, &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: ref.Attempt, Current: d.Attempt}
 	}
 	return c, nil
 }
@@ -75,7 +75,7 @@ func (a *Activities) beginDecom(ctx context.Context, activity, stage string, ref
 // requireRunning refuses a decommission that is not running.
 func (c *dcall) requireRunning() error {
 	if c.d.Status != domain.OnboardingRunning {
-		return &DecommissionClosedError{DecommissionID: c.d.ID, Status: c.d.Status, Attempt: c.ref.Attempt, Current: c.d.Attempt}
+		return &DecommissionClosedError{DecommissionID: c.d.ID, Status: string(c.d.Status), Attempt: c.ref.Attempt, Current: c.d.Attempt}
 	}
 	return nil
 }
@@ -83,10 +83,10 @@ func (c *dcall) requireRunning() error {
 // update changes the running decommission of this attempt and, when the
 // stage changes, records the entry on the timeline.
 func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
-	prev := ""
+	var prev domain.DecommissionStage
 	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if d.Attempt != c.ref.Attempt || d.Status != domain.OnboardingRunning {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: d.Status, Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		prev = d.Stage
 		d.Stage = c.stage
@@ -100,8 +100,8 @@ func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) er
 	}
 	c.d = updated
 	if prev != c.stage {
-		c.log.InfoContext(ctx, "stage entered", slog.String("from", prev))
-		return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prev)})
+		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
+		return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev)})
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func (c *dcall) eventDetail() events.DecommissionDetail {
 	return events.DecommissionDetail{
 		SiteID: c.d.SiteID, DecommissionID: c.d.ID, NodeID: c.d.NodeID, MAASSystemID: c.d.MAASSystemID,
 		Hostname: c.d.Hostname, Mode: c.d.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
-		Status: c.d.Status, Stage: c.d.Stage, OccurredAt: c.a.d.Clock.Now().UTC(),
+		Status: string(c.d.Status), Stage: string(c.d.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
 	}
 }
 
@@ -286,4 +286,11 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 func isStoreNotFound(err error) bool {
 	var nf *store.ItemNotFoundError
 	return errors.As(err, &nf)
+}
+
+func decomStageOrStart(s domain.DecommissionStage) string {
+	if s == "" {
+		return "start"
+	}
+	return string(s)
 }

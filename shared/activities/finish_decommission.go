@@ -13,17 +13,17 @@ import (
 // the caught error.
 type FinishDecommissionInput struct {
 	DecommissionRef
-	Status string       `json:"status"`
-	Error  *CatchResult `json:"error,omitempty"`
+	Status domain.OnboardingStatus `json:"status"`
+	Error  *CatchResult            `json:"error,omitempty"`
 }
 
 // FinishDecommissionOutput says what the decommission ended as.
 type FinishDecommissionOutput struct {
-	Status     string `json:"status"`
-	NodeStatus string `json:"node_status"`
+	Status     domain.OnboardingStatus `json:"status"`
+	NodeStatus string                  `json:"node_status"`
 }
 
-var decomDetailTypes = map[string]string{
+var decomDetailTypes = map[domain.OnboardingStatus]string{
 	domain.OnboardingCompleted:          events.DecommissionCompleted,
 	domain.OnboardingFailed:             events.DecommissionFailed,
 	domain.OnboardingManualIntervention: events.DecommissionManualInterventionRequired,
@@ -55,7 +55,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	c.stage = c.d.Stage
 	if c.d.Status != in.Status {
 		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", c.d.Status))
+			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
 			return FinishDecommissionOutput{Status: c.d.Status}, nil
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
@@ -82,7 +82,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 }
 
 // settleNode moves the node to where the outcome leaves it.
-func (c *dcall) settleNode(ctx context.Context, status string) error {
+func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) error {
 	st := c.a.d.Store
 	node, err := st.GetNode(ctx, c.d.NodeID)
 	if err != nil {
@@ -117,19 +117,19 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, c.d.Stage)
+		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
 	}
 	prevStage := c.d.Stage
 	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if d.Attempt != c.ref.Attempt || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: d.Status, Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status
 		if in.Status == domain.OnboardingCompleted {
 			d.Stage, d.Error = domain.DecomStageFinish, nil
 		} else {
 			f := *failure
-			f.Stage = d.Stage
+			f.Stage = domain.Stage(d.Stage)
 			d.Error = &f
 		}
 		if in.Status != domain.OnboardingManualIntervention {
@@ -142,12 +142,12 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	}
 	c.d = updated
 	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "decommission finished", slog.String("status", in.Status))
+	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
 	if in.Status == domain.OnboardingCompleted {
 		return c.timeline(ctx,
-			domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage)},
+			domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prevStage)},
 			domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + c.d.Erase.Outcome})
 	}
 	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish",
-		Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, stageOrStart(prevStage), failure.Code, failure.Message)})
+		Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prevStage), failure.Code, failure.Message)})
 }

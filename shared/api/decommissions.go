@@ -169,7 +169,7 @@ func (s *server) closeUnstartedDecommission(rq *request, id string) {
 	now := s.clock.Now().UTC()
 	if _, err := s.store.UpdateDecommission(ctx, id, func(d *domain.Decommission) error {
 		d.Status = domain.OnboardingFailed
-		d.Error = &domain.Failure{Code: startFailure, Message: "the decommission workflow could not be started", Stage: d.Stage}
+		d.Error = &domain.Failure{Code: startFailure, Message: "the decommission workflow could not be started", Stage: domain.Stage(d.Stage)}
 		d.CompletedAt = &now
 		return nil
 	}); err != nil {
@@ -196,7 +196,7 @@ func (s *server) getDecommission(rq *request) (int, any, error) {
 	slices.SortStableFunc(rows, func(a, b domain.DecommissionEvent) int { return a.Time.Compare(b.Time) })
 	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows))}
 	for _, ev := range rows {
-		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: ev.Kind, Stage: ev.Stage,
+		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage),
 			Outcome: ev.Outcome, Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID})
 	}
 	return http.StatusOK, out, nil

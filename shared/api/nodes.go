@@ -74,7 +74,7 @@ func (s *server) getNode(rq *request) (int, any, error) {
 	d := nodeDetail{Node: n}
 	if n.OnboardingID != "" {
 		if o, err := s.store.GetOnboarding(ctx, n.OnboardingID); err == nil {
-			d.LastOnboarding = &workflowRef{ID: o.ID, Status: o.Status, Stage: o.Stage}
+			d.LastOnboarding = &workflowRef{ID: o.ID, Status: string(o.Status), Stage: string(o.Stage)}
 		} else if !isNotFound(err) {
 			return 0, nil, err
 		}
@@ -85,7 +85,7 @@ func (s *server) getNode(rq *request) (int, any, error) {
 	}
 	if len(page.Items) > 0 {
 		x := page.Items[0]
-		d.LastDecommission = &workflowRef{ID: x.ID, Status: x.Status, Stage: x.Stage, Mode: x.Mode}
+		d.LastDecommission = &workflowRef{ID: x.ID, Status: string(x.Status), Stage: string(x.Stage), Mode: x.Mode}
 	}
 	if d.Allocations, err = s.allocationsOf(ctx, n.ID); err != nil {
 		return 0, nil, err

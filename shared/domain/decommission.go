@@ -20,16 +20,20 @@ func DecommissionModes() []string {
 	return []string{DecommissionReimage, DecommissionFull, DecommissionStorageCleanup}
 }
 
-// Decommission stages. The ASL (statemachines/decommission.asl.json) orders
-// them; the record says which one the run is in.
+// DecommissionStage is where a decommission is. The ASL
+// (statemachines/decommission.asl.json) orders the stages; the record says
+// which one the run is in.
+type DecommissionStage string
+
+// Decommission stages.
 const (
-	DecomStageStart    = "start"
-	DecomStageDrain    = "drain"
-	DecomStageRelease  = "release"
-	DecomStageFallback = "release_fallback"
-	DecomStageDelete   = "delete"
-	DecomStageReimage  = "reimage"
-	DecomStageFinish   = "finish"
+	DecomStageStart    DecommissionStage = "start"
+	DecomStageDrain    DecommissionStage = "drain"
+	DecomStageRelease  DecommissionStage = "release"
+	DecomStageFallback DecommissionStage = "release_fallback"
+	DecomStageDelete   DecommissionStage = "delete"
+	DecomStageReimage  DecommissionStage = "reimage"
+	DecomStageFinish   DecommissionStage = "finish"
 )
 
 // Erase modes a policy can ask of MAAS's release (maas-behaviour §8):
@@ -92,16 +96,16 @@ type EraseScriptResult struct {
 // §7 node_decommissions). Its statuses are the onboarding statuses; an
 // open one (pending, running, manual_intervention) holds the node.
 type Decommission struct {
-	ID           string `json:"id" dynamodbav:"id"`
-	NodeID       string `json:"node_id" dynamodbav:"node_id"`
-	SiteID       string `json:"site_id" dynamodbav:"site_id"`
-	Hostname     string `json:"hostname" dynamodbav:"hostname"`
-	Mode         string `json:"mode" dynamodbav:"mode"`
-	Reason       string `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
-	Status       string `json:"status" dynamodbav:"status"`
-	Stage        string `json:"stage" dynamodbav:"stage"`
-	Attempt      int    `json:"attempt" dynamodbav:"attempt"`
-	MAASSystemID string `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	ID           string            `json:"id" dynamodbav:"id"`
+	NodeID       string            `json:"node_id" dynamodbav:"node_id"`
+	SiteID       string            `json:"site_id" dynamodbav:"site_id"`
+	Hostname     string            `json:"hostname" dynamodbav:"hostname"`
+	Mode         string            `json:"mode" dynamodbav:"mode"`
+	Reason       string            `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	Status       OnboardingStatus  `json:"status" dynamodbav:"status"`
+	Stage        DecommissionStage `json:"stage" dynamodbav:"stage"`
+	Attempt      int               `json:"attempt" dynamodbav:"attempt"`
+	MAASSystemID string            `json:"maas_system_id" dynamodbav:"maas_system_id"`
 	// OnboardingID links the onboarding a reimage started.
 	OnboardingID string `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
 	// NodeStatusBefore is the node's status when the decommission began,
@@ -124,16 +128,16 @@ type Decommission struct {
 // DecommissionEvent is one row of a decommission's timeline (seed 001 §7
 // node_decommission_events): a workflow step, a decision or a MAAS event.
 type DecommissionEvent struct {
-	DecommissionID string    `json:"decommission_id" dynamodbav:"decommission_id"`
-	Seq            string    `json:"seq" dynamodbav:"seq"`
-	Time           time.Time `json:"time" dynamodbav:"time"`
-	Attempt        int       `json:"attempt" dynamodbav:"attempt"`
-	Kind           string    `json:"kind" dynamodbav:"kind"`
-	Stage          string    `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
-	Outcome        string    `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
-	Detail         string    `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
-	Source         string    `json:"source,omitempty" dynamodbav:"source,omitempty"`
-	MAASEventID    int64     `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
+	DecommissionID string            `json:"decommission_id" dynamodbav:"decommission_id"`
+	Seq            string            `json:"seq" dynamodbav:"seq"`
+	Time           time.Time         `json:"time" dynamodbav:"time"`
+	Attempt        int               `json:"attempt" dynamodbav:"attempt"`
+	Kind           TimelineKind      `json:"kind" dynamodbav:"kind"`
+	Stage          DecommissionStage `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	Outcome        string            `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
+	Detail         string            `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
+	Source         string            `json:"source,omitempty" dynamodbav:"source,omitempty"`
+	MAASEventID    int64             `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
 }
 
 // NodeDecommissioning marks a node a decommission holds: unschedulable

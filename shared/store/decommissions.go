@@ -68,7 +68,7 @@ func decommissionItem(d domain.Decommission) (map[string]types.AttributeValue, e
 	sk := timeKey(d.CreatedAt) + "#" + d.ID
 	return marshalItem(d, decommissionKey(d.ID), kindDecommission, map[string]string{
 		AttrGSI1PK: gsiAllDecoms, AttrGSI1SK: sk,
-		AttrGSI2PK: gsiDecomStatus + d.Status, AttrGSI2SK: sk,
+		AttrGSI2PK: gsiDecomStatus + string(d.Status), AttrGSI2SK: sk,
 		AttrGSI3PK: gsiDecomSite + d.SiteID, AttrGSI3SK: sk,
 		AttrGSI4PK: gsiDecomNode + d.NodeID, AttrGSI4SK: sk,
 	})
@@ -245,7 +245,7 @@ func (s *Store) ListDecommissions(ctx context.Context, f DecommissionFilter) (De
 		ix = onboardingIndex{IndexGSI1, AttrGSI1PK, AttrGSI1SK, gsiAllDecoms}
 	}
 	items, next, err := listIndexPage(ctx, s, kindDecommission, ix, f.Limit, f.Cursor, func(d domain.Decommission) bool {
-		return (f.Status == "" || d.Status == f.Status) && (f.SiteID == "" || d.SiteID == f.SiteID) &&
+		return (f.Status == "" || string(d.Status) == f.Status) && (f.SiteID == "" || d.SiteID == f.SiteID) &&
 			(f.NodeID == "" || d.NodeID == f.NodeID)
 	})
 	return DecommissionPage{Items: items, NextCursor: next}, err

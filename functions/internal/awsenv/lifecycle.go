@@ -11,31 +11,23 @@ import (
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
+	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/workflow"
-)
-
-// The decommission paths' environment. The allocation service's bearer
-// token lives in Secrets Manager under the secret the last variable names;
-// only its name is in the environment.
-const (
-	EnvDecommissionStateMachine = "MAASFLOW_DECOMMISSION_STATE_MACHINE_ARN"
-	EnvAllocationServiceURL     = "MAASFLOW_ALLOCATION_SERVICE_URL"
-	EnvAllocationTokenSecret    = "MAASFLOW_ALLOCATION_SERVICE_TOKEN_SECRET"
 )
 
 // allocationService is the HTTP adapter to Provisioning.Allocation, or
 // nil when the deployment names none (every drain then stops for an
 // operator, and a node has no allocations to check).
 func allocationService(getter *secrets.SecretsManager) (*allocation.HTTP, error) {
-	base, ok := os.LookupEnv(EnvAllocationServiceURL)
+	base, ok := os.LookupEnv(config.EnvAllocationServiceURL)
 	if !ok || strings.TrimSpace(base) == "" {
 		return nil, nil
 	}
-	secretName := os.Getenv(EnvAllocationTokenSecret)
+	secretName := os.Getenv(config.EnvAllocationTokenSecret)
 	token := func(ctx context.Context) (string, error) {
 		if secretName == "" {
-			return "", fmt.Errorf("%s is not set", EnvAllocationTokenSecret)
+			return "", fmt.Errorf("%s is not set", config.EnvAllocationTokenSecret)
 		}
 		b, err := getter.Get(ctx, secretName)
 		return strings.TrimSpace(string(b)), err
@@ -66,7 +58,7 @@ func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.De
 	if svc != nil {
 		d.Allocations = svc
 	}
-	if arn := os.Getenv(EnvDecommissionStateMachine); arn != "" {
+	if arn := os.Getenv(config.EnvDecommissionStateMachine); arn != "" {
 		d.Decommissions = workflow.NewStepFunctionsDecommissions(sfnClient, arn)
 	}
 	return d, nil

@@ -117,6 +117,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/"+op, nil)
 	}
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/decommission", map[string]any{"mode": "full"})
+	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 
 	var mutating []string
 	for _, rt := range routeTable() {

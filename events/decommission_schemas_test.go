@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,22 +46,22 @@ func TestDecommissionSchemas(t *testing.T) {
 				d := decomDetail(dt)
 				delete(d, field)
 				raw, _ := json.Marshal(d)
-				assert.Error(t, Validate(dt, raw), "without %s", field)
+				require.Error(t, Validate(dt, raw), "without %s", field)
 			}
 			d := decomDetail(dt)
 			d["mode"] = "sideways"
 			raw, _ = json.Marshal(d)
-			assert.Error(t, Validate(dt, raw), "unknown mode")
+			require.Error(t, Validate(dt, raw), "unknown mode")
 			d = decomDetail(dt)
 			d["token"] = "s3cret"
 			raw, _ = json.Marshal(d)
-			assert.Error(t, Validate(dt, raw), "no secret can ride along")
+			require.Error(t, Validate(dt, raw), "no secret can ride along")
 		})
 	}
 	raw, _ := json.Marshal(decomDetail(decomFailed))
-	assert.Error(t, Validate(decomCompleted, raw), "error only on failed and manual intervention")
+	require.Error(t, Validate(decomCompleted, raw), "error only on failed and manual intervention")
 	d := decomDetail(decomFailed)
 	delete(d, "error")
 	raw, _ = json.Marshal(d)
-	assert.Error(t, Validate(decomFailed, raw), "a failure says why")
+	require.Error(t, Validate(decomFailed, raw), "a failure says why")
 }

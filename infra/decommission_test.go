@@ -27,6 +27,7 @@ func hasDecommission(t *testing.T, root string) bool {
 }
 
 func stateMachines(t *testing.T, root string) int {
+	t.Helper()
 	if hasDecommission(t, root) {
 		return 2
 	}
@@ -70,6 +71,7 @@ func apiStartable(t *testing.T, cfn *cfnTemplate, root, onboardingID string) []s
 }
 
 func checkDecommissionStack(t *testing.T, cfn *cfnTemplate, root string, fns []string) {
+	t.Helper()
 	if !hasDecommission(t, root) {
 		t.Skip("the onboarding-only fixture has no decommission state machine")
 	}

@@ -24,7 +24,7 @@ const (
 	// Provisioning.Allocation: its base URL and the Secrets Manager secret
 	// (maasflow/allocation-service/…) with its bearer token.
 	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
-	ctxAllocationSecretName = "maasflow:allocationSecretName"
+	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
 )
 
 // envAssetDir overrides where the function bootstraps are read from

@@ -32,6 +32,7 @@ func loadDecomASL(t *testing.T) (raw []byte, states map[string]aslState) {
 // prefixed, so that the error routes are checked against everything the
 // ASL says.
 func everyASLState(t *testing.T) map[string]aslState {
+	t.Helper()
 	_, states := loadASL(t)
 	_, decom := loadDecomASL(t)
 	out := make(map[string]aslState, len(states)+len(decom))

@@ -2,7 +2,6 @@ package activities_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -211,6 +210,6 @@ func TestDrainAllocations(t *testing.T) {
 	start := e.clk.Now().UTC().Add(-31 * time.Minute).Format(time.RFC3339Nano)
 	_, err = e.a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: e.ref, Poll: activities.Poll{StartedAt: start, Count: 9}})
 	var timeout *activities.DrainTimeoutError
-	require.True(t, errors.As(err, &timeout), "%v", err)
+	require.ErrorAs(t, err, &timeout)
 	assert.Equal(t, []string{"a2"}, timeout.Pending)
 }

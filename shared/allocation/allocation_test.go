@@ -3,7 +3,6 @@ package allocation
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,14 +47,12 @@ func TestLocalControlAPI(t *testing.T) {
 	srv := httptest.NewServer(l.Control())
 	defer srv.Close()
 
-	resp, err := http.Post(srv.URL+"/_local/allocations", "application/json",
-		strings.NewReader(`{"node_id":"n1","allocation_id":"a1","state":"active"}`))
+	resp, err := send(t, http.MethodPost, srv.URL+"/_local/allocations", `{"node_id":"n1","allocation_id":"a1","state":"active"}`)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusCreated, resp.StatusCode)
 
-	resp, err = http.Post(srv.URL+"/_local/allocations", "application/json",
-		strings.NewReader(`{"node_id":"n1","allocation_id":"a1","state":"gone"}`))
+	resp, err = send(t, http.MethodPost, srv.URL+"/_local/allocations", `{"node_id":"n1","allocation_id":"a1","state":"gone"}`)
 	require.NoError(t, err)
 	var bad struct {
 		Error struct{ Field string } `json:"error"`
@@ -65,7 +62,7 @@ func TestLocalControlAPI(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Equal(t, "state", bad.Error.Field)
 
-	resp, err = http.Get(srv.URL + "/_local/allocations?node_id=n1")
+	resp, err = send(t, http.MethodGet, srv.URL+"/_local/allocations?node_id=n1", "")
 	require.NoError(t, err)
 	var list struct {
 		Items []domain.Allocation `json:"items"`
@@ -116,10 +113,20 @@ func TestHTTPAdapterFollowsTheContract(t *testing.T) {
 
 	_, err = h.ForceRelease(context.Background(), "missing", "x")
 	var refused *AllocationServiceRefusedError
-	require.True(t, errors.As(err, &refused))
+	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, "no such allocation", refused.Message)
 	assert.NotContains(t, err.Error(), "s3cret-token")
 
 	_, err = NewHTTP("not a url", nil, nil)
 	require.Error(t, err)
+}
+
+func send(t *testing.T, method, url, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return http.DefaultClient.Do(req)
 }

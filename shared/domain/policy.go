@@ -103,7 +103,7 @@ func ResolvePolicy(site, profile Policy) EffectivePolicy {
 		if layer.Bootstrap != nil {
 			p.Bootstrap = *layer.Bootstrap
 		}
-		p.EffectiveDecommissionPolicy.apply(layer.DecommissionPolicy)
+		p.apply(layer.DecommissionPolicy)
 	}
 	return p
 }

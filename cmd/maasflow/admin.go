@@ -80,7 +80,7 @@ type adminCommand struct {
 
 // adminCommands lists every admin command in the order usage shows them.
 func adminCommands() []adminCommand {
-	return []adminCommand{
+	return append([]adminCommand{
 		{"sites create", "--name NAME --maas-url URL [--description TEXT] [--policy-json JSON]", "create a MAAS site", runSitesCreate},
 		{"sites list", "", "list sites", runSitesList},
 		{"sites get", "SITE_ID", "show a site and its effective policy", runSitesGet},
@@ -111,11 +111,11 @@ func adminCommands() []adminCommand {
 		{"onboardings cancel", "ONBOARDING_ID [--reason TEXT]", "cancel an open onboarding (also manual_intervention): stop its workflow and free the host; MAAS is not touched", runOnboardingsCancel},
 
 		{"audit", "[--limit N]", "show the latest audit entries", runAudit},
-	}
+	}, nodeCommands()...)
 }
 
 // adminGroups are the commands that take a sub-command.
-var adminGroups = []string{"sites", "profiles", "roce", "skus", "onboardings"}
+var adminGroups = []string{"sites", "profiles", "roce", "skus", "onboardings", "nodes", "decommission"}
 
 const adminCommonFlags = `common flags:
   --api-url URL    admin API base URL (default $MAASFLOW_API_URL, else ` + adminDefaultAPIURL + `)

@@ -55,7 +55,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runSim(ctx, args[1:], stdout, stderr)
 	case "asl":
 		return runASL(ctx, args[1:], stdout, stderr)
-	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit":
+	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit", "nodes", "decommission":
 		return runAdmin(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

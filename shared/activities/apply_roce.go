@@ -36,7 +36,7 @@ type ApplyRoCEOutput struct {
 // Errors: RoCEAssignmentError (no rows, unknown interface, bad address, no
 // subnet); MAAS errors.
 func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out ApplyRoCEOutput, err error) {
-	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef, domain.StagePXEPreflight)
+	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

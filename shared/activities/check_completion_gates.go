@@ -57,7 +57,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 			return out, err
 		}
 	}
-	if err := c.enter(ctx, []domain.Stage{domain.StageWaitEnrollment}, nil); err != nil {
+	if err := c.enter(ctx, nil); err != nil {
 		return out, err
 	}
 	gate := func(name, format string, args ...any) error {

@@ -42,6 +42,14 @@ const (
 	pollMaxSeconds  = 120
 )
 
+// pollStages names the stage each poll loop waits in (the target's own
+// stage, whatever ran before it).
+var pollStages = map[PollTarget]domain.Stage{
+	TargetReady:      domain.StageWaitReady,
+	TargetDeployed:   domain.StageWaitDeployed,
+	TargetDeployable: domain.StageRecoverDeploy,
+}
+
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
@@ -89,18 +97,7 @@ type CheckMachineOutput struct {
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
 // (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
 func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
-	var (
-		stage domain.Stage
-		from  []domain.Stage
-	)
-	switch in.Target {
-	case TargetReady:
-		stage, from = domain.StageWaitReady, []domain.Stage{domain.StageCommission}
-	case TargetDeployed:
-		stage, from = domain.StageWaitDeployed, []domain.Stage{domain.StageDeploy}
-	case TargetDeployable:
-		stage = domain.StageRecoverDeploy
-	}
+	stage := pollStages[in.Target]
 	c, err := a.begin(ctx, "CheckMachine", stage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
@@ -116,7 +113,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
 		}
 	}
-	if err := c.enter(ctx, from, nil); err != nil {
+	if err := c.enter(ctx, nil); err != nil {
 		return out, err
 	}
 	client, m, err := c.maasMachine(ctx)

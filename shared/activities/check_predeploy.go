@@ -55,7 +55,7 @@ type CheckPredeployOutput struct {
 //
 // Errors: PredeployCheckError naming the failed check.
 func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput) (out CheckPredeployOutput, err error) {
-	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef, domain.StagePXEPreflight, domain.StageRoCE)
+	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -26,7 +26,7 @@ type ConfigureStorageOutput struct {
 //
 // Errors: MachineStateUnsafeError outside Ready/Allocated; MAAS errors.
 func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageInput) (out ConfigureStorageOutput, err error) {
-	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef, domain.StageWaitReady)
+	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -68,10 +67,6 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err := c.requireRunning(); err != nil {
 		return out, err
 	}
-	from := []domain.Stage{domain.StageHardening, domain.StageRecoverDeploy}
-	if c.ob.Stage != domain.StageDeploy && !slices.Contains(from, c.ob.Stage) {
-		return out, &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: append(from, domain.StageDeploy)}
-	}
 	pol, _, profile, err := c.policy(ctx)
 	if err != nil {
 		return out, err
@@ -118,7 +113,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		c.log.InfoContext(ctx, "superseded enrollment token revoked")
 	}
 
-	if err := c.enter(ctx, from, func(o *domain.Onboarding) error {
+	if err := c.enter(ctx, func(o *domain.Onboarding) error {
 		if o.Stage != domain.StageDeploy {
 			o.DeployAttempts++
 		}

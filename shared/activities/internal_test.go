@@ -52,7 +52,7 @@ func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
 		{&store.ItemNotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
 		{fmt.Errorf("x: %w", &store.ItemConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
 		{&store.InvalidRecordError{Kind: "node", Field: "id"}, "ActivityFailedError"},
-		{&StageConflictError{Activity: "X"}, "StageConflictError"},
+		{&StaleAttemptError{OnboardingID: "o", Attempt: 1, Current: 2}, "StaleAttemptError"},
 		{errors.New("throttled"), "StoreUnavailableError"},
 	}
 	for _, tc := range tests {

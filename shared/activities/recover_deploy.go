@@ -36,7 +36,7 @@ type RecoverDeployOutput struct {
 //
 // Errors: MachineStateUnsafeError from any other status; MAAS errors.
 func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (out RecoverDeployOutput, err error) {
-	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef, domain.StageWaitDeployed)
+	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -36,6 +36,8 @@ type ApplyRoCEOutput struct {
 // Errors: RoCEAssignmentError (no rows, unknown interface, bad address, no
 // subnet); MAAS errors.
 func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out ApplyRoCEOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

@@ -46,6 +46,8 @@ type EnrollmentResult struct {
 //
 // Errors: EnrollmentCompletionError (retryable); store errors.
 func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInput) (out AwaitEnrollmentOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "AwaitEnrollment", domain.StageWaitEnrollment, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

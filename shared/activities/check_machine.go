@@ -97,6 +97,8 @@ type CheckMachineOutput struct {
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
 // (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
 func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	stage := pollStages[in.Target]
 	c, err := a.begin(ctx, "CheckMachine", stage, in.OnboardingRef)
 	defer c.finish(ctx, &err)

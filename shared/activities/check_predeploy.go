@@ -55,6 +55,8 @@ type CheckPredeployOutput struct {
 //
 // Errors: PredeployCheckError naming the failed check.
 func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput) (out CheckPredeployOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

@@ -60,6 +60,8 @@ type ClassifyDeployFailureOutput struct {
 //
 // It works in stage wait_deployed, the deploy wait it explains.
 func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeployFailureInput) (out ClassifyDeployFailureOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "ClassifyDeployFailure", domain.StageWaitDeployed, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

@@ -26,6 +26,8 @@ type ConfigureStorageOutput struct {
 //
 // Errors: MachineStateUnsafeError outside Ready/Allocated; MAAS errors.
 func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageInput) (out ConfigureStorageOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

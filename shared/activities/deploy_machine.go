@@ -59,6 +59,8 @@ type DeployMachineOutput struct {
 // Errors: MachineNotDeployableError, PayloadRenderError,
 // TokenPersistenceError (manual intervention); MAAS errors.
 func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (out DeployMachineOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "DeployMachine", domain.StageDeploy, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

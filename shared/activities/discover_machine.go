@@ -46,6 +46,8 @@ type DiscoverMachineOutput struct {
 // Errors: AmbiguousMachineMatchError, MachineClaimNotAllowedError,
 // MachineStateUnsafeError (manual intervention); MAAS errors.
 func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInput) (out DiscoverMachineOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

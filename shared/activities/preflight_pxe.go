@@ -41,6 +41,8 @@ type PreflightPXEOutput struct {
 //
 // Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
 func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (out PreflightPXEOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.beginIn(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

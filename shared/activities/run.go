@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
@@ -50,6 +51,36 @@ type call struct {
 	// base is log without the fields that change during the call (node_id,
 	// maas_system_id), which setOnboarding adds afresh.
 	base *slog.Logger
+}
+
+// DefaultInvocationBudget bounds one activity invocation, and with it
+// every MAAS call it makes, when Deps.InvocationBudget is zero. It sits
+// below the functions' Lambda timeout (60 s) and far below the Tasks'
+// TimeoutSeconds, so a MAAS that is slow to answer surfaces as a retryable
+// MAASTimeoutError the state machine backs off from, never as the
+// platform killing the function mid-call.
+const DefaultInvocationBudget = 45 * time.Second
+
+// invocationReserve is kept back from a deadline the runtime set (the
+// Lambda's), to report the error and write the timeline before it.
+const invocationReserve = 5 * time.Second
+
+// bound returns ctx limited to the invocation budget, and to the runtime's
+// own deadline less the reserve when it has one.
+func (a *Activities) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	// Wall time on purpose: the runtime's deadline is wall time.
+	deadline := time.Now().Add(a.d.InvocationBudget)
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = minTime(deadline, dl.Add(-invocationReserve))
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // begin reads the onboarding and fences the execution: a different attempt

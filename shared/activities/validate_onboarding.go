@@ -36,6 +36,8 @@ type ValidateOnboardingOutput struct {
 // OnboardingClosedError, StaleAttemptError, and the retryable store and
 // bus errors.
 func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardingInput) (out ValidateOnboardingOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "ValidateOnboarding", domain.StageValidate, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {

@@ -31,7 +31,7 @@ func TestNewClientAPIRoot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMAAS(t)
 			f.on(http.MethodGet, "version/", "", http.StatusOK, `{"version":"3.5.4","capabilities":[]}`)
-			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":false}`)
+			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":true}`)
 			c, err := NewClient(f.srv.URL+tc.base, testKey)
 			require.NoError(t, err)
 
@@ -355,4 +355,22 @@ func TestErrorsAreTypedNotWrapped(t *testing.T) {
 	assert.True(t, ok)
 	// What aws-lambda-go reports as the error name.
 	assert.Equal(t, "MAASConflictError", reflect.TypeOf(err).Elem().Name())
+}
+
+func TestClientsOfOneRegionShareATransport(t *testing.T) {
+	key := testKey
+	transport := func(url string) http.RoundTripper {
+		c, err := NewClient(url, key)
+		require.NoError(t, err)
+		return c.http.Transport
+	}
+	a := transport("http://maas-a.example:5240/MAAS")
+	require.NotNil(t, a)
+	assert.Same(t, a, transport("http://maas-a.example:5240/MAAS/"), "a client per call reuses the region's connections")
+	assert.NotSame(t, a, transport("http://maas-b.example:5240/MAAS"), "each region has its own")
+
+	own := &http.Transport{}
+	c, err := NewClient("http://maas-a.example:5240/MAAS", key, WithHTTPClient(&http.Client{Transport: own}))
+	require.NoError(t, err)
+	assert.Same(t, own, c.http.Transport, "an explicit HTTP client is kept")
 }

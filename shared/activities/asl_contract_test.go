@@ -407,3 +407,19 @@ func declaredStageNames(t *testing.T) []domain.Stage {
 	require.GreaterOrEqual(t, len(out), 10)
 	return out
 }
+
+// TestASLPollStagesAreStages: the poll loops run in the stage their Task
+// names, which must be a declared stage.
+func TestASLPollStagesAreStages(t *testing.T) {
+	_, states := loadASL(t)
+	stages := declaredStageNames(t)
+	n := 0
+	for name, st := range states {
+		payload, _ := st.Parameters["Payload"].(map[string]any)
+		if s, ok := payload["stage"]; ok {
+			n++
+			assert.Contains(t, stages, domain.Stage(s.(string)), "state %s polls in an unknown stage", name)
+		}
+	}
+	assert.Equal(t, 3, n, "CheckReady, CheckDeployed and CheckRecovered name their stage")
+}

@@ -42,14 +42,6 @@ const (
 	pollMaxSeconds  = 120
 )
 
-// pollStages names the stage each poll loop waits in (the target's own
-// stage, whatever ran before it).
-var pollStages = map[PollTarget]domain.Stage{
-	TargetReady:      domain.StageWaitReady,
-	TargetDeployed:   domain.StageWaitDeployed,
-	TargetDeployable: domain.StageRecoverDeploy,
-}
-
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
@@ -66,11 +58,14 @@ type Poll struct {
 	LastEventID int64  `json:"last_event_id"`
 }
 
-// CheckMachineInput is one poll.
+// CheckMachineInput is one poll: what it waits for, and the stage the
+// state machine runs the wait in (wait_ready, wait_deployed,
+// recover_deploy), so the workflow's structure stays in the ASL.
 type CheckMachineInput struct {
 	OnboardingRef
-	Target PollTarget `json:"target"`
-	Poll   Poll       `json:"poll"`
+	Target PollTarget   `json:"target"`
+	Stage  domain.Stage `json:"stage"`
+	Poll   Poll         `json:"poll"`
 }
 
 // CheckMachineOutput is the machine's status, the outcome the Choice
@@ -91,22 +86,24 @@ type CheckMachineOutput struct {
 // at once: the machine would sit in Deploying until MAAS's 30–60 min
 // timeout (maas-behaviour §14.1).
 //
-// Stages: ready polls in wait_ready (from commission), deployed in
-// wait_deployed (from deploy), deployable in recover_deploy.
+// It polls in the stage the state machine names (wait_ready,
+// wait_deployed, recover_deploy), from whatever stage came before.
 //
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
 // (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
 func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	stage := pollStages[in.Target]
-	c, err := a.begin(ctx, "CheckMachine", stage, in.OnboardingRef)
+	c, err := a.begin(ctx, "CheckMachine", in.Stage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if stage == "" {
+	if _, ok := pollBounds[in.Target]; !ok {
 		return out, &InvalidInputError{Field: "target", Reason: "must be ready, deployed or deployable"}
+	}
+	if in.Stage == "" {
+		return out, &InvalidInputError{Field: "stage", Reason: "is required"}
 	}
 	now := a.d.Clock.Now().UTC()
 	started := now

@@ -102,8 +102,14 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	out = ClassifyDeployFailureOutput{
 		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.ob.DeployAttempts, DeployRetries: pol.DeployRetries,
 	}
-	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s (deploy_retries %d): %s",
-		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, pol.DeployRetries, cls.Reason), 1024)
+	// The summary says whether the class is one the state machine retries
+	// and the counts it compares; the decision itself is RetryDeploy's.
+	retryable := "not retried"
+	if cls.Class == domain.DeployFailureDatasource {
+		retryable = "retry while deploys <= deploy_retries"
+	}
+	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy %d, deploy_retries %d): %s",
+		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, retryable, out.DeployAttempts, pol.DeployRetries, cls.Reason), 1024)
 	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
 		slog.Int("deploy_attempts", out.DeployAttempts), slog.Int("deploy_retries", out.DeployRetries))
 

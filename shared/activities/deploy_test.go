@@ -183,7 +183,7 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 	assert.Equal(t, 2, cls.DeployAttempts, "deploy 2 > deploy_retries 1: the state machine does not retry")
 	assert.Equal(t, 1, cls.DeployRetries)
 	assert.Contains(t, cls.Summary, "deploy 2 of machine")
-	assert.Contains(t, cls.Summary, "class datasource (deploy_retries 1)")
+	assert.Contains(t, cls.Summary, "class datasource, retry while deploys <= deploy_retries (deploy 2, deploy_retries 1)")
 }
 
 func TestRecoverDeployRepeatFindsTheReleaseUnderWay(t *testing.T) {

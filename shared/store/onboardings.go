@@ -169,14 +169,25 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		k := openLockKey(next.SiteID, next.Hostname)
 		newLock = &k
 	}
-	if oldLock == nil && newLock == nil || oldLock != nil && newLock != nil && *oldLock == *newLock {
+	var owed []types.TransactWriteItem // the outbox row of a terminal status (outbox.go)
+	if owesEvent(prev.Status, next.Status) {
+		row, err := s.outboxPut(next)
+		if err != nil {
+			return err
+		}
+		owed = append(owed, row)
+	}
+	if (oldLock == nil && newLock == nil || oldLock != nil && newLock != nil && *oldLock == *newLock) && len(owed) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
 	// A release finds the lock held by this onboarding or by nobody; the
 	// delete is dropped only if a repair left it with another onboarding,
 	// which must keep it.
-	release := oldLock != nil
+	release := oldLock != nil && (newLock == nil || *oldLock != *newLock)
+	if newLock != nil && oldLock != nil && *oldLock == *newLock {
+		newLock = nil // kept as it is
+	}
 	for {
 		tx := []types.TransactWriteItem{s.putIfVersion(item, prev.Version)}
 		if release {
@@ -191,6 +202,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			take = len(tx)
 			tx = append(tx, s.putLock(lock, "onboarding_id", next.ID))
 		}
+		tx = append(tx, owed...)
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		switch {

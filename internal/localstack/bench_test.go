@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/test/maassim"
 )
@@ -112,6 +114,10 @@ type batchResult struct {
 	dbOps     store.OpCounts
 	completed int
 	others    map[string]int
+	// transitions, invocations and events are what AWS would bill:
+	// states entered, Lambda invocations (throttled ones included) and
+	// EventBridge events.
+	transitions, invocations, events int
 }
 
 // onboardBatch adds n hosts to the simulator, posts n onboardings at once
@@ -171,6 +177,21 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) bat
 		DeleteItem: ops.DeleteItem - ops0.DeleteItem, Query: ops.Query - ops0.Query,
 		TransactWriteItems: ops.TransactWriteItems - ops0.TransactWriteItems, TransactItems: ops.TransactItems - ops0.TransactItems,
 	}
+	for _, ex := range s.Engine.ListExecutions(arn, "") {
+		h, err := s.Engine.History(ex.ExecutionARN)
+		require.NoError(tb, err)
+		for _, ev := range h {
+			switch {
+			case strings.HasSuffix(ev.Type, "StateEntered"):
+				r.transitions++
+			case ev.Type == "TaskScheduled" || ev.Type == "LambdaFunctionScheduled":
+				r.invocations++
+			}
+		}
+	}
+	published, err := events.ReadAll(s.Bus.Path())
+	require.NoError(tb, err)
+	r.events = len(published)
 	r.others = map[string]int{}
 	for _, ex := range s.Engine.ListExecutions(arn, asl.StatusFailed) {
 		r.others["execution failed: "+ex.Error]++
@@ -232,6 +253,9 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 				total.dbOps.Query += r.dbOps.Query
 				total.dbOps.TransactWriteItems += r.dbOps.TransactWriteItems
 				total.dbOps.TransactItems += r.dbOps.TransactItems
+				total.transitions += r.transitions
+				total.invocations += r.invocations
+				total.events += r.events
 			}
 			per := float64(b.N * n)
 			b.ReportMetric(float64(total.cpu.Microseconds())/1000/per, "cpu-ms/onb")
@@ -242,6 +266,9 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 			b.ReportMetric(float64(total.dbOps.Query)/per, "query/onb")
 			b.ReportMetric(float64(total.dbOps.TransactWriteItems)/per, "tx/onb")
 			b.ReportMetric(float64(total.dbOps.TransactItems)/per, "tx-items/onb")
+			b.ReportMetric(float64(total.transitions)/per, "transitions/onb")
+			b.ReportMetric(float64(total.invocations)/per, "invocations/onb")
+			b.ReportMetric(float64(total.events)/per, "events/onb")
 			b.ReportMetric(float64(total.postP99.Microseconds())/1000, "post-p99-ms")
 			b.ReportMetric(total.wall.Seconds()/float64(b.N), "wall-s/batch")
 			b.ReportMetric(peakRSSMiB(b), "peak-rss-MiB")

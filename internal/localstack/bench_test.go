@@ -204,7 +204,7 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) bat
 			if o.Status == domain.OnboardingCompleted {
 				r.completed++
 			} else {
-				r.others[o.Status+" "+o.Stage+" "+errorCode(o)]++
+				r.others[string(o.Status)+" "+string(o.Stage)+" "+errorCode(o)]++
 			}
 		}
 		if cursor = page.NextCursor; cursor == "" {
@@ -289,7 +289,7 @@ func BenchmarkLocalRecords100k(b *testing.B) {
 		s, err := localstack.Start(context.Background(), localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
 		require.NoError(b, err)
 		ctx := context.Background()
-		statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
+		statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		seed0 := time.Now()
 		for i := range records {

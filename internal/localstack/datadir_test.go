@@ -139,7 +139,7 @@ func TestEveryAcknowledgedWriteSurvivesKill9(t *testing.T) {
 	for _, id := range acked {
 		if _, err := s.Store.GetSKU(ctx, id); err != nil {
 			missing++
-			var nf *store.NotFoundError
+			var nf *store.ItemNotFoundError
 			require.True(t, errors.As(err, &nf), "%s: %v", id, err)
 		}
 	}

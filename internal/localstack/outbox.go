@@ -37,7 +37,7 @@ const (
 	eventMarkerSource = "event"
 )
 
-var terminalDetailTypes = map[string]string{
+var terminalDetailTypes = map[domain.OnboardingStatus]string{
 	domain.OnboardingCompleted:          events.OnboardingCompleted,
 	domain.OnboardingFailed:             events.OnboardingFailed,
 	domain.OnboardingManualIntervention: events.OnboardingManualInterventionRequired,
@@ -119,7 +119,7 @@ func (r *outboxRelay) relay(ctx context.Context, e store.OutboxEntry) (bool, err
 	detail := events.OnboardingDetail{
 		SiteID: ob.SiteID, OnboardingID: ob.ID, NodeID: ob.NodeID, MAASSystemID: ob.MAASSystemID,
 		Hostname: ob.Hostname, CorrelationID: ob.CorrelationID, Attempt: e.Attempt,
-		Status: e.Status, Stage: ob.Stage, OccurredAt: e.At,
+		Status: string(e.Status), Stage: string(ob.Stage), OccurredAt: e.At,
 	}
 	if detail.CorrelationID == "" {
 		detail.CorrelationID = ob.ID
@@ -135,7 +135,7 @@ func (r *outboxRelay) relay(ctx context.Context, e store.OutboxEntry) (bool, err
 		return false, err
 	}
 	r.log.Warn("published a terminal event the workflow had not", "onboarding_id", ob.ID, "attempt", e.Attempt, "detail_type", detailType)
-	return true, r.store.AppendOnboardingEvents(ctx, domain.OnboardingEvent{
+	return true, r.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
 		OnboardingID: ob.ID, Attempt: e.Attempt, Kind: domain.TimelineNote, Stage: ob.Stage,
 		Source: eventMarkerSource, Detail: detailType, Time: r.clock.Now(),
 	})

@@ -38,7 +38,7 @@ func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	require.NoError(t, st.AppendOnboardingEvents(ctx, domain.OnboardingEvent{OnboardingID: "published", Attempt: 1,
+	require.NoError(t, st.AppendOnboardingEvents(ctx, domain.TimelineEntry{OnboardingID: "published", Attempt: 1,
 		Kind: domain.TimelineNote, Source: eventMarkerSource, Detail: events.OnboardingFailed}))
 
 	now := time.Now()

@@ -38,17 +38,22 @@ import (
 
 // Config is what `maasflow local` takes from its flags and environment.
 type Config struct {
-	Listen     string  // admin and node API, e.g. 127.0.0.1:8080
-	SimListen  string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
-	MAASURL    string  // a real MAAS region; empty runs the simulator
-	SimAPIKey  string  // simulator API key; empty generates one
-	TimeScale  float64 // 1 = real time
-	DataDir    string  // state that survives a restart
-	AdminToken string  // bearer token of the admin API; empty generates one
+	Listen    string  // admin and node API, e.g. 127.0.0.1:8080
+	SimListen string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
+	MAASURL   string  // a real MAAS region; empty runs the simulator
+	SimAPIKey string  // simulator API key; empty generates one
+	TimeScale float64 // 1 = real time
+	DataDir   string  // state that survives a restart
+	// AdminToken is the bearer token of the admin API; empty uses the one
+	// kept in DataDir (AdminTokenFile), generated on first start.
+	AdminToken string
 	// FunctionConcurrency caps each function's concurrent invocations, as
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
 	FunctionConcurrency int
+	// HTTP bounds the API server (timeouts, connections); zero fields take
+	// DefaultHTTPLimits.
+	HTTP HTTPLimits
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -69,6 +74,9 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+
+	// apiListener caps the API server's connections.
+	apiListener *connLimiter
 
 	onboardingARN string
 	dbOps         *store.Counting
@@ -114,7 +122,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
-		s.AdminToken = randomToken()
+		if s.AdminToken, err = loadOrCreateToken(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
 
 	var lc net.ListenConfig
@@ -157,11 +167,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
 	}
 
-	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
+	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
 	if err := secretStore.Check(ctx); err != nil {
 		return nil, fmt.Errorf("open secrets: %w", err)
 	}
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithLogger(s.logger))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
@@ -243,13 +253,20 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
 	})
-	s.serve(apiLn, mux)
+	// Only the API faces clients; the simulator's one client is the
+	// activities, which must not be refused.
+	limits := cfg.HTTP.withDefaults()
+	s.apiListener = limitListener(apiLn, limits)
+	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
 }
 
 func (s *Stack) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.serveWith(&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln)
+}
+
+func (s *Stack) serveWith(srv *http.Server, ln net.Listener) {
 	s.servers = append(s.servers, srv)
 	s.wg.Add(1)
 	go func() {

@@ -111,8 +111,10 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusOK, "DELETE", site+"/profiles/"+fx.profile, nil)
 	h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"description": "d"})
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
+	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
-	h.enroll("node-x", "whatever")
+	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 
 	var mutating []string
 	for _, rt := range routeTable() {
@@ -131,7 +133,7 @@ func TestEveryMutationIsAudited(t *testing.T) {
 
 func TestPanicsBecomeInternalErrors(t *testing.T) {
 	h := newHarness(t)
-	h.prober.set(maas.ProbeResult{}, nil)
+	h.prober.set(maas.ProbeResult{IsAdmin: true}, nil)
 	site := h.readySite("dc1")
 	// A nil prober makes the probe handler panic.
 	h.handler = New(Config{}, Deps{Store: h.store, Secrets: h.secrets, Auth: NewStaticTokens(map[string]Principal{adminToken: {Subject: "alice", Admin: true}}), Logger: newLogger(h.logs)})
@@ -161,7 +163,7 @@ func TestSeededSecretsNeverLeak(t *testing.T) {
 	// A transport error that quotes the key.
 	h.prober.set(maas.ProbeResult{}, errors.New("GET http://m/MAAS/api/2.0/version/ oauth_token="+strings.Split(seedAPIKey, ":")[1]+" "+seedAPIKey+" failed"))
 	h.admin("POST", site+"/probe", nil)
-	h.prober.set(maas.ProbeResult{Version: "3.5.4"}, nil)
+	h.prober.set(maas.ProbeResult{Version: "3.5.4", IsAdmin: true}, nil)
 	h.mustAdmin(http.StatusOK, "POST", site+"/probe", nil)
 
 	e := h.enrollable("gpu-01", seedEnrollToken, time.Hour, "task-1")

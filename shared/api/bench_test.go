@@ -31,7 +31,7 @@ func BenchmarkListOnboardings(b *testing.B) {
 	ctx := context.Background()
 	loader := store.New(bulkLoader{h.db}, "", h.clock.Now)
 	sites := []string{"site-a", "site-b"}
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingRunning,
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingRunning,
 		domain.OnboardingManualIntervention, domain.OnboardingCancelled}
 	for i := range total {
 		st := statuses[i%len(statuses)]

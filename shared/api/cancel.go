@@ -64,7 +64,9 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	defer cancel()
 	now := s.clock.Now().UTC()
 	prevStatus := o.Status
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+	// CloseOnboarding revokes the run's enrollment token in the same write:
+	// a node that enrolls after the cancel is refused.
+	updated, err := s.store.CloseOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
 		if !domain.IsOpenStatus(cur.Status) {
 			// The run ended between the read and the stop.
 			return alreadyClosed(*cur)
@@ -85,10 +87,10 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.store.AppendOnboardingEvents(wctx, domain.OnboardingEvent{
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
 		OnboardingID: updated.ID, Time: now, Attempt: updated.Attempt, Kind: domain.TimelineNote, Stage: updated.Stage,
-		Outcome: domain.OnboardingCancelled, Source: "cancel",
-		Detail: fmt.Sprintf("status cancelled (was %s) at stage %s: %s", prevStatus, stageOrStart(updated.Stage), message),
+		Outcome: string(domain.OnboardingCancelled), Source: "cancel",
+		Detail: fmt.Sprintf("status cancelled (was %s) at stage %s: %s", prevStatus, stageOrStart(string(updated.Stage)), message),
 	}); err != nil {
 		// The onboarding is closed; only the note is missing.
 		log.ErrorContext(ctx, "record the cancel on the timeline", "error", err.Error())

@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +41,7 @@ func TestCreateOnboarding(t *testing.T) {
 	require.Len(t, started, 1)
 	assert.Equal(t, id, started[0].ID)
 	assert.Equal(t, fx.site, started[0].SiteID)
-	assert.Equal(t, "10.0.0.21", started[0].IPMIIP)
+	assert.Equal(t, bmcFor("GPU-01.dc1"), started[0].IPMIIP)
 
 	node, found, err := h.store.FindNodeByHost(context.Background(), fx.site, "gpu-01.dc1")
 	require.NoError(t, err)
@@ -285,15 +287,15 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	ctx := context.Background()
 	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 	require.NoError(t, h.store.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: id, Time: at(1), Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineStageExited, Stage: domain.StageWaitDeployed, Outcome: "failed"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(1), Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineStageExited, Stage: domain.StageWaitDeployed, Outcome: "failed"},
 	))
 	// MAAS events are copied later but happened in between.
 	require.NoError(t, h.store.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: id, Time: at(3), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Deploying: Installing OS", MAASEventID: 101},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(8), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Failed deployment: cloudinit datasource timed out", MAASEventID: 102},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "installation_output", Detail: "curtin: Installation failed"},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "50-maas-01-commissioning", Detail: "exit 1"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(3), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Deploying: Installing OS", MAASEventID: 101},
+		domain.TimelineEntry{OnboardingID: id, Time: at(8), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Failed deployment: cloudinit datasource timed out", MAASEventID: 102},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "installation_output", Detail: "curtin: Installation failed"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "50-maas-01-commissioning", Detail: "exit 1"},
 	))
 
 	d := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+id, nil)
@@ -324,4 +326,41 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	assert.Equal(t, "exit 1", sr["output"])
 
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/onboardings/nope", nil).status)
+}
+
+// TestOneServerOneOpenOnboarding is the probe's reproducer: parallel
+// onboardings with one ipmi_ip and different host names used to all start.
+func TestOneServerOneOpenOnboarding(t *testing.T) {
+	h := newHarness(t)
+	fx := h.fixture()
+	const n = 10
+	statuses := make([]int, n)
+	bodies := make([][]byte, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fx.onboarding(fmt.Sprintf("gpu-%02d", i))
+			body["ipmi_ip"] = "10.7.7.7"
+			r := h.do(call{method: "POST", path: "/api/v1/admin/onboardings", body: body, token: adminToken})
+			statuses[i], bodies[i] = r.status, r.body
+		})
+	}
+	wg.Wait()
+	started := 0
+	for i, st := range statuses {
+		if st == http.StatusAccepted {
+			started++
+			continue
+		}
+		require.Equal(t, http.StatusConflict, st, "%s", bodies[i])
+		var env struct {
+			Error struct{ Code, Field, Message string }
+		}
+		require.NoError(t, json.Unmarshal(bodies[i], &env))
+		assert.Equal(t, CodeOnboardingExists, env.Error.Code)
+		assert.Equal(t, "ipmi_ip", env.Error.Field)
+		assert.Contains(t, env.Error.Message, "10.7.7.7")
+	}
+	assert.Equal(t, 1, started)
+	assert.Len(t, h.starter.started(), 1, "one workflow for one server")
 }

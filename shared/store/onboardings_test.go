@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,8 +17,14 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
+// onboarding is an onboarding of host; each host name has its own BMC
+// address, as each server does.
 func onboarding(id, site, host string) domain.Onboarding {
-	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(host)))
+	sum := h.Sum32()
+	ip := fmt.Sprintf("10.%d.%d.%d", sum>>16&0xff, sum>>8&0xff, sum&0xff|1)
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: ip}
 }
 
 func TestCreateOnboarding(t *testing.T) {
@@ -56,7 +64,7 @@ func TestCreateOnboarding(t *testing.T) {
 		},
 		{
 			name: "same id", o: onboarding("o1", "s1", "gpu02"),
-			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*ConflictError)) },
+			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*ItemConflictError)) },
 		},
 		{
 			name: "no hostname", o: onboarding("o4", "s1", ""),
@@ -83,7 +91,7 @@ func TestCreateOnboarding(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, tc.o.Hostname, got.Hostname)
 			} else if tc.o.ID != "o1" {
-				require.ErrorAs(t, err, new(*NotFoundError), "a refused create writes nothing")
+				require.ErrorAs(t, err, new(*ItemNotFoundError), "a refused create writes nothing")
 			}
 		})
 	}
@@ -97,7 +105,7 @@ func TestUpdateOnboardingMovesTheHostLock(t *testing.T) {
 	s, clk, _ := newTestStore(t)
 	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
 
-	setStatus := func(st string) Mutator[domain.Onboarding] {
+	setStatus := func(st domain.OnboardingStatus) Mutator[domain.Onboarding] {
 		return func(o *domain.Onboarding) error { o.Status = st; return nil }
 	}
 
@@ -151,7 +159,7 @@ func TestUpdateOnboardingMovesTheHostLock(t *testing.T) {
 	assert.Equal(t, "o1", holder)
 
 	_, err = s.UpdateOnboarding(ctx, "nope", setStatus(domain.OnboardingRunning))
-	require.ErrorAs(t, err, new(*NotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 }
 
 func TestConcurrentCreateOnboardingOneWins(t *testing.T) {
@@ -205,7 +213,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 			ok++
 			continue
 		}
-		require.ErrorAs(t, err, new(*ConflictError))
+		require.ErrorAs(t, err, new(*ItemConflictError))
 	}
 	got, err := s.GetOnboarding(ctx, "o1")
 	require.NoError(t, err)
@@ -223,7 +231,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 		wantErr   bool
 	}{
 		{name: "one lost race, then success", interfere: 1, wantCalls: 2},
-		{name: "always losing ends in ConflictError", interfere: 1000, wantCalls: updateAttempts, wantErr: true},
+		{name: "always losing ends in ItemConflictError", interfere: 1000, wantCalls: updateAttempts, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +249,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 			})
 			assert.Equal(t, tc.wantCalls, calls)
 			if tc.wantErr {
-				var ce *ConflictError
+				var ce *ItemConflictError
 				require.ErrorAs(t, err, &ce)
 				assert.Equal(t, "sku", ce.Kind)
 				return
@@ -258,7 +266,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 func seedOnboardings(t *testing.T, s *Store, n int) []domain.Onboarding {
 	t.Helper()
 	ctx := context.Background()
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
 	var all []domain.Onboarding
 	for i := range n {
 		o := onboarding(fmt.Sprintf("o%03d", i), fmt.Sprintf("s%d", i%2), fmt.Sprintf("gpu%02d", i%7))
@@ -415,8 +423,8 @@ func TestOnboardingErrorsAreTyped(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&NotFoundError{Kind: "site", ID: "s1"}, "site s1 not found"},
-		{&ConflictError{Kind: "sku", ID: "k", Reason: "already exists"}, "sku k: conflict: already exists"},
+		{&ItemNotFoundError{Kind: "site", ID: "s1"}, "site s1 not found"},
+		{&ItemConflictError{Kind: "sku", ID: "k", Reason: "already exists"}, "sku k: conflict: already exists"},
 		{&OpenOnboardingExistsError{SiteID: "s", Hostname: "h", OnboardingID: "o"}, "host h on site s already has open onboarding o"},
 		{&TokenRejectedError{Reason: TokenExpired}, "enrollment token rejected: expired"},
 		{&InvalidRecordError{Kind: "node", Field: "hostname", Reason: "is required"}, "invalid node: hostname is required"},
@@ -432,7 +440,7 @@ func TestReachingATerminalStatusOwesAnEvent(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newTestStore(t)
 	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
-	set := func(status string) {
+	set := func(status domain.OnboardingStatus) {
 		t.Helper()
 		_, err := s.UpdateOnboarding(ctx, "o1", func(o *domain.Onboarding) error { o.Status = status; return nil })
 		require.NoError(t, err)
@@ -448,7 +456,7 @@ func TestReachingATerminalStatusOwesAnEvent(t *testing.T) {
 	owed, err = s.ListOutbox(ctx, 10)
 	require.NoError(t, err)
 	require.Len(t, owed, 2)
-	assert.ElementsMatch(t, []string{domain.OnboardingManualIntervention, domain.OnboardingFailed}, []string{owed[0].Status, owed[1].Status})
+	assert.ElementsMatch(t, []domain.OnboardingStatus{domain.OnboardingManualIntervention, domain.OnboardingFailed}, []domain.OnboardingStatus{owed[0].Status, owed[1].Status})
 	assert.Equal(t, "o1", owed[1].OnboardingID)
 
 	require.NoError(t, s.DeleteOutbox(ctx, owed[0]))

@@ -32,16 +32,16 @@ const (
 // OutboxEntry is one event the store knows is owed: onboarding OnboardingID
 // reached Status in its attempt Attempt at At.
 type OutboxEntry struct {
-	OnboardingID string    `dynamodbav:"onboarding_id"`
-	Attempt      int       `dynamodbav:"attempt"`
-	Status       string    `dynamodbav:"status"`
-	At           time.Time `dynamodbav:"at"`
-	SK           string    `dynamodbav:"sk"`
+	OnboardingID string                  `dynamodbav:"onboarding_id"`
+	Attempt      int                     `dynamodbav:"attempt"`
+	Status       domain.OnboardingStatus `dynamodbav:"status"`
+	At           time.Time               `dynamodbav:"at"`
+	SK           string                  `dynamodbav:"sk"`
 }
 
 // owesEvent reports whether reaching status from another status owes a
 // terminal event.
-func owesEvent(prev, next string) bool {
+func owesEvent(prev, next domain.OnboardingStatus) bool {
 	if prev == next {
 		return false
 	}
@@ -59,7 +59,7 @@ func (s *Store) outboxPut(next *domain.Onboarding) (types.TransactWriteItem, err
 		at = s.now()
 	}
 	e := OutboxEntry{OnboardingID: next.ID, Attempt: next.Attempt, Status: next.Status, At: at.UTC()}
-	e.SK = timeKey(at) + "#" + next.ID + "#" + strconv.Itoa(next.Attempt) + "#" + next.Status
+	e.SK = timeKey(at) + "#" + next.ID + "#" + strconv.Itoa(next.Attempt) + "#" + string(next.Status)
 	item, err := marshalItem(e, key{pkOutbox, e.SK}, "outbox", nil)
 	if err != nil {
 		return types.TransactWriteItem{}, err

@@ -24,14 +24,14 @@ func (s *Store) getRaw(ctx context.Context, k key) (item map[string]types.Attrib
 	return out.Item, len(out.Item) > 0, nil
 }
 
-// get reads the record under k into out: NotFoundError when absent.
+// get reads the record under k into out: ItemNotFoundError when absent.
 func (s *Store) get(ctx context.Context, kind, id string, k key, out any) error {
 	raw, found, err := s.getRaw(ctx, k)
 	if err != nil {
 		return fmt.Errorf("get %s %s: %w", kind, id, err)
 	}
 	if !found {
-		return &NotFoundError{Kind: kind, ID: id}
+		return &ItemNotFoundError{Kind: kind, ID: id}
 	}
 	s.recent.put(k, raw)
 	if err := attributevalue.UnmarshalMap(raw, out); err != nil {
@@ -91,6 +91,10 @@ const (
 	exprPrefix    = "#pk = :pk AND begins_with(#sk, :prefix)"
 	exprConsume   = "SET #consumed = :consumed"
 	exprRevoke    = "SET #revoked = :revoked"
+	// exprRevokeClosed revokes the token of a run being closed, saying so.
+	exprRevokeClosed = "SET #revoked = :revoked, #reason = :reason"
+	// exprRefused marks the first refused enrollment of a closed run.
+	exprRefused = "SET #refused = :refused"
 )
 
 // exprIndexPartition is the key condition on an index's partition key.

@@ -18,7 +18,7 @@ import (
 // SiteID and Hostname picks the index; the others filter. Limit defaults to
 // 50 (max 200). Cursor is the opaque NextCursor of the previous page.
 type OnboardingFilter struct {
-	Status   string
+	Status   domain.OnboardingStatus
 	SiteID   string
 	Hostname string
 	Limit    int
@@ -38,7 +38,7 @@ type OnboardingPage struct {
 type Mutator[T any] func(*T) error
 
 // updateAttempts bounds the read-mutate-write loop of every UpdateX: past
-// it the caller gets a ConflictError instead of spinning under contention.
+// it the caller gets an ItemConflictError instead of spinning under contention.
 const updateAttempts = 5
 
 // Store is the DynamoDB-backed read-model repository.

@@ -158,7 +158,7 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 			}
 		}
 		if !found {
-			return zero, &NotFoundError{Kind: kind, ID: id}
+			return zero, &ItemNotFoundError{Kind: kind, ID: id}
 		}
 		// Two decodes, so that mutate cannot reach prev through shared
 		// pointers (policy fields, error, timestamps).
@@ -185,7 +185,7 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 		}
 		return next, nil
 	}
-	return zero, &ConflictError{Kind: kind, ID: id, Reason: fmt.Sprintf("concurrent updates, gave up after %d attempts", updateAttempts)}
+	return zero, &ItemConflictError{Kind: kind, ID: id, Reason: fmt.Sprintf("concurrent updates, gave up after %d attempts", updateAttempts)}
 }
 
 // putVersioned writes item over the record whose version was prev.
@@ -204,7 +204,7 @@ func (s *Store) putVersioned(ctx context.Context, kind, id string, item map[stri
 func (s *Store) createOne(ctx context.Context, kind, id string, item map[string]types.AttributeValue) error {
 	err := s.write(ctx, s.putIfAbsent(item))
 	if codes, ok := txCodes(err); ok && txFailed(codes, 0) {
-		return &ConflictError{Kind: kind, ID: id, Reason: "already exists"}
+		return &ItemConflictError{Kind: kind, ID: id, Reason: "already exists"}
 	}
 	if err != nil {
 		return fmt.Errorf("create %s %s: %w", kind, id, err)

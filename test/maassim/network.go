@@ -102,7 +102,10 @@ func (s *Simulator) findSubnet(spec string, choices []*subnet) *subnet {
 	return nil
 }
 
-func (s *Simulator) allSubnets() []*subnet { return []*subnet{s.net.subnet} }
+// allSubnets are the region's subnets, ordered by id as MAAS lists them.
+func (s *Simulator) allSubnets() []*subnet {
+	return append([]*subnet{s.net.subnet}, s.net.extra...)
+}
 
 func (s *Simulator) linkSubnet(rq *request) reply {
 	m, i, bad := s.lookupInterface(rq)
@@ -326,7 +329,12 @@ func (s *Simulator) deleteInterface(rq *request) reply {
 }
 
 func (s *Simulator) listSubnets(*request) reply {
-	return jsonReply(http.StatusOK, []*subnetJSON{renderSubnet(s.net.subnet)})
+	all := s.allSubnets()
+	out := make([]*subnetJSON, 0, len(all))
+	for _, sn := range all {
+		out = append(out, renderSubnet(sn))
+	}
+	return jsonReply(http.StatusOK, out)
 }
 
 func (s *Simulator) readSubnet(rq *request) reply {
@@ -375,11 +383,16 @@ type network struct {
 	fabric *fabric
 	vlan   *vlan
 	subnet *subnet
+	// extra holds further subnets of the PXE VLAN (Options.SecondSubnet).
+	extra []*subnet
 }
 
 // DefaultSubnetCIDR is the simulator's subnet unless Options.SubnetCIDR
 // names another.
 const DefaultSubnetCIDR = "10.20.0.0/24"
+
+// SecondSubnetCIDR is the subnet Options.SecondSubnet adds to the PXE VLAN.
+const SecondSubnetCIDR = "10.21.0.0/24"
 
 // newNetwork builds the network on cidr (DefaultSubnetCIDR when empty or
 // malformed). The gateway is the subnet's first address and the dynamic
@@ -388,7 +401,7 @@ const DefaultSubnetCIDR = "10.20.0.0/24"
 // ~200 static addresses, since every deployed machine's AUTO link takes
 // one outside the dynamic range, and a subnet is named by its CIDR
 // (docs/maas-behaviour.md §9, §10).
-func newNetwork(cidr string) network {
+func newNetwork(cidr string, secondSubnet bool) network {
 	prefix, err := netip.ParsePrefix(cidr)
 	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 24 {
 		prefix = netip.MustParsePrefix(DefaultSubnetCIDR)
@@ -407,5 +420,14 @@ func newNetwork(cidr string) network {
 		gateway: at(1), vlan: v,
 		dynamicLow: at(200), dynamicHi: at(250),
 	}
-	return network{fabric: f, vlan: v, subnet: sn}
+	n := network{fabric: f, vlan: v, subnet: sn}
+	if secondSubnet {
+		second := netip.MustParsePrefix(SecondSubnetCIDR)
+		n.extra = append(n.extra, &subnet{
+			id: 2, name: second.String(), cidr: second,
+			gateway: netip.MustParseAddr("10.21.0.1"), vlan: v,
+			dynamicLow: netip.MustParseAddr("10.21.0.200"), dynamicHi: netip.MustParseAddr("10.21.0.250"),
+		})
+	}
+	return n
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -62,8 +64,8 @@ func TestJournalReplaysEverything(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, s.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
 	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: t0.Add(time.Hour)}))
 	_, err = s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 	require.NoError(t, err)
@@ -89,7 +91,7 @@ func TestJournalReplaysEverything(t *testing.T) {
 	require.NoError(t, err, "reads still work")
 	require.ErrorContains(t, s.CreateSKU(ctx, domain.SKU{ID: "late"}), "journal closed")
 	_, err = s.GetSKU(ctx, "late")
-	require.ErrorAs(t, err, new(*store.NotFoundError), "a refused write is not applied either")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "a refused write is not applied either")
 
 	// Restart.
 	r, _ := openJournaled(t, dir)
@@ -124,7 +126,7 @@ func TestJournalReplaysEverything(t *testing.T) {
 		}},
 		{"site name still taken", func(t *testing.T) {
 			t.Helper()
-			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*store.ConflictError))
+			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*store.ItemConflictError))
 		}},
 		{"token still consumed", func(t *testing.T) {
 			t.Helper()
@@ -341,8 +343,11 @@ func TestJournalCompactsAtOpen(t *testing.T) {
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// onboarding is an onboarding of host; each host has its own BMC address,
+// as each server does (the store locks it).
 func onboarding(id, site, host string) domain.Onboarding {
-	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+	ip := "10.0.0." + strconv.Itoa(1+int(crc32.ChecksumIEEE([]byte(host))%250))
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: ip}
 }
 
 func mustSite(t *testing.T, s *store.Store, id, name string) {
@@ -381,7 +386,7 @@ func TestAWriteTheDiskRefusesIsUndone(t *testing.T) {
 
 	require.ErrorIs(t, s.CreateSKU(ctx, domain.SKU{ID: "k2"}), syscall.ENOSPC)
 	_, err = s.GetSKU(ctx, "k2")
-	require.ErrorAs(t, err, new(*store.NotFoundError), "a refused create is not served afterwards")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "a refused create is not served afterwards")
 	_, err = s.UpdateSKU(ctx, "k1", func(k *domain.SKU) error { k.GPUsTotal = 8; return nil })
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	got, err := s.GetSKU(ctx, "k1")
@@ -389,7 +394,7 @@ func TestAWriteTheDiskRefusesIsUndone(t *testing.T) {
 	assert.Equal(t, 1, got.GPUsTotal, "a refused update leaves the record as it was")
 	require.ErrorIs(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")), syscall.ENOSPC, "a transaction too")
 	_, err = s.GetOnboarding(ctx, "o1")
-	require.ErrorAs(t, err, new(*store.NotFoundError))
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError))
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the half-written records are cut from the file")

@@ -28,14 +28,14 @@ const (
 
 // adminTimelineEntry is one row of an onboarding's timeline.
 type adminTimelineEntry struct {
-	Time        time.Time `json:"time"`
-	Attempt     int       `json:"attempt"`
-	Kind        string    `json:"kind"`
-	Stage       string    `json:"stage"`
-	Outcome     string    `json:"outcome"`
-	Detail      string    `json:"detail"`
-	Source      string    `json:"source"`
-	MAASEventID int64     `json:"maas_event_id"`
+	Time        time.Time           `json:"time"`
+	Attempt     int                 `json:"attempt"`
+	Kind        domain.TimelineKind `json:"kind"`
+	Stage       string              `json:"stage"`
+	Outcome     string              `json:"outcome"`
+	Detail      string              `json:"detail"`
+	Source      string              `json:"source"`
+	MAASEventID int64               `json:"maas_event_id"`
 }
 
 type adminScriptResult struct {
@@ -434,7 +434,7 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	} else {
 		t := r.table("TIME", "ATTEMPT", "KIND", "STAGE", "OUTCOME", "SOURCE", "DETAIL")
 		for _, e := range d.Timeline {
-			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), e.Kind, e.Stage, e.Outcome, e.Source, e.Detail)
+			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), string(e.Kind), e.Stage, e.Outcome, e.Source, e.Detail)
 		}
 		t.flush()
 	}

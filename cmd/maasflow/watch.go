@@ -86,7 +86,7 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			continue
 		}
 		f.seen[e] = true
-		if string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(string(e.Kind)))))))))))))))))))))))))))))))))) == domain.TimelineMAASEvent {
+		if e.Kind == domain.TimelineMAASEvent {
 			if st := maasStatusOf(e.Detail); st != "" {
 				f.maasStat = st
 			}

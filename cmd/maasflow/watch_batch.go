@@ -105,7 +105,7 @@ func (r *adminRun) pollBatch(ctx context.Context, c *adminClient, id string, nod
 		}
 		n.last, n.polled = d, true
 		p.events = append(p.events, evs...)
-		if _, ended := adminOutcome(d.Status); ended {
+		if _, ended := adminOutcome(string(d.Status)); ended {
 			n.done = true
 		} else {
 			p.finished = false
@@ -134,7 +134,7 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 			notStarted++
 			continue
 		}
-		counts[n.last.Status]++
+		counts[string(n.last.Status)]++
 	}
 	if !r.machine() {
 		summary := countsText(counts)
@@ -144,9 +144,9 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 		fmt.Fprintf(r.env.stdout, "batch %s ended: %s\n", adminCell(b.ID), strings.TrimSpace(summary))
 	}
 	switch {
-	case counts[domain.OnboardingManualIntervention] > 0:
+	case counts[string(domain.OnboardingManualIntervention)] > 0:
 		return &adminExitCodeError{Code: adminExitManual}
-	case counts[domain.OnboardingFailed]+counts[domain.OnboardingCancelled]+notStarted > 0:
+	case counts[string(domain.OnboardingFailed)]+counts[string(domain.OnboardingCancelled)]+notStarted > 0:
 		return &adminExitCodeError{Code: adminExitFailed}
 	}
 	return nil
@@ -188,7 +188,7 @@ func (r *adminRun) drawBatch(b adminBatch, nodes map[string]*adminBatchNode) int
 		} else if n.done {
 			end = o.UpdatedAt
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", adminCell(o.Hostname), adminCell(o.Status), adminCell(orDash(o.Stage)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", adminCell(o.Hostname), adminCell(string(o.Status)), adminCell(orDash(string(o.Stage))),
 			adminCell(orDash(n.follow.maasStat)), strconv.Itoa(o.Attempt), elapsed(end.Sub(o.CreatedAt)))
 	}
 	_ = tw.Flush()

@@ -27,8 +27,8 @@ const (
 var ownFiles = []string{journal.File, secretsFile, eventsFile, AdminTokenFile, LogFile, lockFile}
 
 // Reset empties a data directory so the next start begins from nothing. It
-// refuses a directory holding none of the stack's files: a mistyped
-// --data-dir must not wipe someone's home.
+// refuses a directory holding none of the stack's files (a mistyped
+// --data-dir must not wipe someone's home) and one a running stack holds.
 func Reset(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -40,6 +40,13 @@ func Reset(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	// A running stack holds the lock: wiping its files under it would
+	// leave it serving a database that no longer exists on disk.
+	unlock, err := lockDataDir(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = unlock() }()
 	ours := false
 	for _, e := range entries {
 		for _, f := range ownFiles {

@@ -295,7 +295,7 @@ func BenchmarkLocalRecords100k(b *testing.B) {
 		for i := range records {
 			o := domain.Onboarding{
 				ID: fmt.Sprintf("o%06d", i), SiteID: fmt.Sprintf("site-%d", i%4), ProfileID: "p1", SKUID: "h100",
-				Hostname: fmt.Sprintf("gpu-%05d", i%25_000), IPMIIP: "10.0.0.1", Status: statuses[i%3],
+				Hostname: fmt.Sprintf("gpu-%05d", i%25_000), IPMIIP: fmt.Sprintf("10.50.%d.%d", (i%25_000)/250, (i%25_000)%250+1), Status: statuses[i%3],
 				CreatedAt: t0.Add(time.Duration(i) * time.Second),
 			}
 			if i%100 == 0 && i >= records-25_000 {

@@ -416,6 +416,20 @@ func (f OnboardingFilter) matches(o domain.Onboarding) bool {
 		(f.Hostname == "" || hostKey(o.Hostname) == hostKey(f.Hostname))
 }
 
+// mayMatch applies the filters to the stored attributes before the item
+// is decoded; matches stays the judge.
+func (f OnboardingFilter) mayMatch(item map[string]types.AttributeValue) bool {
+	attr := func(name string) string {
+		v, _ := item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	return (f.Status == "" || attr("status") == string(f.Status)) &&
+		(f.SiteID == "" || attr("site_id") == f.SiteID)
+}
+
 // filtered reports whether some filter is applied after the Query.
 func (f OnboardingFilter) filtered() bool {
 	n := 0
@@ -472,6 +486,9 @@ func (s *Store) ListOnboardings(ctx context.Context, f OnboardingFilter) (Onboar
 			return OnboardingPage{}, fmt.Errorf("list onboardings: %w", err)
 		}
 		for _, item := range out.Items {
+			if !f.mayMatch(item) { // most filtered-out rows are never decoded
+				continue
+			}
 			var o domain.Onboarding
 			if err := attributevalue.UnmarshalMap(item, &o); err != nil {
 				return OnboardingPage{}, fmt.Errorf("decode onboarding: %w", err)

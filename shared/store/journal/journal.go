@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -100,6 +101,15 @@ var _ Backend = (*Journal)(nil)
 // database, so memory never holds what the file lacks.
 var errJournalClosed = errors.New("journal closed")
 
+// replayLine is a record as replay decodes it: in one pass, values typed.
+type replayLine struct {
+	N     uint64               `json:"n"`
+	Table string               `json:"t"`
+	Put   map[string]*taggedAV `json:"put"`
+	Del   map[string]*taggedAV `json:"del"`
+	Tx    []replayLine         `json:"tx"`
+}
+
 type journalLine struct {
 	N     uint64                     `json:"n,omitempty"`
 	Table string                     `json:"t,omitempty"`
@@ -180,6 +190,9 @@ func Open(ctx context.Context, db Backend, dir string, opts ...Option) (*Journal
 }
 
 func (j *Journal) replay(ctx context.Context, f *os.File) error {
+	// Replay allocates a little per record and keeps almost all of it: let
+	// the heap grow further between collections meanwhile.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	r := bufio.NewReaderSize(f, 1<<20)
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
@@ -192,7 +205,7 @@ func (j *Journal) replay(ctx context.Context, f *os.File) error {
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
 		}
-		var l journalLine
+		var l replayLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return &DamagedError{Path: j.path, Line: n, Reason: "the line is not a journal record"}
 		}
@@ -234,7 +247,7 @@ func copyFile(from, to string) error {
 }
 
 // apply replays one record.
-func (j *Journal) apply(ctx context.Context, l journalLine) error {
+func (j *Journal) apply(ctx context.Context, l replayLine) error {
 	switch {
 	case l.Tx != nil:
 		for _, sub := range l.Tx {
@@ -244,7 +257,7 @@ func (j *Journal) apply(ctx context.Context, l journalLine) error {
 		}
 		return nil
 	case l.Put != nil:
-		item, err := itemFromJSON(l.Put)
+		item, err := taggedItem(l.Put)
 		if err != nil {
 			return err
 		}
@@ -258,7 +271,7 @@ func (j *Journal) apply(ctx context.Context, l journalLine) error {
 		j.mark(id, true)
 		return nil
 	case l.Del != nil:
-		k, err := itemFromJSON(l.Del)
+		k, err := taggedItem(l.Del)
 		if err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func (s *Store) ListOutbox(ctx context.Context, limit int) ([]OutboxEntry, error
 		KeyConditionExpression:    aws.String(exprPartition),
 		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkOutbox)},
-		Limit:                     aws.Int32(int32(max(1, min(limit, MaxPageSize)))), //nolint:gosec // G115: bounded above
+		Limit:                     aws.Int32(int32(max(1, min(limit, MaxPageSize)))),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list outbox: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,6 +43,8 @@ func BenchmarkReplay100k(b *testing.B) {
 		lines++
 	}
 	_ = f.Close()
+	var ru0, ru1 syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru0))
 	b.ResetTimer()
 	for b.Loop() {
 		db, err := store.NewLocalDB(ctx, "")
@@ -52,5 +55,9 @@ func BenchmarkReplay100k(b *testing.B) {
 		require.NoError(b, j.Close())
 		b.StartTimer()
 	}
+	b.StopTimer()
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru1))
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / time.Duration(b.N)
+	b.ReportMetric(cpu.Seconds(), "cpu-s/replay")
 	b.ReportMetric(float64(lines), "records")
 }

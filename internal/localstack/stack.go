@@ -100,8 +100,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	clk := cfg.Clock
+	var resume *resumeClock
 	if clk == nil {
-		clk = clock.Scaled(cfg.TimeScale)
+		resume = &resumeClock{Clock: clock.Scaled(cfg.TimeScale)}
+		clk = resume
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
@@ -140,19 +142,26 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, db.Close)
 	s.Store = store.New(db, store.DefaultTable, clk.Now)
-	if n, err := failInterrupted(ctx, s.Store); err != nil {
-		return nil, err
-	} else if n > 0 {
-		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	if resume != nil {
+		hw, err := highWater(ctx, s.Store)
+		if err != nil {
+			return nil, err
+		}
+		resume.resumeAfter(hw)
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithClock(clk))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
 	s.Bus = bus
 	s.closers = append(s.closers, bus.Close)
+	if n, err := failInterrupted(ctx, s.Store, bus, clk); err != nil {
+		return nil, err
+	} else if n > 0 {
+		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	}
 
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.

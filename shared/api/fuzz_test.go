@@ -27,6 +27,7 @@ var fuzzSeeds = []string{
 
 // fuzzRoute fuzzes the body of one route; seeds add to fuzzSeeds.
 func fuzzRoute(f *testing.F, method string, path func(fixture) string, seeds ...string) {
+	f.Helper()
 	h := newHarness(f)
 	fx := h.fixture()
 	target := path(fx)

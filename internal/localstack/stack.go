@@ -71,6 +71,9 @@ type Stack struct {
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
+	// refusals counts the API's refused unauthenticated requests; Close
+	// logs the totals.
+	refusals api.RefusalCounter
 
 	onboardingARN string
 	closeOnce     sync.Once
@@ -208,6 +211,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		Refusals:  &s.refusals,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -277,6 +281,12 @@ func (s *Stack) close() error {
 		}
 	}
 	s.wg.Wait()
+	if counts := s.refusals.Counts(); len(counts) > 0 {
+		s.logger.Info("requests refused while running", "by_code", counts)
+	}
+	if s.apiListener != nil && s.apiListener.Refused() > 0 {
+		s.logger.Info("connections refused past the per-client bound", "count", s.apiListener.Refused())
+	}
 	var errs []error
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())

@@ -45,6 +45,10 @@ type Config struct {
 	TimeScale  float64 // 1 = real time
 	DataDir    string  // state that survives a restart
 	AdminToken string  // bearer token of the admin API; empty generates one
+	// FunctionConcurrency caps each function's concurrent invocations, as
+	// Lambda's reserved concurrency does; 0 means
+	// asl.DefaultFunctionConcurrency (sized from the cores).
+	FunctionConcurrency int
 	// HTTP bounds the API server (timeouts, connections); zero fields take
 	// DefaultHTTPLimits.
 	HTTP HTTPLimits
@@ -76,6 +80,7 @@ type Stack struct {
 	refusals api.RefusalCounter
 
 	onboardingARN string
+	dbOps         *store.Counting
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -102,6 +107,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
 	var resume *resumeClock
 	if clk == nil {
@@ -132,19 +142,21 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
-		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
+		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim"),
+			SubnetCIDR: simSubnet})
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
 		s.serve(simLn, s.Sim)
 	}
 
-	db, err := openDatabase(ctx, cfg.DataDir)
+	db, err := openDatabase(ctx, cfg.DataDir, s.logger)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
-	s.Store = store.New(db, store.DefaultTable, clk.Now)
+	s.dbOps = store.NewCounting(db)
+	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if resume != nil {
 		hw, err := highWater(ctx, s.Store)
 		if err != nil {
@@ -154,7 +166,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithClock(clk))
+	if err := secretStore.Check(ctx); err != nil {
+		return nil, fmt.Errorf("open secrets: %w", err)
+	}
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithLogger(s.logger), events.WithClock(clk))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
@@ -188,7 +203,17 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
+	concurrency := cfg.FunctionConcurrency
+	if concurrency == 0 {
+		concurrency = asl.DefaultFunctionConcurrency()
+	}
+	s.Engine = asl.NewEngine(asl.Options{
+		Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks,
+		FunctionConcurrency: concurrency,
+		// A handler's run is timed on the wall clock: the time scale speeds up
+		// MAAS and the workflow's waits, not the CPU work of a handler.
+		InvokeClock: clock.Real(),
+	})
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
 	if err != nil {
@@ -254,6 +279,10 @@ func (s *Stack) serveWith(srv *http.Server, ln net.Listener) {
 	}()
 }
 
+// DatabaseOps counts the database calls the stack made since it started
+// (benchmarks turn them into DynamoDB request units).
+func (s *Stack) DatabaseOps() store.OpCounts { return s.dbOps.Counts() }
+
 // Close stops the executions and the servers and releases the stores.
 // Calling it again returns the first call's result.
 func (s *Stack) Close() error {
@@ -308,6 +337,10 @@ const (
 	siteBootstrapScript  = "#!/bin/sh\n# maasflow local site bootstrap: nothing to prepare on a simulated node.\nexit 0\n"
 )
 
+// simSubnet is the simulated site's subnet: a /20 holds some 4,000
+// deployed machines, enough to onboard a thousand hosts at once.
+const simSubnet = "10.20.0.0/20"
+
 // engineRef lets the activities reach the engine built after them.
 type engineRef struct{ *asl.Engine }
 
@@ -323,12 +356,12 @@ func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error
 
 // openDatabase is local mode's database: the in-memory table with the
 // journal in dir replayed into it, so state survives a restart.
-func openDatabase(ctx context.Context, dir string) (*journal.Journal, error) {
+func openDatabase(ctx context.Context, dir string, logger *slog.Logger) (*journal.Journal, error) {
 	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
 	if err != nil {
 		return nil, fmt.Errorf("open local database: %w", err)
 	}
-	j, err := journal.Open(ctx, mem, dir)
+	j, err := journal.Open(ctx, mem, dir, journal.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
 	}

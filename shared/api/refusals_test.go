@@ -119,3 +119,12 @@ func TestUnauthorizedCarriesAChallenge(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, r.status)
 	assert.Empty(t, r.header.Get("WWW-Authenticate"))
 }
+
+func TestLongMethodIsNotEchoed(t *testing.T) {
+	h := newHarness(t)
+	method := strings.Repeat("M", 4096)
+	r := h.do(call{method: method, path: "/api/v1/admin/maas-sites", token: adminToken})
+	require.Equal(t, http.StatusMethodNotAllowed, r.status)
+	assert.NotContains(t, string(r.body), method[:64])
+	assert.NotContains(t, h.logs.String(), method[:64])
+}

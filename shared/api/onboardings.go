@@ -81,6 +81,15 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 
+	// The create below takes the server's locks in its transaction; this
+	// read only spares a node record for a host name that cannot start
+	// because its BMC is another open onboarding's.
+	// (Under its own host name the create reports the host name.)
+	if holder, found, err := s.store.FindServerLock(ctx, site.ID, store.LockBMC, in.IPMIIP); err != nil {
+		return 0, nil, err
+	} else if holderHost := s.holderHost(ctx, holder); found && holderHost != host {
+		return 0, nil, classify(&store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: in.IPMIIP, Hostname: holderHost})
+	}
 	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
 	if err != nil {
 		return 0, nil, err
@@ -141,6 +150,19 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 	log.InfoContext(ctx, "onboarding started")
 	rq.w.Header().Set("Location", "/api/v1/admin/onboardings/"+o.ID)
 	return http.StatusAccepted, o, nil
+}
+
+// holderHost is the host name of onboarding id, for a conflict message;
+// empty when it cannot be read.
+func (s *server) holderHost(ctx context.Context, id string) string {
+	if id == "" {
+		return ""
+	}
+	o, err := s.store.GetOnboarding(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return o.Hostname
 }
 
 // siteReady is the site guardrail: credentials set and the last probe

@@ -363,4 +363,13 @@ func TestOneServerOneOpenOnboarding(t *testing.T) {
 	}
 	assert.Equal(t, 1, started)
 	assert.Len(t, h.starter.started(), 1, "one workflow for one server")
+
+	// A later attempt under a new host name leaves no node record behind.
+	body := fx.onboarding("gpu-99")
+	body["ipmi_ip"] = "10.7.7.7"
+	r := h.do(call{method: "POST", path: "/api/v1/admin/onboardings", body: body, token: adminToken})
+	require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+	_, found, err := h.store.FindNodeByHost(context.Background(), fx.site, "gpu-99")
+	require.NoError(t, err)
+	assert.False(t, found)
 }

@@ -113,6 +113,7 @@ type Store interface {
 	ServerLockFinder
 	TokenConsumer
 	AuditLog
+	BatchRepository
 }
 
 var _ Store = (*store.Store)(nil)

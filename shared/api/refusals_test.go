@@ -124,7 +124,7 @@ func TestLongMethodIsNotEchoed(t *testing.T) {
 	h := newHarness(t)
 	method := strings.Repeat("M", 4096)
 	r := h.do(call{method: method, path: "/api/v1/admin/maas-sites", token: adminToken})
-	require.Equal(t, http.StatusMethodNotAllowed, r.status)
+	require.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed}, r.status)
 	assert.NotContains(t, string(r.body), method[:64])
 	assert.NotContains(t, h.logs.String(), method[:64])
 }

@@ -131,3 +131,9 @@ func FuzzEnroll(f *testing.F) {
 	fuzzRoute(f, "POST", func(fixture) string { return "/api/v1/nodes/node-1/enroll" },
 		`{"token":"abc"}`)
 }
+
+func FuzzCreateBatch(f *testing.F) {
+	fuzzRoute(f, "POST", func(fixture) string { return "/api/v1/admin/onboardings/batch" },
+		`{"site_id":"s","profile_id":"p","sku_id":"k","nodes":[{"hostname":"gpu-01","ipmi_ip":"10.0.0.21"},{"hostname":"gpu-02","ipmi_ip":"10.0.0.22"}]}`,
+		`{"nodes":[{"hostname":"a","hostname":"b"}]}`)
+}

@@ -328,7 +328,7 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/onboardings/nope", nil).status)
 }
 
-// TestOneServerOneOpenOnboarding is the probe's reproducer: parallel
+// TestOneServerOneOpenOnboarding reproduces a defect a security review found: parallel
 // onboardings with one ipmi_ip and different host names used to all start.
 func TestOneServerOneOpenOnboarding(t *testing.T) {
 	h := newHarness(t)

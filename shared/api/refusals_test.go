@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRefusedRequestsDoNotGrowState is the probe's flood: enrollments with a
+// TestRefusedRequestsDoNotGrowState reproduces a flood a security review sent: enrollments with a
 // 60 KB path id and admin calls without a credential. None may add an audit
 // entry; each is counted; the log gets a sample, never the long id.
 func TestRefusedRequestsDoNotGrowState(t *testing.T) {

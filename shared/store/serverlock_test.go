@@ -79,7 +79,7 @@ func TestOneOpenOnboardingPerServer(t *testing.T) {
 	})
 }
 
-// TestParallelOnboardingsOfOneBMC is the probe's reproducer: parallel
+// TestParallelOnboardingsOfOneBMC reproduces a defect a security review found: parallel
 // onboardings with one ipmi_ip and distinct host names; one wins.
 func TestParallelOnboardingsOfOneBMC(t *testing.T) {
 	ctx := context.Background()

@@ -61,7 +61,7 @@ func TestEnrollmentAfterTimeoutIsRefused(t *testing.T) {
 	refusedEnrollment(t, e, b, "workflow_closed")
 }
 
-// TestOneServerTwoHostnames is the probe's reproducer over HTTP: two
+// TestOneServerTwoHostnames reproduces, over HTTP, a defect a security review found: two
 // parallel onboardings of one BMC under two host names; one runs.
 func TestOneServerTwoHostnames(t *testing.T) {
 	t.Parallel()

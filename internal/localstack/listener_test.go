@@ -125,3 +125,33 @@ func TestHTTPLimitsDefaults(t *testing.T) {
 	assert.Greater(t, srv.WriteTimeout, 15*time.Second, "longer than the API's probe timeout")
 	assert.Positive(t, srv.MaxHeaderBytes)
 }
+
+// TestRefusalsAreMetrics: refused requests are counted on GET /metrics,
+// since they are not audited one by one.
+func TestRefusalsAreMetrics(t *testing.T) {
+	st, err := Start(t.Context(), Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: 1, DataDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	get := func(path, token string) (int, string) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, st.APIURL+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		var b strings.Builder
+		_, err = bufio.NewReader(resp.Body).WriteTo(&b)
+		require.NoError(t, err)
+		return resp.StatusCode, b.String()
+	}
+	for range 3 {
+		status, _ := get("/api/v1/admin/skus", "wrong")
+		require.Equal(t, http.StatusUnauthorized, status)
+	}
+	status, body := get("/metrics", st.AdminToken)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `maasflow_api_refused_requests_total{code="unauthorized"} 3`)
+	assert.Contains(t, body, "maasflow_api_refused_connections_total 0")
+}

@@ -28,6 +28,8 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/store/journal"
@@ -47,6 +49,9 @@ type Config struct {
 	// AdminToken is the bearer token of the admin API; empty uses the one
 	// kept in DataDir (AdminTokenFile), generated on first start.
 	AdminToken string
+	// ReconcileInterval is the period of reconcile runs in the stack's
+	// time: zero is DefaultReconcileInterval, negative turns them off.
+	ReconcileInterval time.Duration
 	// FunctionConcurrency caps each function's concurrent invocations, as
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
@@ -74,6 +79,10 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+	// Reconciler runs reconcile runs (on the schedule and on request);
+	// Metrics is what GET /metrics serves.
+	Reconciler *reconcile.Runner
+	Metrics    *metrics.Prometheus
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
@@ -82,6 +91,7 @@ type Stack struct {
 	refusals api.RefusalCounter
 
 	onboardingARN string
+	reconcileARN  string
 	dbOps         *store.Counting
 	closeOnce     sync.Once
 	closeErr      error
@@ -207,6 +217,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
+	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
 	concurrency := cfg.FunctionConcurrency
 	if concurrency == 0 {
 		concurrency = asl.DefaultFunctionConcurrency()
@@ -229,6 +240,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	reconciler, err := s.startReconcile(cfg, clk)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -241,6 +256,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Clock:     clk,
 		Logger:    s.logger,
 		Refusals:  &s.refusals,
+		// Reconciler serves /api/v1/admin/reconciliation.
+		Reconciler: reconciler,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -255,6 +272,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
@@ -263,6 +281,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// activities, which must not be refused.
 	limits := cfg.HTTP.withDefaults()
 	s.apiListener = limitListener(apiLn, limits)
+	if s.Metrics != nil {
+		if err := s.Metrics.Register(refusalCollector{s}); err != nil {
+			return nil, fmt.Errorf("register the API's refusal metrics: %w", err)
+		}
+	}
 	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil

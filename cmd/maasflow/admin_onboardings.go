@@ -158,7 +158,7 @@ func runOnboard(ctx context.Context, r *adminRun, _ []string) error {
 			r.emit(resp.Body)
 		}
 	} else {
-		fmt.Fprintf(r.env.stdout, "onboarding %s accepted (status %s)\n", adminCell(o.ID), adminCell(o.Status))
+		fmt.Fprintf(r.env.stdout, "onboarding %s accepted (status %s)\n", adminCell(o.ID), adminCell(string(o.Status)))
 		if !wait {
 			fmt.Fprintf(r.env.stdout, "follow it with: maasflow onboardings watch %s\n", adminCell(o.ID))
 		}
@@ -199,8 +199,8 @@ func isTransient(err error) bool {
 }
 
 // adminOutcome maps a terminal status to its exit code.
-func adminOutcome(status string) (int, bool) {
-	switch status {
+func adminOutcome[S ~string](status S) (int, bool) {
+	switch domain.OnboardingStatus(status) {
 	case domain.OnboardingCompleted:
 		return adminExitOK, true
 	case domain.OnboardingManualIntervention:
@@ -271,8 +271,8 @@ func (c *cli) onboardingsCommand() *cobra.Command {
 }
 
 var onboardingStatuses = []string{
-	domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingCompleted,
-	domain.OnboardingFailed, domain.OnboardingManualIntervention, domain.OnboardingCancelled,
+	string(domain.OnboardingPending), string(domain.OnboardingRunning), string(domain.OnboardingCompleted),
+	string(domain.OnboardingFailed), string(domain.OnboardingManualIntervention), string(domain.OnboardingCancelled),
 }
 
 func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
@@ -342,7 +342,7 @@ func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return fmt.Errorf("unexpected answer from the admin API: %w", err)
 		}
-		t.row(o.ID, o.Status, o.Stage, o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
+		t.row(o.ID, string(o.Status), string(o.Stage), o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
 	}
 	t.flush()
 	if !all && page.NextCursor != "" {
@@ -407,8 +407,8 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	w := r.env.stdout
 	f := newAdminFields(w)
 	f.add("ID", d.ID)
-	f.add("Status", d.Status)
-	f.add("Stage", d.Stage)
+	f.add("Status", string(d.Status))
+	f.add("Stage", string(d.Stage))
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Hostname", d.Hostname)

@@ -90,8 +90,8 @@ func adminText(s string) string {
 }
 
 // adminCell is adminText on one line, for a table cell or a message.
-func adminCell(s string) string {
-	s = adminText(s)
+func adminCell[S ~string](v S) string {
+	s := adminText(string(v))
 	s = strings.ReplaceAll(s, "\r", " ")
 	s = strings.ReplaceAll(s, "\n", " ⏎ ")
 	return strings.ReplaceAll(s, "\t", " ")
@@ -112,11 +112,11 @@ func adminTimePtr(t *time.Time) string {
 	return adminTime(*t)
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }
 
 // adminTable writes aligned columns; every cell is made terminal-safe.

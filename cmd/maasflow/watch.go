@@ -76,8 +76,8 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 		if at.IsZero() {
 			at = o.CreatedAt
 		}
-		evs = append(evs, adminWatchEvent{Time: at, Attempt: o.Attempt, Kind: adminWatchStatus, Stage: o.Stage,
-			Status: o.Status, MAASSystemID: o.MAASSystemID})
+		evs = append(evs, adminWatchEvent{Time: at, Attempt: o.Attempt, Kind: adminWatchStatus, Stage: string(o.Stage),
+			Status: string(o.Status), MAASSystemID: o.MAASSystemID})
 	}
 	f.last = &o
 	for _, e := range d.Timeline {
@@ -86,7 +86,7 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			continue
 		}
 		f.seen[e] = true
-		if e.Kind == domain.TimelineMAASEvent {
+		if e.Kind == string(domain.TimelineMAASEvent) {
 			if st := maasStatusOf(e.Detail); st != "" {
 				f.maasStat = st
 			}
@@ -193,8 +193,8 @@ func (r *adminRun) printWatchEvent(e adminWatchEvent, withHost bool) {
 //	2026-03-02T10:00:04Z  gpu-node-01  ▶ enter     commission        from discover
 func watchLine(e adminWatchEvent, withHost bool) string {
 	var what, detail string
-	switch e.Kind {
-	case adminWatchStatus:
+	switch domain.TimelineKind(e.Kind) {
+	case domain.TimelineKind(adminWatchStatus):
 		what = "status"
 		detail = e.Status
 		if e.MAASSystemID != "" {

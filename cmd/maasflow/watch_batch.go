@@ -134,7 +134,7 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 			notStarted++
 			continue
 		}
-		counts[n.last.Status]++
+		counts[string(n.last.Status)]++
 	}
 	if !r.machine() {
 		summary := countsText(counts)
@@ -144,9 +144,9 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 		fmt.Fprintf(r.env.stdout, "batch %s ended: %s\n", adminCell(b.ID), strings.TrimSpace(summary))
 	}
 	switch {
-	case counts[domain.OnboardingManualIntervention] > 0:
+	case counts[string(domain.OnboardingManualIntervention)] > 0:
 		return &adminExitCodeError{Code: adminExitManual}
-	case counts[domain.OnboardingFailed]+counts[domain.OnboardingCancelled]+notStarted > 0:
+	case counts[string(domain.OnboardingFailed)]+counts[string(domain.OnboardingCancelled)]+notStarted > 0:
 		return &adminExitCodeError{Code: adminExitFailed}
 	}
 	return nil

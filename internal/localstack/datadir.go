@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/maasflow/maasflow/shared/store"
+	"github.com/maasflow/maasflow/shared/store/journal"
 )
 
 // Files the stack keeps in its data directory besides the store's journal.
@@ -24,7 +24,7 @@ const (
 )
 
 // ownFiles are the names that mark a directory as a data directory.
-var ownFiles = []string{store.JournalFile, secretsFile, eventsFile, AdminTokenFile, LogFile}
+var ownFiles = []string{journal.File, secretsFile, eventsFile, AdminTokenFile, LogFile}
 
 // Reset empties a data directory so the next start begins from nothing. It
 // refuses a directory holding none of the stack's files: a mistyped

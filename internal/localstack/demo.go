@@ -194,7 +194,7 @@ func (c *adminClient) fresh(ctx context.Context, siteID, host string) (bool, err
 		return false, err
 	}
 	for _, o := range page.Items {
-		if o.Status != domain.OnboardingFailed && o.Status != domain.OnboardingCancelled {
+		if s := domain.OnboardingStatus(o.Status); s != domain.OnboardingFailed && s != domain.OnboardingCancelled {
 			return false, nil
 		}
 	}

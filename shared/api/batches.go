@@ -104,7 +104,7 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 			continue
 		}
 		b.Items[i].OnboardingID = o.ID
-		statuses[i] = o.Status
+		statuses[i] = string(o.Status)
 	}
 	// What each row became is kept even if this write fails: the
 	// onboardings carry the batch id.
@@ -231,7 +231,7 @@ func (s *server) batchView(ctx context.Context, b domain.Batch) (batchView, erro
 	for _, it := range b.Items {
 		item := batchItemView{Hostname: it.Hostname, IPMIIP: it.IPMIIP, OnboardingID: it.OnboardingID, Error: it.Error, Status: domain.BatchItemRejected}
 		if o, ok := obs[it.OnboardingID]; ok {
-			item.Status, item.Stage, item.Attempt, item.Error = o.Status, o.Stage, o.Attempt, o.Error
+			item.Status, item.Stage, item.Attempt, item.Error = string(o.Status), string(o.Stage), o.Attempt, o.Error
 		}
 		v.Items = append(v.Items, item)
 		v.Counts[item.Status]++
@@ -274,7 +274,7 @@ func (s *server) listBatchOnboardings(rq *request, batchID string, q map[string]
 	page := onboardingPage{Items: []domain.Onboarding{}}
 	for _, it := range b.Items {
 		o, ok := obs[it.OnboardingID]
-		if !ok || (q["status"] != "" && o.Status != q["status"]) || (q["site_id"] != "" && o.SiteID != q["site_id"]) || (host != "" && o.Hostname != host) {
+		if !ok || (q["status"] != "" && string(o.Status) != q["status"]) || (q["site_id"] != "" && o.SiteID != q["site_id"]) || (host != "" && o.Hostname != host) {
 			continue
 		}
 		page.Items = append(page.Items, o)

@@ -302,7 +302,7 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 		return 0, nil, credentialsMissing
 	}
 	creds, err := secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
-	var nf *secrets.NotFoundError
+	var nf *secrets.SecretNotFoundError
 	if errors.As(err, &nf) {
 		return 0, nil, credentialsMissing
 	}
@@ -314,10 +314,11 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 	res, perr := s.prober.Probe(pctx, site.MAASURL, creds.MAASAPIKey)
 	cancel()
 	now := s.clock.Now().UTC()
-	result := domain.ProbeResult{Healthy: perr == nil, CheckedAt: now}
+	result := domain.ProbeResult{Healthy: perr == nil && res.Problem() == "", CheckedAt: now}
 	if perr == nil {
 		result.Version, result.Capabilities = res.Version, res.Capabilities
 		result.User, result.IsAdmin = res.Username, res.IsAdmin
+		result.Error = res.Problem()
 	} else {
 		result.Error = scrub(perr.Error(), creds)
 		rq.log.InfoContext(rq.ctx(), "site probe failed", logfield.SiteID, id, "error", result.Error)
@@ -354,7 +355,7 @@ func checkStatus(status *string) error {
 }
 
 func isConflict(err error) bool {
-	var c *store.ConflictError
+	var c *store.ItemConflictError
 	return errors.As(err, &c)
 }
 

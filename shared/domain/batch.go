@@ -50,13 +50,13 @@ const (
 func BatchStatus(statuses []string) string {
 	manual, allDone := false, len(statuses) > 0
 	for _, s := range statuses {
-		switch s {
+		switch OnboardingStatus(s) {
 		case OnboardingPending, OnboardingRunning:
 			return BatchRunning
 		case OnboardingManualIntervention:
 			manual = true
 		}
-		allDone = allDone && s == OnboardingCompleted
+		allDone = allDone && OnboardingStatus(s) == OnboardingCompleted
 	}
 	switch {
 	case manual:

@@ -11,12 +11,12 @@ func TestBatchStatus(t *testing.T) {
 		statuses []string
 		want     string
 	}{
-		{[]string{OnboardingCompleted, OnboardingRunning, OnboardingManualIntervention}, BatchRunning},
-		{[]string{OnboardingPending}, BatchRunning},
-		{[]string{OnboardingCompleted, OnboardingManualIntervention, OnboardingFailed}, BatchManualIntervention},
-		{[]string{OnboardingCompleted, OnboardingCompleted}, BatchCompleted},
-		{[]string{OnboardingCompleted, BatchItemRejected}, BatchFailed},
-		{[]string{OnboardingCancelled}, BatchFailed},
+		{[]string{string(OnboardingCompleted), string(OnboardingRunning), string(OnboardingManualIntervention)}, BatchRunning},
+		{[]string{string(OnboardingPending)}, BatchRunning},
+		{[]string{string(OnboardingCompleted), string(OnboardingManualIntervention), string(OnboardingFailed)}, BatchManualIntervention},
+		{[]string{string(OnboardingCompleted), string(OnboardingCompleted)}, BatchCompleted},
+		{[]string{string(OnboardingCompleted), BatchItemRejected}, BatchFailed},
+		{[]string{string(OnboardingCancelled)}, BatchFailed},
 		{nil, BatchFailed},
 	}
 	for _, tc := range cases {

@@ -3,11 +3,15 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/events"
 )
 
 // TestBatchOfTenWithOneFailingHost onboards a rack of ten through one
@@ -56,6 +60,20 @@ func TestBatchOfTenWithOneFailingHost(t *testing.T) {
 	for _, o := range obs {
 		assert.Equal(t, id, o.(map[string]any)["batch_id"])
 	}
+
+	// The events carry the batch id.
+	first := obs[0].(map[string]any)["id"].(string)
+	require.Len(t, e.emitted(first, 2), 2)
+	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+	require.NoError(t, err)
+	carried := 0
+	for _, ev := range envs {
+		if strings.Contains(string(ev.Detail), `"onboarding_id":"`+first+`"`) {
+			assert.Contains(t, string(ev.Detail), `"batch_id":"`+id+`"`, ev.DetailType)
+			carried++
+		}
+	}
+	assert.Equal(t, 2, carried, "started and completed")
 }
 
 // TestBatchValidationOverHTTP: a bad row is a 400 naming nodes[i].field and

@@ -28,14 +28,14 @@ const (
 
 // adminTimelineEntry is one row of an onboarding's timeline.
 type adminTimelineEntry struct {
-	Time        time.Time `json:"time"`
-	Attempt     int       `json:"attempt"`
-	Kind        string    `json:"kind"`
-	Stage       string    `json:"stage"`
-	Outcome     string    `json:"outcome"`
-	Detail      string    `json:"detail"`
-	Source      string    `json:"source"`
-	MAASEventID int64     `json:"maas_event_id"`
+	Time        time.Time           `json:"time"`
+	Attempt     int                 `json:"attempt"`
+	Kind        domain.TimelineKind `json:"kind"`
+	Stage       string              `json:"stage"`
+	Outcome     string              `json:"outcome"`
+	Detail      string              `json:"detail"`
+	Source      string              `json:"source"`
+	MAASEventID int64               `json:"maas_event_id"`
 }
 
 type adminScriptResult struct {
@@ -199,7 +199,7 @@ func isTransient(err error) bool {
 }
 
 // adminOutcome maps a terminal status to its exit code.
-func adminOutcome[S ~string](status S) (int, bool) {
+func adminOutcome(status string) (int, bool) {
 	switch domain.OnboardingStatus(status) {
 	case domain.OnboardingCompleted:
 		return adminExitOK, true
@@ -225,9 +225,9 @@ func (r *adminRun) printOutcome(o domain.Onboarding) {
 		fmt.Fprintf(w, "onboarding %s completed: node %s, MAAS system %s\n", adminCell(o.ID), adminCell(orDash(o.NodeID)), adminCell(orDash(o.MAASSystemID)))
 	case domain.OnboardingManualIntervention:
 		fmt.Fprintf(w, "onboarding %s needs manual intervention at stage %s%s\ninspect it with: maasflow onboardings get %s\n",
-			adminCell(o.ID), adminCell(o.Stage), why, adminCell(o.ID))
+			adminCell(o.ID), adminCell(string(o.Stage)), why, adminCell(o.ID))
 	default:
-		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(o.Status), adminCell(o.Stage), why)
+		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Status)), adminCell(string(o.Stage)), why)
 	}
 }
 
@@ -396,7 +396,7 @@ func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) error
 		if o.Error != nil {
 			why = ": " + adminCell(o.Error.Message)
 		}
-		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(o.Status), adminCell(o.Stage), why)
+		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Status)), adminCell(string(o.Stage)), why)
 		fmt.Fprintf(w, "host %s is free for a new onboarding; the MAAS machine %s was left as it is\n",
 			adminCell(o.Hostname), adminCell(orDash(o.MAASSystemID)))
 		return nil
@@ -424,7 +424,7 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	f.add("Updated", adminTime(d.UpdatedAt))
 	f.add("Completed", adminTimePtr(d.CompletedAt))
 	if d.Error != nil {
-		f.add("Error", fmt.Sprintf("%s: %s (stage %s)", d.Error.Code, d.Error.Message, orDash(d.Error.Stage)))
+		f.add("Error", fmt.Sprintf("%s: %s (stage %s)", d.Error.Code, d.Error.Message, orDash(string(d.Error.Stage))))
 	}
 	f.flush()
 
@@ -434,7 +434,7 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	} else {
 		t := r.table("TIME", "ATTEMPT", "KIND", "STAGE", "OUTCOME", "SOURCE", "DETAIL")
 		for _, e := range d.Timeline {
-			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), e.Kind, e.Stage, e.Outcome, e.Source, e.Detail)
+			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), string(e.Kind), e.Stage, e.Outcome, e.Source, e.Detail)
 		}
 		t.flush()
 	}

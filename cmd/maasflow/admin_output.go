@@ -90,8 +90,8 @@ func adminText(s string) string {
 }
 
 // adminCell is adminText on one line, for a table cell or a message.
-func adminCell[S ~string](v S) string {
-	s := adminText(string(v))
+func adminCell(s string) string {
+	s = adminText(s)
 	s = strings.ReplaceAll(s, "\r", " ")
 	s = strings.ReplaceAll(s, "\n", " ⏎ ")
 	return strings.ReplaceAll(s, "\t", " ")
@@ -112,11 +112,11 @@ func adminTimePtr(t *time.Time) string {
 	return adminTime(*t)
 }
 
-func orDash[S ~string](s S) string {
+func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return string(s)
+	return s
 }
 
 // adminTable writes aligned columns; every cell is made terminal-safe.

@@ -23,23 +23,23 @@ import (
 // adminWatchEvent is one line of a watch: a timeline entry, or a change of
 // the record (kind "status"). -o json prints it as one JSON line.
 type adminWatchEvent struct {
-	OnboardingID string    `json:"onboarding_id"`
-	Hostname     string    `json:"hostname"`
-	Time         time.Time `json:"time"`
-	Attempt      int       `json:"attempt"`
-	Kind         string    `json:"kind"`
-	Stage        string    `json:"stage,omitempty"`
-	Outcome      string    `json:"outcome,omitempty"`
-	Detail       string    `json:"detail,omitempty"`
-	Source       string    `json:"source,omitempty"`
-	MAASEventID  int64     `json:"maas_event_id,omitempty"`
+	OnboardingID string              `json:"onboarding_id"`
+	Hostname     string              `json:"hostname"`
+	Time         time.Time           `json:"time"`
+	Attempt      int                 `json:"attempt"`
+	Kind         domain.TimelineKind `json:"kind"`
+	Stage        string              `json:"stage,omitempty"`
+	Outcome      string              `json:"outcome,omitempty"`
+	Detail       string              `json:"detail,omitempty"`
+	Source       string              `json:"source,omitempty"`
+	MAASEventID  int64               `json:"maas_event_id,omitempty"`
 	// Set on kind "status" only.
 	Status       string `json:"status,omitempty"`
 	MAASSystemID string `json:"maas_system_id,omitempty"`
 }
 
 // adminWatchStatus is the kind of a record change.
-const adminWatchStatus = "status"
+const adminWatchStatus domain.TimelineKind = "status"
 
 // adminFollower turns successive reads of one onboarding into the events
 // not reported yet.
@@ -86,7 +86,7 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			continue
 		}
 		f.seen[e] = true
-		if e.Kind == string(domain.TimelineMAASEvent) {
+		if e.Kind == domain.TimelineMAASEvent {
 			if st := maasStatusOf(e.Detail); st != "" {
 				f.maasStat = st
 			}
@@ -95,7 +95,7 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
 	}
 	// A status change belongs after the timeline rows that led to it.
-	if _, ended := adminOutcome(o.Status); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
+	if _, ended := adminOutcome(string(o.Status)); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
 		evs = append(evs[1:], evs[0])
 	}
 	for i := range evs {
@@ -156,7 +156,7 @@ func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interva
 			for _, e := range evs {
 				r.printWatchEvent(e, false)
 			}
-			if code, done := adminOutcome(d.Status); done {
+			if code, done := adminOutcome(string(d.Status)); done {
 				r.printOutcome(d.Onboarding)
 				if code == adminExitOK {
 					return nil
@@ -193,8 +193,8 @@ func (r *adminRun) printWatchEvent(e adminWatchEvent, withHost bool) {
 //	2026-03-02T10:00:04Z  gpu-node-01  ▶ enter     commission        from discover
 func watchLine(e adminWatchEvent, withHost bool) string {
 	var what, detail string
-	switch domain.TimelineKind(e.Kind) {
-	case domain.TimelineKind(adminWatchStatus):
+	switch e.Kind {
+	case adminWatchStatus:
 		what = "status"
 		detail = e.Status
 		if e.MAASSystemID != "" {
@@ -211,7 +211,7 @@ func watchLine(e adminWatchEvent, withHost bool) string {
 	case domain.TimelineDiagnostic:
 		what, detail = "diag", "captured "+e.Source
 	default:
-		what = e.Kind
+		what = string(e.Kind)
 		detail = e.Detail
 		if e.Source != "" {
 			detail = e.Source + ": " + detail

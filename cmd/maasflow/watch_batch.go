@@ -105,7 +105,7 @@ func (r *adminRun) pollBatch(ctx context.Context, c *adminClient, id string, nod
 		}
 		n.last, n.polled = d, true
 		p.events = append(p.events, evs...)
-		if _, ended := adminOutcome(d.Status); ended {
+		if _, ended := adminOutcome(string(d.Status)); ended {
 			n.done = true
 		} else {
 			p.finished = false
@@ -191,7 +191,7 @@ func (r *adminRun) drawBatch(b adminBatch, nodes map[string]*adminBatchNode) int
 			// stack's time scale): never count back before what it reported.
 			end = now
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", adminCell(o.Hostname), adminCell(o.Status), adminCell(orDash(o.Stage)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", adminCell(o.Hostname), adminCell(string(o.Status)), adminCell(orDash(string(o.Stage))),
 			adminCell(orDash(n.follow.maasStat)), strconv.Itoa(o.Attempt), elapsed(end.Sub(o.CreatedAt)))
 	}
 	_ = tw.Flush()

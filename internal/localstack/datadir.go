@@ -3,78 +3,56 @@ package localstack
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-
-	"github.com/maasflow/maasflow/shared/store/journal"
+	"syscall"
 )
 
-// Files the stack keeps in its data directory besides the store's journal.
-const (
-	// AdminTokenFile holds the generated admin token, so that a restart on
-	// the same data directory keeps the token an operator exported.
-	AdminTokenFile = "admin-token"
-	// LogFile receives the stack's structured logs.
-	LogFile       = "maasflow.log"
-	secretsFile   = "secrets.json"
-	eventsFile    = "events.jsonl"
-	tokenFileMode = 0o600
-)
+// lockFile is the data directory's lock, held while a stack runs.
+const lockFile = ".lock"
 
-// ownFiles are the names that mark a directory as a data directory.
-var ownFiles = []string{journal.File, secretsFile, eventsFile, AdminTokenFile, LogFile}
-
-// Reset empties a data directory so the next start begins from nothing. It
-// refuses a directory holding none of the stack's files: a mistyped
-// --data-dir must not wipe someone's home.
-func Reset(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read data dir: %w", err)
-	}
-	if len(entries) == 0 {
-		return nil
-	}
-	ours := false
-	for _, e := range entries {
-		for _, f := range ownFiles {
-			if e.Name() == f {
-				ours = true
-			}
-		}
-	}
-	if !ours {
-		return fmt.Errorf("%s holds none of maasflow's files (%s); not resetting it", dir, strings.Join(ownFiles, ", "))
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("reset data dir: %w", err)
-		}
-	}
-	return nil
+// DataDirInUseError is a start refused because another process holds the
+// data directory: two stacks replaying and appending one journal would each
+// serve a different database and corrupt the file for both.
+type DataDirInUseError struct {
+	Dir string
+	PID int // the holder's process id as it wrote it; 0 when unknown
 }
 
-// loadOrCreateToken returns the admin token kept in the data directory,
-// creating it on first use.
-func loadOrCreateToken(dir string) (string, error) {
-	path := filepath.Join(dir, AdminTokenFile)
-	b, err := os.ReadFile(path) //nolint:gosec // G304: the path is the operator's data directory, never a request value
-	switch {
-	case err == nil:
-		if tok := strings.TrimSpace(string(b)); tok != "" {
-			return tok, nil
+func (e *DataDirInUseError) Error() string {
+	holder := "another process"
+	if e.PID > 0 {
+		holder = fmt.Sprintf("another process (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("data directory %s is in use by %s: stop that maasflow local, or pass another --data-dir", e.Dir, holder)
+}
+
+// lockDataDir takes an exclusive lock on dir for the life of the process
+// (the kernel drops it when the process dies, kill -9 included); unlock
+// releases it.
+func lockDataDir(dir string) (unlock func() error, err error) {
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) //nolint:gosec // G304: the path is the operator's data directory, never a request value
+	if err != nil {
+		return nil, fmt.Errorf("lock data directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { //nolint:gosec // G115: a file descriptor fits an int
+		defer func() { _ = f.Close() }()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			b, _ := os.ReadFile(path) //nolint:gosec // G304: as above
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return nil, &DataDirInUseError{Dir: dir, PID: pid}
 		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("read admin token: %w", err)
+		return nil, fmt.Errorf("lock data directory: %w", err)
 	}
-	tok := randomToken()
-	if err := os.WriteFile(path, []byte(tok+"\n"), tokenFileMode); err != nil {
-		return "", fmt.Errorf("keep admin token: %w", err)
-	}
-	return tok, nil
+	// The pid is for the message a second stack prints; the lock is the
+	// flock, not the file's content.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() error {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) //nolint:gosec // G115: as above
+		return f.Close()
+	}, nil
 }

@@ -186,7 +186,7 @@ func demoHost(i int) (DemoHost, map[string]any) {
 func (c *adminClient) fresh(ctx context.Context, siteID, host string) (bool, error) {
 	var page struct {
 		Items []struct {
-			Status string `json:"status"`
+			Status domain.OnboardingStatus `json:"status"`
 		} `json:"items"`
 	}
 	q := url.Values{"site_id": {siteID}, "hostname": {host}, "limit": {"200"}}
@@ -194,7 +194,7 @@ func (c *adminClient) fresh(ctx context.Context, siteID, host string) (bool, err
 		return false, err
 	}
 	for _, o := range page.Items {
-		if s := domain.OnboardingStatus(o.Status); s != domain.OnboardingFailed && s != domain.OnboardingCancelled {
+		if o.Status != domain.OnboardingFailed && o.Status != domain.OnboardingCancelled {
 			return false, nil
 		}
 	}

@@ -47,6 +47,13 @@ type Config struct {
 	// AdminToken is the bearer token of the admin API; empty uses the one
 	// kept in DataDir (AdminTokenFile), generated on first start.
 	AdminToken string
+	// FunctionConcurrency caps each function's concurrent invocations, as
+	// Lambda's reserved concurrency does; 0 means
+	// asl.DefaultFunctionConcurrency (sized from the cores).
+	FunctionConcurrency int
+	// HTTP bounds the API server (timeouts, connections); zero fields take
+	// DefaultHTTPLimits.
+	HTTP HTTPLimits
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -68,7 +75,11 @@ type Stack struct {
 	Store  *store.Store
 	Bus    *events.LocalBus
 
+	// apiListener caps the API server's connections.
+	apiListener *connLimiter
+
 	onboardingARN string
+	dbOps         *store.Counting
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -95,6 +106,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
 	if clk == nil {
 		clk = clock.Scaled(cfg.TimeScale)
@@ -125,19 +141,21 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
-		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
+		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim"),
+			SubnetCIDR: simSubnet})
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
 		s.serve(simLn, s.Sim)
 	}
 
-	db, err := openDatabase(ctx, cfg.DataDir)
+	db, err := openDatabase(ctx, cfg.DataDir, s.logger)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
-	s.Store = store.New(db, store.DefaultTable, clk.Now)
+	s.dbOps = store.NewCounting(db)
+	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if n, err := failInterrupted(ctx, s.Store); err != nil {
 		return nil, err
 	} else if n > 0 {
@@ -145,7 +163,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile))
+	if err := secretStore.Check(ctx); err != nil {
+		return nil, fmt.Errorf("open secrets: %w", err)
+	}
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
@@ -174,7 +195,17 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
+	concurrency := cfg.FunctionConcurrency
+	if concurrency == 0 {
+		concurrency = asl.DefaultFunctionConcurrency()
+	}
+	s.Engine = asl.NewEngine(asl.Options{
+		Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks,
+		FunctionConcurrency: concurrency,
+		// A handler's run is timed on the wall clock: the time scale speeds up
+		// MAAS and the workflow's waits, not the CPU work of a handler.
+		InvokeClock: clock.Real(),
+	})
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
 	if err != nil {
@@ -215,13 +246,20 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
 	})
-	s.serve(apiLn, mux)
+	// Only the API faces clients; the simulator's one client is the
+	// activities, which must not be refused.
+	limits := cfg.HTTP.withDefaults()
+	s.apiListener = limitListener(apiLn, limits)
+	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
 }
 
 func (s *Stack) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.serveWith(&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln)
+}
+
+func (s *Stack) serveWith(srv *http.Server, ln net.Listener) {
 	s.servers = append(s.servers, srv)
 	s.wg.Add(1)
 	go func() {
@@ -231,6 +269,10 @@ func (s *Stack) serve(ln net.Listener, h http.Handler) {
 		}
 	}()
 }
+
+// DatabaseOps counts the database calls the stack made since it started
+// (benchmarks turn them into DynamoDB request units).
+func (s *Stack) DatabaseOps() store.OpCounts { return s.dbOps.Counts() }
 
 // Close stops the executions and the servers and releases the stores.
 // Calling it again returns the first call's result.
@@ -280,6 +322,10 @@ const (
 	siteBootstrapScript  = "#!/bin/sh\n# maasflow local site bootstrap: nothing to prepare on a simulated node.\nexit 0\n"
 )
 
+// simSubnet is the simulated site's subnet: a /20 holds some 4,000
+// deployed machines, enough to onboard a thousand hosts at once.
+const simSubnet = "10.20.0.0/20"
+
 // engineRef lets the activities reach the engine built after them.
 type engineRef struct{ *asl.Engine }
 
@@ -295,12 +341,12 @@ func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error
 
 // openDatabase is local mode's database: the in-memory table with the
 // journal in dir replayed into it, so state survives a restart.
-func openDatabase(ctx context.Context, dir string) (*journal.Journal, error) {
+func openDatabase(ctx context.Context, dir string, logger *slog.Logger) (*journal.Journal, error) {
 	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
 	if err != nil {
 		return nil, fmt.Errorf("open local database: %w", err)
 	}
-	j, err := journal.Open(ctx, mem, dir)
+	j, err := journal.Open(ctx, mem, dir, journal.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
 	}

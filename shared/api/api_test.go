@@ -113,7 +113,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
-	h.enroll("node-x", "whatever")
+	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 
 	var mutating []string
 	for _, rt := range routeTable() {

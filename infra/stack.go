@@ -167,6 +167,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.httpAPI()
 	b.functions()
 	b.stateMachine()
+	b.reconcile()
 	b.routes()
 	b.outputs()
 	return stack

@@ -66,6 +66,8 @@ type Deps struct {
 	Logger    *slog.Logger
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
+	// Reconciler serves /reconciliation; without it those routes answer 503.
+	Reconciler Reconciler
 }
 
 type server struct {
@@ -81,6 +83,7 @@ type server struct {
 	newID     func() string
 	log       *slog.Logger
 	refusals  *RefusalCounter
+	reconcile Reconciler
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -99,6 +102,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		newID:     deps.NewID,
 		log:       deps.Logger,
 		refusals:  deps.Refusals,
+		reconcile: deps.Reconciler,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

@@ -124,7 +124,7 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 
 	first := e.reconcileNow()
 	assert.Empty(t, e.openDrift(f.SiteID)[nodes["gpu-r1"]+" status_mismatch"], "in agreement before the changes")
-	assert.Equal(t, float64(4), first["nodes_checked"])
+	assert.EqualValues(t, 4, first["nodes_checked"])
 
 	ctx := context.Background()
 	mc := e.maasClient()

@@ -17,6 +17,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/canonical/gomaasclient v0.20.0
+	github.com/creack/pty v1.1.9
 	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
@@ -24,9 +25,12 @@ require (
 	github.com/ohler55/ojg v1.28.5
 	github.com/prometheus/client_golang v1.23.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.12.1
 	github.com/truora/minidyn v0.8.2
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/term v0.45.0
 )
 
 require (
@@ -51,6 +55,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/juju/collections v1.0.4 // indirect
 	github.com/juju/errors v1.0.0 // indirect
 	github.com/juju/loggo v1.0.0 // indirect

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -20,14 +23,50 @@ const (
 	adminDriftPath     = adminReconcilePath + "/drift"
 )
 
-// reconcileCommands are the reconcile and drift commands, in usage order.
-func reconcileCommands() []adminCommand {
-	return []adminCommand{
-		{"reconcile run", "[--site SITE_ID] [--wait] [--interval 2s]", "compare MAAS with maasflow's records now (a run under way is joined); --wait waits for its outcome", runReconcileRun},
-		{"reconcile status", "", "show the last and the current reconcile run and the next scheduled one", runReconcileStatus},
-		{"drift list", "[--site SITE_ID] [--kind KIND] [--node NODE_ID] [--state open|closed] [--limit N] [--cursor C]", "list drift items, newest first (a node's history with --node)", runDriftList},
-		{"drift resolve", "NODE_ID --kind KIND --action acknowledge|adopt|start --reason TEXT", "acknowledge a node's drift, adopt what MAAS shows, or start the fitting recovery", runDriftResolve},
-	}
+// reconcileCommand is `maasflow reconcile run|status`.
+func (c *cli) reconcileCommand() *cobra.Command {
+	return c.group("reconcile", "compare MAAS with maasflow's records",
+		c.leaf(adminSpec{
+			use: "run [--site SITE] [--wait]", short: "compare MAAS with maasflow's records now (a run under way is joined)",
+			long: "Starts a reconcile run over every active site, or one. --wait polls until the run ended and\n" +
+				"prints it; the exit code is 1 when a site could not be checked (status partial).",
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("site", "", "only this site (id or name)")
+				fs.Bool("wait", false, "wait for the run's outcome")
+				fs.Duration("interval", 2*time.Second, "how often --wait polls")
+			},
+			run: runReconcileRun,
+		}),
+		c.leaf(adminSpec{use: "status", short: "show the last and the current reconcile run and the next scheduled one", run: runReconcileStatus}),
+	)
+}
+
+// driftCommand is `maasflow drift list|resolve`.
+func (c *cli) driftCommand() *cobra.Command {
+	return c.group("drift", "what reconcile runs found, and the operator's decisions",
+		c.leaf(adminSpec{
+			use: "list [--site SITE] [--kind KIND] [--node NODE_ID] [--state open|closed]", short: "list drift items, newest first (a node's history with --node)",
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("site", "", "site id or name")
+				fs.String("kind", "", "drift kind, e.g. status_mismatch (docs/reconciliation.md)")
+				fs.String("node", "", "node id, or maas:<system id>")
+				fs.String("state", "", "open (default) or closed")
+				fs.Int("limit", 0, "page size")
+				fs.String("cursor", "", "next_cursor of the previous page")
+			},
+			run: runDriftList,
+		}),
+		c.leaf(adminSpec{
+			use: "resolve NODE_ID --kind KIND --action acknowledge|adopt|start --reason TEXT", args: []string{"NODE_ID"},
+			short: "acknowledge a node's drift, adopt what MAAS shows, or start the fitting recovery",
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("kind", "", "the drift kind to resolve")
+				fs.String("action", "", "acknowledge, adopt or start")
+				fs.String("reason", "", "why (audited)")
+			},
+			run: runDriftResolve,
+		}),
+	)
 }
 
 type adminRunAnswer struct {
@@ -42,23 +81,25 @@ type adminReconcileStatus struct {
 	Interval      string               `json:"interval"`
 }
 
-func runReconcileRun(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	site := fs.String("site", "", "")
-	wait := fs.Bool("wait", false, "")
-	interval := fs.Duration("interval", 2*time.Second, "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
+func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
+	interval, err := r.positiveInterval()
+	if err != nil {
+		return err
 	}
-	if *interval <= 0 {
-		return r.fail(usagef("--interval must be positive"))
+	c, err := r.client()
+	if err != nil {
+		return err
 	}
 	var body any
-	if *site != "" {
-		body = map[string]string{"site_id": *site}
+	if site := r.str("site"); site != "" {
+		id, err := r.siteID(ctx, c, site)
+		if err != nil {
+			return err
+		}
+		body = map[string]string{"site_id": id}
 	}
 	var started adminRunAnswer
-	code := r.call(ctx, http.MethodPost, adminReconcilePath+"/run", body, func(resp *adminResponse) error {
+	if err := r.call(ctx, c, http.MethodPost, adminReconcilePath+"/run", body, func(resp *adminResponse) error {
 		if err := resp.decode(&started); err != nil {
 			return err
 		}
@@ -68,43 +109,42 @@ func runReconcileRun(ctx context.Context, r *adminRun, args []string) int {
 		}
 		fmt.Fprintf(r.env.stdout, "reconcile run %s %s\n", adminCell(started.ID), verb)
 		return nil
-	})
-	if code != adminExitOK || !*wait || r.json() {
-		return code
+	}); err != nil {
+		return err
 	}
-	c, err := r.client()
-	if err != nil {
-		return r.fail(err)
+	if !r.boolean("wait") || r.machine() {
+		return nil
 	}
 	for {
 		resp, err := c.do(ctx, http.MethodGet, adminReconcilePath+"/status", nil, nil)
 		if err != nil {
-			return r.fail(err)
+			return err
 		}
 		var st adminReconcileStatus
 		if err := resp.decode(&st); err != nil {
-			return r.fail(err)
+			return err
 		}
 		if st.Last != nil && st.Last.ID == started.ID {
 			printRun(r.env.stdout, *st.Last)
 			if st.Last.Status != domain.RunSucceeded {
-				return adminExitError
+				return &adminExitCodeError{Code: adminExitError}
 			}
-			return adminExitOK
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return r.fail(ctx.Err())
-		case <-r.env.clock.After(*interval):
+			return ctx.Err()
+		case <-r.env.clock.After(interval):
 		}
 	}
 }
 
-func runReconcileStatus(ctx context.Context, r *adminRun, args []string) int {
-	if _, err := r.parse(r.flags(), args, 0); err != nil {
-		return r.fail(err)
+func runReconcileStatus(ctx context.Context, r *adminRun, _ []string) error {
+	c, err := r.client()
+	if err != nil {
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminReconcilePath+"/status", nil, func(resp *adminResponse) error {
+	return r.call(ctx, c, http.MethodGet, adminReconcilePath+"/status", nil, func(resp *adminResponse) error {
 		var st adminReconcileStatus
 		if err := resp.decode(&st); err != nil {
 			return err
@@ -169,27 +209,28 @@ func driftCounts(m map[string]int) string {
 	return strings.Join(parts, " ")
 }
 
-func runDriftList(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	site := fs.String("site", "", "")
-	kind := fs.String("kind", "", "")
-	node := fs.String("node", "", "")
-	state := fs.String("state", "", "")
-	limit := fs.Int("limit", 0, "")
-	cursor := fs.String("cursor", "", "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
+func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
 	q := url.Values{}
-	for k, v := range map[string]string{"site_id": *site, "kind": *kind, "node_id": *node, "state": *state, "cursor": *cursor} {
-		if v != "" {
+	for k, flag := range map[string]string{"kind": "kind", "node_id": "node", "state": "state", "cursor": "cursor"} {
+		if v := r.str(flag); v != "" {
 			q.Set(k, v)
 		}
 	}
-	if err := setLimit(fs, *limit, q); err != nil {
-		return r.fail(err)
+	if err := r.limitQuery(q); err != nil {
+		return err
 	}
-	return r.callQuery(ctx, http.MethodGet, adminDriftPath, q, nil, func(resp *adminResponse) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	if site := r.str("site"); site != "" {
+		id, err := r.siteID(ctx, c, site)
+		if err != nil {
+			return err
+		}
+		q.Set("site_id", id)
+	}
+	return r.callQuery(ctx, c, http.MethodGet, adminDriftPath, q, nil, func(resp *adminResponse) error {
 		var page struct {
 			Items      []domain.DriftItem `json:"items"`
 			NextCursor string             `json:"next_cursor"`
@@ -197,7 +238,7 @@ func runDriftList(ctx context.Context, r *adminRun, args []string) int {
 		if err := resp.decode(&page); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")
+		t := r.table("NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")
 		for _, d := range page.Items {
 			res := "-"
 			if d.Resolution != nil {
@@ -213,28 +254,23 @@ func runDriftList(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
-func runDriftResolve(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	kind := fs.String("kind", "", "")
-	action := fs.String("action", "", "")
-	reason := fs.String("reason", "", "")
-	pos, err := r.parse(fs, args, 1)
+func runDriftResolve(ctx context.Context, r *adminRun, args []string) error {
+	if err := r.requireFlags("kind", "action", "reason"); err != nil {
+		return err
+	}
+	action := r.str("action")
+	body := map[string]string{"kind": r.str("kind"), "action": action, "reason": r.str("reason")}
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	for name, v := range map[string]string{"kind": *kind, "action": *action, "reason": *reason} {
-		if v == "" {
-			return r.fail(usagef("--%s is required", name))
-		}
-	}
-	body := map[string]string{"kind": *kind, "action": *action, "reason": *reason}
-	return r.call(ctx, http.MethodPost, adminPath(adminDriftPath, pos[0], "resolve"), body, func(resp *adminResponse) error {
+	return r.call(ctx, c, http.MethodPost, adminPath(adminDriftPath, args[0], "resolve"), body, func(resp *adminResponse) error {
 		var d domain.DriftItem
 		if err := resp.decode(&d); err != nil {
 			return err
 		}
 		w := r.env.stdout
-		fmt.Fprintf(w, "%s drift of node %s is %s (%s)\n", adminCell(d.Kind), adminCell(d.NodeID), adminCell(d.State), adminCell(*action))
+		fmt.Fprintf(w, "%s drift of node %s is %s (%s)\n", adminCell(d.Kind), adminCell(d.NodeID), adminCell(d.State), adminCell(action))
 		if d.Resolution != nil && d.Resolution.Detail != "" {
 			fmt.Fprintf(w, "changed: %s\n", adminCell(d.Resolution.Detail))
 		}

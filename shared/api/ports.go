@@ -106,6 +106,7 @@ type Store interface {
 	OnboardingWriter
 	TokenConsumer
 	AuditLog
+	BatchRepository
 }
 
 var _ Store = (*store.Store)(nil)

@@ -31,7 +31,7 @@ type localOptions struct {
 	// timeScaleSet tells an explicit --time-scale from the default, which
 	// depends on --demo.
 	timeScaleSet bool
-	// reconcileEvery is --reconcile-interval; 0 turns the schedule off.
+	// reconcileEvery is the schedule of reconcile runs; 0 turns it off.
 	reconcileEvery time.Duration
 }
 
@@ -85,6 +85,14 @@ func noPositional(_ *cobra.Command, args []string) error {
 func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	cfg := o.cfg
 	switch {
+	case o.reconcileEvery < 0:
+		return usagef("--reconcile-interval must not be negative")
+	case o.reconcileEvery == 0:
+		cfg.ReconcileInterval = -1 // off
+	default:
+		cfg.ReconcileInterval = o.reconcileEvery
+	}
+	switch {
 	case o.timeScaleSet && o.timeScale <= 0:
 		return usagef("--time-scale must be positive")
 	case o.timeScaleSet:
@@ -97,14 +105,6 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level: %v", err)
-	}
-	switch {
-	case o.reconcileEvery < 0:
-		return usagef("--reconcile-interval must not be negative")
-	case o.reconcileEvery == 0:
-		cfg.ReconcileInterval = -1 // off
-	default:
-		cfg.ReconcileInterval = o.reconcileEvery
 	}
 	if o.reset {
 		if err := localstack.Reset(cfg.DataDir); err != nil {

@@ -66,3 +66,12 @@ synth: build ## synthesise the CDK app into cdk.out (needs node)
 
 clean: ## remove build output
 	rm -rf bin cdk.out
+
+# --- AWS deployment (docs/deploy.md). The CDK CLI is pinned; node is required.
+CDK       ?= npx --yes aws-cdk@2.1148.1
+.PHONY: deploy
+
+deploy: ## build every function, then cdk deploy the stage: make deploy STAGE=prod [CDK_ARGS='-c …']
+	@test -n "$(STAGE)" || { echo "make deploy: name the stage, e.g. make deploy STAGE=dev (docs/deploy.md)" >&2; exit 2; }
+	$(MAKE) build
+	$(CDK) deploy --require-approval broadening -c maasflow:stage=$(STAGE) $(CDK_ARGS)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
@@ -43,6 +44,10 @@ type Env struct {
 	PackageOCIRef   string
 	PackageDigest   string
 	TaskSigningKeys string
+	// The AWS deployment's settings (infra sets them; shared/config/aws.go).
+	SecretPrefix    string
+	SiteSecretsRole string
+	SecretsKMSKey   string
 }
 
 // LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
@@ -58,15 +63,20 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvPackageOCIRef, Target: &e.PackageOCIRef},
 		config.Var{Name: config.EnvPackageDigest, Target: &e.PackageDigest},
 		config.Var{Name: config.EnvTaskSigningKeys, Target: &e.TaskSigningKeys},
+		config.Var{Name: config.EnvSecretPrefix, Target: &e.SecretPrefix},
+		config.Var{Name: config.EnvSiteSecretsRole, Target: &e.SiteSecretsRole},
+		config.Var{Name: config.EnvSecretsKMSKey, Target: &e.SecretsKMSKey},
 	)
 	return e, err
 }
 
 // clients are the AWS SDK clients, built once per cold start.
 type clients struct {
-	env     Env
-	store   *store.Store
-	secrets *secrets.SecretsManager
+	env   Env
+	store *store.Store
+	// secrets reads site credentials (through the site-scoped role when
+	// one is configured) and writes them under the stage's prefix.
+	secrets secrets.Split
 	bus     *events.EventBridge
 	flow    *workflow.StepFunctions
 	logger  *slog.Logger
@@ -84,7 +94,7 @@ func load(ctx context.Context) (*clients, error) {
 	return &clients{
 		env:     env,
 		store:   store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
-		secrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
+		secrets: siteSecrets(cfg, env),
 		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
 		flow:    workflow.NewStepFunctions(sfn.NewFromConfig(cfg), env.OnboardingSM),
 		logger:  slog.New(lambdacontext.NewLogHandler()),
@@ -138,6 +148,22 @@ func API(ctx context.Context) (http.Handler, error) {
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
 	}), nil
+}
+
+// siteSecrets reads each site's credentials with a session scoped to that
+// site when the deployment names the site-secrets role, and writes them
+// with the function's own role; both under the stage's prefix.
+func siteSecrets(cfg aws.Config, env Env) secrets.Split {
+	var opts []secrets.Option
+	if env.SecretsKMSKey != "" {
+		opts = append(opts, secrets.WithKMSKeyID(env.SecretsKMSKey))
+	}
+	own := secrets.Prefixed{Prefix: env.SecretPrefix, Store: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg), opts...)}
+	split := secrets.Split{Getter: own, Putter: own}
+	if env.SiteSecretsRole != "" {
+		split.Getter = secrets.NewSiteScoped(cfg, env.SiteSecretsRole, config.SiteTagKey, env.SecretPrefix)
+	}
+	return split
 }
 
 func splitKeys(s string) []string {

@@ -20,12 +20,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
+	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -48,6 +51,9 @@ type Env struct {
 	SecretPrefix    string
 	SiteSecretsRole string
 	SecretsKMSKey   string
+	RequireHTTPS    string
+	ConnectorQueues string
+	ConnectorTable  string
 }
 
 // LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
@@ -66,6 +72,9 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvSecretPrefix, Target: &e.SecretPrefix},
 		config.Var{Name: config.EnvSiteSecretsRole, Target: &e.SiteSecretsRole},
 		config.Var{Name: config.EnvSecretsKMSKey, Target: &e.SecretsKMSKey},
+		config.Var{Name: config.EnvRequireHTTPS, Target: &e.RequireHTTPS},
+		config.Var{Name: config.EnvConnectorQueuePrefix, Target: &e.ConnectorQueues},
+		config.Var{Name: config.EnvConnectorTable, Target: &e.ConnectorTable},
 	)
 	return e, err
 }
@@ -80,6 +89,9 @@ type clients struct {
 	bus     *events.EventBridge
 	flow    *workflow.StepFunctions
 	logger  *slog.Logger
+	// paths reaches each site over its network path (VPC rules, site
+	// connectors).
+	paths *connector.Paths
 }
 
 func load(ctx context.Context) (*clients, error) {
@@ -98,6 +110,7 @@ func load(ctx context.Context) (*clients, error) {
 		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
 		flow:    workflow.NewStepFunctions(sfn.NewFromConfig(cfg), env.OnboardingSM),
 		logger:  slog.New(lambdacontext.NewLogHandler()),
+		paths:   sitePaths(cfg, env),
 	}, nil
 }
 
@@ -113,7 +126,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 	}
 	return activities.Deps{
 		Store:     c.store,
-		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient),
+		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 		Secrets:   c.secrets,
 		Events:    c.bus,
 		Completer: c.flow,
@@ -143,11 +156,23 @@ func API(ctx context.Context) (http.Handler, error) {
 		Stopper:   c.flow,
 		Completer: c.flow,
 		Prober:    maas.SiteProber{},
+		Paths:     c.paths,
 		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
 	}), nil
+}
+
+// sitePaths requires https on the VPC path and relays connector sites
+// through their SQS queues when the deployment has connector sites.
+func sitePaths(cfg aws.Config, env Env) *connector.Paths {
+	p := &connector.Paths{RequireHTTPS: env.RequireHTTPS == "true"}
+	if env.ConnectorQueues != "" && env.ConnectorTable != "" {
+		r := sqsrelay.New(sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), env.ConnectorQueues, env.ConnectorTable)
+		p.Relay, p.Status = r, r
+	}
+	return p
 }
 
 // siteSecrets reads each site's credentials with a session scoped to that

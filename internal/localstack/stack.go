@@ -24,6 +24,7 @@ import (
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
@@ -64,6 +65,10 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+
+	// Connectors is the local site-connector transport, served on the API
+	// listener under /_connector/.
+	Connectors *connector.Broker
 
 	onboardingARN string
 	closeOnce     sync.Once
@@ -147,12 +152,22 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.Bus = bus
 	s.closers = append(s.closers, bus.Close)
 
+	connectorKey, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "connector.key"))
+	if err != nil {
+		return nil, err
+	}
+	// Connector deadlines come from request contexts, which run on the
+	// wall clock whatever the time scale.
+	s.Connectors = connector.NewBroker(connectorKey, time.Now)
+	s.closers = append(s.closers, func() error { s.Connectors.Close(); return nil })
+	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors}
+
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
 	ref := &engineRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
+		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths),
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -189,6 +204,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Stopper:   flow,
 		Completer: flow,
 		Prober:    maas.SiteProber{},
+		Paths:     paths,
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
@@ -206,6 +222,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("/_connector/", s.Connectors.Handler())
+	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
@@ -235,6 +253,11 @@ func (s *Stack) Close() error {
 }
 
 func (s *Stack) close() error {
+	// Long polls of connected site connectors end now, not at the
+	// shutdown timeout.
+	if s.Connectors != nil {
+		s.Connectors.Close()
+	}
 	// Running executions die with the process; stopping them first keeps
 	// their tasks from writing to stores that are about to close. The next
 	// start reports them (failInterrupted). StopExecution returns once the

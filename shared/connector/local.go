@@ -45,6 +45,10 @@ type Broker struct {
 	queues  map[string]*siteQueue
 	waiting map[string]waiter
 	beats   map[string]Heartbeat
+	// closed ends every long poll (Close), so a server can shut down
+	// without waiting for them.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 type siteQueue struct {
@@ -68,7 +72,13 @@ func NewBroker(key []byte, now func() time.Time) *Broker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Broker{key: key, now: now, queues: map[string]*siteQueue{}, waiting: map[string]waiter{}, beats: map[string]Heartbeat{}}
+	return &Broker{key: key, now: now, queues: map[string]*siteQueue{}, waiting: map[string]waiter{}, beats: map[string]Heartbeat{},
+		closed: make(chan struct{})}
+}
+
+// Close ends the long polls in progress and refuses new ones.
+func (b *Broker) Close() {
+	b.closeOnce.Do(func() { close(b.closed) })
 }
 
 // Token is the credential of site's connector: "<site>.<mac>".
@@ -176,6 +186,8 @@ func (b *Broker) receive(ctx context.Context, site string, wait time.Duration) [
 		case <-timer.C:
 			return nil
 		case <-ctx.Done():
+			return nil
+		case <-b.closed:
 			return nil
 		}
 	}

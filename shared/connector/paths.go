@@ -145,6 +145,15 @@ func (p *Paths) ProbeSite(ctx context.Context, site domain.Site, apiKey domain.S
 			}
 		}
 	}
+	if status != nil && !status.Online {
+		// No request would be answered: say so now rather than at the
+		// probe's deadline.
+		if status.LastHeartbeat.IsZero() {
+			return maas.ProbeResult{}, status, &NotReachableError{SiteID: site.ID, Reason: "its connector has never reported"}
+		}
+		return maas.ProbeResult{}, status, &NotReachableError{SiteID: site.ID,
+			Reason: "its connector is offline (last heartbeat " + status.LastHeartbeat.UTC().Format(time.RFC3339) + ")"}
+	}
 	c, err := p.MAASClient(ctx, site, apiKey)
 	if err != nil {
 		return maas.ProbeResult{}, status, err

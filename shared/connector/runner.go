@@ -86,6 +86,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// The first heartbeat goes out before the first request is taken, so a
+	// probe answered through the connector also sees its version.
+	r.beat(ctx)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -156,21 +159,26 @@ func (r *Runner) init() error {
 }
 
 func (r *Runner) heartbeats(ctx context.Context) {
-	host, _ := os.Hostname()
 	t := time.NewTicker(HeartbeatEvery)
 	defer t.Stop()
 	for {
-		hb := Heartbeat{Site: r.Site, Version: r.Version, Hostname: host, StartedAt: r.started, At: r.Now(), MAASReachable: r.reachable.Load()}
-		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := r.Link.Heartbeat(hctx, hb); err != nil && ctx.Err() == nil {
-			r.Logger.Warn("heartbeat failed", "error", err.Error())
-		}
-		cancel()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		r.beat(ctx)
+	}
+}
+
+// beat sends one heartbeat.
+func (r *Runner) beat(ctx context.Context) {
+	host, _ := os.Hostname()
+	hb := Heartbeat{Site: r.Site, Version: r.Version, Hostname: host, StartedAt: r.started, At: r.Now(), MAASReachable: r.reachable.Load()}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.Link.Heartbeat(hctx, hb); err != nil && ctx.Err() == nil {
+		r.Logger.Warn("heartbeat failed", "error", err.Error())
 	}
 }
 
@@ -178,7 +186,15 @@ func (r *Runner) heartbeats(ctx context.Context) {
 func (r *Runner) handle(ctx context.Context, d Delivery) {
 	req := d.Request
 	log := r.Logger.With("request_id", req.ID, "kind", req.Kind, "method", req.Method)
+	start := time.Now()
 	resp, send := r.answer(ctx, req, log)
+	if log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []any{"path", redact(req.URL), "status", resp.Status, "duration", time.Since(start).String()}
+		if resp.Error != nil {
+			attrs = append(attrs, "failure", resp.Error.Kind)
+		}
+		log.Debug("request relayed", attrs...)
+	}
 	if send {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err := r.Link.Reply(rctx, resp)

@@ -193,7 +193,9 @@ func replyKey(id string) string { return "reply#" + id }
 
 type tooLargeError struct{ size int }
 
-func (e *tooLargeError) Error() string { return fmt.Sprintf("item body of %d bytes is too large", e.size) }
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("item body of %d bytes is too large", e.size)
+}
 
 func putItem(ctx context.Context, db DynamoAPI, table, site, key string, v any, expires time.Time) error {
 	raw, err := json.Marshal(v)

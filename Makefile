@@ -28,7 +28,10 @@ fmt-check: ## fail when a Go file is not gofmt-clean
 vet: ## go vet ./...
 	$(GO) vet ./...
 
-lint: fmt-check vet ## gofmt check, go vet, golangci-lint (.golangci.yml)
+lint: fmt-check vet ## gofmt check, go vet, shellcheck, golangci-lint (.golangci.yml)
+	@command -v shellcheck >/dev/null 2>&1 || { \
+		echo "lint: shellcheck not found; install the Debian package: apt-get install -y shellcheck" >&2; exit 1; }
+	shellcheck .ci/run shared/enroll/scripts/*.sh
 	$(LINT) run ./...
 
 # CI only: it needs git and rewrites the module files when they are not tidy.

@@ -92,7 +92,7 @@ func runOnboard(ctx context.Context, r *adminRun, args []string) int {
 	if r.json() {
 		r.emit(resp.Body)
 	} else {
-		fmt.Fprintf(r.env.stdout, "onboarding %s accepted (status %s)\n", adminCell(o.ID), adminCell(o.Status))
+		fmt.Fprintf(r.env.stdout, "onboarding %s accepted (status %s)\n", adminCell(o.ID), adminCell(string(o.Status)))
 		if !*wait {
 			fmt.Fprintf(r.env.stdout, "follow it with: maasflow onboardings watch %s\n", adminCell(o.ID))
 		}
@@ -122,8 +122,9 @@ func runOnboardingsWatch(ctx context.Context, r *adminRun, args []string) int {
 
 // adminSnapshot is what a watch compares between polls.
 type adminSnapshot struct {
-	status, stage string
-	attempt       int
+	status  domain.OnboardingStatus
+	stage   domain.Stage
+	attempt int
 }
 
 // watch polls one onboarding until it ends, printing every change of
@@ -182,7 +183,7 @@ func isTransient(err error) bool {
 }
 
 // adminOutcome maps a terminal status to its exit code.
-func adminOutcome(status string) (int, bool) {
+func adminOutcome(status domain.OnboardingStatus) (int, bool) {
 	switch status {
 	case domain.OnboardingCompleted:
 		return adminExitOK, true
@@ -224,9 +225,9 @@ func (r *adminRun) printOutcome(o domain.Onboarding) {
 		fmt.Fprintf(w, "onboarding %s completed: node %s, MAAS system %s\n", adminCell(o.ID), adminCell(orDash(o.NodeID)), adminCell(orDash(o.MAASSystemID)))
 	case domain.OnboardingManualIntervention:
 		fmt.Fprintf(w, "onboarding %s needs manual intervention at stage %s%s\ninspect it with: maasflow onboardings get %s\n",
-			adminCell(o.ID), adminCell(o.Stage), why, adminCell(o.ID))
+			adminCell(o.ID), adminCell(string(o.Stage)), why, adminCell(o.ID))
 	default:
-		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(o.Status), adminCell(o.Stage), why)
+		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Status)), adminCell(string(o.Stage)), why)
 	}
 }
 
@@ -311,7 +312,7 @@ func runOnboardingsList(ctx context.Context, r *adminRun, args []string) int {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return r.fail(fmt.Errorf("unexpected answer from the admin API: %w", err))
 		}
-		t.row(o.ID, o.Status, o.Stage, o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
+		t.row(o.ID, string(o.Status), string(o.Stage), o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
 	}
 	t.flush()
 	if !*all && page.NextCursor != "" {
@@ -359,7 +360,7 @@ func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) int {
 		if o.Error != nil {
 			why = ": " + adminCell(o.Error.Message)
 		}
-		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(o.Status), adminCell(o.Stage), why)
+		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Status)), adminCell(string(o.Stage)), why)
 		fmt.Fprintf(w, "host %s is free for a new onboarding; the MAAS machine %s was left as it is\n",
 			adminCell(o.Hostname), adminCell(orDash(o.MAASSystemID)))
 		return nil
@@ -369,8 +370,8 @@ func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) int {
 func printOnboardingDetail(w io.Writer, d adminOnboardingDetail) {
 	f := newAdminFields(w)
 	f.add("ID", d.ID)
-	f.add("Status", d.Status)
-	f.add("Stage", d.Stage)
+	f.add("Status", string(d.Status))
+	f.add("Stage", string(d.Stage))
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Hostname", d.Hostname)
@@ -386,7 +387,7 @@ func printOnboardingDetail(w io.Writer, d adminOnboardingDetail) {
 	f.add("Updated", adminTime(d.UpdatedAt))
 	f.add("Completed", adminTimePtr(d.CompletedAt))
 	if d.Error != nil {
-		f.add("Error", fmt.Sprintf("%s: %s (stage %s)", d.Error.Code, d.Error.Message, orDash(d.Error.Stage)))
+		f.add("Error", fmt.Sprintf("%s: %s (stage %s)", d.Error.Code, d.Error.Message, orDash(string(d.Error.Stage))))
 	}
 	f.flush()
 

@@ -19,7 +19,7 @@ const interruptedCode = "LocalStackRestarted"
 // again (discovery adopts whatever state the machine reached).
 func failInterrupted(ctx context.Context, st *store.Store) (int, error) {
 	n := 0
-	for _, status := range []string{domain.OnboardingPending, domain.OnboardingRunning} {
+	for _, status := range []domain.OnboardingStatus{domain.OnboardingPending, domain.OnboardingRunning} {
 		cursor := ""
 		for {
 			page, err := st.ListOnboardings(ctx, store.OnboardingFilter{Status: status, Limit: 200, Cursor: cursor})
@@ -54,7 +54,7 @@ func failOne(ctx context.Context, st *store.Store, o domain.Onboarding) error {
 	if err != nil {
 		return fmt.Errorf("close interrupted onboarding %s: %w", o.ID, err)
 	}
-	return st.AppendOnboardingEvents(ctx, domain.OnboardingEvent{
+	return st.AppendOnboardingEvents(ctx, domain.TimelineEntry{
 		OnboardingID: o.ID, Time: updated.UpdatedAt, Attempt: updated.Attempt,
 		Kind: domain.TimelineNote, Stage: updated.Stage, Detail: msg,
 	})

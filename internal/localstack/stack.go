@@ -31,6 +31,7 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
+	"github.com/maasflow/maasflow/shared/store/journal"
 	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/statemachines"
 	"github.com/maasflow/maasflow/test/maassim"
@@ -132,9 +133,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.serve(simLn, s.Sim)
 	}
 
-	db, err := store.OpenLocal(ctx, cfg.DataDir, store.DefaultTable)
+	db, err := openDatabase(ctx, cfg.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("open local database: %w", err)
+		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
 	s.Store = store.New(db, store.DefaultTable, clk.Now)
@@ -309,4 +310,18 @@ type freshHandler struct{ fn any }
 
 func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return lambda.NewHandlerWithOptions(h.fn, config.HandlerOptions()...).Invoke(ctx, payload)
+}
+
+// openDatabase is local mode's database: the in-memory table with the
+// journal in dir replayed into it, so state survives a restart.
+func openDatabase(ctx context.Context, dir string) (*journal.Journal, error) {
+	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
+	if err != nil {
+		return nil, fmt.Errorf("open local database: %w", err)
+	}
+	j, err := journal.Open(ctx, mem, dir)
+	if err != nil {
+		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
+	}
+	return j, nil
 }

@@ -2,9 +2,11 @@ package activities
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 const aslPath = "../../statemachines/onboarding.asl.json"
@@ -67,7 +70,7 @@ func declaredErrorTypes(t *testing.T, dir string) []string {
 			}
 			for _, spec := range gd.Specs {
 				ts := spec.(*ast.TypeSpec)
-				if ts.Name.IsExported() && strings.HasSuffix(ts.Name.Name, "Error") && ts.Name.Name != "CatchError" {
+				if ts.Name.IsExported() && strings.HasSuffix(ts.Name.Name, "Error") && ts.Name.Name != "ClassifiedError" {
 					names = append(names, ts.Name.Name)
 				}
 			}
@@ -80,60 +83,138 @@ func declaredErrorTypes(t *testing.T, dir string) []string {
 func TestErrorRoutesCoverEveryDeclaredType(t *testing.T) {
 	declared := append(declaredErrorTypes(t, "."), declaredErrorTypes(t, "../maas")...)
 	require.Contains(t, declared, "AmbiguousMachineMatchError")
-	require.Contains(t, declared, "UnavailableError")
+	require.Contains(t, declared, "MAASUnavailableError")
 	for _, name := range declared {
-		assert.Contains(t, errorRoutes, name, "declared error type %s has no route in errorRoutes", name)
+		assert.Contains(t, errorRoutes, name, "declared error type %s is not in vocabulary", name)
 	}
 	for name := range errorRoutes {
-		assert.Contains(t, declared, name, "errorRoutes lists %s, which no package declares", name)
+		assert.Contains(t, declared, name, "vocabulary lists %s, which no package declares", name)
 	}
 }
 
-func TestASLErrorNamesAreDeclared(t *testing.T) {
-	_, states := loadASL(t)
-	retried := map[string]bool{}
-	toManual := map[string]bool{}
+// Where the Catch lists send an error.
+const (
+	toManual  = "RecordManualIntervention"
+	toFailure = "RecordFailure"
+)
+
+// aslRouting is what the state machine does with each error name: which
+// Task states retry it, and where each Task's Catch sends it.
+type aslRouting struct {
+	retriedBy map[string][]string            // error → states
+	caughtTo  map[string]map[string][]string // error → Next → states
+}
+
+func routingOf(states map[string]aslState) aslRouting {
+	r := aslRouting{retriedBy: map[string][]string{}, caughtTo: map[string]map[string][]string{}}
 	for name, st := range states {
 		if st.Type != "Task" {
 			continue
 		}
-		for _, r := range st.Retry {
-			for _, e := range r.ErrorEquals {
-				retried[e] = true
-				if !strings.HasPrefix(e, "Lambda.") {
-					assert.Contains(t, errorRoutes, e, "state %s retries undeclared error %s", name, e)
-				}
+		for _, rt := range st.Retry {
+			for _, e := range rt.ErrorEquals {
+				r.retriedBy[e] = append(r.retriedBy[e], name)
 			}
 		}
 		for _, c := range st.Catch {
 			for _, e := range c.ErrorEquals {
-				if strings.HasPrefix(e, "States.") {
-					continue
+				if r.caughtTo[e] == nil {
+					r.caughtTo[e] = map[string][]string{}
 				}
-				assert.Contains(t, errorRoutes, e, "state %s catches undeclared error %s", name, e)
-				if c.Next == "RecordManualIntervention" {
-					toManual[e] = true
-				}
+				r.caughtTo[e][c.Next] = append(r.caughtTo[e][c.Next], name)
 			}
 		}
 	}
-	for name, class := range errorRoutes {
-		switch class {
-		case ErrorRetryable:
-			assert.True(t, retried[name], "retryable %s is never retried", name)
-		case ErrorManualIntervention:
-			assert.True(t, toManual[name], "%s is never routed to manual intervention", name)
-		case ErrorFailed:
-			// Deliberately fatal: reaches the failed path through States.ALL.
-			assert.False(t, toManual[name], "%s is routed to manual intervention but listed as failed", name)
+	return r
+}
+
+// classMismatches compares the ASL's Retry and Catch lists with the class
+// each error type declares: a name the ASL matches must be declared (or be
+// a platform name), a retried name must be retryable, a name caught into
+// manual intervention must be retryable or need an operator, a name caught
+// into the failed path must be terminal, and every class must reach its
+// route somewhere.
+func classMismatches(states map[string]aslState, routes map[string]domain.ErrorClass) []string {
+	r := routingOf(states)
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	platform := func(e string) bool { return strings.HasPrefix(e, "States.") || lambdaLevel[e] || lambdaService[e] }
+	for e, by := range r.retriedBy {
+		if platform(e) {
+			continue
+		}
+		class, ok := routes[e]
+		switch {
+		case !ok:
+			add("%v retry %s, which names no error type", by, e)
+		case class != domain.ErrorRetryable:
+			add("%v retry %s, which is %s", by, e, class)
 		}
 	}
+	for e, nexts := range r.caughtTo {
+		if platform(e) {
+			continue
+		}
+		class, ok := routes[e]
+		if !ok {
+			add("%v catch %s, which names no error type", nexts, e)
+			continue
+		}
+		for next, by := range nexts {
+			switch {
+			case next == toManual && class == domain.ErrorTerminal:
+				add("%v send terminal %s to manual intervention", by, e)
+			case next == toFailure && class != domain.ErrorTerminal:
+				add("%v send %s %s to the failed path", by, class, e)
+			}
+		}
+	}
+	for e, class := range routes {
+		switch class {
+		case domain.ErrorRetryable:
+			if len(r.retriedBy[e]) == 0 {
+				add("retryable %s is never retried", e)
+			}
+		case domain.ErrorNeedsOperator:
+			if len(r.caughtTo[e][toManual]) == 0 {
+				add("%s needs an operator but is never routed to manual intervention", e)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestASLRetryAndCatchAgreeWithTheDeclaredClasses(t *testing.T) {
+	_, states := loadASL(t)
+	assert.Empty(t, classMismatches(states, errorRoutes))
+}
+
+// TestClassMismatchesAreFound edits the routing table and the ASL in
+// memory: each disagreement must be reported.
+func TestClassMismatchesAreFound(t *testing.T) {
+	_, states := loadASL(t)
+	routes := maps.Clone(errorRoutes)
+	routes["AmbiguousMachineMatchError"] = domain.ErrorTerminal // caught to manual
+	routes["MAASTimeoutError"] = domain.ErrorNeedsOperator      // retried
+	routes["GuardrailError"] = domain.ErrorNeedsOperator        // only reaches the failed path
+	delete(routes, "PXEPreflightError")                         // caught, but no type
+	got := strings.Join(classMismatches(states, routes), "\n")
+	assert.Contains(t, got, "send terminal AmbiguousMachineMatchError to manual intervention")
+	assert.Contains(t, got, "retry MAASTimeoutError, which is needs_operator")
+	assert.Contains(t, got, "GuardrailError needs an operator but is never routed to manual intervention")
+	assert.Contains(t, got, "catch PXEPreflightError, which names no error type")
+
+	st := states["DeployMachine"]
+	st.Retry = append(st.Retry, struct {
+		ErrorEquals []string `json:"ErrorEquals"`
+	}{ErrorEquals: []string{"DeployTypoError"}})
+	states["DeployMachine"] = st
+	assert.Contains(t, strings.Join(classMismatches(states, errorRoutes), "\n"), "[DeployMachine] retry DeployTypoError, which names no error type")
 }
 
 func TestASLTasksFollowTheRules(t *testing.T) {
 	_, states := loadASL(t)
-	lambdaErrors := []string{"Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
-		"Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
 	subs := map[string]bool{}
 	for _, f := range Catalog(Deps{}) {
 		subs["${"+f.Substitution+"}"] = true
@@ -154,7 +235,7 @@ func TestASLTasksFollowTheRules(t *testing.T) {
 		for _, r := range st.Retry {
 			retried = append(retried, r.ErrorEquals...)
 		}
-		for _, e := range lambdaErrors {
+		for e := range lambdaService {
 			assert.Contains(t, retried, e, "state %s does not retry %s", name, e)
 		}
 		require.NotEmpty(t, st.Catch, name)

@@ -54,7 +54,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	if in.TaskToken == "" {
 		return out, &InvalidInputError{Field: "task_token", Reason: "is required"}
 	}
-	if err := c.enter(ctx, []string{domain.StageWaitDeployed}, func(o *domain.Onboarding) error {
+	if err := c.enter(ctx, []domain.Stage{domain.StageWaitDeployed}, func(o *domain.Onboarding) error {
 		o.EnrollmentTaskToken = in.TaskToken
 		return nil
 	}); err != nil {

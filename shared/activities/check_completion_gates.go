@@ -52,12 +52,12 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	if c.ob.Stage == domain.StageWaitEnrollment {
 		// The enrollment API (or AwaitEnrollment) ended the wait; its exit
 		// is recorded here, where the workflow resumes.
-		if err := c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
+		if err := c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
 			Outcome: outcomeOK, Detail: fmt.Sprintf("node %s enrolled (attempt %d)", in.Enrollment.NodeID, in.Enrollment.Attempt)}); err != nil {
 			return out, err
 		}
 	}
-	if err := c.enter(ctx, []string{domain.StageWaitEnrollment}, nil); err != nil {
+	if err := c.enter(ctx, []domain.Stage{domain.StageWaitEnrollment}, nil); err != nil {
 		return out, err
 	}
 	gate := func(name, format string, args ...any) error {

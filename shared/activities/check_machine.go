@@ -11,15 +11,18 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
+// PollTarget is the MAAS status a poll loop waits for.
+type PollTarget string
+
 // Poll targets.
 const (
 	// TargetReady waits for commissioning and testing to end in Ready (or
 	// Allocated, for an adopted machine).
-	TargetReady = "ready"
+	TargetReady PollTarget = "ready"
 	// TargetDeployed waits for Deployed.
-	TargetDeployed = "deployed"
+	TargetDeployed PollTarget = "deployed"
 	// TargetDeployable waits, after RecoverDeploy, for Ready or Allocated.
-	TargetDeployable = "deployable"
+	TargetDeployable PollTarget = "deployable"
 )
 
 // Poll outcomes.
@@ -39,7 +42,7 @@ const (
 	pollMaxSeconds  = 120
 )
 
-var pollBounds = map[string]time.Duration{
+var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
 	TargetDeployable: 30 * time.Minute,
@@ -58,8 +61,8 @@ type Poll struct {
 // CheckMachineInput is one poll.
 type CheckMachineInput struct {
 	OnboardingRef
-	Target string `json:"target"`
-	Poll   Poll   `json:"poll"`
+	Target PollTarget `json:"target"`
+	Poll   Poll       `json:"poll"`
 }
 
 // CheckMachineOutput is the machine's status, the outcome the Choice
@@ -86,12 +89,15 @@ type CheckMachineOutput struct {
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
 // (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
 func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
-	stage, from := "", []string(nil)
+	var (
+		stage domain.Stage
+		from  []domain.Stage
+	)
 	switch in.Target {
 	case TargetReady:
-		stage, from = domain.StageWaitReady, []string{domain.StageCommission}
+		stage, from = domain.StageWaitReady, []domain.Stage{domain.StageCommission}
 	case TargetDeployed:
-		stage, from = domain.StageWaitDeployed, []string{domain.StageDeploy}
+		stage, from = domain.StageWaitDeployed, []domain.Stage{domain.StageDeploy}
 	case TargetDeployable:
 		stage = domain.StageRecoverDeploy
 	}
@@ -129,13 +135,13 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		Reason:     reason,
 		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID},
 	}
-	c.log.InfoContext(ctx, "machine polled", slog.String("target", in.Target), slog.String("status", out.StatusName),
+	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
 	switch outcome {
 	case OutcomeDone:
 		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
 	case OutcomeFailed:
-		return out, c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+		return out, c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
 			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, reason)})
 	}
 	waited := now.Sub(started)
@@ -158,7 +164,7 @@ func pollWait(n int) int {
 
 // pollOutcome maps the machine's status (and, while deploying, its new
 // events) to the loop's outcome.
-func pollOutcome(target string, m maas.Machine, events []maas.Event) (string, string) {
+func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string, string) {
 	name := statusName(m)
 	switch target {
 	case TargetReady:
@@ -229,7 +235,7 @@ func (c *call) copyMAASEvents(ctx context.Context, client MAAS, systemID string,
 		return nil, after, err
 	}
 	last := after
-	rows := make([]domain.OnboardingEvent, 0, len(evs))
+	rows := make([]domain.TimelineEntry, 0, len(evs))
 	for _, e := range evs {
 		if e.ID <= after {
 			continue
@@ -239,7 +245,7 @@ func (c *call) copyMAASEvents(ctx context.Context, client MAAS, systemID string,
 		if e.Description != "" {
 			detail += " - " + e.Description
 		}
-		rows = append(rows, domain.OnboardingEvent{
+		rows = append(rows, domain.TimelineEntry{
 			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: sourceMAAS,
 			Detail: truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
 		})

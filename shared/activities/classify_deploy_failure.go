@@ -108,19 +108,19 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class), slog.Bool("retry", out.Retry),
 		slog.Int("deploy_attempts", out.DeployAttempts))
 
-	rows := []domain.OnboardingEvent{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
+	rows := []domain.TimelineEntry{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
 	if install != "" {
-		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineDiagnostic, Source: sourceInstallationOutput, Detail: tail(install, maxInstallTail)})
+		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceInstallationOutput, Detail: tail(install, maxInstallTail)})
 	}
 	if lines := failingEvents(evs); lines != "" {
-		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineDiagnostic, Source: sourceFailingEvents, Detail: lines})
+		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceFailingEvents, Detail: lines})
 	}
 	return out, c.timeline(ctx, rows...)
 }
 
 // installationOutput reads curtin's install log from the current
 // installation set; none yet (MAAS answers that there is no current set,
-// which the client reports as NotFoundError) is empty output.
+// which the client reports as MAASNotFoundError) is empty output.
 func installationOutput(ctx context.Context, client MAAS, systemID string) (string, error) {
 	set, err := client.ScriptResults(ctx, systemID, maas.ScriptsInstallation)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
-	"github.com/maasflow/maasflow/shared/store"
 )
 
 // SiteGetter reads a site record.
@@ -76,7 +75,7 @@ func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error
 // site may have no MAAS key in its credentials (its connector signs).
 func (c *SiteConnector) viaPath(ctx context.Context, site domain.Site) (MAAS, error) {
 	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, site.ID)
-	var missing *secrets.NotFoundError
+	var missing *secrets.SecretNotFoundError
 	switch {
 	case err != nil && !(site.ThroughConnector() && errors.As(err, &missing)):
 		return nil, credentialsError(site.ID, err)
@@ -114,37 +113,6 @@ func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, 
 		return nil, err
 	}
 	return hc, nil
-}
-
-// storeError maps a store failure to the activities' error vocabulary:
-// the store's NotFoundError and ConflictError share their Go names with the
-// MAAS client's, so they never cross the boundary under those names.
-func storeError(what string, err error) error {
-	var nf *store.NotFoundError
-	var conflict *store.ConflictError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &nf):
-		return &RecordNotFoundError{Kind: nf.Kind, ID: nf.ID}
-	case errors.As(err, &conflict):
-		return &RecordConflictError{Kind: conflict.Kind, ID: conflict.ID, Reason: conflict.Reason}
-	}
-	var typed activityError
-	if errors.As(err, &typed) {
-		return typed
-	}
-	var (
-		invalid  *store.InvalidRecordError
-		open     *store.OpenOnboardingExistsError
-		rejected *store.TokenRejectedError
-		cursor   *store.InvalidCursorError
-	)
-	if errors.As(err, &invalid) || errors.As(err, &open) || errors.As(err, &rejected) || errors.As(err, &cursor) {
-		// The record itself is refused: repeating the write cannot help.
-		return &ActivityFailedError{Activity: what, Message: err.Error()}
-	}
-	return &StoreUnavailableError{Op: what, Message: err.Error()}
 }
 
 // NewMAASClient is the connector's client factory over the real MAAS API 2.0

@@ -68,7 +68,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err := c.requireRunning(); err != nil {
 		return out, err
 	}
-	from := []string{domain.StageHardening, domain.StageRecoverDeploy}
+	from := []domain.Stage{domain.StageHardening, domain.StageRecoverDeploy}
 	if c.ob.Stage != domain.StageDeploy && !slices.Contains(from, c.ob.Stage) {
 		return out, &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: append(from, domain.StageDeploy)}
 	}
@@ -129,7 +129,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		return out, err
 	}
 	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
-	rows := []domain.OnboardingEvent{
+	rows := []domain.TimelineEntry{
 		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
 		{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
 			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
@@ -138,7 +138,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		// Written with the stage rows, after the onboarding moved to the new
 		// token: a try that failed before the move and its retry note the
 		// revocation once.
-		rows = append(rows, domain.OnboardingEvent{Kind: domain.TimelineNote, Stage: domain.StageRenderPayload,
+		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageRenderPayload,
 			Source: sourceEnrollmentToken, Detail: "superseded enrollment token revoked"})
 	}
 	if err := c.timeline(ctx, rows...); err != nil {

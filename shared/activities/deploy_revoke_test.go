@@ -54,7 +54,7 @@ func (m *hookedMAAS) Deploy(ctx context.Context, systemID string, p maas.Machine
 		before(ctx, systemID)
 	}
 	if failing {
-		return maas.Machine{}, &maas.UnavailableError{Op: "deploy", SystemID: systemID, StatusCode: 503, Message: "injected"}
+		return maas.Machine{}, &maas.MAASUnavailableError{Op: "deploy", SystemID: systemID, StatusCode: 503, Message: "injected"}
 	}
 	return m.MAAS.Deploy(ctx, systemID, p)
 }
@@ -178,7 +178,7 @@ func TestDeployRetryRevokesTheFailedTrysToken(t *testing.T) {
 		e.f.Deps.MAAS = &deployHook{Connector: e.f.Deps.MAAS, fail: 1}
 		e.rewire()
 
-		requireErrorName(t, e.call("DeployMachine", refIn{ref(o)}, nil), "UnavailableError")
+		requireErrorName(t, e.call("DeployMachine", refIn{ref(o)}, nil), "MAASUnavailableError")
 		first := e.onboarding(o.ID).EnrollmentTokenHash
 		require.NotEmpty(t, first)
 		assert.Equal(t, "Allocated", e.machine(e.onboarding(o.ID).MAASSystemID).StatusName)
@@ -201,7 +201,7 @@ func TestDeployRetryRevokesTheFailedTrysToken(t *testing.T) {
 		e.toPredeployed(o)
 		e.f.Deps.MAAS = &deployHook{Connector: e.f.Deps.MAAS, fail: 1}
 		e.rewire()
-		requireErrorName(t, e.call("DeployMachine", refIn{ref(o)}, nil), "UnavailableError")
+		requireErrorName(t, e.call("DeployMachine", refIn{ref(o)}, nil), "MAASUnavailableError")
 		first := e.onboarding(o.ID).EnrollmentTokenHash
 		require.NotEmpty(t, first)
 

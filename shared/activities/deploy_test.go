@@ -275,7 +275,7 @@ func TestFinishOnboarding(t *testing.T) {
 	cause, err := json.Marshal(map[string]string{"errorType": "PXEPreflightError",
 		"errorMessage": "PXE preflight of machine abc123 interface eno1: the interface is disconnected (no VLAN)"})
 	require.NoError(t, err)
-	catch := &activities.CatchError{Error: "PXEPreflightError", Cause: string(cause)}
+	catch := &activities.CatchResult{Error: "PXEPreflightError", Cause: string(cause)}
 
 	t.Run("manual intervention records the caught error once", func(t *testing.T) {
 		e := newEnv(t, activitiestest.Options{})
@@ -307,7 +307,7 @@ func TestFinishOnboarding(t *testing.T) {
 		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 		e.placeAt(o, domain.StageValidate, "")
 		e.must("FinishOnboarding", activities.FinishOnboardingInput{OnboardingRef: ref(o), Status: "failed",
-			Error: &activities.CatchError{Error: "Lambda.Unknown", Cause: "Task timed out after 900.00 seconds"}}, nil)
+			Error: &activities.CatchResult{Error: "Lambda.Unknown", Cause: "Task timed out after 900.00 seconds"}}, nil)
 		got := e.onboarding(o.ID)
 		assert.Equal(t, domain.OnboardingFailed, got.Status)
 		assert.Equal(t, "Lambda.Unknown", got.Error.Code)

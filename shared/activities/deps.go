@@ -31,8 +31,8 @@ type RecordReader interface {
 type OnboardingStore interface {
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
-	AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error
-	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.OnboardingEvent, error)
+	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
+	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error)
 }
 
 // NodeStore reads and updates node records.

@@ -176,7 +176,7 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 }
 
 func credentialsError(siteID string, err error) error {
-	var missing *secrets.NotFoundError
+	var missing *secrets.SecretNotFoundError
 	if errors.As(err, &missing) {
 		return &SiteCredentialsError{SiteID: siteID, Reason: "no credentials are set"}
 	}

@@ -1,28 +1,25 @@
 package activities
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
 // The errors below are the activities' vocabulary. Each Go type name is the
 // error name statemachines/onboarding.asl.json matches (aws-lambda-go
-// reports the bare type name), so they are unique across the module and
-// their messages are lower-case, name their fields and never hold a secret.
+// reports the bare type name), so names are unique across the module
+// (errornames_test.go) and messages are lower-case, name their fields and
+// never hold a secret. Each type says its class (domain.ErrorClass) with a
+// Class method; the state machine's Retry and Catch lists are checked
+// against it (asl_contract_test.go). To add one: declare it here with its
+// Class, list it in vocabulary, and name it in the ASL where it can occur.
 //
 // Three outcomes (style §3): waiting is output, never an error; retryable
-// errors are Retry'd by the ASL; terminal errors are Caught into manual
-// intervention or the failed path.
-
-// activityError marks the declared types, so the boundary lets them through.
-type activityError interface {
-	error
-	activityError()
-}
+// errors are Retry'd by the ASL; the others are Caught into manual
+// intervention (needs an operator) or the failed path (terminal).
 
 // --- retryable.
 
@@ -80,7 +77,7 @@ func (e *EnrollmentCompletionError) Error() string {
 	return "complete the enrollment wait: " + e.Message
 }
 
-// --- terminal: manual intervention (the machine needs an operator).
+// --- needs an operator: manual intervention (the machine needs an operator).
 
 // AmbiguousMachineMatchError: more than one MAAS machine matched, or the
 // rules disagree; nothing was changed in MAAS (seed 000 §4.1 fail closed).
@@ -119,11 +116,11 @@ func (e *MachineStateUnsafeError) Error() string {
 
 // MachineWaitTimeoutError: a wait for a MAAS status ran past its bound.
 type MachineWaitTimeoutError struct {
-	SystemID      string `json:"system_id"`
-	Target        string `json:"target"`
-	Status        string `json:"status"`
-	WaitedSeconds int    `json:"waited_seconds"`
-	LimitSeconds  int    `json:"limit_seconds"`
+	SystemID      string     `json:"system_id"`
+	Target        PollTarget `json:"target"`
+	Status        string     `json:"status"`
+	WaitedSeconds int        `json:"waited_seconds"`
+	LimitSeconds  int        `json:"limit_seconds"`
 }
 
 func (e *MachineWaitTimeoutError) Error() string {
@@ -213,7 +210,7 @@ func (e *CompletionGateError) Error() string {
 	return fmt.Sprintf("completion gate %s not met: %s", e.Gate, e.Reason)
 }
 
-// --- terminal: failed path (nothing in MAAS needs an operator).
+// --- terminal: the failed path (nothing in MAAS needs an operator).
 
 // GuardrailError: a first-run guardrail refused the onboarding (seed 000
 // §6): site disabled, probe unhealthy, credentials missing, profile or SKU
@@ -262,8 +259,8 @@ func (e *StaleAttemptError) Error() string {
 // OnboardingClosedError: the onboarding is no longer running (completed,
 // failed, cancelled or waiting for an operator).
 type OnboardingClosedError struct {
-	OnboardingID string `json:"onboarding_id"`
-	Status       string `json:"status"`
+	OnboardingID string                  `json:"onboarding_id"`
+	Status       domain.OnboardingStatus `json:"status"`
 }
 
 func (e *OnboardingClosedError) Error() string {
@@ -273,13 +270,17 @@ func (e *OnboardingClosedError) Error() string {
 // StageConflictError: the onboarding is in a stage this activity does not
 // move from (the conditional stage transition refused it).
 type StageConflictError struct {
-	Activity string   `json:"activity"`
-	Stage    string   `json:"stage"`
-	Expected []string `json:"expected"`
+	Activity string         `json:"activity"`
+	Stage    domain.Stage   `json:"stage"`
+	Expected []domain.Stage `json:"expected"`
 }
 
 func (e *StageConflictError) Error() string {
-	return fmt.Sprintf("%s cannot run from stage %q (expected one of %s)", e.Activity, e.Stage, strings.Join(e.Expected, ", "))
+	expected := make([]string, len(e.Expected))
+	for i, s := range e.Expected {
+		expected[i] = string(s)
+	}
+	return fmt.Sprintf("%s cannot run from stage %q (expected one of %s)", e.Activity, e.Stage, strings.Join(expected, ", "))
 }
 
 // InvalidInputError: the activity's input is malformed (a bug in the state
@@ -304,30 +305,72 @@ func (e *ActivityFailedError) Error() string {
 	return fmt.Sprintf("%s failed: %s", e.Activity, e.Message)
 }
 
-func (*RecordConflictError) activityError()         {}
-func (*StoreUnavailableError) activityError()       {}
-func (*SecretsUnavailableError) activityError()     {}
-func (*EventPublishError) activityError()           {}
-func (*EnrollmentCompletionError) activityError()   {}
-func (*AmbiguousMachineMatchError) activityError()  {}
-func (*MachineClaimNotAllowedError) activityError() {}
-func (*MachineStateUnsafeError) activityError()     {}
-func (*MachineWaitTimeoutError) activityError()     {}
-func (*PXEPreflightError) activityError()           {}
-func (*RoCEAssignmentError) activityError()         {}
-func (*PredeployCheckError) activityError()         {}
-func (*PayloadRenderError) activityError()          {}
-func (*TokenPersistenceError) activityError()       {}
-func (*MachineNotDeployableError) activityError()   {}
-func (*CompletionGateError) activityError()         {}
-func (*GuardrailError) activityError()              {}
-func (*SiteCredentialsError) activityError()        {}
-func (*RecordNotFoundError) activityError()         {}
-func (*StaleAttemptError) activityError()           {}
-func (*OnboardingClosedError) activityError()       {}
-func (*StageConflictError) activityError()          {}
-func (*InvalidInputError) activityError()           {}
-func (*ActivityFailedError) activityError()         {}
+// Classes of the types above.
+func (*RecordConflictError) Class() domain.ErrorClass       { return domain.ErrorRetryable }
+func (*StoreUnavailableError) Class() domain.ErrorClass     { return domain.ErrorRetryable }
+func (*SecretsUnavailableError) Class() domain.ErrorClass   { return domain.ErrorRetryable }
+func (*EventPublishError) Class() domain.ErrorClass         { return domain.ErrorRetryable }
+func (*EnrollmentCompletionError) Class() domain.ErrorClass { return domain.ErrorRetryable }
+
+func (*AmbiguousMachineMatchError) Class() domain.ErrorClass  { return domain.ErrorNeedsOperator }
+func (*MachineClaimNotAllowedError) Class() domain.ErrorClass { return domain.ErrorNeedsOperator }
+func (*MachineStateUnsafeError) Class() domain.ErrorClass     { return domain.ErrorNeedsOperator }
+func (*MachineWaitTimeoutError) Class() domain.ErrorClass     { return domain.ErrorNeedsOperator }
+func (*PXEPreflightError) Class() domain.ErrorClass           { return domain.ErrorNeedsOperator }
+func (*RoCEAssignmentError) Class() domain.ErrorClass         { return domain.ErrorNeedsOperator }
+func (*PredeployCheckError) Class() domain.ErrorClass         { return domain.ErrorNeedsOperator }
+func (*PayloadRenderError) Class() domain.ErrorClass          { return domain.ErrorNeedsOperator }
+func (*TokenPersistenceError) Class() domain.ErrorClass       { return domain.ErrorNeedsOperator }
+func (*MachineNotDeployableError) Class() domain.ErrorClass   { return domain.ErrorNeedsOperator }
+func (*CompletionGateError) Class() domain.ErrorClass         { return domain.ErrorNeedsOperator }
+
+func (*GuardrailError) Class() domain.ErrorClass        { return domain.ErrorTerminal }
+func (*SiteCredentialsError) Class() domain.ErrorClass  { return domain.ErrorTerminal }
+func (*RecordNotFoundError) Class() domain.ErrorClass   { return domain.ErrorTerminal }
+func (*StaleAttemptError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
+func (*OnboardingClosedError) Class() domain.ErrorClass { return domain.ErrorTerminal }
+func (*StageConflictError) Class() domain.ErrorClass    { return domain.ErrorTerminal }
+func (*InvalidInputError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
+func (*ActivityFailedError) Class() domain.ErrorClass   { return domain.ErrorTerminal }
+
+// vocabulary holds one value of every error type an activity returns, its
+// own and the MAAS client's: the routing table is built from it, and the
+// tests check it against the declared types and the ASL.
+var vocabulary = []domain.ClassifiedError{
+	(*RecordConflictError)(nil),
+	(*StoreUnavailableError)(nil),
+	(*SecretsUnavailableError)(nil),
+	(*EventPublishError)(nil),
+	(*EnrollmentCompletionError)(nil),
+	(*AmbiguousMachineMatchError)(nil),
+	(*MachineClaimNotAllowedError)(nil),
+	(*MachineStateUnsafeError)(nil),
+	(*MachineWaitTimeoutError)(nil),
+	(*PXEPreflightError)(nil),
+	(*RoCEAssignmentError)(nil),
+	(*PredeployCheckError)(nil),
+	(*PayloadRenderError)(nil),
+	(*TokenPersistenceError)(nil),
+	(*MachineNotDeployableError)(nil),
+	(*CompletionGateError)(nil),
+	(*GuardrailError)(nil),
+	(*SiteCredentialsError)(nil),
+	(*RecordNotFoundError)(nil),
+	(*StaleAttemptError)(nil),
+	(*OnboardingClosedError)(nil),
+	(*StageConflictError)(nil),
+	(*InvalidInputError)(nil),
+	(*ActivityFailedError)(nil),
+	(*maas.MAASUnavailableError)(nil),
+	(*maas.MAASTimeoutError)(nil),
+	(*maas.MAASTransportError)(nil),
+	(*maas.MAASBadRequestError)(nil),
+	(*maas.MAASConflictError)(nil),
+	(*maas.MAASForbiddenError)(nil),
+	(*maas.MAASNotFoundError)(nil),
+	(*maas.MAASUnauthorizedError)(nil),
+	(*maas.MAASUnexpectedResponseError)(nil),
+}
 
 // Workflow codes: error names the state machine itself writes (Pass states
 // that turn a "failed" poll outcome or a States.Timeout into the error that
@@ -346,146 +389,3 @@ const (
 	// enrollment timeout.
 	CodeEnrollmentTimeout = "EnrollmentTimeout"
 )
-
-// ErrorClass says where the state machine routes an error name.
-type ErrorClass string
-
-// Error classes.
-const (
-	ErrorRetryable          ErrorClass = "retryable"
-	ErrorManualIntervention ErrorClass = "manual_intervention"
-	ErrorFailed             ErrorClass = "failed"
-)
-
-// errorRoutes is the contract between the activities and the state
-// machine: every error name an activity can return, with where the ASL
-// routes it. The MAAS client's types pass the boundary unchanged.
-// Retryable names are also routed to manual intervention once their
-// retries are spent (the machine may be mid-flight). asl_contract_test.go
-// checks it against the ASL and the declared types.
-var errorRoutes = map[string]ErrorClass{
-	"RecordConflictError":       ErrorRetryable,
-	"StoreUnavailableError":     ErrorRetryable,
-	"SecretsUnavailableError":   ErrorRetryable,
-	"EventPublishError":         ErrorRetryable,
-	"EnrollmentCompletionError": ErrorRetryable,
-	"UnavailableError":          ErrorRetryable, // maas: 5xx, 409 with Retry-After
-	"TimeoutError":              ErrorRetryable, // maas: deadline
-	"TransportError":            ErrorRetryable, // maas: no connection
-
-	"AmbiguousMachineMatchError":  ErrorManualIntervention,
-	"MachineClaimNotAllowedError": ErrorManualIntervention,
-	"MachineStateUnsafeError":     ErrorManualIntervention,
-	"MachineWaitTimeoutError":     ErrorManualIntervention,
-	"PXEPreflightError":           ErrorManualIntervention,
-	"RoCEAssignmentError":         ErrorManualIntervention,
-	"PredeployCheckError":         ErrorManualIntervention,
-	"PayloadRenderError":          ErrorManualIntervention,
-	"TokenPersistenceError":       ErrorManualIntervention,
-	"MachineNotDeployableError":   ErrorManualIntervention,
-	"CompletionGateError":         ErrorManualIntervention,
-	"BadRequestError":             ErrorManualIntervention, // maas 400
-	"ConflictError":               ErrorManualIntervention, // maas 409 state conflict
-	"ForbiddenError":              ErrorManualIntervention, // maas 403 (locked, not owner)
-	"NotFoundError":               ErrorManualIntervention, // maas 404 (machine deleted)
-	"UnauthorizedError":           ErrorManualIntervention, // maas 401 (key revoked)
-	"UnexpectedResponseError":     ErrorManualIntervention, // maas: proxy page, wrong URL
-
-	"GuardrailError":        ErrorFailed,
-	"SiteCredentialsError":  ErrorFailed,
-	"RecordNotFoundError":   ErrorFailed,
-	"StaleAttemptError":     ErrorFailed,
-	"OnboardingClosedError": ErrorFailed,
-	"StageConflictError":    ErrorFailed,
-	"InvalidInputError":     ErrorFailed,
-	"ActivityFailedError":   ErrorFailed,
-}
-
-// ErrorRoute says how the state machine treats an error name; ok is false
-// for a name no activity returns.
-func ErrorRoute(name string) (class ErrorClass, ok bool) {
-	class, ok = errorRoutes[name]
-	return class, ok
-}
-
-// WorkflowCodes are the error names the state machine writes itself.
-func WorkflowCodes() []string {
-	return []string{CodeCommissioningFailed, CodeDeployFailed, CodeDeployRecoveryFailed, CodeEnrollmentTimeout}
-}
-
-// boundary turns whatever an activity produced into an error whose type
-// name the state machine knows: declared types and the MAAS client's typed
-// errors pass unchanged (unwrapped, so aws-lambda-go sees their type), a
-// MAAS 409 carrying Retry-After (a database conflict inside MAAS, the one
-// 409 worth retrying, maas-behaviour §3) becomes UnavailableError, a cancelled or
-// expired context is a StoreUnavailableError-like retryable timeout, and
-// anything else is ActivityFailedError.
-func boundary(activity string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var typed activityError
-	if errors.As(err, &typed) {
-		return typed
-	}
-	var (
-		unavailable *maas.UnavailableError
-		timeout     *maas.TimeoutError
-		transport   *maas.TransportError
-		conflict    *maas.ConflictError
-		badRequest  *maas.BadRequestError
-		forbidden   *maas.ForbiddenError
-		notFound    *maas.NotFoundError
-		unauth      *maas.UnauthorizedError
-		unexpected  *maas.UnexpectedResponseError
-	)
-	switch {
-	case errors.As(err, &unavailable):
-		return unavailable
-	case errors.As(err, &timeout):
-		return timeout
-	case errors.As(err, &transport):
-		return transport
-	case errors.As(err, &conflict):
-		if conflict.RetryAfter > 0 {
-			return &maas.UnavailableError{Op: conflict.Op, SystemID: conflict.SystemID, StatusCode: 409, Message: conflict.Message, RetryAfter: conflict.RetryAfter}
-		}
-		return conflict
-	case errors.As(err, &badRequest):
-		return badRequest
-	case errors.As(err, &forbidden):
-		return forbidden
-	case errors.As(err, &notFound):
-		return notFound
-	case errors.As(err, &unauth):
-		return unauth
-	case errors.As(err, &unexpected):
-		return unexpected
-	case errors.Is(err, context.DeadlineExceeded):
-		return &maas.TimeoutError{Op: activity}
-	}
-	return &ActivityFailedError{Activity: activity, Message: err.Error()}
-}
-
-// classOf returns how the state machine treats err (after boundary).
-func classOf(err error) ErrorClass {
-	if err == nil {
-		return ""
-	}
-	name := errorName(err)
-	if c, ok := errorRoutes[name]; ok {
-		return c
-	}
-	return ErrorFailed
-}
-
-// errorName is the name aws-lambda-go reports for err: the dereferenced
-// type name.
-func errorName(err error) string {
-	t := fmt.Sprintf("%T", err)
-	t = strings.TrimPrefix(t, "*")
-	if i := strings.LastIndex(t, "."); i >= 0 {
-		t = t[i+1:]
-	}
-	return t
-}

@@ -12,10 +12,11 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 )
 
-// CatchError is the {"Error","Cause"} object a Catch places in the state.
+// CatchResult is the {"Error","Cause"} object a Catch places in the state
+// (the caught error's name and cause; not itself a Go error).
 // For a Lambda error the Cause is the JSON text of aws-lambda-go's error
 // payload ({"errorMessage","errorType"}).
-type CatchError struct {
+type CatchResult struct {
 	Error string `json:"Error"`
 	Cause string `json:"Cause"`
 }
@@ -24,14 +25,14 @@ type CatchError struct {
 // caught error.
 type FinishOnboardingInput struct {
 	OnboardingRef
-	Status string      `json:"status"`
-	Error  *CatchError `json:"error,omitempty"`
+	Status domain.OnboardingStatus `json:"status"`
+	Error  *CatchResult            `json:"error,omitempty"`
 }
 
 // FinishOnboardingOutput says what the onboarding ended as.
 type FinishOnboardingOutput struct {
-	Status    string `json:"status"`
-	Published bool   `json:"published"`
+	Status    domain.OnboardingStatus `json:"status"`
+	Published bool                    `json:"published"`
 	// Stale is set when another attempt owns the onboarding: nothing was
 	// changed.
 	Stale bool `json:"stale,omitempty"`
@@ -72,7 +73,7 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 
 	if c.ob.Status != in.Status {
 		if !domain.IsOpenStatus(c.ob.Status) || c.ob.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", c.ob.Status))
+			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.ob.Status)))
 			return FinishOnboardingOutput{Status: c.ob.Status}, nil
 		}
 		if err := c.close(ctx, in); err != nil {
@@ -89,7 +90,7 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	return out, nil
 }
 
-var finishDetailTypes = map[string]string{
+var finishDetailTypes = map[domain.OnboardingStatus]string{
 	domain.OnboardingCompleted:          events.OnboardingCompleted,
 	domain.OnboardingFailed:             events.OnboardingFailed,
 	domain.OnboardingManualIntervention: events.OnboardingManualInterventionRequired,
@@ -130,25 +131,25 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	prevStage := c.ob.Stage
 	c.setOnboarding(updated)
 	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", in.Status))
+	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
 
 	if in.Status == domain.OnboardingCompleted {
 		return c.timeline(ctx,
-			domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prevStage)},
-			domain.OnboardingEvent{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"},
+			domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prevStage)},
+			domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"},
 		)
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
 		outcome = outcomeManual
 	}
-	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineNote, Source: "finish",
+	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
 		Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prevStage), failure.Code, failure.Message)})
 }
 
 // failureFrom reads the caught error: the name as the code, and the
 // errorMessage of a Lambda error payload (or the raw cause) as the message.
-func failureFrom(e *CatchError, stage string) *domain.Failure {
+func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 	if e == nil || e.Error == "" {
 		return &domain.Failure{Code: "Unknown", Message: "the workflow ended without an error description", Stage: stage}
 	}

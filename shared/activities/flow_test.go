@@ -95,7 +95,7 @@ func TestActivitiesInOrder(t *testing.T) {
 
 	// Every stage recorded its entry and exit; MAAS events sit beside them.
 	rows := e.timeline(o.ID)
-	entered, exited, maasRows := map[string]bool{}, map[string]bool{}, 0
+	entered, exited, maasRows := map[domain.Stage]bool{}, map[domain.Stage]bool{}, 0
 	for _, r := range rows {
 		switch r.Kind {
 		case domain.TimelineStageEntered:
@@ -107,7 +107,7 @@ func TestActivitiesInOrder(t *testing.T) {
 			assert.NotZero(t, r.MAASEventID)
 		}
 	}
-	for _, st := range []string{"validate", "discover", "commission", "wait_ready", "storage", "pxe_preflight",
+	for _, st := range []domain.Stage{"validate", "discover", "commission", "wait_ready", "storage", "pxe_preflight",
 		"hardening", "render_payload", "deploy", "wait_deployed", "wait_enrollment", "completion_gates"} {
 		assert.True(t, entered[st], "stage %s entered", st)
 		assert.True(t, exited[st], "stage %s exited ok", st)

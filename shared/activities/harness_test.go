@@ -96,7 +96,7 @@ func (e *env) onboarding(id string) domain.Onboarding {
 	return o
 }
 
-func (e *env) timeline(id string) []domain.OnboardingEvent {
+func (e *env) timeline(id string) []domain.TimelineEntry {
 	e.t.Helper()
 	rows, err := e.f.Store.ListOnboardingEvents(context.Background(), id)
 	require.NoError(e.t, err)
@@ -145,7 +145,7 @@ func (e *env) toDiscovered(o domain.Onboarding) activities.DiscoverMachineOutput
 
 // poll calls CheckMachine until the outcome is not in_progress, advancing
 // the clock by each wait.
-func (e *env) poll(o domain.Onboarding, target string, p activities.Poll) activities.CheckMachineOutput {
+func (e *env) poll(o domain.Onboarding, target activities.PollTarget, p activities.Poll) activities.CheckMachineOutput {
 	e.t.Helper()
 	for range 200 {
 		var out activities.CheckMachineOutput
@@ -198,17 +198,17 @@ func assertNoSecrets(t *testing.T, where, s string) {
 	assert.NotContains(t, s, "GPUAAS_ENROLLMENT_TOKEN\":\"", "%s holds a bundle", where)
 }
 
-func timelineText(rows []domain.OnboardingEvent) string {
+func timelineText(rows []domain.TimelineEntry) string {
 	var b strings.Builder
 	for _, r := range rows {
-		b.WriteString(r.Kind + " " + r.Stage + " " + r.Outcome + " " + r.Source + " " + r.Detail + "\n")
+		b.WriteString(string(r.Kind) + " " + string(r.Stage) + " " + r.Outcome + " " + r.Source + " " + r.Detail + "\n")
 	}
 	return b.String()
 }
 
 // placeAt puts a fresh onboarding straight into a running stage with a
 // machine, as if the earlier stages had run.
-func (e *env) placeAt(o domain.Onboarding, stage, systemID string) {
+func (e *env) placeAt(o domain.Onboarding, stage domain.Stage, systemID string) {
 	e.t.Helper()
 	_, err := e.f.Store.UpdateOnboarding(context.Background(), o.ID, func(x *domain.Onboarding) error {
 		x.Status, x.Stage, x.MAASSystemID = domain.OnboardingRunning, stage, systemID
@@ -227,9 +227,9 @@ func (e *env) callsTo(method, op string) int {
 	return n
 }
 
-func (e *env) lastExit(id, stage string) domain.OnboardingEvent {
+func (e *env) lastExit(id string, stage domain.Stage) domain.TimelineEntry {
 	e.t.Helper()
-	var last domain.OnboardingEvent
+	var last domain.TimelineEntry
 	for _, r := range e.timeline(id) {
 		if r.Kind == domain.TimelineStageExited && r.Stage == stage {
 			last = r

@@ -119,8 +119,8 @@ func (c *call) eventDetail() events.OnboardingDetail {
 		Hostname:      c.ob.Hostname,
 		CorrelationID: correlationID(c.ob, c.ref),
 		Attempt:       c.ref.Attempt,
-		Status:        c.ob.Status,
-		Stage:         c.ob.Stage,
+		Status:        string(c.ob.Status),
+		Stage:         string(c.ob.Stage),
 		OccurredAt:    c.a.d.Clock.Now().UTC(),
 	}
 }
@@ -137,7 +137,7 @@ func correlationID(ob domain.Onboarding, ref OnboardingRef) string {
 
 // isNotFound reports a MAAS 404 (or a missing current script set).
 func isNotFound(err error) bool {
-	var nf *maas.NotFoundError
+	var nf *maas.MAASNotFoundError
 	return errors.As(err, &nf)
 }
 

@@ -22,17 +22,16 @@ func TestBoundaryKeepsTheNamesTheStateMachineMatches(t *testing.T) {
 		want string
 	}{
 		{"declared type wrapped", fmt.Errorf("discover: %w", &AmbiguousMachineMatchError{Rule: "hostname"}), "AmbiguousMachineMatchError"},
-		{"maas 503 wrapped", fmt.Errorf("read machine: %w", &maas.UnavailableError{StatusCode: 503}), "UnavailableError"},
-		{"maas timeout", &maas.TimeoutError{Op: "get"}, "TimeoutError"},
-		{"maas transport", &maas.TransportError{Op: "get"}, "TransportError"},
-		{"maas state conflict", &maas.ConflictError{Op: "deploy", Message: "Can't deploy a machine that is in the 'Deployed' state"}, "ConflictError"},
-		{"maas DB conflict with Retry-After", &maas.ConflictError{Op: "deploy", RetryAfter: 5}, "UnavailableError"},
-		{"maas bad request", &maas.BadRequestError{Op: "deploy"}, "BadRequestError"},
-		{"maas forbidden", &maas.ForbiddenError{Op: "deploy"}, "ForbiddenError"},
-		{"maas not found", &maas.NotFoundError{Op: "get"}, "NotFoundError"},
-		{"maas unauthorized", &maas.UnauthorizedError{Op: "get"}, "UnauthorizedError"},
-		{"maas unexpected", &maas.UnexpectedResponseError{Op: "get"}, "UnexpectedResponseError"},
-		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "TimeoutError"},
+		{"maas 503 wrapped", fmt.Errorf("read machine: %w", &maas.MAASUnavailableError{StatusCode: 503}), "MAASUnavailableError"},
+		{"maas timeout", &maas.MAASTimeoutError{Op: "get"}, "MAASTimeoutError"},
+		{"maas transport", &maas.MAASTransportError{Op: "get"}, "MAASTransportError"},
+		{"maas state conflict", &maas.MAASConflictError{Op: "deploy", Message: "Can't deploy a machine that is in the 'Deployed' state"}, "MAASConflictError"},
+		{"maas bad request", &maas.MAASBadRequestError{Op: "deploy"}, "MAASBadRequestError"},
+		{"maas forbidden", &maas.MAASForbiddenError{Op: "deploy"}, "MAASForbiddenError"},
+		{"maas not found", &maas.MAASNotFoundError{Op: "get"}, "MAASNotFoundError"},
+		{"maas unauthorized", &maas.MAASUnauthorizedError{Op: "get"}, "MAASUnauthorizedError"},
+		{"maas unexpected", &maas.MAASUnexpectedResponseError{Op: "get"}, "MAASUnexpectedResponseError"},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), "MAASTimeoutError"},
 		{"anything else", errors.New("boom"), "ActivityFailedError"},
 	}
 	for _, tc := range tests {
@@ -50,8 +49,8 @@ func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
 		in   error
 		want string
 	}{
-		{&store.NotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
-		{fmt.Errorf("x: %w", &store.ConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
+		{&store.ItemNotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
+		{fmt.Errorf("x: %w", &store.ItemConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
 		{&store.InvalidRecordError{Kind: "node", Field: "id"}, "ActivityFailedError"},
 		{&StageConflictError{Activity: "X"}, "StageConflictError"},
 		{errors.New("throttled"), "StoreUnavailableError"},
@@ -74,7 +73,7 @@ func TestPollWait(t *testing.T) {
 func TestPollOutcome(t *testing.T) {
 	ds := maas.Event{Type: "Node post-installation failure", Level: "ERROR", Description: "'cloudinit' metadata unreachable"}
 	tests := []struct {
-		target string
+		target PollTarget
 		status maas.Status
 		events []maas.Event
 		want   string
@@ -168,11 +167,11 @@ func TestContainingSubnet(t *testing.T) {
 
 func TestFailureFrom(t *testing.T) {
 	assert.Equal(t, &domain.Failure{Code: "X", Message: "boom", Stage: "deploy"},
-		failureFrom(&CatchError{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
+		failureFrom(&CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
 	assert.Equal(t, &domain.Failure{Code: "States.Timeout", Message: "States.Timeout", Stage: "s"},
-		failureFrom(&CatchError{Error: "States.Timeout", Cause: ""}, "s"))
+		failureFrom(&CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
 	assert.Equal(t, "Unknown", failureFrom(nil, "s").Code)
-	long := failureFrom(&CatchError{Error: "X", Cause: string(make([]byte, 5000))}, "s")
+	long := failureFrom(&CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
 	assert.LessOrEqual(t, len(long.Message), maxFailureMessage+len("…"))
 }
 

@@ -221,7 +221,7 @@ func TestPreflightPXE(t *testing.T) {
 		for _, fn := range activities.Catalog(deps) {
 			e.handlers[fn.Activity] = lambdaHandler(fn.Handler)
 		}
-		requireErrorName(t, e.call("PreflightPXE", refIn{ref(o)}, nil), "UnavailableError")
+		requireErrorName(t, e.call("PreflightPXE", refIn{ref(o)}, nil), "MAASUnavailableError")
 		var out activities.PreflightPXEOutput
 		e.must("PreflightPXE", refIn{ref(o)}, &out)
 		assert.True(t, out.Relinked)
@@ -258,7 +258,7 @@ type flakyLinkClient struct {
 func (f *flakyLinkClient) LinkSubnet(ctx context.Context, systemID string, interfaceID int, p maas.LinkSubnetParams) (maas.Interface, error) {
 	if f.c.failures > 0 {
 		f.c.failures--
-		return maas.Interface{}, &maas.UnavailableError{Op: "link_subnet", SystemID: systemID, StatusCode: 503, Message: "simulated"}
+		return maas.Interface{}, &maas.MAASUnavailableError{Op: "link_subnet", SystemID: systemID, StatusCode: 503, Message: "simulated"}
 	}
 	return f.MAAS.LinkSubnet(ctx, systemID, interfaceID, p)
 }

@@ -44,7 +44,7 @@ const (
 type call struct {
 	a        *Activities
 	activity string
-	stage    string
+	stage    domain.Stage
 	ref      OnboardingRef
 	ob       domain.Onboarding
 	log      *slog.Logger
@@ -55,9 +55,9 @@ type call struct {
 
 // begin reads the onboarding and fences the execution: a different attempt
 // owns the onboarding → StaleAttemptError, and nothing is written.
-func (a *Activities) begin(ctx context.Context, activity, stage string, ref OnboardingRef) (*call, error) {
+func (a *Activities) begin(ctx context.Context, activity string, stage domain.Stage, ref OnboardingRef) (*call, error) {
 	log := a.d.Logger.With(
-		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, stage),
+		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
 		slog.String(logfield.OnboardingID, ref.OnboardingID), slog.String(logfield.SiteID, ref.SiteID),
 		slog.String(logfield.Hostname, ref.Hostname), slog.String(logfield.CorrelationID, ref.CorrelationID),
 	)
@@ -79,7 +79,7 @@ func (a *Activities) begin(ctx context.Context, activity, stage string, ref Onbo
 // beginIn is begin followed by enter(from, nil): the prologue of the
 // activities that move the onboarding into their stage before any other
 // work. The call is returned even on error, for the deferred finish.
-func (a *Activities) beginIn(ctx context.Context, activity, stage string, ref OnboardingRef, from ...string) (*call, error) {
+func (a *Activities) beginIn(ctx context.Context, activity string, stage domain.Stage, ref OnboardingRef, from ...domain.Stage) (*call, error) {
 	c, err := a.begin(ctx, activity, stage, ref)
 	if err != nil {
 		return c, err
@@ -107,14 +107,14 @@ func (c *call) requireRunning() error {
 // conditional update that also applies change (called with the previous
 // stage still set). A stage change adds a
 // stage_entered row to the timeline.
-func (c *call) enter(ctx context.Context, from []string, change func(*domain.Onboarding) error) error {
+func (c *call) enter(ctx context.Context, from []domain.Stage, change func(*domain.Onboarding) error) error {
 	if change == nil && c.ob.Stage == c.stage && c.ob.Status == domain.OnboardingRunning {
 		// Already there (a poll, a retry): nothing to write. The onboarding
 		// was read for this attempt in begin, and every later write is
 		// conditional again.
 		return nil
 	}
-	prev := ""
+	var prev domain.Stage
 	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
@@ -137,12 +137,12 @@ func (c *call) enter(ctx context.Context, from []string, change func(*domain.Onb
 		return nil
 	})
 	if err != nil {
-		return storeError("move onboarding to stage "+c.stage, err)
+		return storeError("move onboarding to stage "+string(c.stage), err)
 	}
 	c.setOnboarding(updated)
 	if prev != c.stage {
-		c.log.InfoContext(ctx, "stage entered", slog.String("from", prev))
-		return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(prev)})
+		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
+		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(prev)})
 	}
 	return nil
 }
@@ -154,7 +154,7 @@ func (c *call) expectStage() error {
 		return err
 	}
 	if c.ob.Stage != c.stage {
-		return &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: []string{c.stage}}
+		return &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: []domain.Stage{c.stage}}
 	}
 	return nil
 }
@@ -166,7 +166,7 @@ func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
 		if o.Stage != c.stage {
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []string{c.stage}}
+			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []domain.Stage{c.stage}}
 		}
 		return change(o)
 	})
@@ -179,7 +179,7 @@ func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error
 
 // timeline appends rows stamped with the clock, the onboarding and the
 // attempt.
-func (c *call) timeline(ctx context.Context, rows ...domain.OnboardingEvent) error {
+func (c *call) timeline(ctx context.Context, rows ...domain.TimelineEntry) error {
 	now := c.a.d.Clock.Now().UTC()
 	for i := range rows {
 		rows[i].OnboardingID = c.ref.OnboardingID
@@ -199,13 +199,13 @@ func (c *call) timeline(ctx context.Context, rows ...domain.OnboardingEvent) err
 
 // note records a workflow decision on the timeline.
 func (c *call) note(ctx context.Context, source, detail string) error {
-	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineNote, Source: source, Detail: detail})
+	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineNote, Source: source, Detail: detail})
 }
 
 // exit records the stage's successful end.
 func (c *call) exit(ctx context.Context, detail string) error {
 	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-	return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
 }
 
 // finish is every activity's boundary (deferred): it turns *errp into the
@@ -220,7 +220,7 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	*errp = err
 	name, class := errorName(err), classOf(err)
 	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
-	if class == ErrorRetryable {
+	if class == domain.ErrorRetryable {
 		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
 	} else {
 		c.log.ErrorContext(ctx, "activity failed", attrs...)
@@ -235,23 +235,23 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	}
 	outcome := outcomeFailed
 	switch class {
-	case ErrorRetryable:
+	case domain.ErrorRetryable:
 		outcome = outcomeRetry
-	case ErrorManualIntervention:
+	case domain.ErrorNeedsOperator:
 		outcome = outcomeManual
 	}
 	// Best effort: the error that ends the activity is the one to report.
 	ctx = context.WithoutCancel(ctx)
-	if terr := c.timeline(ctx, domain.OnboardingEvent{
+	if terr := c.timeline(ctx, domain.TimelineEntry{
 		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", name, err.Error()),
 	}); terr != nil {
 		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
 	}
 }
 
-func stageOrStart(s string) string {
+func stageOrStart(s domain.Stage) string {
 	if s == "" {
 		return "start"
 	}
-	return s
+	return string(s)
 }

@@ -54,7 +54,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	}
 	sku, err := a.d.Store.GetSKU(ctx, c.ob.SKUID)
 	if err != nil {
-		var missing *store.NotFoundError
+		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
 			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.ob.SKUID)}
 		}
@@ -85,7 +85,10 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 // startRunning moves a pending onboarding to running in stage validate, in
 // one conditional update; a running one in stage validate is a retry.
 func (c *call) startRunning(ctx context.Context) error {
-	prevStage, prevStatus := "", ""
+	var (
+		prevStage  domain.Stage
+		prevStatus domain.OnboardingStatus
+	)
 	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
@@ -94,7 +97,7 @@ func (c *call) startRunning(ctx context.Context) error {
 		case o.Status == domain.OnboardingPending && (o.Stage == "" || o.Stage == domain.StageValidate):
 		case o.Status == domain.OnboardingRunning && o.Stage == domain.StageValidate:
 		case o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning:
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []string{"", domain.StageValidate}}
+			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []domain.Stage{"", domain.StageValidate}}
 		default:
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
@@ -108,7 +111,7 @@ func (c *call) startRunning(ctx context.Context) error {
 	}
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
-		return c.timeline(ctx, domain.OnboardingEvent{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
+		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
 	}
 	return nil
 }
@@ -155,7 +158,7 @@ func (c *call) ensureNode(ctx context.Context) error {
 		}
 		if err := st.CreateNode(ctx, node); err != nil {
 			// A concurrent create for the host won: use its record.
-			var conflict *store.ConflictError
+			var conflict *store.ItemConflictError
 			if !errors.As(err, &conflict) {
 				return storeError("create node", err)
 			}

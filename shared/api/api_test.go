@@ -131,7 +131,7 @@ func TestEveryMutationIsAudited(t *testing.T) {
 
 func TestPanicsBecomeInternalErrors(t *testing.T) {
 	h := newHarness(t)
-	h.prober.set(maas.ProbeResult{}, nil)
+	h.prober.set(maas.ProbeResult{IsAdmin: true}, nil)
 	site := h.readySite("dc1")
 	// A nil prober makes the probe handler panic.
 	h.handler = New(Config{}, Deps{Store: h.store, Secrets: h.secrets, Auth: NewStaticTokens(map[string]Principal{adminToken: {Subject: "alice", Admin: true}}), Logger: newLogger(h.logs)})
@@ -161,7 +161,7 @@ func TestSeededSecretsNeverLeak(t *testing.T) {
 	// A transport error that quotes the key.
 	h.prober.set(maas.ProbeResult{}, errors.New("GET http://m/MAAS/api/2.0/version/ oauth_token="+strings.Split(seedAPIKey, ":")[1]+" "+seedAPIKey+" failed"))
 	h.admin("POST", site+"/probe", nil)
-	h.prober.set(maas.ProbeResult{Version: "3.5.4"}, nil)
+	h.prober.set(maas.ProbeResult{Version: "3.5.4", IsAdmin: true}, nil)
 	h.mustAdmin(http.StatusOK, "POST", site+"/probe", nil)
 
 	e := h.enrollable("gpu-01", seedEnrollToken, time.Hour, "task-1")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
-	"github.com/truora/minidyn/aws-v2/client"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
@@ -32,7 +31,7 @@ func BenchmarkListOnboardings(b *testing.B) {
 	ctx := context.Background()
 	loader := store.New(bulkLoader{h.db}, "", h.clock.Now)
 	sites := []string{"site-a", "site-b"}
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingRunning,
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingRunning,
 		domain.OnboardingManualIntervention, domain.OnboardingCancelled}
 	for i := range total {
 		st := statuses[i%len(statuses)]
@@ -101,7 +100,7 @@ func BenchmarkListOnboardings(b *testing.B) {
 // included. The emulator copies the whole table before every transaction
 // (to roll back), which makes seeding 10,000 records quadratic; only the
 // seeding goes through here, every measured request uses the real client.
-type bulkLoader struct{ *client.Client }
+type bulkLoader struct{ store.DynamoDB }
 
 func nonEmpty[V any](m map[string]V) map[string]V {
 	if len(m) == 0 {

@@ -85,10 +85,10 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := s.store.AppendOnboardingEvents(wctx, domain.OnboardingEvent{
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
 		OnboardingID: updated.ID, Time: now, Attempt: updated.Attempt, Kind: domain.TimelineNote, Stage: updated.Stage,
-		Outcome: domain.OnboardingCancelled, Source: "cancel",
-		Detail: fmt.Sprintf("status cancelled (was %s) at stage %s: %s", prevStatus, stageOrStart(updated.Stage), message),
+		Outcome: string(domain.OnboardingCancelled), Source: "cancel",
+		Detail: fmt.Sprintf("status cancelled (was %s) at stage %s: %s", prevStatus, stageOrStart(string(updated.Stage)), message),
 	}); err != nil {
 		// The onboarding is closed; only the note is missing.
 		log.ErrorContext(ctx, "record the cancel on the timeline", "error", err.Error())

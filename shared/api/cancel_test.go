@@ -26,7 +26,7 @@ func (h *harness) startOnboarding(fx fixture, host string) string {
 }
 
 // setStatus moves an onboarding to status at stage, as the workflow would.
-func (h *harness) setStatus(id, status, stage string) {
+func (h *harness) setStatus(id string, status domain.OnboardingStatus, stage domain.Stage) {
 	h.t.Helper()
 	_, err := h.store.UpdateOnboarding(context.Background(), id, func(o *domain.Onboarding) error {
 		o.Status, o.Stage = status, stage
@@ -43,8 +43,8 @@ func (h *harness) setStatus(id, status, stage string) {
 func TestCancelOnboarding(t *testing.T) {
 	tests := []struct {
 		name        string
-		status      string // the onboarding's status before the cancel
-		stage       string
+		status      domain.OnboardingStatus // the onboarding's status before the cancel
+		stage       domain.Stage
 		body        any
 		wantMessage string
 	}{
@@ -67,8 +67,8 @@ func TestCancelOnboarding(t *testing.T) {
 
 			o := h.mustAdmin(http.StatusOK, "POST", obsPath+"/"+id+"/cancel", tc.body)
 			assert.Equal(t, "cancelled", o["status"])
-			assert.Equal(t, tc.stage, o["stage"])
-			assert.Equal(t, map[string]any{"code": "Cancelled", "message": tc.wantMessage, "stage": tc.stage}, o["error"])
+			assert.Equal(t, string(tc.stage), o["stage"])
+			assert.Equal(t, map[string]any{"code": "Cancelled", "message": tc.wantMessage, "stage": string(tc.stage)}, o["error"])
 			assert.NotEmpty(t, o["completed_at"])
 			assert.Equal(t, []stopCall{{executionID: "exec-" + id, cause: tc.wantMessage}}, h.stopper.stops())
 
@@ -101,8 +101,8 @@ func TestCancelOnboarding(t *testing.T) {
 }
 
 func TestCancelOnboardingRefusesClosedOnes(t *testing.T) {
-	for _, status := range []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled} {
-		t.Run(status, func(t *testing.T) {
+	for _, status := range []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled} {
+		t.Run(string(status), func(t *testing.T) {
 			h := newHarness(t)
 			id := h.startOnboarding(h.fixture(), "gpu-01")
 			h.setStatus(id, status, domain.StageDeploy)

@@ -64,7 +64,7 @@ type pathProber struct {
 
 func (p *pathProber) ProbeSite(_ context.Context, site domain.Site, key domain.Secret) (maas.ProbeResult, *domain.ConnectorStatus, error) {
 	p.site, p.key = site, key.Reveal()
-	return maas.ProbeResult{Version: "3.5.4", Username: "maasflow"}, &domain.ConnectorStatus{Online: true, Version: "v1.2.3", LastHeartbeat: t0}, nil
+	return maas.ProbeResult{Version: "3.5.4", Username: "maasflow", IsAdmin: true}, &domain.ConnectorStatus{Online: true, Version: "v1.2.3", LastHeartbeat: t0}, nil
 }
 
 func TestProbeShowsTheConnector(t *testing.T) {

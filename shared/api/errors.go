@@ -79,8 +79,8 @@ type errorDetail struct {
 func classify(err error) *StatusError {
 	var (
 		se       *StatusError
-		nf       *store.NotFoundError
-		conflict *store.ConflictError
+		nf       *store.ItemNotFoundError
+		conflict *store.ItemConflictError
 		open     *store.OpenOnboardingExistsError
 		tok      *store.TokenRejectedError
 		invalid  *store.InvalidRecordError

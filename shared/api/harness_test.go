@@ -19,7 +19,6 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/truora/minidyn/aws-v2/client"
 
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -45,7 +44,7 @@ type harness struct {
 	t         testing.TB
 	handler   http.Handler
 	store     *store.Store
-	db        *client.Client
+	db        store.DynamoDB
 	clock     *clockwork.FakeClock
 	starter   *fakeStarter
 	stopper   *fakeStopper

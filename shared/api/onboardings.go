@@ -189,7 +189,7 @@ func (s *server) nodeFor(ctx context.Context, siteID, host, skuID string) (domai
 		}
 		// A concurrent request created it: read it back.
 	}
-	return domain.Node{}, &store.ConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
+	return domain.Node{}, &store.ItemConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
 }
 
 // closeUnstarted closes an onboarding whose workflow never started as
@@ -210,7 +210,7 @@ func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
 		log.ErrorContext(ctx, "close unstarted onboarding", "error", err.Error())
 		return
 	}
-	if err := s.store.AppendOnboardingEvents(ctx, domain.OnboardingEvent{
+	if err := s.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
 		OnboardingID: id, Time: now, Attempt: 1, Kind: domain.TimelineNote, Stage: domain.StageValidate,
 		Outcome: "failed", Detail: why,
 	}); err != nil {
@@ -219,8 +219,8 @@ func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
 }
 
 var onboardingStatuses = []string{
-	domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingCompleted,
-	domain.OnboardingFailed, domain.OnboardingManualIntervention, domain.OnboardingCancelled,
+	string(domain.OnboardingPending), string(domain.OnboardingRunning), string(domain.OnboardingCompleted),
+	string(domain.OnboardingFailed), string(domain.OnboardingManualIntervention), string(domain.OnboardingCancelled),
 }
 
 // Page sizes of GET /onboardings.
@@ -241,8 +241,8 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	f := store.OnboardingFilter{Status: q["status"], SiteID: q["site_id"], Cursor: q["cursor"], Limit: defaultPageLimit}
-	if f.Status != "" && !slices.Contains(onboardingStatuses, f.Status) {
+	f := store.OnboardingFilter{Status: domain.OnboardingStatus(q["status"]), SiteID: q["site_id"], Cursor: q["cursor"], Limit: defaultPageLimit}
+	if f.Status != "" && !slices.Contains(onboardingStatuses, string(f.Status)) {
 		return 0, nil, fieldError("status", "must be one of %s", strings.Join(onboardingStatuses, ", "))
 	}
 	if h := q["hostname"]; h != "" {
@@ -318,14 +318,14 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	}
 	// The store orders rows by write; MAAS events are copied after the
 	// fact, so order by when things happened.
-	slices.SortStableFunc(rows, func(a, b domain.OnboardingEvent) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(rows, func(a, b domain.TimelineEntry) int { return a.Time.Compare(b.Time) })
 	d := onboardingDetail{
 		Onboarding:  o,
 		Timeline:    make([]timelineEntry, 0, len(rows)),
 		Diagnostics: diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
 	}
 	for _, ev := range rows {
-		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: ev.Kind, Stage: ev.Stage, Outcome: ev.Outcome,
+		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage), Outcome: ev.Outcome,
 			Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID}
 		switch ev.Kind {
 		case domain.TimelineMAASEvent:
@@ -336,7 +336,7 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 				d.Diagnostics.InstallationOutput = ev.Detail
 			} else {
 				d.Diagnostics.ScriptResults = append(d.Diagnostics.ScriptResults, scriptResult{
-					Name: ev.Source, Stage: ev.Stage, Attempt: ev.Attempt, Time: ev.Time, Output: ev.Detail})
+					Name: ev.Source, Stage: string(ev.Stage), Attempt: ev.Attempt, Time: ev.Time, Output: ev.Detail})
 			}
 			// The output itself lives under diagnostics; the timeline
 			// only marks when it was captured.
@@ -348,6 +348,6 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 }
 
 func isNotFound(err error) bool {
-	var nf *store.NotFoundError
+	var nf *store.ItemNotFoundError
 	return errors.As(err, &nf)
 }

@@ -285,15 +285,15 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	ctx := context.Background()
 	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 	require.NoError(t, h.store.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: id, Time: at(1), Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineStageExited, Stage: domain.StageWaitDeployed, Outcome: "failed"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(1), Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineStageExited, Stage: domain.StageWaitDeployed, Outcome: "failed"},
 	))
 	// MAAS events are copied later but happened in between.
 	require.NoError(t, h.store.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: id, Time: at(3), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Deploying: Installing OS", MAASEventID: 101},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(8), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Failed deployment: cloudinit datasource timed out", MAASEventID: 102},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "installation_output", Detail: "curtin: Installation failed"},
-		domain.OnboardingEvent{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "50-maas-01-commissioning", Detail: "exit 1"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(3), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Deploying: Installing OS", MAASEventID: 101},
+		domain.TimelineEntry{OnboardingID: id, Time: at(8), Attempt: 1, Kind: domain.TimelineMAASEvent, Stage: domain.StageWaitDeployed, Detail: "Failed deployment: cloudinit datasource timed out", MAASEventID: 102},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "installation_output", Detail: "curtin: Installation failed"},
+		domain.TimelineEntry{OnboardingID: id, Time: at(9), Attempt: 1, Kind: domain.TimelineDiagnostic, Stage: domain.StageWaitDeployed, Source: "50-maas-01-commissioning", Detail: "exit 1"},
 	))
 
 	d := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+id, nil)

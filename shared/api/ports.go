@@ -67,7 +67,7 @@ type NodeRepository interface {
 type OnboardingReader interface {
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	ListOnboardings(ctx context.Context, f store.OnboardingFilter) (store.OnboardingPage, error)
-	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.OnboardingEvent, error)
+	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error)
 }
 
 // OnboardingWriter creates onboardings and closes those whose workflow could
@@ -75,7 +75,7 @@ type OnboardingReader interface {
 type OnboardingWriter interface {
 	CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
-	AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error
+	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 }
 
 // TokenConsumer consumes enrollment tokens.

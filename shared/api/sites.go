@@ -364,7 +364,7 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 	var creds domain.SiteCredentials
 	if site.CredentialsSet {
 		creds, err = secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
-		var nf *secrets.NotFoundError
+		var nf *secrets.SecretNotFoundError
 		if errors.As(err, &nf) && !keyAtSite {
 			return 0, nil, credentialsMissing
 		}
@@ -384,10 +384,11 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 	}
 	cancel()
 	now := s.clock.Now().UTC()
-	result := domain.ProbeResult{Healthy: perr == nil, CheckedAt: now, Connector: conn}
+	result := domain.ProbeResult{Healthy: perr == nil && res.Problem() == "", CheckedAt: now, Connector: conn}
 	if perr == nil {
 		result.Version, result.Capabilities = res.Version, res.Capabilities
 		result.User, result.IsAdmin = res.Username, res.IsAdmin
+		result.Error = res.Problem()
 	} else {
 		result.Error = scrub(perr.Error(), creds)
 		rq.log.InfoContext(rq.ctx(), "site probe failed", logfield.SiteID, id, "error", result.Error)
@@ -424,7 +425,7 @@ func checkStatus(status *string) error {
 }
 
 func isConflict(err error) bool {
-	var c *store.ConflictError
+	var c *store.ItemConflictError
 	return errors.As(err, &c)
 }
 

@@ -212,7 +212,7 @@ func TestCredentialsAreWriteOnly(t *testing.T) {
 	r = h.admin("POST", "/api/v1/admin/maas-sites/missing/credentials", map[string]any{"maas_api_key": "a:b:c", "bmc_username": "u", "bmc_password": "p"})
 	assert.Equal(t, http.StatusNotFound, r.status)
 	_, err = h.secrets.Get(context.Background(), domain.SiteCredentialsSecretName("missing"))
-	var nf *secrets.NotFoundError
+	var nf *secrets.SecretNotFoundError
 	assert.ErrorAs(t, err, &nf, "nothing is written for an unknown site")
 }
 
@@ -249,6 +249,13 @@ func TestProbe(t *testing.T) {
 	assert.NotContains(t, bad["error"], seedAPIKey)
 	site = h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/maas-sites/"+id, nil)
 	assert.Equal(t, false, site["probe"].(map[string]any)["healthy"])
+
+	// A key that works but belongs to a user who is not a MAAS admin
+	// cannot onboard anything: the probe says so.
+	h.prober.set(maas.ProbeResult{Version: "3.5.4", Username: "operator", IsAdmin: false}, nil)
+	notAdmin := h.mustAdmin(http.StatusOK, "POST", probe, nil)
+	assert.Equal(t, false, notAdmin["healthy"])
+	assert.Contains(t, notAdmin["error"], `user "operator" is not a MAAS administrator`)
 
 	assert.Equal(t, http.StatusNotFound, h.admin("POST", "/api/v1/admin/maas-sites/nope/probe", nil).status)
 }

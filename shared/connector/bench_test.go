@@ -2,8 +2,8 @@ package connector_test
 
 import (
 	"context"
-	"runtime"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"testing"
 	"time"

@@ -191,9 +191,21 @@ func TestRequestsAreRefusedOrExpired(t *testing.T) {
 		{func() connector.Request { r := request("a", "GET", "machines/"); r.Site = "s2"; return r }(), connector.FailRefused},
 		{request("b", "GET", "../../admin/"), connector.FailRefused},
 		{request("c", "GET", "http://elsewhere/x"), connector.FailRefused},
-		{func() connector.Request { r := request("d", "POST", "machines/?op=x"); r.Kind = connector.KindFetch; return r }(), connector.FailRefused},
-		{func() connector.Request { r := request("e", "POST", "machines/?op=x"); r.Deadline = time.Now().Add(-time.Second); return r }(), connector.FailExpired},
-		{func() connector.Request { r := request("f", "GET", "machines/"); r.Deadline = time.Now().Add(-time.Second); return r }(), connector.FailExpired},
+		{func() connector.Request {
+			r := request("d", "POST", "machines/?op=x")
+			r.Kind = connector.KindFetch
+			return r
+		}(), connector.FailRefused},
+		{func() connector.Request {
+			r := request("e", "POST", "machines/?op=x")
+			r.Deadline = time.Now().Add(-time.Second)
+			return r
+		}(), connector.FailExpired},
+		{func() connector.Request {
+			r := request("f", "GET", "machines/")
+			r.Deadline = time.Now().Add(-time.Second)
+			return r
+		}(), connector.FailExpired},
 	}
 	for _, c := range cases {
 		link.deliver(c.req)
@@ -312,8 +324,8 @@ func TestBrokerAuthenticatesEachSite(t *testing.T) {
 
 func TestFailureErrorIsANetTimeout(t *testing.T) {
 	var ne net.Error
-	err := error(&connector.FailureError{Site: "s", Failure: connector.Failure{Kind: connector.FailTimeout}})
+	err := error(&connector.ConnectorFailureError{Site: "s", Failure: connector.Failure{Kind: connector.FailTimeout}})
 	require.True(t, errors.As(err, &ne))
 	assert.True(t, ne.Timeout())
-	assert.False(t, (&connector.FailureError{Failure: connector.Failure{Kind: connector.FailUnreachable}}).Timeout())
+	assert.False(t, (&connector.ConnectorFailureError{Failure: connector.Failure{Kind: connector.FailUnreachable}}).Timeout())
 }

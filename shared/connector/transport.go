@@ -76,7 +76,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.Error != nil {
-		return nil, &FailureError{Site: t.Site, Failure: *resp.Error}
+		return nil, &ConnectorFailureError{Site: t.Site, Failure: *resp.Error}
 	}
 	h := http.Header{}
 	for k, v := range resp.Header {
@@ -148,25 +148,25 @@ func (t *Transport) request(r *http.Request) (Request, error) {
 	return req, nil
 }
 
-// FailureError is a connector's Failure as an error. Timeout reports
+// ConnectorFailureError is a connector's Failure as an error. Timeout reports
 // whether the request ran out of time (timeout or expired), which HTTP
 // callers read through net.Error.
-type FailureError struct {
+type ConnectorFailureError struct {
 	Site    string
 	Failure Failure
 }
 
-func (e *FailureError) Error() string {
+func (e *ConnectorFailureError) Error() string {
 	return fmt.Sprintf("site connector %s: %s: %s", e.Site, e.Failure.Kind, e.Failure.Message)
 }
 
 // Timeout implements net.Error.
-func (e *FailureError) Timeout() bool {
+func (e *ConnectorFailureError) Timeout() bool {
 	return e.Failure.Kind == FailTimeout || e.Failure.Kind == FailExpired
 }
 
 // Temporary implements net.Error (deprecated there; kept for the interface).
-func (e *FailureError) Temporary() bool { return e.Timeout() }
+func (e *ConnectorFailureError) Temporary() bool { return e.Timeout() }
 
 // ErrNoReply is returned by a relay when the context ended before the
 // reply arrived.

@@ -2,21 +2,24 @@ package domain
 
 import "time"
 
+// OnboardingStatus is where an onboarding stands as a whole.
+type OnboardingStatus string
+
 // Onboarding statuses (issue contract). Open statuses hold the host lock: at
 // most one open onboarding per (site, hostname).
 const (
-	OnboardingPending            = "pending"
-	OnboardingRunning            = "running"
-	OnboardingCompleted          = "completed"
-	OnboardingFailed             = "failed"
-	OnboardingManualIntervention = "manual_intervention"
-	OnboardingCancelled          = "cancelled"
+	OnboardingPending            OnboardingStatus = "pending"
+	OnboardingRunning            OnboardingStatus = "running"
+	OnboardingCompleted          OnboardingStatus = "completed"
+	OnboardingFailed             OnboardingStatus = "failed"
+	OnboardingManualIntervention OnboardingStatus = "manual_intervention"
+	OnboardingCancelled          OnboardingStatus = "cancelled"
 )
 
 // IsOpenStatus reports whether an onboarding in status s still owns its host.
 // manual_intervention is open: the machine is frozen mid-flight and a second
 // onboarding must not touch it until an operator resolves or cancels it.
-func IsOpenStatus(s string) bool {
+func IsOpenStatus(s OnboardingStatus) bool {
 	switch s {
 	case OnboardingPending, OnboardingRunning, OnboardingManualIntervention:
 		return true
@@ -24,38 +27,42 @@ func IsOpenStatus(s string) bool {
 	return false
 }
 
-// Onboarding stages, in workflow order. The ASL routes through them; the read
-// model records entry, exit and outcome of each on the timeline.
+// Stage is the step of the workflow an onboarding is in. The order of the
+// steps lives only in the state machine (statemachines/onboarding.asl.json);
+// the read model records entry, exit and outcome of each on the timeline.
+type Stage string
+
+// Onboarding stages.
 const (
-	StageValidate        = "validate"
-	StageDiscover        = "discover"
-	StageCommission      = "commission"
-	StageWaitReady       = "wait_ready"
-	StageStorage         = "storage"
-	StagePXEPreflight    = "pxe_preflight"
-	StageRoCE            = "roce"
-	StageHardening       = "hardening"
-	StageRenderPayload   = "render_payload"
-	StageDeploy          = "deploy"
-	StageWaitDeployed    = "wait_deployed"
-	StageRecoverDeploy   = "recover_deploy"
-	StageWaitEnrollment  = "wait_enrollment"
-	StageCompletionGates = "completion_gates"
-	StageDone            = "done"
+	StageValidate        Stage = "validate"
+	StageDiscover        Stage = "discover"
+	StageCommission      Stage = "commission"
+	StageWaitReady       Stage = "wait_ready"
+	StageStorage         Stage = "storage"
+	StagePXEPreflight    Stage = "pxe_preflight"
+	StageRoCE            Stage = "roce"
+	StageHardening       Stage = "hardening"
+	StageRenderPayload   Stage = "render_payload"
+	StageDeploy          Stage = "deploy"
+	StageWaitDeployed    Stage = "wait_deployed"
+	StageRecoverDeploy   Stage = "recover_deploy"
+	StageWaitEnrollment  Stage = "wait_enrollment"
+	StageCompletionGates Stage = "completion_gates"
+	StageDone            Stage = "done"
 )
 
 // Onboarding is the read model of one single-node onboarding (seed 000 §3.1
 // request plus everything the workflow learns).
 type Onboarding struct {
-	ID        string `json:"id" dynamodbav:"id"`
-	SiteID    string `json:"site_id" dynamodbav:"site_id"`
-	ProfileID string `json:"profile_id" dynamodbav:"profile_id"`
-	SKUID     string `json:"sku_id" dynamodbav:"sku_id"`
-	Hostname  string `json:"hostname" dynamodbav:"hostname"`
-	IPMIIP    string `json:"ipmi_ip" dynamodbav:"ipmi_ip"`
-	NodeID    string `json:"node_id" dynamodbav:"node_id"`
-	Status    string `json:"status" dynamodbav:"status"`
-	Stage     string `json:"stage" dynamodbav:"stage"`
+	ID        string           `json:"id" dynamodbav:"id"`
+	SiteID    string           `json:"site_id" dynamodbav:"site_id"`
+	ProfileID string           `json:"profile_id" dynamodbav:"profile_id"`
+	SKUID     string           `json:"sku_id" dynamodbav:"sku_id"`
+	Hostname  string           `json:"hostname" dynamodbav:"hostname"`
+	IPMIIP    string           `json:"ipmi_ip" dynamodbav:"ipmi_ip"`
+	NodeID    string           `json:"node_id" dynamodbav:"node_id"`
+	Status    OnboardingStatus `json:"status" dynamodbav:"status"`
+	Stage     Stage            `json:"stage" dynamodbav:"stage"`
 	// Attempt numbers the run (rerun/restart-clean start a new one); token
 	// and completion checks compare against it (seed 000 §8.5).
 	Attempt int `json:"attempt" dynamodbav:"attempt"`
@@ -92,32 +99,36 @@ type Onboarding struct {
 type Failure struct {
 	Code    string `json:"code" dynamodbav:"code"`
 	Message string `json:"message" dynamodbav:"message"`
-	Stage   string `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	Stage   Stage  `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
 }
+
+// TimelineKind says what a timeline entry records.
+type TimelineKind string
 
 // Timeline entry kinds.
 const (
-	TimelineStageEntered = "stage_entered"
-	TimelineStageExited  = "stage_exited"
-	TimelineMAASEvent    = "maas_event"
-	TimelineNote         = "note"
+	TimelineStageEntered TimelineKind = "stage_entered"
+	TimelineStageExited  TimelineKind = "stage_exited"
+	TimelineMAASEvent    TimelineKind = "maas_event"
+	TimelineNote         TimelineKind = "note"
 	// TimelineDiagnostic rows carry MAAS-side diagnostics (installation
 	// output, script results) captured when a stage fails (seed 000 §8.3);
 	// Source names where the text came from, Detail holds its tail.
-	TimelineDiagnostic = "diagnostic"
+	TimelineDiagnostic TimelineKind = "diagnostic"
 )
 
-// OnboardingEvent is one timeline row: a workflow step or a MAAS event, so
-// the two can be read side by side (seed 000 §6, §8.3).
-type OnboardingEvent struct {
+// TimelineEntry is one row of an onboarding's timeline: a workflow step, a
+// note, a diagnostic or a copied MAAS event, so they can be read side by
+// side (seed 000 §6, §8.3). "Event" is kept for EventBridge and MAAS events.
+type TimelineEntry struct {
 	OnboardingID string `json:"onboarding_id" dynamodbav:"onboarding_id"`
 	// Seq orders the timeline; the store assigns it from Time plus a
 	// per-writer suffix so that concurrent writers never collide.
-	Seq     string    `json:"seq" dynamodbav:"seq"`
-	Time    time.Time `json:"time" dynamodbav:"time"`
-	Attempt int       `json:"attempt" dynamodbav:"attempt"`
-	Kind    string    `json:"kind" dynamodbav:"kind"`
-	Stage   string    `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	Seq     string       `json:"seq" dynamodbav:"seq"`
+	Time    time.Time    `json:"time" dynamodbav:"time"`
+	Attempt int          `json:"attempt" dynamodbav:"attempt"`
+	Kind    TimelineKind `json:"kind" dynamodbav:"kind"`
+	Stage   Stage        `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
 	// Outcome is set on stage_exited: ok, retry, failed, manual_intervention.
 	Outcome string `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
 	Detail  string `json:"detail,omitempty" dynamodbav:"detail,omitempty"`

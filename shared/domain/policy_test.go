@@ -43,10 +43,10 @@ func TestResolvePolicy(t *testing.T) {
 }
 
 func TestIsOpenStatus(t *testing.T) {
-	for s, open := range map[string]bool{
+	for s, open := range map[OnboardingStatus]bool{
 		OnboardingPending: true, OnboardingRunning: true, OnboardingManualIntervention: true,
 		OnboardingCompleted: false, OnboardingFailed: false, OnboardingCancelled: false,
 	} {
-		assert.Equal(t, open, IsOpenStatus(s), s)
+		assert.Equal(t, open, IsOpenStatus(s), string(s))
 	}
 }

@@ -2,6 +2,7 @@ package enroll
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -30,112 +31,36 @@ const filePermissions = "0600"
 // say plainly which part failed.
 const siteOKMarker = "/run/maasflow/site-bootstrap.ok"
 
-// siteLauncher is the first runcmd entry. It is a constant: every value it
-// needs is read from SiteBootstrapPath, so nothing from policy is ever
-// interpolated into shell. It fetches the site bundle, checks its sha256
-// when one is set, runs it with the reference file as argument and prints
-// "maasflow: site-bootstrap <version> ok|failed: <why>".
-const siteLauncher = `set -eu
-umask 077
-mkdir -p /run/maasflow
-rm -f ` + siteOKMarker + `
-python3 - ` + SiteBootstrapPath + ` <<'PY'
-import hashlib, json, os, subprocess, sys, tempfile, time, urllib.request
-ref = json.load(open(sys.argv[1]))
-tag = "maasflow: site-bootstrap " + str(ref.get("version"))
-def fail(why):
-    sys.stderr.write(tag + " failed: " + why + "\n")
-    sys.exit(1)
-body, why = None, "not attempted"
-for attempt in range(5):
-    try:
-        body = urllib.request.urlopen(ref["url"], timeout=60).read()
-        break
-    except Exception as e:
-        why = type(e).__name__
-        time.sleep(5 * (attempt + 1))
-if body is None:
-    fail("fetch: " + why)
-if ref.get("sha256") and hashlib.sha256(body).hexdigest() != ref["sha256"]:
-    fail("sha256 mismatch")
-fd, launcher = tempfile.mkstemp(prefix="site-bootstrap-")
-os.write(fd, body)
-os.close(fd)
-os.chmod(launcher, 0o700)
-try:
-    rc = subprocess.call([launcher, sys.argv[1]], env=dict(os.environ, MAASFLOW_SITE_BOOTSTRAP_VERSION=ref["version"]))
-except OSError as e:
-    fail("launcher: " + type(e).__name__)
-if rc != 0:
-    fail("launcher exit status %d" % rc)
-print(tag + " ok")
-PY
-touch ` + siteOKMarker
+// The two runcmd entries are real shell files, shellchecked by `make lint`
+// and executed by firstboot_test.go. Each reads every value it needs from the
+// file cloud-init wrote before it (SiteBootstrapPath, NodeBundlePath), so
+// nothing from policy or the bundle is ever interpolated into shell; the
+// scripts' header comments say what each does and reports.
+var (
+	//go:embed scripts/site-launcher.sh
+	siteLauncherFile string
+	//go:embed scripts/node-bootstrap.sh
+	nodeBootstrapFile string
 
-// nodeBootstrap is the second runcmd entry, also a constant reading only
-// NodeBundlePath. It refuses to run when the site bootstrap did not succeed,
-// checks the bundle version and the CA fingerprint, installs the CA bundle,
-// writes the node agent's 0600 env file (the token goes there, never to a
-// log), pulls the package by digest unless it is preloaded, and runs its
-// install-node-agent.sh with the env file path (seed 004 "Node: install and
-// run node-agent"). It prints "maasflow: node-bootstrap <version> ok|failed".
-const nodeBootstrap = `set -eu
-umask 077
-if [ ! -f ` + siteOKMarker + ` ]; then
-  echo "maasflow: node-bootstrap skipped: site-bootstrap did not succeed" >&2
-  exit 1
-fi
-python3 - ` + NodeBundlePath + ` <<'PY'
-import hashlib, json, os, ssl, subprocess, sys
-b = json.load(open(sys.argv[1]))
-tag = "maasflow: node-bootstrap " + str(b.get("bundle_version"))
-def fail(why):
-    sys.stderr.write(tag + " failed: " + why + "\n")
-    sys.exit(1)
-def run(args, env=None):
-    try:
-        return subprocess.call(args, env=env)
-    except OSError as e:
-        fail(args[0] + ": " + type(e).__name__)
-if b.get("bundle_version") != "` + BundleVersion + `":
-    fail("unsupported bundle version")
-pem = b["ca_bundle_pem"]
-begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
-first = pem[pem.index(begin):pem.index(end) + len(end)]
-digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(first)).hexdigest().upper()
-if ":".join(digest[i:i + 2] for i in range(0, len(digest), 2)) != b["ca_fingerprint"]:
-    fail("ca_fingerprint does not match ca_bundle_pem")
-for path in sorted({b["GPUAAS_CA_BUNDLE_PATH"], b["GPUAAS_NODE_CERT_CA_BUNDLE_PATH"]}):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(pem)
-    os.chmod(path, 0o644)
-pkg = b["package"]
-env = {k: b[k] for k in ("GPUAAS_NODE_ID", "GPUAAS_ENROLLMENT_TOKEN", "GPUAAS_API_URL",
-    "GPUAAS_CA_BUNDLE_PATH", "GPUAAS_NODE_CERT_CA_BUNDLE_PATH", "GPUAAS_CERT_PATH", "GPUAAS_KEY_PATH")}
-env["GPUAAS_TASK_SIGNING_PUBKEYS"] = ",".join(b["GPUAAS_TASK_SIGNING_PUBKEYS"])
-env["GPUAAS_NODE_AGENT_INSTALL_ROOT"] = pkg["install_root"]
-env["GPUAAS_NODE_AGENT_ENV_FILE"] = pkg["env_file_path"]
-env["GPUAAS_NODE_AGENT_SYSTEMD_UNIT"] = pkg["systemd_unit_name"]
-os.makedirs(os.path.dirname(pkg["env_file_path"]), exist_ok=True)
-fd = os.open(pkg["env_file_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-with os.fdopen(fd, "w") as f:
-    for k in sorted(env):
-        f.write(k + "=" + env[k] + "\n")
-root = pkg["install_root"]
-if pkg["pull_delivery_mode"] == "` + PullAnonymous + `":
-    os.makedirs(root, exist_ok=True)
-    rc = run(["oras", "pull", "--output", root, pkg["oci_ref"] + "@" + pkg["digest"]])
-    if rc != 0:
-        fail("package pull exit status %d" % rc)
-installer = os.path.join(root, "install-node-agent.sh")
-if not os.access(installer, os.X_OK):
-    fail("package has no executable install-node-agent.sh")
-rc = run([installer, pkg["env_file_path"]], env=dict(os.environ, GPUAAS_NODE_AGENT_ENV_FILE=pkg["env_file_path"]))
-if rc != 0:
-    fail("install-node-agent.sh exit status %d" % rc)
-print(tag + " ok")
-PY`
+	siteLauncher  = payloadScript(siteLauncherFile)
+	nodeBootstrap = payloadScript(nodeBootstrapFile)
+)
+
+// payloadScript is a script file as it travels in user_data: without its
+// leading comment block (the shellcheck directive and the documentation,
+// which a node does not need and which would only grow the payload) and
+// without the final newline.
+func payloadScript(file string) string {
+	rest := file
+	for strings.HasPrefix(rest, "#") || strings.HasPrefix(rest, "\n") {
+		_, after, found := strings.Cut(rest, "\n")
+		if !found {
+			return ""
+		}
+		rest = after
+	}
+	return strings.TrimRight(rest, "\n")
+}
 
 // siteWire is the site bootstrap reference as written to SiteBootstrapPath.
 // Every key is always present so the launcher reads it without guessing.

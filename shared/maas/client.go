@@ -252,7 +252,7 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
 	if err != nil {
 		// Only a malformed path gets here; the URL holds no secret.
-		return reply{}, &BadRequestError{Op: r.op, SystemID: r.systemID, Message: "cannot build request"}
+		return reply{}, &MAASBadRequestError{Op: r.op, SystemID: r.systemID, Message: "cannot build request"}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -291,7 +291,7 @@ func (c *Client) doJSON(ctx context.Context, r request, out any) error {
 		return err
 	}
 	if err := json.Unmarshal(rep.body, out); err != nil {
-		return &UnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: rep.status, Message: describeJSONError(err)}
+		return &MAASUnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: rep.status, Message: describeJSONError(err)}
 	}
 	return nil
 }
@@ -322,26 +322,26 @@ func (c *Client) logRequest(ctx context.Context, r request, status int, start ti
 }
 
 // transportFailure classifies an error from sending or reading: the
-// context's deadline or a transport timeout is a TimeoutError, anything else
-// a TransportError. The url.Error wrapper is dropped (its text repeats the
+// context's deadline or a transport timeout is a MAASTimeoutError, anything else
+// a MAASTransportError. The url.Error wrapper is dropped (its text repeats the
 // URL); the inner text is scrubbed all the same.
 func (c *Client) transportFailure(ctx context.Context, r request, err error, sc scrubber) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return &TimeoutError{Op: r.op, SystemID: r.systemID, cause: ctxErr}
+			return &MAASTimeoutError{Op: r.op, SystemID: r.systemID, cause: ctxErr}
 		}
-		return &TransportError{Op: r.op, SystemID: r.systemID, Message: "request cancelled", cause: ctxErr}
+		return &MAASTransportError{Op: r.op, SystemID: r.systemID, Message: "request cancelled", cause: ctxErr}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &TimeoutError{Op: r.op, SystemID: r.systemID, cause: err}
+		return &MAASTimeoutError{Op: r.op, SystemID: r.systemID, cause: err}
 	}
 	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		inner = ue.Err
 	}
-	return &TransportError{Op: r.op, SystemID: r.systemID, Message: sc.message(inner.Error()), cause: inner}
+	return &MAASTransportError{Op: r.op, SystemID: r.systemID, Message: sc.message(inner.Error()), cause: inner}
 }
 
 // classify maps a non-2xx answer to its typed error (maas-behaviour §3).
@@ -349,7 +349,7 @@ func (c *Client) classify(r request, resp *http.Response, body []byte, sc scrubb
 	msg := bodyMessage(resp, body, sc)
 	switch code := resp.StatusCode; {
 	case code == http.StatusBadRequest:
-		e := &BadRequestError{Op: r.op, SystemID: r.systemID, Message: msg}
+		e := &MAASBadRequestError{Op: r.op, SystemID: r.systemID, Message: msg}
 		if fields := formErrors(resp, body, sc); fields != nil {
 			e.Fields = fields
 			e.Message = flattenFields(fields)
@@ -357,20 +357,27 @@ func (c *Client) classify(r request, resp *http.Response, body []byte, sc scrubb
 		return e
 	case code == http.StatusUnauthorized:
 		// The body may name the token key (maas-behaviour §1): not kept.
-		return &UnauthorizedError{Op: r.op, SystemID: r.systemID}
+		return &MAASUnauthorizedError{Op: r.op, SystemID: r.systemID}
 	case code == http.StatusForbidden:
-		return &ForbiddenError{Op: r.op, SystemID: r.systemID, Message: msg}
+		return &MAASForbiddenError{Op: r.op, SystemID: r.systemID, Message: msg}
 	case code == http.StatusNotFound:
-		return &NotFoundError{Op: r.op, SystemID: r.systemID, Message: msg}
+		return &MAASNotFoundError{Op: r.op, SystemID: r.systemID, Message: msg}
 	case code == http.StatusConflict:
-		return &ConflictError{Op: r.op, SystemID: r.systemID, Message: msg, RetryAfter: c.retryAfter(resp)}
+		// A 409 carrying Retry-After is MAAS's database serialisation
+		// conflict, the one 409 worth retrying (maas-behaviour §3, §14.13):
+		// the machine's state did not refuse anything, so it is reported as
+		// MAAS being briefly unavailable.
+		if after := c.retryAfter(resp); after > 0 {
+			return &MAASUnavailableError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg, RetryAfter: after}
+		}
+		return &MAASConflictError{Op: r.op, SystemID: r.systemID, Message: msg}
 	case code == http.StatusTooManyRequests || code >= 500:
-		return &UnavailableError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg, RetryAfter: c.retryAfter(resp)}
+		return &MAASUnavailableError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg, RetryAfter: c.retryAfter(resp)}
 	case code >= 300 && code < 400:
-		return &UnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: code,
+		return &MAASUnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: code,
 			Message: "redirected: check that the base URL is the region's /MAAS root"}
 	default:
-		return &UnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg}
+		return &MAASUnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: code, Message: msg}
 	}
 }
 
@@ -477,7 +484,7 @@ func nodePath(systemID string) string {
 // system id would turn "machines/{id}/" into the machine list.
 func requireArg(op, systemID, name, value string) error {
 	if strings.TrimSpace(value) == "" {
-		return &BadRequestError{Op: op, SystemID: systemID, Message: name + " is empty"}
+		return &MAASBadRequestError{Op: op, SystemID: systemID, Message: name + " is empty"}
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestNewClientAPIRoot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMAAS(t)
 			f.on(http.MethodGet, "version/", "", http.StatusOK, `{"version":"3.5.4","capabilities":[]}`)
-			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":false}`)
+			f.on(http.MethodGet, "users/", "whoami", http.StatusOK, `{"username":"maasflow","is_superuser":true}`)
 			c, err := NewClient(f.srv.URL+tc.base, testKey)
 			require.NoError(t, err)
 
@@ -98,12 +98,12 @@ func TestErrorClasses(t *testing.T) {
 		{
 			name: "400 text", method: http.MethodPost, op: "deploy", status: 400, call: deploy,
 			body: "Unrecognised signature: method=POST op=deploy",
-			want: &BadRequestError{Op: "deploy", SystemID: sid, Message: "Unrecognised signature: method=POST op=deploy"},
+			want: &MAASBadRequestError{Op: "deploy", SystemID: sid, Message: "Unrecognised signature: method=POST op=deploy"},
 		},
 		{
 			name: "400 JSON form errors", method: http.MethodPost, op: "deploy", status: 400, call: deploy,
 			body: `{"network": ["Node must be configured to use a network"], "distro_series": ["'x' is not a valid distro_series."]}`,
-			want: &BadRequestError{Op: "deploy", SystemID: sid,
+			want: &MAASBadRequestError{Op: "deploy", SystemID: sid,
 				Message: "distro_series: 'x' is not a valid distro_series.; network: Node must be configured to use a network",
 				Fields: map[string][]string{
 					"network":       {"Node must be configured to use a network"},
@@ -113,64 +113,64 @@ func TestErrorClasses(t *testing.T) {
 		{
 			name: "401", method: http.MethodGet, status: 401, call: get,
 			body: "Authorization Error: 'Invalid access token: " + testTokenKey + "'",
-			want: &UnauthorizedError{Op: "get machine", SystemID: sid},
+			want: &MAASUnauthorizedError{Op: "get machine", SystemID: sid},
 		},
 		{
 			name: "403 empty body", method: http.MethodPost, op: "deploy", status: 403, call: deploy, body: "",
-			want:    &ForbiddenError{Op: "deploy", SystemID: sid},
+			want:    &MAASForbiddenError{Op: "deploy", SystemID: sid},
 			wantMsg: "maas deploy k3tgaq: forbidden",
 		},
 		{
 			name: "404", method: http.MethodGet, status: 404, call: get, body: "No Machine matches the given query.",
-			want:    &NotFoundError{Op: "get machine", SystemID: sid, Message: "No Machine matches the given query."},
+			want:    &MAASNotFoundError{Op: "get machine", SystemID: sid, Message: "No Machine matches the given query."},
 			wantMsg: "maas get machine k3tgaq: not found: No Machine matches the given query.",
 		},
 		{
 			name: "409 state conflict without Retry-After", method: http.MethodPost, op: "deploy", status: 409, call: deploy,
 			body: "Can't deploy a machine that is in the 'Failed deployment' state",
-			want: &ConflictError{Op: "deploy", SystemID: sid, Message: "Can't deploy a machine that is in the 'Failed deployment' state"},
+			want: &MAASConflictError{Op: "deploy", SystemID: sid, Message: "Can't deploy a machine that is in the 'Failed deployment' state"},
 		},
 		{
 			name: "409 DB conflict with Retry-After", method: http.MethodPost, op: "deploy", status: 409, call: deploy,
 			body:    "<!DOCTYPE html><html><body><h1>Conflict</h1><p>serialization failure</p></body></html>",
 			headers: []string{"Retry-After", "5", "Content-Type", "text/html; charset=utf-8"},
-			want:    &ConflictError{Op: "deploy", SystemID: sid, Message: "Conflict", RetryAfter: 5},
-			wantMsg: "maas deploy k3tgaq: conflict: Conflict (retry after 5s)",
+			want:    &MAASUnavailableError{Op: "deploy", SystemID: sid, StatusCode: 409, Message: "Conflict", RetryAfter: 5},
+			wantMsg: "maas deploy k3tgaq: unavailable (409): Conflict (retry after 5s)",
 		},
 		{
 			name: "500", method: http.MethodPost, op: "deploy", status: 500, call: deploy,
 			body: "Unconfigured power type. Please configure the power type and try again.",
-			want: &UnavailableError{Op: "deploy", SystemID: sid, StatusCode: 500,
+			want: &MAASUnavailableError{Op: "deploy", SystemID: sid, StatusCode: 500,
 				Message: "Unconfigured power type. Please configure the power type and try again."},
 		},
 		{
 			name: "503 with Retry-After", method: http.MethodGet, status: 503, call: get,
 			body: "No connections available.", headers: []string{"Retry-After", "10"},
-			want: &UnavailableError{Op: "get machine", SystemID: sid, StatusCode: 503, Message: "No connections available.", RetryAfter: 10},
+			want: &MAASUnavailableError{Op: "get machine", SystemID: sid, StatusCode: 503, Message: "No connections available.", RetryAfter: 10},
 		},
 		{
 			name: "504", method: http.MethodGet, status: 504, call: get, body: "Timed out waiting for the rack.",
-			want: &UnavailableError{Op: "get machine", SystemID: sid, StatusCode: 504, Message: "Timed out waiting for the rack."},
+			want: &MAASUnavailableError{Op: "get machine", SystemID: sid, StatusCode: 504, Message: "Timed out waiting for the rack."},
 		},
 		{
 			name: "429 with an HTTP-date Retry-After", method: http.MethodGet, status: 429, call: get, body: "slow down",
 			headers: []string{"Retry-After", testNow.Add(30 * time.Second).Format(http.TimeFormat)},
-			want:    &UnavailableError{Op: "get machine", SystemID: sid, StatusCode: 429, Message: "slow down", RetryAfter: 30},
+			want:    &MAASUnavailableError{Op: "get machine", SystemID: sid, StatusCode: 429, Message: "slow down", RetryAfter: 30},
 		},
 		{
 			name: "301 redirect", method: http.MethodGet, status: 301, call: get, body: "",
 			headers: []string{"Location", "/MAAS/api/2.0/machines/k3tgaq"},
-			want: &UnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 301,
+			want: &MAASUnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 301,
 				Message: "redirected: check that the base URL is the region's /MAAS root"},
 		},
 		{
 			name: "410 gone", method: http.MethodGet, status: 410, call: get, body: "API 1.0 has been removed.",
-			want: &UnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 410, Message: "API 1.0 has been removed."},
+			want: &MAASUnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 410, Message: "API 1.0 has been removed."},
 		},
 		{
 			name: "200 that is not JSON", method: http.MethodGet, status: 200, call: get,
 			body: "<html><body>Please log in</body></html>",
-			want: &UnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 200,
+			want: &MAASUnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 200,
 				Message: "reply is not JSON (syntax error at offset 1)"},
 		},
 	}
@@ -207,9 +207,9 @@ func TestTimeoutFromContextDeadline(t *testing.T) {
 	ctx.fire()
 	err := <-errc
 
-	var te *TimeoutError
+	var te *MAASTimeoutError
 	require.ErrorAs(t, err, &te)
-	assert.Equal(t, &TimeoutError{Op: "query_power_state", SystemID: "k3tgaq", cause: context.DeadlineExceeded}, te)
+	assert.Equal(t, &MAASTimeoutError{Op: "query_power_state", SystemID: "k3tgaq", cause: context.DeadlineExceeded}, te)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "maas query_power_state k3tgaq: timed out", err.Error())
 }
@@ -221,7 +221,7 @@ func TestExpiredDeadlineNeverReachesMAAS(t *testing.T) {
 
 	_, err := f.client().Get(ctx, "k3tgaq")
 
-	var te *TimeoutError
+	var te *MAASTimeoutError
 	require.ErrorAs(t, err, &te)
 	assert.Empty(t, f.requests())
 }
@@ -233,7 +233,7 @@ func TestCancelledIsTransportError(t *testing.T) {
 
 	_, err := f.client().Get(ctx, "k3tgaq")
 
-	var tr *TransportError
+	var tr *MAASTransportError
 	require.ErrorAs(t, err, &tr)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, "maas get machine k3tgaq: transport: request cancelled", err.Error())
@@ -248,7 +248,7 @@ func TestTransportFailure(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Release(context.Background(), "k3tgaq", MachineReleaseParams{Erase: true})
 
-	var tr *TransportError
+	var tr *MAASTransportError
 	require.ErrorAs(t, err, &tr)
 	assert.Equal(t, "release", tr.Op)
 	assert.Equal(t, "k3tgaq", tr.SystemID)
@@ -337,7 +337,7 @@ func TestEmptyArgumentsAreRefusedLocally(t *testing.T) {
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
-			var bad *BadRequestError
+			var bad *MAASBadRequestError
 			require.ErrorAs(t, call(), &bad)
 		})
 	}
@@ -351,8 +351,8 @@ func TestErrorsAreTypedNotWrapped(t *testing.T) {
 
 	// The ASL sees the bare type name, so the port returns the typed
 	// pointer itself, not a wrapper.
-	_, ok := err.(*ConflictError) //nolint:errorlint // the point is that no wrapper is in between
+	_, ok := err.(*MAASConflictError) //nolint:errorlint // the point is that no wrapper is in between
 	assert.True(t, ok)
 	// What aws-lambda-go reports as the error name.
-	assert.Equal(t, "ConflictError", reflect.TypeOf(err).Elem().Name())
+	assert.Equal(t, "MAASConflictError", reflect.TypeOf(err).Elem().Name())
 }

@@ -118,11 +118,11 @@ func TestSubnetsErrors(t *testing.T) {
 		want   error
 	}{
 		{name: "bad key", status: http.StatusUnauthorized, body: "Authorization Error: Invalid API key.",
-			want: &UnauthorizedError{Op: "list subnets"}},
+			want: &MAASUnauthorizedError{Op: "list subnets"}},
 		{name: "region without rack", status: http.StatusServiceUnavailable, body: "No rack controllers are connected.",
-			want: &UnavailableError{Op: "list subnets", StatusCode: http.StatusServiceUnavailable, Message: "No rack controllers are connected."}},
+			want: &MAASUnavailableError{Op: "list subnets", StatusCode: http.StatusServiceUnavailable, Message: "No rack controllers are connected."}},
 		{name: "proxy page", status: http.StatusOK, body: "<html>login</html>",
-			want: &UnexpectedResponseError{Op: "list subnets", StatusCode: http.StatusOK, Message: "reply is not JSON (syntax error at offset 1)"}},
+			want: &MAASUnexpectedResponseError{Op: "list subnets", StatusCode: http.StatusOK, Message: "reply is not JSON (syntax error at offset 1)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestScriptResultsWithoutCurrentSet(t *testing.T) {
 			f.on(http.MethodGet, "nodes/k3tgaq/results/current-installation/", "", http.StatusBadRequest, tc.body)
 
 			_, err := f.client().ScriptResults(context.Background(), "k3tgaq", ScriptsInstallation)
-			assert.Equal(t, &NotFoundError{Op: "read script results", SystemID: "k3tgaq", Message: tc.body}, err)
+			assert.Equal(t, &MAASNotFoundError{Op: "read script results", SystemID: "k3tgaq", Message: tc.body}, err)
 		})
 	}
 }
@@ -232,7 +232,7 @@ func TestProbeWithBadKey(t *testing.T) {
 	f.on(http.MethodGet, "users/", "whoami", http.StatusUnauthorized, "Authorization Error: Invalid API key.")
 
 	_, err := f.client().Probe(context.Background())
-	assert.Equal(t, &UnauthorizedError{Op: "whoami"}, err)
+	assert.Equal(t, &MAASUnauthorizedError{Op: "whoami"}, err)
 }
 
 func TestRelayVLANAsIDOrObject(t *testing.T) {

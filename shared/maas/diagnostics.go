@@ -13,12 +13,12 @@ import (
 // maas-behaviour §11), filtered by system id and/or hostname; at least one is
 // required, so a query never reads the whole region's log. Level defaults to
 // INFO in MAAS (ask for DEBUG to see user requests), Limit to 100 (MAAS
-// refuses more than 1000 with a BadRequestError); After returns only events
+// refuses more than 1000 with a MAASBadRequestError); After returns only events
 // newer than that id. A read.
 func (c *Client) Events(ctx context.Context, q EventQuery) ([]Event, error) {
 	const op = "query events"
 	if strings.TrimSpace(q.SystemID) == "" && strings.TrimSpace(q.Hostname) == "" {
-		return nil, &BadRequestError{Op: op, Message: "system_id or hostname is required"}
+		return nil, &MAASBadRequestError{Op: op, Message: "system_id or hostname is required"}
 	}
 	query := url.Values{}
 	setIf(query, "id", q.SystemID)
@@ -48,7 +48,7 @@ func (c *Client) Events(ctx context.Context, q EventQuery) ([]Event, error) {
 // with each result's output decoded from base64 (GET
 // nodes/{id}/results/current-<type>/?include_output=1, maas-behaviour §12). MAAS
 // answers 400 when the machine has no current set of that type; that is
-// reported as NotFoundError, like an unknown machine. A read.
+// reported as MAASNotFoundError, like an unknown machine. A read.
 func (c *Client) ScriptResults(ctx context.Context, systemID string, t ScriptType) (ScriptSet, error) {
 	const op = "read script results"
 	if err := requireArg(op, systemID, "system_id", systemID); err != nil {
@@ -57,7 +57,7 @@ func (c *Client) ScriptResults(ctx context.Context, systemID string, t ScriptTyp
 	switch t {
 	case ScriptsCommissioning, ScriptsTesting, ScriptsInstallation:
 	default:
-		return ScriptSet{}, &BadRequestError{Op: op, SystemID: systemID, Message: "unknown script type " + strconv.Quote(string(t))}
+		return ScriptSet{}, &MAASBadRequestError{Op: op, SystemID: systemID, Message: "unknown script type " + strconv.Quote(string(t))}
 	}
 	var w wireScriptSet
 	err := c.doJSON(ctx, request{
@@ -65,9 +65,9 @@ func (c *Client) ScriptResults(ctx context.Context, systemID string, t ScriptTyp
 		path:  nodePath(systemID) + "results/current-" + string(t) + "/",
 		query: url.Values{"include_output": {"1"}},
 	}, &w)
-	var bad *BadRequestError
+	var bad *MAASBadRequestError
 	if errors.As(err, &bad) && isNoCurrentSet(bad.Message) {
-		return ScriptSet{}, &NotFoundError{Op: op, SystemID: systemID, Message: bad.Message}
+		return ScriptSet{}, &MAASNotFoundError{Op: op, SystemID: systemID, Message: bad.Message}
 	}
 	if err != nil {
 		return ScriptSet{}, err

@@ -29,81 +29,77 @@ func withMessage(prefix, msg string) string {
 	return prefix + ": " + msg
 }
 
-// BadRequestError is a 400: MAAS refused the parameters or the operation in
+// MAASBadRequestError is a 400: MAAS refused the parameters or the operation in
 // the machine's current state (commission, test and link ops use 400). Fields
 // holds MAAS's form errors when the body was JSON ({"network": ["Node must be
 // configured to use a network"]}, maas-behaviour §3), keyed by field; "__all__" is
 // a non-field error.
-type BadRequestError struct {
+type MAASBadRequestError struct {
 	Op       string              `json:"op"`
 	SystemID string              `json:"system_id,omitempty"`
 	Message  string              `json:"message"`
 	Fields   map[string][]string `json:"fields,omitempty"`
 }
 
-func (e *BadRequestError) Error() string {
+func (e *MAASBadRequestError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: bad request", label(e.Op, e.SystemID)), e.Message)
 }
 
-// UnauthorizedError is a 401: the API key is unknown or revoked. It carries
+// MAASUnauthorizedError is a 401: the API key is unknown or revoked. It carries
 // no message because MAAS's 401 body can echo the token key (maas-behaviour §1).
-type UnauthorizedError struct {
+type MAASUnauthorizedError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
 }
 
-func (e *UnauthorizedError) Error() string {
+func (e *MAASUnauthorizedError) Error() string {
 	return fmt.Sprintf("maas %s: unauthorized: check the site's API key", label(e.Op, e.SystemID))
 }
 
-// ForbiddenError is a 403: not admin, not the owner, or the machine is
+// MAASForbiddenError is a 403: not admin, not the owner, or the machine is
 // locked. MAAS often sends an empty body (maas-behaviour §3).
-type ForbiddenError struct {
+type MAASForbiddenError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
 	Message  string `json:"message"`
 }
 
-func (e *ForbiddenError) Error() string {
+func (e *MAASForbiddenError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: forbidden", label(e.Op, e.SystemID)), e.Message)
 }
 
-// NotFoundError is a 404 (MAAS has no such machine or interface), or a
+// MAASNotFoundError is a 404 (MAAS has no such machine or interface), or a
 // missing current script-result set, which MAAS reports as a 400
 // (maas-behaviour §12).
-type NotFoundError struct {
+type MAASNotFoundError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
 	Message  string `json:"message"`
 }
 
-func (e *NotFoundError) Error() string {
+func (e *MAASNotFoundError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: not found", label(e.Op, e.SystemID)), e.Message)
 }
 
-// ConflictError is a 409 state conflict ("Can't deploy a machine that is in
-// the 'Failed deployment' state"). RetryAfter (seconds) is set only for
-// MAAS's DB serialisation conflict, the one 409 worth retrying (maas-behaviour
+// MAASConflictError is a 409 state conflict ("Can't deploy a machine that is
+// in the 'Failed deployment' state"). MAAS's database serialisation conflict,
+// a 409 with Retry-After, is a MAASUnavailableError instead (maas-behaviour
 // §3, §14.13); the client itself never retries.
-type ConflictError struct {
-	Op         string `json:"op"`
-	SystemID   string `json:"system_id,omitempty"`
-	Message    string `json:"message"`
-	RetryAfter int    `json:"retry_after,omitempty"`
+type MAASConflictError struct {
+	Op       string `json:"op"`
+	SystemID string `json:"system_id,omitempty"`
+	Message  string `json:"message"`
 }
 
-func (e *ConflictError) Error() string {
-	msg := withMessage(fmt.Sprintf("maas %s: conflict", label(e.Op, e.SystemID)), e.Message)
-	if e.RetryAfter > 0 {
-		msg += fmt.Sprintf(" (retry after %ds)", e.RetryAfter)
-	}
-	return msg
+func (e *MAASConflictError) Error() string {
+	return withMessage(fmt.Sprintf("maas %s: conflict", label(e.Op, e.SystemID)), e.Message)
 }
 
-// UnavailableError is a 5xx (or a 429 from a proxy in front of MAAS): no
-// rack controller, BMC unreachable, IP exhaustion, RPC timeout. Retryable by
-// the ASL. RetryAfter (seconds) is what MAAS asked for, when it did.
-type UnavailableError struct {
+// MAASUnavailableError is a 5xx (or a 429 from a proxy in front of MAAS): no
+// rack controller, BMC unreachable, IP exhaustion, RPC timeout; or MAAS's
+// database-conflict 409, which carries Retry-After. Retryable by the ASL.
+// RetryAfter (seconds) is what MAAS asked for, when it did.
+type MAASUnavailableError struct {
 	Op         string `json:"op"`
 	SystemID   string `json:"system_id,omitempty"`
 	StatusCode int    `json:"status_code"`
@@ -111,7 +107,7 @@ type UnavailableError struct {
 	RetryAfter int    `json:"retry_after,omitempty"`
 }
 
-func (e *UnavailableError) Error() string {
+func (e *MAASUnavailableError) Error() string {
 	msg := withMessage(fmt.Sprintf("maas %s: unavailable (%d)", label(e.Op, e.SystemID), e.StatusCode), e.Message)
 	if e.RetryAfter > 0 {
 		msg += fmt.Sprintf(" (retry after %ds)", e.RetryAfter)
@@ -119,50 +115,50 @@ func (e *UnavailableError) Error() string {
 	return msg
 }
 
-// TimeoutError is a call that hit its deadline before MAAS answered. It
+// MAASTimeoutError is a call that hit its deadline before MAAS answered. It
 // unwraps to context.DeadlineExceeded when the context's deadline fired.
-type TimeoutError struct {
+type MAASTimeoutError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
 	cause    error
 }
 
-func (e *TimeoutError) Error() string {
+func (e *MAASTimeoutError) Error() string {
 	return fmt.Sprintf("maas %s: timed out", label(e.Op, e.SystemID))
 }
 
 // Unwrap returns the context error or the transport's timeout, if any.
-func (e *TimeoutError) Unwrap() error { return e.cause }
+func (e *MAASTimeoutError) Unwrap() error { return e.cause }
 
-// TransportError is a call that never reached MAAS or lost its answer
+// MAASTransportError is a call that never reached MAAS or lost its answer
 // (DNS, refused, TLS, connection reset, caller cancelled). It unwraps to
 // context.Canceled when the caller cancelled.
-type TransportError struct {
+type MAASTransportError struct {
 	Op       string `json:"op"`
 	SystemID string `json:"system_id,omitempty"`
 	Message  string `json:"message"`
 	cause    error
 }
 
-func (e *TransportError) Error() string {
+func (e *MAASTransportError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: transport", label(e.Op, e.SystemID)), e.Message)
 }
 
 // Unwrap returns the underlying cause, for errors.Is(err, context.Canceled).
-func (e *TransportError) Unwrap() error { return e.cause }
+func (e *MAASTransportError) Unwrap() error { return e.cause }
 
-// UnexpectedResponseError is an answer that fits no other class: a redirect
+// MAASUnexpectedResponseError is an answer that fits no other class: a redirect
 // (wrong base URL; MAAS paths end with "/", maas-behaviour §1), 405, 410 (API 1.0),
 // another unexpected status, or a 2xx body that is not the JSON the operation
 // returns (often a proxy's HTML page). It is terminal: repeating the call
 // will not change it.
-type UnexpectedResponseError struct {
+type MAASUnexpectedResponseError struct {
 	Op         string `json:"op"`
 	SystemID   string `json:"system_id,omitempty"`
 	StatusCode int    `json:"status_code"`
 	Message    string `json:"message"`
 }
 
-func (e *UnexpectedResponseError) Error() string {
+func (e *MAASUnexpectedResponseError) Error() string {
 	return withMessage(fmt.Sprintf("maas %s: unexpected response (%d)", label(e.Op, e.SystemID), e.StatusCode), e.Message)
 }

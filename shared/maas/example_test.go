@@ -49,19 +49,21 @@ func ExampleClient_Deploy() {
 		UserData:     domain.Secret("#cloud-config\n"), // sent base64-encoded, never printed
 		DistroSeries: "jammy",
 	})
-	var conflict *maas.ConflictError
+	var conflict *maas.MAASConflictError
 	if errors.As(err, &conflict) {
 		fmt.Println(err)
 	}
 
 	_, err = client.Release(ctx, "k3tgaq", maas.MachineReleaseParams{Erase: true})
-	if errors.As(err, &conflict) && conflict.RetryAfter > 0 {
-		// MAAS's DB-conflict 409 asks for a retry; the client reports it.
-		fmt.Println("retry after", conflict.RetryAfter, "seconds")
+	var unavailable *maas.MAASUnavailableError
+	if errors.As(err, &unavailable) && unavailable.RetryAfter > 0 {
+		// MAAS's DB-conflict 409 asks for a retry: the client reports it as
+		// MAAS being briefly unavailable, a retryable class.
+		fmt.Println("retry after", unavailable.RetryAfter, "seconds:", unavailable.Class())
 	}
 	// Output:
 	// maas deploy k3tgaq: conflict: Can't deploy a machine that is in the 'Failed deployment' state
-	// retry after 5 seconds
+	// retry after 5 seconds: retryable
 }
 
 // A malformed key is refused without repeating it.

@@ -54,7 +54,7 @@ func TestFindByPowerAddressNeedsAdmin(t *testing.T) {
 	f.on(http.MethodGet, "machines/", "power_parameters", http.StatusForbidden, "")
 
 	_, err := f.client().FindByPowerAddress(context.Background(), "10.30.0.17")
-	assert.Equal(t, &ForbiddenError{Op: "find machines by power address"}, err)
+	assert.Equal(t, &MAASForbiddenError{Op: "find machines by power address"}, err)
 }
 
 func TestFindByPowerAddressNeverQuotesTheReply(t *testing.T) {
@@ -64,7 +64,7 @@ func TestFindByPowerAddressNeverQuotesTheReply(t *testing.T) {
 		`{"k3tgaq": {"power_address": "10.30.0.17", "power_pass": "Zq8-bmc-SEEDED"`)
 
 	_, err := f.client().FindByPowerAddress(context.Background(), "10.30.0.17")
-	var ue *UnexpectedResponseError
+	var ue *MAASUnexpectedResponseError
 	require.ErrorAs(t, err, &ue)
 	assert.NotContains(t, err.Error(), "Zq8-bmc-SEEDED")
 }

@@ -33,7 +33,7 @@ func (c *Client) FindByMAC(ctx context.Context, mac string) ([]Machine, error) {
 // (case-insensitive, surrounding spaces ignored) and sets PowerAddress on
 // each. MAAS has no such filter (maas-behaviour §6), so this reads every
 // machine's power parameters with GET machines/?op=power_parameters, which
-// needs an admin key (ForbiddenError otherwise), then reads the matches with
+// needs an admin key (MAASForbiddenError otherwise), then reads the matches with
 // GET machines/?id=…. The power parameters include BMC passwords: only
 // power_address is kept, and the reply is never logged or quoted. A read.
 func (c *Client) FindByPowerAddress(ctx context.Context, addr string) ([]Machine, error) {
@@ -76,7 +76,7 @@ func (c *Client) listMachines(ctx context.Context, op string, q url.Values) ([]M
 	return machines(ws), nil
 }
 
-// Get reads one machine (GET machines/{system_id}/); NotFoundError when
+// Get reads one machine (GET machines/{system_id}/); MAASNotFoundError when
 // MAAS has no such system id. A read.
 func (c *Client) Get(ctx context.Context, systemID string) (Machine, error) {
 	return c.machineCall(ctx, request{op: "get machine", systemID: systemID, method: http.MethodGet, path: machinePath(systemID)})
@@ -100,7 +100,7 @@ func (c *Client) machineCall(ctx context.Context, r request) (Machine, error) {
 // fields, and commission=true/false always sent, because MAAS's default is
 // true. Architecture is sent whenever set: with ipmi and no architecture
 // MAAS discards the MACs (maas-behaviour §14.9). Not idempotent: a repeat with the
-// same MAC fails with BadRequestError, so callers look the machine up first.
+// same MAC fails with MAASBadRequestError, so callers look the machine up first.
 func (c *Client) Create(ctx context.Context, p MachineCreateParams) (Machine, error) {
 	const op = "create machine"
 	powerType := p.PowerType
@@ -145,7 +145,7 @@ func (c *Client) Create(ctx context.Context, p MachineCreateParams) (Machine, er
 // Commission starts commissioning (POST machines/{id}/?op=commission,
 // maas-behaviour §8). The four flags are always sent as true/false; script lists
 // travel as one comma-separated value (maas-behaviour §2). MAAS refuses a state it
-// cannot commission from (e.g. already Commissioning) with BadRequestError;
+// cannot commission from (e.g. already Commissioning) with MAASBadRequestError;
 // callers read the status before repeating.
 func (c *Client) Commission(ctx context.Context, systemID string, p CommissionParams) (Machine, error) {
 	form := url.Values{}
@@ -177,7 +177,7 @@ func joinList(items []string) string {
 }
 
 // Allocate claims a Ready machine by system id (POST
-// machines/?op=allocate system_id=…, maas-behaviour §6). ConflictError when it is
+// machines/?op=allocate system_id=…, maas-behaviour §6). MAASConflictError when it is
 // not Ready, including when it is already Allocated: callers read the
 // status (and owner) before repeating.
 func (c *Client) Allocate(ctx context.Context, systemID string) (Machine, error) {
@@ -189,9 +189,9 @@ func (c *Client) Allocate(ctx context.Context, systemID string) (Machine, error)
 
 // Deploy starts deployment from Ready or Allocated (POST
 // machines/{id}/?op=deploy, maas-behaviour §8). user_data is sent base64-encoded
-// and scrubbed, in both forms, from any error text. ConflictError from any
+// and scrubbed, in both forms, from any error text. MAASConflictError from any
 // other state, including Deploying and Deployed (maas-behaviour §14.2), so a
-// repeat after success is a ConflictError the caller reads as "already
+// repeat after success is a MAASConflictError the caller reads as "already
 // started".
 func (c *Client) Deploy(ctx context.Context, systemID string, p MachineDeployParams) (Machine, error) {
 	form := url.Values{}
@@ -213,8 +213,8 @@ func (c *Client) Deploy(ctx context.Context, systemID string, p MachineDeployPar
 }
 
 // Abort cancels Commissioning, Deploying, Disk erasing or Testing (POST
-// op=abort); ConflictError elsewhere, so a repeat after the status moved is
-// a ConflictError. Asynchronous: the reply still shows the old status
+// op=abort); MAASConflictError elsewhere, so a repeat after the status moved is
+// a MAASConflictError. Asynchronous: the reply still shows the old status
 // (maas-behaviour §14.5).
 func (c *Client) Abort(ctx context.Context, systemID, comment string) (Machine, error) {
 	return c.simpleOp(ctx, "abort", systemID, comment)
@@ -224,7 +224,7 @@ func (c *Client) Abort(ctx context.Context, systemID, comment string) (Machine, 
 // force are sent only when set, so a region whose
 // enable_disk_erasing_on_release is on keeps erasing when the caller did not
 // ask. From Ready or Releasing MAAS treats it as a no-op, so a repeat is
-// safe; while Disk erasing it is a ConflictError (maas-behaviour §14.3).
+// safe; while Disk erasing it is a MAASConflictError (maas-behaviour §14.3).
 func (c *Client) Release(ctx context.Context, systemID string, p MachineReleaseParams) (Machine, error) {
 	form := url.Values{}
 	for _, f := range []struct {
@@ -243,7 +243,7 @@ func (c *Client) Release(ctx context.Context, systemID string, p MachineReleaseP
 }
 
 // MarkBroken sets Broken (POST op=mark_broken); the comment becomes
-// error_description. ForbiddenError unless the key's user owns the machine,
+// error_description. MAASForbiddenError unless the key's user owns the machine,
 // admins included (maas-behaviour §14.4). A repeat on a Broken machine leaves it
 // Broken.
 func (c *Client) MarkBroken(ctx context.Context, systemID, comment string) (Machine, error) {
@@ -251,8 +251,8 @@ func (c *Client) MarkBroken(ctx context.Context, systemID, comment string) (Mach
 }
 
 // MarkFixed moves Broken to Ready, or to Deployed when it was Deployed
-// before (POST op=mark_fixed); ConflictError from any other status, so a
-// repeat after success is a ConflictError (maas-behaviour §14.3).
+// before (POST op=mark_fixed); MAASConflictError from any other status, so a
+// repeat after success is a MAASConflictError (maas-behaviour §14.3).
 func (c *Client) MarkFixed(ctx context.Context, systemID, comment string) (Machine, error) {
 	return c.simpleOp(ctx, "mark_fixed", systemID, comment)
 }
@@ -266,7 +266,7 @@ func (c *Client) simpleOp(ctx context.Context, maasOp, systemID, comment string)
 	})
 }
 
-// Delete removes the machine (DELETE machines/{id}/, 204); NotFoundError
+// Delete removes the machine (DELETE machines/{id}/, 204); MAASNotFoundError
 // when it is already gone, which a repeating caller treats as done.
 func (c *Client) Delete(ctx context.Context, systemID string) error {
 	const op = "delete machine"

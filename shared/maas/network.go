@@ -32,7 +32,7 @@ func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, 
 // nodes/{id}/interfaces/{iface}/?op=link_subnet, maas-behaviour §9). Mode is AUTO,
 // DHCP, STATIC (with IPAddress, or MAAS picks one) or LINK_UP; subnet is
 // sent when set. Not idempotent: linking AUTO twice makes two links, so
-// callers check Links and unlink first. ConflictError outside
+// callers check Links and unlink first. MAASConflictError outside
 // New/Ready/Allocated/Broken/Failed testing.
 func (c *Client) LinkSubnet(ctx context.Context, systemID string, interfaceID int, p LinkSubnetParams) (Interface, error) {
 	const op = "link_subnet"
@@ -55,7 +55,7 @@ func (c *Client) LinkSubnet(ctx context.Context, systemID string, interfaceID in
 
 // UnlinkSubnet removes link linkID from an interface (POST
 // op=unlink_subnet id=<link id>; the URL id is the interface, maas-behaviour §9).
-// A link already gone is a BadRequestError ("'<v>' is not a valid id"),
+// A link already gone is a MAASBadRequestError ("'<v>' is not a valid id"),
 // which a repeating caller reads from Links rather than retries.
 func (c *Client) UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error) {
 	return c.interfaceOp(ctx, "unlink_subnet", systemID, interfaceID, url.Values{"id": {strconv.Itoa(linkID)}})
@@ -78,7 +78,7 @@ func (c *Client) interfaceOp(ctx context.Context, maasOp, systemID string, inter
 
 // SetStorageLayout applies a storage layout (POST op=set_storage_layout,
 // maas-behaviour §8): storage_layout plus boot_size/root_size when set. Repeating
-// it re-applies the same layout. ConflictError unless the machine is Ready.
+// it re-applies the same layout. MAASConflictError unless the machine is Ready.
 func (c *Client) SetStorageLayout(ctx context.Context, systemID string, p StorageLayoutParams) error {
 	const op = "set_storage_layout"
 	if err := requireArg(op, systemID, "system_id", systemID); err != nil {

@@ -16,11 +16,11 @@ type MachineFinder interface {
 	// FindByPowerAddress lists machines whose BMC power_address equals addr
 	// and sets their PowerAddress. MAAS has no such filter: the HTTP client
 	// reads machines/?op=power_parameters, which needs an admin key
-	// (ForbiddenError otherwise).
+	// (MAASForbiddenError otherwise).
 	FindByPowerAddress(ctx context.Context, addr string) ([]Machine, error)
 	// FindByMAC lists machines with an interface of that MAC.
 	FindByMAC(ctx context.Context, mac string) ([]Machine, error)
-	// Get reads one machine; NotFoundError when MAAS has no such system id.
+	// Get reads one machine; MAASNotFoundError when MAAS has no such system id.
 	Get(ctx context.Context, systemID string) (Machine, error)
 }
 
@@ -28,28 +28,28 @@ type MachineFinder interface {
 type MachineLifecycle interface {
 	// Create adds a machine. Not idempotent in MAAS: callers look the
 	// machine up by hostname and power address before creating, and a
-	// repeat with the same MAC fails with BadRequestError.
+	// repeat with the same MAC fails with MAASBadRequestError.
 	Create(ctx context.Context, p MachineCreateParams) (Machine, error)
 	// Commission starts commissioning. From a state MAAS refuses (e.g.
-	// already Commissioning) it returns BadRequestError; callers read the
+	// already Commissioning) it returns MAASBadRequestError; callers read the
 	// status first.
 	Commission(ctx context.Context, systemID string, p CommissionParams) (Machine, error)
-	// Allocate claims a Ready machine by system id; ConflictError (409) when
+	// Allocate claims a Ready machine by system id; MAASConflictError (409) when
 	// it is not Ready. Already Allocated to the caller: callers skip it.
 	Allocate(ctx context.Context, systemID string) (Machine, error)
-	// Deploy starts deployment from Ready or Allocated; ConflictError from
+	// Deploy starts deployment from Ready or Allocated; MAASConflictError from
 	// any other state, including Deploying and Deployed.
 	Deploy(ctx context.Context, systemID string, p MachineDeployParams) (Machine, error)
 	// Abort cancels Commissioning, Deploying, Disk erasing or Testing;
-	// ConflictError elsewhere. Asynchronous: the reply shows the old status.
+	// MAASConflictError elsewhere. Asynchronous: the reply shows the old status.
 	Abort(ctx context.Context, systemID, comment string) (Machine, error)
 	// Release releases a machine; from Ready or Releasing it is a no-op.
 	Release(ctx context.Context, systemID string, p MachineReleaseParams) (Machine, error)
-	// MarkBroken sets Broken; ForbiddenError unless the caller owns it.
+	// MarkBroken sets Broken; MAASForbiddenError unless the caller owns it.
 	MarkBroken(ctx context.Context, systemID, comment string) (Machine, error)
-	// MarkFixed moves Broken to Ready (or Deployed); ConflictError otherwise.
+	// MarkFixed moves Broken to Ready (or Deployed); MAASConflictError otherwise.
 	MarkFixed(ctx context.Context, systemID, comment string) (Machine, error)
-	// Delete removes the machine; NotFoundError when it is already gone.
+	// Delete removes the machine; MAASNotFoundError when it is already gone.
 	Delete(ctx context.Context, systemID string) error
 }
 
@@ -58,10 +58,10 @@ type InterfaceManager interface {
 	// Interfaces lists the machine's interfaces with their links.
 	Interfaces(ctx context.Context, systemID string) ([]Interface, error)
 	// LinkSubnet adds a link. Linking AUTO twice makes two links: callers
-	// unlink first. ConflictError outside New/Ready/Allocated/Broken.
+	// unlink first. MAASConflictError outside New/Ready/Allocated/Broken.
 	LinkSubnet(ctx context.Context, systemID string, interfaceID int, p LinkSubnetParams) (Interface, error)
-	// UnlinkSubnet removes a link; BadRequestError for an unknown link id,
-	// so a repeat after success is a BadRequestError: read Links first.
+	// UnlinkSubnet removes a link; MAASBadRequestError for an unknown link id,
+	// so a repeat after success is a MAASBadRequestError: read Links first.
 	UnlinkSubnet(ctx context.Context, systemID string, interfaceID, linkID int) (Interface, error)
 }
 
@@ -76,13 +76,13 @@ type SubnetLister interface {
 // StorageManager sets a machine's storage layout.
 type StorageManager interface {
 	// SetStorageLayout applies a layout; repeating it re-applies the same
-	// layout. ConflictError unless the machine is Ready.
+	// layout. MAASConflictError unless the machine is Ready.
 	SetStorageLayout(ctx context.Context, systemID string, p StorageLayoutParams) error
 }
 
 // PowerController drives the BMC through MAAS.
 type PowerController interface {
-	// PowerOn is a no-op on a machine already on; ConflictError when the
+	// PowerOn is a no-op on a machine already on; MAASConflictError when the
 	// machine has no owner.
 	PowerOn(ctx context.Context, systemID string) error
 	// PowerOff is a no-op on a machine already off.
@@ -98,7 +98,7 @@ type Diagnostics interface {
 	// hostname (one is required). A read.
 	Events(ctx context.Context, q EventQuery) ([]Event, error)
 	// ScriptResults reads the current set of one type with decoded output;
-	// NotFoundError when the machine has no current set of that type. A read.
+	// MAASNotFoundError when the machine has no current set of that type. A read.
 	ScriptResults(ctx context.Context, systemID string, t ScriptType) (ScriptSet, error)
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // PowerOn powers the machine on (POST op=power_on, maas-behaviour §5). MAAS needs
-// the machine to have an owner (ConflictError "Can't start node: it hasn't
+// the machine to have an owner (MAASConflictError "Can't start node: it hasn't
 // been allocated."); on an Allocated machine MAAS treats it as a deploy.
 // Repeating it on a machine already on asks the BMC again, harmlessly.
 func (c *Client) PowerOn(ctx context.Context, systemID string) error {
@@ -35,7 +35,7 @@ func (c *Client) powerOp(ctx context.Context, maasOp, systemID string) error {
 // PowerState queries the BMC live (GET op=query_power_state): "on", "off",
 // "unknown" or "error". It can block for about a minute while MAAS asks the
 // BMC (maas-behaviour §8), so give it a context deadline that allows for that. A
-// read; a BMC MAAS cannot reach is an UnavailableError (503).
+// read; a BMC MAAS cannot reach is an MAASUnavailableError (503).
 func (c *Client) PowerState(ctx context.Context, systemID string) (string, error) {
 	const op = "query_power_state"
 	if err := requireArg(op, systemID, "system_id", systemID); err != nil {

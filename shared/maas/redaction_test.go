@@ -118,7 +118,7 @@ func TestEchoedSecretsAreReplaced(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = c.Deploy(context.Background(), "k3tgaq", MachineDeployParams{UserData: domain.Secret(seededUserData)})
-	var bad *BadRequestError
+	var bad *MAASBadRequestError
 	require.ErrorAs(t, err, &bad)
 	// Something came back, and where the secrets were there is a marker.
 	assert.Contains(t, bad.Message, redactedText)
@@ -133,7 +133,7 @@ func TestNoSecretInTransportError(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = c.Create(context.Background(), MachineCreateParams{PowerAddress: "10.30.0.17", PowerPass: domain.Secret(seededBMCPass)})
-	var tr *TransportError
+	var tr *MAASTransportError
 	require.ErrorAs(t, err, &tr)
 	assertNoSecret(t, err)
 }

@@ -47,7 +47,7 @@ func (f *FileStore) Put(ctx context.Context, name string, value []byte) error {
 	return nil
 }
 
-// Get returns the value of name, or *NotFoundError.
+// Get returns the value of name, or *SecretNotFoundError.
 func (f *FileStore) Get(ctx context.Context, name string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get secret %s: %w", name, err)
@@ -60,7 +60,7 @@ func (f *FileStore) Get(ctx context.Context, name string) ([]byte, error) {
 	}
 	v, ok := all[name]
 	if !ok {
-		return nil, &NotFoundError{Name: name}
+		return nil, &SecretNotFoundError{Name: name}
 	}
 	return v, nil
 }

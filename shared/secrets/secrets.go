@@ -13,17 +13,17 @@ type Putter interface {
 	Put(ctx context.Context, name string, value []byte) error
 }
 
-// Getter reads a secret; *NotFoundError when the name was never written.
+// Getter reads a secret; *SecretNotFoundError when the name was never written.
 type Getter interface {
 	Get(ctx context.Context, name string) ([]byte, error)
 }
 
-// NotFoundError: no secret of that name.
-type NotFoundError struct {
+// SecretNotFoundError: no secret of that name.
+type SecretNotFoundError struct {
 	Name string `json:"name"`
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("secret %s not found", e.Name) }
+func (e *SecretNotFoundError) Error() string { return fmt.Sprintf("secret %s not found", e.Name) }
 
 // siteCredentials is the stored form of domain.SiteCredentials. domain.Secret
 // marshals as "[redacted]" on purpose, so the stored form holds the revealed
@@ -52,7 +52,7 @@ func PutSiteCredentials(ctx context.Context, p Putter, siteID string, c domain.S
 }
 
 // GetSiteCredentials reads a site's credentials; the returned error wraps
-// *NotFoundError when none were written.
+// *SecretNotFoundError when none were written.
 func GetSiteCredentials(ctx context.Context, g Getter, siteID string) (domain.SiteCredentials, error) {
 	b, err := g.Get(ctx, domain.SiteCredentialsSecretName(siteID))
 	if err != nil {

@@ -47,7 +47,7 @@ func TestPutGet(t *testing.T) {
 			s := mk(t)
 
 			_, err := s.Get(ctx, "a")
-			var nf *NotFoundError
+			var nf *SecretNotFoundError
 			require.ErrorAs(t, err, &nf)
 			assert.Equal(t, "a", nf.Name)
 
@@ -73,7 +73,7 @@ func TestSiteCredentialsRoundTrip(t *testing.T) {
 			in := domain.SiteCredentials{MAASAPIKey: "ck:tk:sec", BMCUsername: "admin", BMCPassword: "hunter2"}
 
 			_, err := GetSiteCredentials(ctx, s, "site-1")
-			var nf *NotFoundError
+			var nf *SecretNotFoundError
 			require.ErrorAs(t, err, &nf)
 			assert.Equal(t, domain.SiteCredentialsSecretName("site-1"), nf.Name)
 

@@ -85,13 +85,13 @@ func (s *SecretsManager) Put(ctx context.Context, name string, value []byte) err
 	return nil
 }
 
-// Get returns the current value of the secret name, or *NotFoundError.
+// Get returns the current value of the secret name, or *SecretNotFoundError.
 func (s *SecretsManager) Get(ctx context.Context, name string) ([]byte, error) {
 	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(name)})
 	var missing *smtypes.ResourceNotFoundException
 	switch {
 	case errors.As(err, &missing):
-		return nil, &NotFoundError{Name: name}
+		return nil, &SecretNotFoundError{Name: name}
 	case err != nil:
 		return nil, fmt.Errorf("get secret %s: %w", name, err)
 	case out.SecretString != nil:

@@ -23,7 +23,7 @@ const (
 
 // AppendAudit records one entry, giving it an id and Time (now) when they
 // are empty. Entries are never changed afterwards; appending the same id
-// and time twice is ConflictError.
+// and time twice is ItemConflictError.
 func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 	if e.ID == "" {
 		e.ID = uuid.NewString()

@@ -18,7 +18,7 @@ import (
 func BenchmarkListOnboardings(b *testing.B) {
 	ctx := context.Background()
 	s, _, _ := newTestStore(b)
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled, domain.OnboardingManualIntervention}
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled, domain.OnboardingManualIntervention}
 	for i := range 10_000 {
 		o := onboarding(fmt.Sprintf("o%05d", i), fmt.Sprintf("s%d", i%4), fmt.Sprintf("gpu%04d", i%2500))
 		o.Status = statuses[i%3] // closed: a plain conditional put

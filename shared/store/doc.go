@@ -2,8 +2,8 @@
 // aws-sdk-go-v2: sites, profiles, RoCE assignments, SKUs, nodes, onboardings
 // and their timelines, enrollment tokens (hashes only) and the audit trail.
 // Tests and local mode run the same code against github.com/truora/minidyn
-// (NewLocalDB); local mode persists it through a write journal (OpenLocal,
-// Journal).
+// (NewLocalDB); local mode persists it through the write journal of
+// package journal.
 //
 // docs/data-model.md lists the access patterns and the key design. No Scan
 // runs on a request path; conditional writes keep every invariant: one open

@@ -2,23 +2,23 @@ package store
 
 import "fmt"
 
-// NotFoundError: no record of that kind and id.
-type NotFoundError struct {
+// ItemNotFoundError: no record of that kind and id.
+type ItemNotFoundError struct {
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Kind, e.ID) }
+func (e *ItemNotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Kind, e.ID) }
 
-// ConflictError: a create hit an existing record, or an update lost an
+// ItemConflictError: a create hit an existing record, or an update lost an
 // optimistic-concurrency race more times than the store retries.
-type ConflictError struct {
+type ItemConflictError struct {
 	Kind   string `json:"kind"`
 	ID     string `json:"id"`
 	Reason string `json:"reason"`
 }
 
-func (e *ConflictError) Error() string {
+func (e *ItemConflictError) Error() string {
 	return fmt.Sprintf("%s %s: conflict: %s", e.Kind, e.ID, e.Reason)
 }
 

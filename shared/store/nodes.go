@@ -44,7 +44,7 @@ func (s *Store) nodeHostItem(n domain.Node) (map[string]types.AttributeValue, er
 
 // CreateNode stores a new node with version 1, stamping CreatedAt and
 // UpdatedAt when zero, and claims its (site, hostname) in the same
-// transaction. ConflictError when the id exists or the site already has a
+// transaction. ItemConflictError when the id exists or the site already has a
 // node with that hostname (whatever its status: a retired node keeps its
 // name until it is renamed).
 func (s *Store) CreateNode(ctx context.Context, n domain.Node) error {
@@ -64,7 +64,7 @@ func (s *Store) CreateNode(ctx context.Context, n domain.Node) error {
 	if codes, ok := txCodes(err); ok {
 		switch {
 		case txFailed(codes, 0):
-			return &ConflictError{Kind: kindNode, ID: n.ID, Reason: "already exists"}
+			return &ItemConflictError{Kind: kindNode, ID: n.ID, Reason: "already exists"}
 		case txFailed(codes, 1):
 			return s.nodeHostTaken(ctx, n)
 		}
@@ -81,11 +81,11 @@ func (s *Store) nodeHostTaken(ctx context.Context, n domain.Node) error {
 	if err := s.get(ctx, "node host", n.Hostname, nodeHostKey(n.SiteID, n.Hostname), &lock); err == nil {
 		owner = "node " + lock.NodeID
 	}
-	return &ConflictError{Kind: kindNode, ID: n.ID,
+	return &ItemConflictError{Kind: kindNode, ID: n.ID,
 		Reason: fmt.Sprintf("hostname %s on site %s belongs to %s", n.Hostname, n.SiteID, owner)}
 }
 
-// GetNode returns the node: NotFoundError when there is none.
+// GetNode returns the node: ItemNotFoundError when there is none.
 func (s *Store) GetNode(ctx context.Context, id string) (domain.Node, error) {
 	var n domain.Node
 	err := s.get(ctx, kindNode, id, nodeKey(id), &n)
@@ -97,14 +97,14 @@ func (s *Store) GetNode(ctx context.Context, id string) (domain.Node, error) {
 func (s *Store) FindNodeByHost(ctx context.Context, siteID, hostname string) (n domain.Node, found bool, err error) {
 	var lock nodeHostLock
 	err = s.get(ctx, "node host", hostname, nodeHostKey(siteID, hostname), &lock)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return domain.Node{}, false, nil
 	}
 	if err != nil {
 		return domain.Node{}, false, err
 	}
 	n, err = s.GetNode(ctx, lock.NodeID)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return domain.Node{}, false, nil
 	}
 	if err != nil {
@@ -115,8 +115,8 @@ func (s *Store) FindNodeByHost(ctx context.Context, siteID, hostname string) (n 
 
 // UpdateNode applies mutate under the node's version. The id and CreatedAt
 // cannot change; a new site or hostname moves the (site, hostname) claim in
-// the same transaction (ConflictError when the new one is taken).
-// NotFoundError when there is no such node; ConflictError after repeated
+// the same transaction (ItemConflictError when the new one is taken).
+// ItemNotFoundError when there is no such node; ItemConflictError after repeated
 // concurrent updates.
 func (s *Store) UpdateNode(ctx context.Context, id string, mutate Mutator[domain.Node]) (domain.Node, error) {
 	return updateLoop(ctx, s, kindNode, id, nodeKey(id), mutate,

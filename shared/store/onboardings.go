@@ -56,7 +56,7 @@ func onboardingItem(o domain.Onboarding) (map[string]types.AttributeValue, error
 	sk := timeKey(o.CreatedAt) + "#" + o.ID
 	return marshalItem(o, onboardingKey(o.ID), kindOnboarding, map[string]string{
 		AttrGSI1PK: gsiAllOnboardings, AttrGSI1SK: sk,
-		AttrGSI2PK: gsiOnbStatus + o.Status, AttrGSI2SK: sk,
+		AttrGSI2PK: gsiOnbStatus + string(o.Status), AttrGSI2SK: sk,
 		AttrGSI3PK: gsiOnbSite + o.SiteID, AttrGSI3SK: sk,
 		AttrGSI4PK: gsiOnbHost + hostKey(o.Hostname), AttrGSI4SK: sk,
 	})
@@ -70,7 +70,7 @@ func (s *Store) openLockItem(o domain.Onboarding) (map[string]types.AttributeVal
 // CreateOnboarding writes the onboarding and takes its host lock in one
 // transaction: OpenOnboardingExistsError when (site, hostname) has an open one.
 // The record gets version 1, CreatedAt and UpdatedAt when zero and Status
-// pending when empty. ConflictError when the id exists.
+// pending when empty. ItemConflictError when the id exists.
 func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error {
 	if err := checkOnboarding(o); err != nil {
 		return err
@@ -95,7 +95,7 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		codes, _ := txCodes(err)
 		switch {
 		case txFailed(codes, 0):
-			return &ConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "already exists"}
+			return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "already exists"}
 		case txFailed(codes, 1):
 			holder, found, ferr := s.FindOpenOnboarding(ctx, o.SiteID, o.Hostname)
 			if ferr != nil {
@@ -112,7 +112,7 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		}
 		return nil
 	}
-	return &ConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "host lock contended, gave up"}
+	return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "host lock contended, gave up"}
 }
 
 // FindOpenOnboarding returns the id of the open onboarding that holds
@@ -120,7 +120,7 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 func (s *Store) FindOpenOnboarding(ctx context.Context, siteID, hostname string) (id string, found bool, err error) {
 	var lock openLock
 	err = s.get(ctx, "open onboarding", hostname, openLockKey(siteID, hostname), &lock)
-	if _, missing := errors.AsType[*NotFoundError](err); missing {
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return "", false, nil
 	}
 	if err != nil {
@@ -129,7 +129,7 @@ func (s *Store) FindOpenOnboarding(ctx context.Context, siteID, hostname string)
 	return lock.OnboardingID, true, nil
 }
 
-// GetOnboarding returns the onboarding: NotFoundError when there is none.
+// GetOnboarding returns the onboarding: ItemNotFoundError when there is none.
 func (s *Store) GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error) {
 	var o domain.Onboarding
 	err := s.get(ctx, kindOnboarding, id, onboardingKey(id), &o)
@@ -140,7 +140,7 @@ func (s *Store) GetOnboarding(ctx context.Context, id string) (domain.Onboarding
 // status moves from open to closed the host lock is released in the same
 // transaction; closed to open takes it again (OpenOnboardingExistsError if
 // another onboarding took it meanwhile). The id and CreatedAt cannot
-// change. NotFoundError when there is no such onboarding; ConflictError
+// change. ItemNotFoundError when there is no such onboarding; ItemConflictError
 // after repeated concurrent updates.
 func (s *Store) UpdateOnboarding(ctx context.Context, id string, mutate Mutator[domain.Onboarding]) (domain.Onboarding, error) {
 	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate,
@@ -229,7 +229,7 @@ func indexFor(f OnboardingFilter) onboardingIndex {
 	case f.SiteID != "":
 		return onboardingIndex{IndexGSI3, AttrGSI3PK, AttrGSI3SK, gsiOnbSite + f.SiteID}
 	case f.Status != "":
-		return onboardingIndex{IndexGSI2, AttrGSI2PK, AttrGSI2SK, gsiOnbStatus + f.Status}
+		return onboardingIndex{IndexGSI2, AttrGSI2PK, AttrGSI2SK, gsiOnbStatus + string(f.Status)}
 	default:
 		return onboardingIndex{IndexGSI1, AttrGSI1PK, AttrGSI1SK, gsiAllOnboardings}
 	}
@@ -245,7 +245,7 @@ func (f OnboardingFilter) matches(o domain.Onboarding) bool {
 // filtered reports whether some filter is applied after the Query.
 func (f OnboardingFilter) filtered() bool {
 	n := 0
-	for _, v := range []string{f.Status, f.SiteID, f.Hostname} {
+	for _, v := range []string{string(f.Status), f.SiteID, f.Hostname} {
 		if v != "" {
 			n++
 		}

@@ -56,7 +56,7 @@ func TestCreateOnboarding(t *testing.T) {
 		},
 		{
 			name: "same id", o: onboarding("o1", "s1", "gpu02"),
-			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*ConflictError)) },
+			check: func(t *testing.T, err error) { t.Helper(); require.ErrorAs(t, err, new(*ItemConflictError)) },
 		},
 		{
 			name: "no hostname", o: onboarding("o4", "s1", ""),
@@ -83,7 +83,7 @@ func TestCreateOnboarding(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, tc.o.Hostname, got.Hostname)
 			} else if tc.o.ID != "o1" {
-				require.ErrorAs(t, err, new(*NotFoundError), "a refused create writes nothing")
+				require.ErrorAs(t, err, new(*ItemNotFoundError), "a refused create writes nothing")
 			}
 		})
 	}
@@ -97,7 +97,7 @@ func TestUpdateOnboardingMovesTheHostLock(t *testing.T) {
 	s, clk, _ := newTestStore(t)
 	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
 
-	setStatus := func(st string) Mutator[domain.Onboarding] {
+	setStatus := func(st domain.OnboardingStatus) Mutator[domain.Onboarding] {
 		return func(o *domain.Onboarding) error { o.Status = st; return nil }
 	}
 
@@ -151,7 +151,7 @@ func TestUpdateOnboardingMovesTheHostLock(t *testing.T) {
 	assert.Equal(t, "o1", holder)
 
 	_, err = s.UpdateOnboarding(ctx, "nope", setStatus(domain.OnboardingRunning))
-	require.ErrorAs(t, err, new(*NotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 }
 
 func TestConcurrentCreateOnboardingOneWins(t *testing.T) {
@@ -205,7 +205,7 @@ func TestConcurrentUpdatesLoseNothing(t *testing.T) {
 			ok++
 			continue
 		}
-		require.ErrorAs(t, err, new(*ConflictError))
+		require.ErrorAs(t, err, new(*ItemConflictError))
 	}
 	got, err := s.GetOnboarding(ctx, "o1")
 	require.NoError(t, err)
@@ -223,7 +223,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 		wantErr   bool
 	}{
 		{name: "one lost race, then success", interfere: 1, wantCalls: 2},
-		{name: "always losing ends in ConflictError", interfere: 1000, wantCalls: updateAttempts, wantErr: true},
+		{name: "always losing ends in ItemConflictError", interfere: 1000, wantCalls: updateAttempts, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,7 +241,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 			})
 			assert.Equal(t, tc.wantCalls, calls)
 			if tc.wantErr {
-				var ce *ConflictError
+				var ce *ItemConflictError
 				require.ErrorAs(t, err, &ce)
 				assert.Equal(t, "sku", ce.Kind)
 				return
@@ -258,7 +258,7 @@ func TestUpdateRetriesOnVersionConflict(t *testing.T) {
 func seedOnboardings(t *testing.T, s *Store, n int) []domain.Onboarding {
 	t.Helper()
 	ctx := context.Background()
-	statuses := []string{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
+	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled}
 	var all []domain.Onboarding
 	for i := range n {
 		o := onboarding(fmt.Sprintf("o%03d", i), fmt.Sprintf("s%d", i%2), fmt.Sprintf("gpu%02d", i%7))
@@ -415,8 +415,8 @@ func TestOnboardingErrorsAreTyped(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&NotFoundError{Kind: "site", ID: "s1"}, "site s1 not found"},
-		{&ConflictError{Kind: "sku", ID: "k", Reason: "already exists"}, "sku k: conflict: already exists"},
+		{&ItemNotFoundError{Kind: "site", ID: "s1"}, "site s1 not found"},
+		{&ItemConflictError{Kind: "sku", ID: "k", Reason: "already exists"}, "sku k: conflict: already exists"},
 		{&OpenOnboardingExistsError{SiteID: "s", Hostname: "h", OnboardingID: "o"}, "host h on site s already has open onboarding o"},
 		{&TokenRejectedError{Reason: TokenExpired}, "enrollment token rejected: expired"},
 		{&InvalidRecordError{Kind: "node", Field: "hostname", Reason: "is required"}, "invalid node: hostname is required"},

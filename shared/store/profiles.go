@@ -20,7 +20,7 @@ func checkProfile(p domain.Profile) error {
 
 // CreateProfile stores a new profile under its site with version 1,
 // stamping CreatedAt and UpdatedAt when zero and Status (active) when
-// empty. NotFoundError when the site does not exist; ConflictError when the
+// empty. ItemNotFoundError when the site does not exist; ItemConflictError when the
 // id is taken on that site.
 func (s *Store) CreateProfile(ctx context.Context, p domain.Profile) error {
 	if err := checkProfile(p); err != nil {
@@ -40,9 +40,9 @@ func (s *Store) CreateProfile(ctx context.Context, p domain.Profile) error {
 	if codes, ok := txCodes(err); ok {
 		switch {
 		case txFailed(codes, 0):
-			return &NotFoundError{Kind: kindSite, ID: p.SiteID}
+			return &ItemNotFoundError{Kind: kindSite, ID: p.SiteID}
 		case txFailed(codes, 1):
-			return &ConflictError{Kind: kindProfile, ID: p.ID, Reason: "already exists"}
+			return &ItemConflictError{Kind: kindProfile, ID: p.ID, Reason: "already exists"}
 		}
 	}
 	if err != nil {
@@ -51,7 +51,7 @@ func (s *Store) CreateProfile(ctx context.Context, p domain.Profile) error {
 	return nil
 }
 
-// GetProfile returns the site's profile: NotFoundError when there is none.
+// GetProfile returns the site's profile: ItemNotFoundError when there is none.
 func (s *Store) GetProfile(ctx context.Context, siteID, id string) (domain.Profile, error) {
 	var p domain.Profile
 	err := s.get(ctx, kindProfile, id, profileKey(siteID, id), &p)
@@ -65,8 +65,8 @@ func (s *Store) ListProfiles(ctx context.Context, siteID string) ([]domain.Profi
 }
 
 // UpdateProfile applies mutate under the profile's version. The id, site
-// and CreatedAt cannot change. NotFoundError when there is no such profile;
-// ConflictError after repeated concurrent updates.
+// and CreatedAt cannot change. ItemNotFoundError when there is no such profile;
+// ItemConflictError after repeated concurrent updates.
 func (s *Store) UpdateProfile(ctx context.Context, siteID, id string, mutate Mutator[domain.Profile]) (domain.Profile, error) {
 	return updateLoop(ctx, s, kindProfile, id, profileKey(siteID, id), mutate,
 		func(prev, next *domain.Profile) {

@@ -72,7 +72,7 @@ func TestRoCEAssignments(t *testing.T) {
 				{"no interface", "s1", []domain.RoCEAssignment{good, roce("gpu02", "", "10.2.0.3/31")}, new(*InvalidRecordError), "items[1].interface"},
 				{"colon in hostname", "s1", []domain.RoCEAssignment{roce("a:b", "x", "10.2.0.3/31"), good}, new(*InvalidRecordError), "items[0].hostname"},
 				{"duplicate row", "s1", []domain.RoCEAssignment{good, roce("GPU02", "ens1f0", "10.2.0.5/31")}, new(*InvalidRecordError), "items[1]"},
-				{"unknown site", "nope", []domain.RoCEAssignment{good}, new(*NotFoundError), ""},
+				{"unknown site", "nope", []domain.RoCEAssignment{good}, new(*ItemNotFoundError), ""},
 			}
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestRoCEAssignments(t *testing.T) {
 
 		t.Run("delete", func(t *testing.T) {
 			require.NoError(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"))
-			require.ErrorAs(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"), new(*NotFoundError))
+			require.ErrorAs(t, s.DeleteRoCEAssignment(ctx, "s1", "gpu010:ens1f0"), new(*ItemNotFoundError))
 			got, err := s.ListRoCEAssignments(ctx, "s1", "gpu010")
 			require.NoError(t, err)
 			assert.Empty(t, got)
@@ -151,8 +151,8 @@ func TestTimeline(t *testing.T) {
 		ctx := context.Background()
 		s, clk := mk(t)
 
-		stage := func(kind, st, outcome string) domain.OnboardingEvent {
-			return domain.OnboardingEvent{OnboardingID: "o1", Attempt: 1, Kind: kind, Stage: st, Outcome: outcome}
+		stage := func(kind domain.TimelineKind, st domain.Stage, outcome string) domain.TimelineEntry {
+			return domain.TimelineEntry{OnboardingID: "o1", Attempt: 1, Kind: kind, Stage: st, Outcome: outcome}
 		}
 		// Same instant (fake clock): write order is kept.
 		require.NoError(t, s.AppendOnboardingEvents(ctx,
@@ -160,7 +160,7 @@ func TestTimeline(t *testing.T) {
 			stage(domain.TimelineStageExited, domain.StageDiscover, "ok"),
 			stage(domain.TimelineStageEntered, domain.StageCommission, "")))
 
-		maasEvents := []domain.OnboardingEvent{
+		maasEvents := []domain.TimelineEntry{
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 101, Time: t0.Add(30 * time.Second), Detail: "Commissioning"},
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 100, Time: t0.Add(10 * time.Second), Detail: "Powering on"},
 			{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 102, Time: t0.Add(30 * time.Second), Detail: "Ready"},
@@ -193,7 +193,7 @@ func TestTimeline(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, other)
 
-		require.ErrorAs(t, s.AppendOnboardingEvents(ctx, domain.OnboardingEvent{Kind: "note"}), new(*InvalidRecordError))
+		require.ErrorAs(t, s.AppendOnboardingEvents(ctx, domain.TimelineEntry{Kind: "note"}), new(*InvalidRecordError))
 	})
 }
 
@@ -204,8 +204,8 @@ func TestTimelineConcurrentWriters(t *testing.T) {
 	for i := range 20 {
 		wg.Go(func() {
 			assert.NoError(t, s.AppendOnboardingEvents(ctx,
-				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineNote, Detail: fmt.Sprint(i)},
-				domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: int64(1 + i%5), Time: t0}))
+				domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineNote, Detail: fmt.Sprint(i)},
+				domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: int64(1 + i%5), Time: t0}))
 		})
 	}
 	wg.Wait()
@@ -313,14 +313,14 @@ func TestEnrollmentTokens(t *testing.T) {
 		assert.True(t, expires.Equal(tok.ExpiresAt))
 		assert.Nil(t, tok.ConsumedAt)
 		_, err = s.GetEnrollmentToken(ctx, "nope")
-		require.ErrorAs(t, err, new(*NotFoundError))
+		require.ErrorAs(t, err, new(*ItemNotFoundError))
 	})
 
 	t.Run("put twice", func(t *testing.T) {
 		s, _, _ := newTestStore(t)
 		put(t, s, "h1", "n1")
 		err := s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: expires})
-		require.ErrorAs(t, err, new(*ConflictError))
+		require.ErrorAs(t, err, new(*ItemConflictError))
 		require.ErrorAs(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h2", NodeID: "n1"}), new(*InvalidRecordError))
 	})
 
@@ -350,7 +350,7 @@ func TestEnrollmentTokens(t *testing.T) {
 			require.NoError(t, s.RevokeEnrollmentToken(ctx, "nope", t0), "unknown: nothing to revoke")
 			require.NoError(t, s.RevokeEnrollmentToken(ctx, "", t0))
 			_, err = s.GetEnrollmentToken(ctx, "nope")
-			require.ErrorAs(t, err, new(*NotFoundError), "a revoke never creates a token")
+			require.ErrorAs(t, err, new(*ItemNotFoundError), "a revoke never creates a token")
 		})
 	})
 

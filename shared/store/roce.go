@@ -51,7 +51,7 @@ func checkRoCE(i int, a domain.RoCEAssignment) error {
 // (id, site and UpdatedAt set). It is all-or-nothing: every row is
 // validated first (InvalidRecordError names the first bad one, duplicates
 // included), and the site's existence is checked in the same transaction
-// (NotFoundError). Up to 99 rows go in one transaction; a larger batch is
+// (ItemNotFoundError). Up to 99 rows go in one transaction; a larger batch is
 // written in several and, when one fails, the earlier ones are rolled back
 // to the rows they replaced.
 func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items []domain.RoCEAssignment) ([]domain.RoCEAssignment, error) {
@@ -104,7 +104,7 @@ func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items 
 			continue
 		}
 		if codes, ok := txCodes(err); ok && txFailed(codes, 0) {
-			err = &NotFoundError{Kind: kindSite, ID: siteID}
+			err = &ItemNotFoundError{Kind: kindSite, ID: siteID}
 		} else {
 			err = fmt.Errorf("upsert RoCE assignments of site %s: %w", siteID, err)
 		}
@@ -153,7 +153,7 @@ func (s *Store) ListRoCEAssignments(ctx context.Context, siteID, hostname string
 	return queryPrefix[domain.RoCEAssignment](ctx, s, kindRoCE, pkSitePrefix+siteID, prefix)
 }
 
-// DeleteRoCEAssignment removes one row: NotFoundError when the site has no
+// DeleteRoCEAssignment removes one row: ItemNotFoundError when the site has no
 // row with that id, so a repeated delete says so.
 func (s *Store) DeleteRoCEAssignment(ctx context.Context, siteID, id string) error {
 	// No condition: minidyn evaluates a plain DeleteItem's condition against
@@ -167,7 +167,7 @@ func (s *Store) DeleteRoCEAssignment(ctx context.Context, siteID, id string) err
 		return fmt.Errorf("delete RoCE assignment %s of site %s: %w", id, siteID, err)
 	}
 	if len(out.Attributes) == 0 {
-		return &NotFoundError{Kind: kindRoCE, ID: id}
+		return &ItemNotFoundError{Kind: kindRoCE, ID: id}
 	}
 	return nil
 }

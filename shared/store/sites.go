@@ -43,7 +43,7 @@ func (s *Store) siteItems(site domain.Site) (rec, name map[string]types.Attribut
 }
 
 // CreateSite stores a new site with version 1, stamping CreatedAt and
-// UpdatedAt when zero and Status (active) when empty. ConflictError when the
+// UpdatedAt when zero and Status (active) when empty. ItemConflictError when the
 // id exists or another site has the same name (case-insensitive).
 func (s *Store) CreateSite(ctx context.Context, site domain.Site) error {
 	if err := checkSite(site); err != nil {
@@ -61,7 +61,7 @@ func (s *Store) CreateSite(ctx context.Context, site domain.Site) error {
 	if codes, ok := txCodes(err); ok {
 		switch {
 		case txFailed(codes, 0):
-			return &ConflictError{Kind: kindSite, ID: site.ID, Reason: "already exists"}
+			return &ItemConflictError{Kind: kindSite, ID: site.ID, Reason: "already exists"}
 		case txFailed(codes, 1):
 			return s.siteNameTaken(ctx, site)
 		}
@@ -77,10 +77,10 @@ func (s *Store) siteNameTaken(ctx context.Context, site domain.Site) error {
 	if err := s.get(ctx, "site name", site.Name, siteNameKey(site.Name), &lock); err != nil {
 		lock.SiteID = "another site"
 	}
-	return &ConflictError{Kind: kindSite, ID: site.ID, Reason: fmt.Sprintf("name %q is used by site %s", site.Name, lock.SiteID)}
+	return &ItemConflictError{Kind: kindSite, ID: site.ID, Reason: fmt.Sprintf("name %q is used by site %s", site.Name, lock.SiteID)}
 }
 
-// GetSite returns the site: NotFoundError when there is none.
+// GetSite returns the site: ItemNotFoundError when there is none.
 func (s *Store) GetSite(ctx context.Context, id string) (domain.Site, error) {
 	var site domain.Site
 	err := s.get(ctx, kindSite, id, siteKey(id), &site)
@@ -95,8 +95,8 @@ func (s *Store) ListSites(ctx context.Context) ([]domain.Site, error) {
 
 // UpdateSite applies mutate under the site's version and returns the stored
 // result. The id and CreatedAt cannot change; a new name is checked for
-// uniqueness in the same transaction (ConflictError). NotFoundError when
-// there is no such site; ConflictError after repeated concurrent updates.
+// uniqueness in the same transaction (ItemConflictError). ItemNotFoundError when
+// there is no such site; ItemConflictError after repeated concurrent updates.
 func (s *Store) UpdateSite(ctx context.Context, id string, mutate Mutator[domain.Site]) (domain.Site, error) {
 	return updateLoop(ctx, s, kindSite, id, siteKey(id), mutate,
 		func(prev, next *domain.Site) {

@@ -11,7 +11,7 @@ const kindSKU = "sku"
 func skuKey(id string) key { return key{pkSKUs, skSKUPrefix + id} }
 
 // CreateSKU stores a new catalog entry with version 1, stamping CreatedAt
-// and UpdatedAt when zero. ConflictError when the id exists.
+// and UpdatedAt when zero. ItemConflictError when the id exists.
 func (s *Store) CreateSKU(ctx context.Context, sku domain.SKU) error {
 	if err := checkID(kindSKU, "id", sku.ID); err != nil {
 		return err
@@ -24,7 +24,7 @@ func (s *Store) CreateSKU(ctx context.Context, sku domain.SKU) error {
 	return s.createOne(ctx, kindSKU, sku.ID, item)
 }
 
-// GetSKU returns the catalog entry: NotFoundError when there is none.
+// GetSKU returns the catalog entry: ItemNotFoundError when there is none.
 func (s *Store) GetSKU(ctx context.Context, id string) (domain.SKU, error) {
 	var sku domain.SKU
 	err := s.get(ctx, kindSKU, id, skuKey(id), &sku)
@@ -38,7 +38,7 @@ func (s *Store) ListSKUs(ctx context.Context) ([]domain.SKU, error) {
 }
 
 // UpdateSKU applies mutate under the entry's version. The id and CreatedAt
-// cannot change. NotFoundError when there is no such entry; ConflictError
+// cannot change. ItemNotFoundError when there is no such entry; ItemConflictError
 // after repeated concurrent updates.
 func (s *Store) UpdateSKU(ctx context.Context, id string, mutate Mutator[domain.SKU]) (domain.SKU, error) {
 	return updateLoop(ctx, s, kindSKU, id, skuKey(id), mutate,

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,15 +21,41 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-var _ JournalBackend = (*client.Client)(nil)
-
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// newTestStore returns a Store over a fresh minidyn table and the fake
-// clock it reads.
-func newTestStore(t testing.TB) (*Store, *clockwork.FakeClock, *client.Client) {
+// engine names the database the package's tests run on; TestMain runs
+// them all once per engine.
+var engine = "minidyn"
+
+// TestMain runs every test of the package twice: on minidyn, an
+// independent implementation of DynamoDB's API (so the store's conditional
+// writes are held to DynamoDB's semantics), and on memdb, the engine local
+// mode runs on (so it behaves as minidyn does wherever the store looks).
+func TestMain(m *testing.M) {
+	if code := m.Run(); code != 0 || benchmarking() {
+		os.Exit(code) // benchmarks pick their engine themselves
+	}
+	engine = "memdb"
+	fmt.Fprintln(os.Stderr, "store: the same tests on memdb")
+	os.Exit(m.Run())
+}
+
+func benchmarking() bool {
+	f := flag.Lookup("test.bench")
+	return f != nil && f.Value.String() != ""
+}
+
+// newTestStore returns a Store over a fresh table of the engine under test
+// and the fake clock it reads.
+func newTestStore(t testing.TB) (*Store, *clockwork.FakeClock, DynamoDB) {
 	t.Helper()
-	db, err := NewLocalDB(context.Background(), "")
+	var db DynamoDB
+	var err error
+	if engine == "memdb" {
+		db, err = NewLocalDB(context.Background(), "")
+	} else {
+		db, err = NewMinidyn(context.Background(), "")
+	}
 	require.NoError(t, err)
 	clk := clock.NewFake(t0)
 	return New(db, "", clk.Now), clk, db
@@ -121,8 +150,8 @@ func TestSites(t *testing.T) {
 				target any
 				reason string
 			}{
-				{"same id", domain.Site{ID: "s1", Name: "Other"}, new(*ConflictError), "already exists"},
-				{"same name other case", domain.Site{ID: "s2", Name: "paris"}, new(*ConflictError), "used by site s1"},
+				{"same id", domain.Site{ID: "s1", Name: "Other"}, new(*ItemConflictError), "already exists"},
+				{"same name other case", domain.Site{ID: "s2", Name: "paris"}, new(*ItemConflictError), "used by site s1"},
 				{"no id", domain.Site{Name: "X"}, new(*InvalidRecordError), "id is required"},
 				{"hash in id", domain.Site{ID: "a#b", Name: "X"}, new(*InvalidRecordError), "'#'"},
 				{"no name", domain.Site{ID: "s3", Name: " "}, new(*InvalidRecordError), "name is required"},
@@ -135,7 +164,7 @@ func TestSites(t *testing.T) {
 				})
 			}
 			_, err := s.GetSite(ctx, "s2")
-			require.ErrorAs(t, err, new(*NotFoundError), "a rejected create writes nothing")
+			require.ErrorAs(t, err, new(*ItemNotFoundError), "a rejected create writes nothing")
 		})
 
 		t.Run("list", func(t *testing.T) {
@@ -167,12 +196,12 @@ func TestSites(t *testing.T) {
 			// The old name is free again, the new one taken.
 			require.NoError(t, s.CreateSite(ctx, domain.Site{ID: "s4", Name: "PARIS"}))
 			err = s.CreateSite(ctx, domain.Site{ID: "s5", Name: "paris-2"})
-			require.ErrorAs(t, err, new(*ConflictError))
+			require.ErrorAs(t, err, new(*ItemConflictError))
 		})
 
 		t.Run("rename onto a taken name", func(t *testing.T) {
 			_, err := s.UpdateSite(ctx, "s1", func(x *domain.Site) error { x.Name = "lyon"; return nil })
-			var ce *ConflictError
+			var ce *ItemConflictError
 			require.ErrorAs(t, err, &ce)
 			assert.Contains(t, ce.Reason, "s0")
 			stored, err := s.GetSite(ctx, "s1")
@@ -188,7 +217,7 @@ func TestSites(t *testing.T) {
 
 		t.Run("update unknown", func(t *testing.T) {
 			_, err := s.UpdateSite(ctx, "nope", func(*domain.Site) error { return nil })
-			var nf *NotFoundError
+			var nf *ItemNotFoundError
 			require.ErrorAs(t, err, &nf)
 			assert.Equal(t, "site", nf.Kind)
 		})
@@ -209,8 +238,8 @@ func TestProfiles(t *testing.T) {
 		profile domain.Profile
 		target  any
 	}{
-		{"unknown site", domain.Profile{ID: "p3", SiteID: "nope"}, new(*NotFoundError)},
-		{"same id", domain.Profile{ID: "p1", SiteID: "s1"}, new(*ConflictError)},
+		{"unknown site", domain.Profile{ID: "p3", SiteID: "nope"}, new(*ItemNotFoundError)},
+		{"same id", domain.Profile{ID: "p1", SiteID: "s1"}, new(*ItemConflictError)},
 		{"no id", domain.Profile{SiteID: "s1"}, new(*InvalidRecordError)},
 	}
 	for _, tc := range tests {
@@ -226,7 +255,7 @@ func TestProfiles(t *testing.T) {
 	assert.Equal(t, domain.StatusActive, got.Status)
 
 	_, err = s.GetProfile(ctx, "other", "p2")
-	require.ErrorAs(t, err, new(*NotFoundError), "a profile lives under its site only")
+	require.ErrorAs(t, err, new(*ItemNotFoundError), "a profile lives under its site only")
 
 	list, err := s.ListProfiles(ctx, "s1")
 	require.NoError(t, err)
@@ -258,7 +287,7 @@ func TestSKUs(t *testing.T) {
 	s, _, _ := newTestStore(t)
 	require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: "h100x8", GPUModel: "H100", GPUsTotal: 8, Active: true}))
 	require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: "a100x4", GPUModel: "A100", GPUsTotal: 4}))
-	require.ErrorAs(t, s.CreateSKU(ctx, domain.SKU{ID: "h100x8"}), new(*ConflictError))
+	require.ErrorAs(t, s.CreateSKU(ctx, domain.SKU{ID: "h100x8"}), new(*ItemConflictError))
 	require.ErrorAs(t, s.CreateSKU(ctx, domain.SKU{}), new(*InvalidRecordError))
 
 	list, err := s.ListSKUs(ctx)
@@ -275,9 +304,9 @@ func TestSKUs(t *testing.T) {
 	assert.Equal(t, 8, got.GPUsTotal)
 
 	_, err = s.GetSKU(ctx, "nope")
-	require.ErrorAs(t, err, new(*NotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 	_, err = s.UpdateSKU(ctx, "nope", func(*domain.SKU) error { return nil })
-	require.ErrorAs(t, err, new(*NotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 }
 
 func TestNodes(t *testing.T) {
@@ -292,8 +321,8 @@ func TestNodes(t *testing.T) {
 		target any
 		reason string
 	}{
-		{"same id", domain.Node{ID: "n1", SiteID: "s1", Hostname: "other"}, new(*ConflictError), "already exists"},
-		{"same host other case", domain.Node{ID: "n2", SiteID: "s1", Hostname: "GPU01.dc1"}, new(*ConflictError), "node n1"},
+		{"same id", domain.Node{ID: "n1", SiteID: "s1", Hostname: "other"}, new(*ItemConflictError), "already exists"},
+		{"same host other case", domain.Node{ID: "n2", SiteID: "s1", Hostname: "GPU01.dc1"}, new(*ItemConflictError), "node n1"},
 		{"no hostname", domain.Node{ID: "n3", SiteID: "s1"}, new(*InvalidRecordError), "hostname"},
 	}
 	for _, tc := range tests {
@@ -337,9 +366,9 @@ func TestNodes(t *testing.T) {
 
 	require.NoError(t, s.CreateNode(ctx, domain.Node{ID: "n5", SiteID: "s1", Hostname: "gpu01.dc1"}))
 	_, err = s.UpdateNode(ctx, "n5", func(x *domain.Node) error { x.Hostname = "gpu09.dc1"; return nil })
-	require.ErrorAs(t, err, new(*ConflictError))
+	require.ErrorAs(t, err, new(*ItemConflictError))
 	_, err = s.GetNode(ctx, "zz")
-	require.ErrorAs(t, err, new(*NotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 }
 
 func TestAudit(t *testing.T) {
@@ -365,7 +394,7 @@ func TestAudit(t *testing.T) {
 
 		dup := domain.AuditEntry{ID: "x", Time: t0}
 		require.NoError(t, s.AppendAudit(ctx, dup))
-		require.ErrorAs(t, s.AppendAudit(ctx, dup), new(*ConflictError))
+		require.ErrorAs(t, s.AppendAudit(ctx, dup), new(*ItemConflictError))
 	})
 }
 

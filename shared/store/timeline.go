@@ -18,14 +18,14 @@ const maxTxItems = 100
 // so the timeline reads in time order. A MAAS event's suffix is its MAAS id,
 // so copying the same event again hits the same key; a workflow row's is
 // unique per write.
-func (s *Store) eventSeq(ev domain.OnboardingEvent) string {
+func (s *Store) eventSeq(ev domain.TimelineEntry) string {
 	if ev.MAASEventID != 0 {
 		return fmt.Sprintf("%s#M%020d", timeKey(ev.Time), ev.MAASEventID)
 	}
 	return timeKey(ev.Time) + "#" + s.timelineSuffix()
 }
 
-func (s *Store) eventItem(ev domain.OnboardingEvent) (map[string]types.AttributeValue, error) {
+func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeValue, error) {
 	return marshalItem(ev, key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}, "onboarding_event", nil)
 }
 
@@ -35,8 +35,8 @@ func (s *Store) eventItem(ev domain.OnboardingEvent) (map[string]types.Attribute
 // and Time when zero. The workflow rows of one call are written together
 // (one transaction per 100) or not at all; MAAS rows one by one, each
 // idempotent.
-func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.OnboardingEvent) error {
-	var maasRows, workflowRows []domain.OnboardingEvent
+func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error {
+	var maasRows, workflowRows []domain.TimelineEntry
 	for i, ev := range events {
 		if err := checkID(kindEvent, fmt.Sprintf("events[%d].onboarding_id", i), ev.OnboardingID); err != nil {
 			return err
@@ -73,7 +73,7 @@ func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.Onb
 	return nil
 }
 
-func (s *Store) appendWorkflowRows(ctx context.Context, rows []domain.OnboardingEvent) error {
+func (s *Store) appendWorkflowRows(ctx context.Context, rows []domain.TimelineEntry) error {
 	// A sort-key collision needs two writers with the same clock reading,
 	// counter and random suffix; new suffixes settle it.
 	var err error
@@ -111,6 +111,6 @@ func anyFailed(codes []string) bool {
 // ListOnboardingEvents returns the timeline in order: by time, then, at
 // the same instant, MAAS events by MAAS id before workflow rows in write
 // order. An unknown onboarding has an empty timeline.
-func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.OnboardingEvent, error) {
-	return queryPrefix[domain.OnboardingEvent](ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix)
+func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error) {
+	return queryPrefix[domain.TimelineEntry](ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix)
 }

@@ -33,7 +33,7 @@ func tokenKey(hash string) key { return key{pkToken + hash, "TOKEN"} }
 func shortHash(h string) string { return h[:min(len(h), 12)] }
 
 // PutEnrollmentToken stores a token's hash, stamping CreatedAt when zero.
-// ConflictError when the hash exists. The plain token is never stored.
+// ItemConflictError when the hash exists. The plain token is never stored.
 func (s *Store) PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken) error {
 	if err := checkID(kindToken, "hash", t.Hash); err != nil {
 		return err
@@ -102,7 +102,7 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 			return domain.EnrollmentToken{}, &TokenRejectedError{Reason: reason}
 		}
 	}
-	return domain.EnrollmentToken{}, &ConflictError{Kind: kindToken, ID: shortHash(hash), Reason: "token changed while being consumed"}
+	return domain.EnrollmentToken{}, &ItemConflictError{Kind: kindToken, ID: shortHash(hash), Reason: "token changed while being consumed"}
 }
 
 // tokenRejection reads the token once to say why the consume condition

@@ -6,7 +6,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-// GetEnrollmentToken reads a token's stored side by hash: NotFoundError when
+// GetEnrollmentToken reads a token's stored side by hash: ItemNotFoundError when
 // there is none. The onboarding workflow reads back the token it just wrote
 // (seed 000 §8.1: token persistence present and consistent before deploy)
 // and checks at completion that the consumed token belongs to the run.

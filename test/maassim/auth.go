@@ -42,20 +42,63 @@ func (s *Simulator) authenticate(r *http.Request) (string, *reply) {
 		rp.header = http.Header{"Www-Authenticate": {`OAuth realm="MAAS API"`}}
 		return "", &rp
 	}
-	if params["oauth_consumer_key"] != s.consumerKey {
+	var cred *credential
+	for i := range s.credentials {
+		if s.credentials[i].consumerKey != "" && params["oauth_consumer_key"] == s.credentials[i].consumerKey {
+			cred = &s.credentials[i]
+			break
+		}
+	}
+	if cred == nil {
 		return fail("Authorization Error: Invalid API key.")
 	}
-	if params["oauth_token"] != s.tokenKey {
+	if params["oauth_token"] != cred.tokenKey {
 		return fail(fmt.Sprintf("Authorization Error: 'Invalid access token: %s'", params["oauth_token"]))
 	}
 	if m := params["oauth_signature_method"]; m != "PLAINTEXT" {
 		return fail(fmt.Sprintf("Authorization Error: 'Signature method %s not supported try one of the following: PLAINTEXT'", m))
 	}
-	want := "&" + s.tokenSecret
+	want := "&" + cred.tokenSecret
 	if subtle.ConstantTimeCompare([]byte(params["oauth_signature"]), []byte(want)) != 1 {
 		return fail("Authorization Error: 'Invalid signature.'")
 	}
-	return adminUser, nil
+	return cred.user, nil
+}
+
+// adminOperations are the operations MAAS allows only to administrators
+// (maas-behaviour §5, §6, §8, §9), keyed by route template and "METHOD op".
+// Anyone else gets MAAS's empty 403 once the machine is known to exist.
+var adminOperations = map[string]bool{
+	apiPrefix + "machines/ POST accept":                                 true,
+	apiPrefix + "machines/ POST accept_all":                             true,
+	apiPrefix + "machines/ GET power_parameters":                        true,
+	apiPrefix + "machines/{system_id}/ PUT ":                            true,
+	apiPrefix + "machines/{system_id}/ DELETE ":                         true,
+	apiPrefix + "machines/{system_id}/ GET power_parameters":            true,
+	apiPrefix + "machines/{system_id}/ POST commission":                 true,
+	apiPrefix + "machines/{system_id}/ POST mark_fixed":                 true,
+	apiPrefix + "machines/{system_id}/ POST set_storage_layout":         true,
+	apiPrefix + "machines/{system_id}/ POST rescue_mode":                true,
+	apiPrefix + "machines/{system_id}/ POST exit_rescue_mode":           true,
+	apiPrefix + "nodes/{system_id}/interfaces/{id}/ POST link_subnet":   true,
+	apiPrefix + "nodes/{system_id}/interfaces/{id}/ POST unlink_subnet": true,
+	apiPrefix + "nodes/{system_id}/interfaces/{id}/ POST disconnect":    true,
+	apiPrefix + "nodes/{system_id}/interfaces/{id}/ DELETE ":            true,
+}
+
+// refuseNonAdmin is the 403 a user without admin rights gets for an admin
+// operation; nil when user may go on. A machine that does not exist is left
+// to the handler's 404, as MAAS looks the machine up before the permission.
+// Called with s.mu held.
+func (s *Simulator) refuseNonAdmin(rt route, key, user string) *reply {
+	if user == adminUser || !adminOperations[rt.template+" "+key] {
+		return nil
+	}
+	if len(rt.vars) > 0 && strings.Contains(rt.template, "{system_id}") && s.st.machines[rt.vars[0]] == nil {
+		return nil
+	}
+	rp := forbidden()
+	return &rp
 }
 
 // parseOAuthHeader reads `k="v", k2="v2"` pairs, URL-unescaping the values

@@ -33,13 +33,13 @@ func newMaasflowDriver(t *testing.T, maasURL, key string) *maasflowDriver {
 // sorted, spaced as Python's json.dumps writes them.
 func asFidelityMAAS(err error) error {
 	var (
-		bad         *maas.BadRequestError
-		unauth      *maas.UnauthorizedError
-		forbidden   *maas.ForbiddenError
-		notFound    *maas.NotFoundError
-		conflict    *maas.ConflictError
-		unavailable *maas.UnavailableError
-		unexpected  *maas.UnexpectedResponseError
+		bad         *maas.MAASBadRequestError
+		unauth      *maas.MAASUnauthorizedError
+		forbidden   *maas.MAASForbiddenError
+		notFound    *maas.MAASNotFoundError
+		conflict    *maas.MAASConflictError
+		unavailable *maas.MAASUnavailableError
+		unexpected  *maas.MAASUnexpectedResponseError
 	)
 	switch {
 	case err == nil:

@@ -231,7 +231,12 @@ func (s *Simulator) serveMAAS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rq.now = s.now()
 	s.advanceLocked(rq.now)
-	rp := h(s, rq)
+	var rp reply
+	if refused := s.refuseNonAdmin(rt, key, user); refused != nil {
+		rp = *refused
+	} else {
+		rp = h(s, rq)
+	}
 	s.mu.Unlock()
 	rp.write(w)
 	// Never the query or body: they carry BMC passwords and user_data.

@@ -157,10 +157,60 @@ func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, fl
 		m.currentTesting = s.newSet(m, resultTesting, at, []string{"smartctl-validate"}, []int{3}, "0:00:30")
 	}
 	s.userEvent(m, at, "User starting node commissioning", user, "")
+	// MAAS power-cycles a machine that is on and powers on one that is off
+	// (maas-behaviour §5); either way the host sees power arrive.
 	if !s.power(m, true) {
 		s.powerFailure(m, at, from, statusCommissioning)
 		return
 	}
+	if hw := m.hw; hw != nil && hw.faults.NoBootUntilPowerCycle {
+		hw.faults.NoBootUntilPowerCycle = false
+		hw.hung = true
+	} else if hw != nil {
+		// Any start after the first is a cycle or a power-on from off:
+		// a hung host boots.
+		hw.hung = false
+	}
+	s.commissioningTimeout(m, at)
+	if m.hw != nil && m.hw.hung {
+		// Powered, but stuck before PXE: no event until someone cycles it
+		// or node_timeout fails the commissioning.
+		return
+	}
+	s.commissioningBoot(m, at)
+}
+
+// commissioningTimeout fails a commissioning still running node_timeout
+// after it started, as MAAS's status monitor does (maas-behaviour §4).
+func (s *Simulator) commissioningTimeout(m *machine, at time.Time) {
+	set := m.currentCommissioning
+	minutes := int(s.dur.NodeTimeout.Round(time.Minute) / time.Minute)
+	s.at(m, at.Add(s.dur.NodeTimeout), func(at time.Time) {
+		if m.status != statusCommissioning || m.currentCommissioning != set {
+			return
+		}
+		s.markFailed(m, at, statusFailedCommissioning,
+			fmt.Sprintf("Node operation 'Commissioning' timed out after %d minutes.", minutes))
+	})
+}
+
+// hostPoweredOn is the host seeing power arrive after being off. A hung host
+// boots now; if MAAS is still waiting for it to commission, commissioning
+// proceeds from here.
+func (s *Simulator) hostPoweredOn(m *machine, at time.Time) {
+	hw := m.hw
+	if hw == nil || !hw.hung {
+		return
+	}
+	hw.hung = false
+	if m.status == statusCommissioning {
+		s.commissioningBoot(m, at)
+	}
+}
+
+// commissioningBoot plays the host PXE-booting the ephemeral image and
+// running the commissioning scripts.
+func (s *Simulator) commissioningBoot(m *machine, at time.Time) {
 	d := s.dur.Commissioning
 	s.event(m, at, levelInfo, "Performing PXE boot", "", "")
 	s.at(m, at.Add(d/4), func(at time.Time) {
@@ -296,10 +346,20 @@ func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 		i.links = nil
 		i.vlan = s.net.vlan
 		if initialLinks {
+			i.discovered = nil
+			pxeLease := n == 0 && !m.hw.faults.PXEUnlinked && !m.hw.faults.PXENotDiscovered
+			if pxeLease {
+				// The ephemeral environment took a DHCP lease from the
+				// dynamic range: MAAS records it as DISCOVERED.
+				i.discovered = []discoveredAddr{{ip: s.leaseFor(i), subnet: s.net.subnet}}
+			}
 			switch {
 			case n == 0 && m.hw.faults.PXEUnlinked:
 				i.vlan = nil
+			case n == 0 && m.hw.faults.PXELinkUpOnly:
+				i.links = []*link{s.newLink("link_up", nil, "")}
 			case n == 0:
+				// AUTO on the discovered subnet, else on the VLAN's subnet.
 				i.links = []*link{s.newLink("auto", s.net.subnet, "")}
 			default:
 				i.links = []*link{s.newLink("link_up", nil, "")}
@@ -309,6 +369,18 @@ func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 	}
 	m.ifaces = ifaces
 	m.bootIfaceID = ifaces[0].id
+}
+
+// leaseFor is the DHCP address i took during commissioning: one of the
+// subnet's dynamic range, fixed per interface so replies are deterministic.
+func (s *Simulator) leaseFor(i *iface) string {
+	lo, hi := s.net.subnet.dynamicLow.As4(), s.net.subnet.dynamicHi.As4()
+	span := int(hi[3]) - int(lo[3]) + 1
+	a := s.net.subnet.dynamicLow
+	for n := i.id % span; n > 0; n-- {
+		a = a.Next()
+	}
+	return a.String()
 }
 
 func (s *Simulator) newLink(mode string, sn *subnet, ip string) *link {

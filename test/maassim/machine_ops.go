@@ -381,12 +381,19 @@ func (s *Simulator) powerOn(rq *request) reply {
 	if m.status == statusAllocated {
 		return s.deploy(m, rq)
 	}
+	wasOn := m.hw != nil && m.hw.powerOn
 	if !s.power(m, true) {
 		s.event(m, rq.now, levelError, "Failed to power on node",
 			"Unable to power control the node. Please check power credentials.", "")
 		return powerProblem(m)
 	}
 	s.userEvent(m, rq.now, "User powering up node", rq.user, rq.params.Get("comment"))
+	// power_off then power_on is how an API client power-cycles a machine
+	// (there is no power_cycle op, maas-behaviour §5). Powering on a host
+	// that is already on changes nothing.
+	if !wasOn {
+		s.hostPoweredOn(m, rq.now)
+	}
 	return s.machineReply(m)
 }
 

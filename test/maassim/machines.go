@@ -69,16 +69,17 @@ func (s *Simulator) lookupEditable(rq *request) (*machine, *reply) {
 	if bad != nil {
 		return nil, bad
 	}
-	if bad := canEdit(m); bad != nil {
+	if bad := canEdit(m, rq.user); bad != nil {
 		return nil, bad
 	}
 	return m, nil
 }
 
-// canEdit is MAAS's edit permission for an admin caller: everything but a
+// canEdit is MAAS's edit permission: an admin may edit every machine, any
+// other user only machines that are unowned or their own; nobody edits a
 // locked machine (maas-behaviour §5).
-func canEdit(m *machine) *reply {
-	if m.locked {
+func canEdit(m *machine, user string) *reply {
+	if m.locked || (user != adminUser && m.owner != "" && m.owner != user) {
 		rp := forbidden()
 		return &rp
 	}
@@ -363,7 +364,9 @@ func (s *Simulator) createMachine(rq *request) reply {
 	if v := p.Get("commission"); v != "" {
 		commission, _ = rq.stringBool("commission")
 	}
-	if commission {
+	// Only an admin's new machine is commissioned; anyone else's stays New
+	// for an admin to accept (maas-behaviour §6, §14.9).
+	if commission && rq.user == adminUser {
 		s.startCommissioning(m, rq.now, rq.user, commissionFlagsFrom(rq))
 	}
 	return s.machineReply(m)

@@ -12,7 +12,10 @@ type hardware struct {
 	spec    Hardware
 	faults  Faults // remaining fault counts, consumed per attempt
 	powerOn bool
-	enroll  enrollState
+	// hung: the host got power but never booted (NoBootUntilPowerCycle);
+	// only an off-to-on transition of its power boots it.
+	hung   bool
+	enroll enrollState
 	// bootstrap is the node bootstrap bundle cloud-init wrote to the disk
 	// when the last deployed OS booted; nil once a deployment or an erase
 	// rewrites the disk.
@@ -138,6 +141,15 @@ type iface struct {
 	enabled bool
 	vlan    *vlan // nil when disconnected
 	links   []*link
+	// discovered is what commissioning saw the interface take by DHCP
+	// (maas-behaviour §9); nil renders null.
+	discovered []discoveredAddr
+}
+
+// discoveredAddr is one DISCOVERED address of an interface.
+type discoveredAddr struct {
+	ip     string
+	subnet *subnet
 }
 
 // link is an interface link (a StaticIPAddress row in MAAS).

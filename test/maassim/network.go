@@ -102,7 +102,10 @@ func (s *Simulator) findSubnet(spec string, choices []*subnet) *subnet {
 	return nil
 }
 
-func (s *Simulator) allSubnets() []*subnet { return []*subnet{s.net.subnet} }
+// allSubnets are the region's subnets, ordered by id as MAAS lists them.
+func (s *Simulator) allSubnets() []*subnet {
+	return append([]*subnet{s.net.subnet}, s.net.extra...)
+}
 
 func (s *Simulator) linkSubnet(rq *request) reply {
 	m, i, bad := s.lookupInterface(rq)
@@ -326,7 +329,12 @@ func (s *Simulator) deleteInterface(rq *request) reply {
 }
 
 func (s *Simulator) listSubnets(*request) reply {
-	return jsonReply(http.StatusOK, []*subnetJSON{renderSubnet(s.net.subnet)})
+	all := s.allSubnets()
+	out := make([]*subnetJSON, 0, len(all))
+	for _, sn := range all {
+		out = append(out, renderSubnet(sn))
+	}
+	return jsonReply(http.StatusOK, out)
 }
 
 func (s *Simulator) readSubnet(rq *request) reply {

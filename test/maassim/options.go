@@ -14,6 +14,12 @@ type Options struct {
 	// APIKey is the MAAS API key "consumer:token:secret" the simulator
 	// accepts; empty generates one (APIKey returns it).
 	APIKey string
+	// UserAPIKey is the key of a second MAAS user, "user", who is not an
+	// administrator (is_superuser false, maas-behaviour §13): it can read,
+	// create machines (which stay New) and allocate, deploy and release
+	// machines it may edit, and gets MAAS's empty 403 on every admin
+	// operation. Empty generates one (UserAPIKey returns it).
+	UserAPIKey string
 	// Clock drives every phase; nil means the wall clock.
 	Clock clock.Clock
 	// Durations are the simulated phase lengths; zero fields take defaults.
@@ -31,6 +37,18 @@ type Options struct {
 	HTTPClient *http.Client
 	// Logger receives the simulator's own log lines; nil discards them.
 	Logger *slog.Logger
+	// ClockSkew is how far the region's wall clock is off: every timestamp
+	// MAAS writes (event created, script set and result times) is shifted
+	// by it, as on a region whose NTP is broken, while phases still run on
+	// Clock. Event ids are unaffected, so "events after id N" stays exact
+	// (maas-behaviour §11). Positive: MAAS is ahead of the control plane.
+	ClockSkew time.Duration
+	// SecondSubnet adds 10.21.0.0/24 (id 2, gateway 10.21.0.1) to the PXE
+	// VLAN next to 10.20.0.0/24, so an interface on that VLAN has two
+	// subnets to choose from: with pxe_link_up_only and pxe_not_discovered
+	// nothing MAAS knows says which one the boot interface belongs to.
+	// Commissioning still links and discovers on 10.20.0.0/24.
+	SecondSubnet bool
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero
@@ -49,7 +67,8 @@ type Durations struct {
 	// DiskErasing runs wipe-disks in the ephemeral environment (default 3m).
 	DiskErasing time.Duration
 	// NodeTimeout is MAAS's node_timeout: a deployment whose OS never reaches
-	// the metadata service fails this long after it started (default 30m).
+	// the metadata service, or a commissioning whose host never boots, fails
+	// this long after it started (default 30m).
 	NodeTimeout time.Duration
 	// PowerOffTimeout is how long Releasing waits for power-off before
 	// "Releasing failed" (MAAS hard-codes 5m).
@@ -114,6 +133,24 @@ type Faults struct {
 	// PXEUnlinked leaves the PXE interface disconnected after commissioning
 	// (no VLAN, no links), so deploy answers 400 until it is linked.
 	PXEUnlinked bool `json:"pxe_unlinked"`
+	// PXELinkUpOnly leaves the PXE interface on its VLAN but with only a
+	// LINK_UP link (no subnet) after commissioning, while its discovered
+	// field still lists the DHCP address and subnet commissioning saw, as
+	// seen on real regions (maas-behaviour §9). Deploy answers 400 until the
+	// interface is linked to a subnet.
+	PXELinkUpOnly bool `json:"pxe_link_up_only"`
+	// PXENotDiscovered makes commissioning see no DHCP lease on the PXE
+	// interface: its discovered field is null. With PXELinkUpOnly the only
+	// way to a subnet is the interface's VLAN.
+	PXENotDiscovered bool `json:"pxe_not_discovered"`
+	// NoBootUntilPowerCycle hangs the host on the first power-on after a
+	// machine is created for it (stuck in firmware, no PXE request). The
+	// commissioning MAAS started waits without progress until node_timeout
+	// (Failed commissioning), unless the host is power-cycled: a power_off
+	// followed by power_on, or a new start while it is on, which MAAS
+	// performs as a cycle (maas-behaviour §5). Consumed by that first
+	// power-on.
+	NoBootUntilPowerCycle bool `json:"no_boot_until_power_cycle"`
 	// PowerFails makes every power action on the BMC fail.
 	PowerFails bool `json:"power_fails"`
 	// NeverEnrolls keeps the deployed node from calling the enrollment URL.

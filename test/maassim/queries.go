@@ -33,7 +33,7 @@ func (s *Simulator) version(*request) reply {
 
 func (s *Simulator) whoami(rq *request) reply {
 	return jsonReply(http.StatusOK, map[string]any{
-		"username": rq.user, "email": rq.user + "@example.com", "is_local": true, "is_superuser": true,
+		"username": rq.user, "email": rq.user + "@example.com", "is_local": true, "is_superuser": rq.user == adminUser,
 		"resource_uri": apiPrefix + "users/" + rq.user + "/",
 	})
 }
@@ -188,7 +188,7 @@ func (s *Simulator) queryEvents(rq *request) reply {
 	}
 	events := make([]eventJSON, 0, len(out))
 	for _, e := range out {
-		events = append(events, renderEvent(e))
+		events = append(events, renderEvent(e, s.skew))
 	}
 	return jsonReply(http.StatusOK, map[string]any{"count": len(events), "events": events, "next_uri": next, "prev_uri": prev})
 }
@@ -296,7 +296,7 @@ func (s *Simulator) listResults(rq *request) reply {
 		if typ >= 0 && ss.typ != typ {
 			continue
 		}
-		out = append(out, renderSet(ss, withOutput, names))
+		out = append(out, renderSet(ss, withOutput, names, s.skew))
 	}
 	return jsonReply(http.StatusOK, out)
 }
@@ -342,7 +342,7 @@ func (s *Simulator) readResult(rq *request) reply {
 		return *bad
 	}
 	_, withOutput := rq.params["include_output"]
-	return jsonReply(http.StatusOK, renderSet(ss, withOutput, resultFilter(rq.params)))
+	return jsonReply(http.StatusOK, renderSet(ss, withOutput, resultFilter(rq.params), s.skew))
 }
 
 // downloadResult is op=download: the raw output of one result, or several

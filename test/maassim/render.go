@@ -119,36 +119,46 @@ type linkJSON struct {
 	Subnet    *subnetJSON `json:"subnet,omitempty"`
 }
 
+// discoveredJSON is one entry of an interface's discovered list.
+type discoveredJSON struct {
+	IPAddress string      `json:"ip_address"`
+	Subnet    *subnetJSON `json:"subnet"`
+}
+
 type ifaceJSON struct {
-	ID              int        `json:"id"`
-	Name            string     `json:"name"`
-	Type            string     `json:"type"`
-	MACAddress      string     `json:"mac_address"`
-	Enabled         bool       `json:"enabled"`
-	VLAN            *vlanJSON  `json:"vlan"`
-	Links           []linkJSON `json:"links"`
-	Discovered      []any      `json:"discovered"`
-	Parents         []string   `json:"parents"`
-	Children        []string   `json:"children"`
-	Tags            []string   `json:"tags"`
-	Params          string     `json:"params"`
-	EffectiveMTU    int        `json:"effective_mtu"`
-	Vendor          string     `json:"vendor"`
-	Product         string     `json:"product"`
-	FirmwareVersion *string    `json:"firmware_version"`
-	LinkConnected   bool       `json:"link_connected"`
-	InterfaceSpeed  int        `json:"interface_speed"`
-	LinkSpeed       int        `json:"link_speed"`
-	NUMANode        int        `json:"numa_node"`
-	SRIOVMaxVF      int        `json:"sriov_max_vf"`
-	SystemID        string     `json:"system_id"`
-	ResourceURI     string     `json:"resource_uri"`
+	ID              int              `json:"id"`
+	Name            string           `json:"name"`
+	Type            string           `json:"type"`
+	MACAddress      string           `json:"mac_address"`
+	Enabled         bool             `json:"enabled"`
+	VLAN            *vlanJSON        `json:"vlan"`
+	Links           []linkJSON       `json:"links"`
+	Discovered      []discoveredJSON `json:"discovered"`
+	Parents         []string         `json:"parents"`
+	Children        []string         `json:"children"`
+	Tags            []string         `json:"tags"`
+	Params          string           `json:"params"`
+	EffectiveMTU    int              `json:"effective_mtu"`
+	Vendor          string           `json:"vendor"`
+	Product         string           `json:"product"`
+	FirmwareVersion *string          `json:"firmware_version"`
+	LinkConnected   bool             `json:"link_connected"`
+	InterfaceSpeed  int              `json:"interface_speed"`
+	LinkSpeed       int              `json:"link_speed"`
+	NUMANode        int              `json:"numa_node"`
+	SRIOVMaxVF      int              `json:"sriov_max_vf"`
+	SystemID        string           `json:"system_id"`
+	ResourceURI     string           `json:"resource_uri"`
 }
 
 func renderIface(m *machine, i *iface) ifaceJSON {
 	links := make([]linkJSON, 0, len(i.links))
 	for _, l := range i.links {
 		links = append(links, linkJSON{ID: l.id, Mode: l.mode, IPAddress: l.ip, Subnet: renderSubnet(l.subnet)})
+	}
+	var discovered []discoveredJSON
+	for _, d := range i.discovered {
+		discovered = append(discovered, discoveredJSON{IPAddress: d.ip, Subnet: renderSubnet(d.subnet)})
 	}
 	fw := "4.40 0x8001b71c 1.3429.0"
 	mtu := 1500
@@ -157,7 +167,7 @@ func renderIface(m *machine, i *iface) ifaceJSON {
 	}
 	return ifaceJSON{
 		ID: i.id, Name: i.name, Type: "physical", MACAddress: i.mac, Enabled: i.enabled,
-		VLAN: renderVLAN(i.vlan), Links: links, Parents: []string{}, Children: []string{}, Tags: []string{},
+		VLAN: renderVLAN(i.vlan), Links: links, Discovered: discovered, Parents: []string{}, Children: []string{}, Tags: []string{},
 		EffectiveMTU: mtu, Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP",
 		FirmwareVersion: &fw, LinkConnected: true, InterfaceSpeed: 100000, LinkSpeed: 100000,
 		SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/interfaces/%d/", apiPrefix, m.systemID, i.id),
@@ -461,7 +471,8 @@ type eventJSON struct {
 	Description string  `json:"description"`
 }
 
-func renderEvent(e *event) eventJSON {
+// renderEvent renders e; skew is the region clock's offset (Options.ClockSkew).
+func renderEvent(e *event, skew time.Duration) eventJSON {
 	sid := e.m.systemID
 	user := e.username
 	if user == "" {
@@ -469,7 +480,7 @@ func renderEvent(e *event) eventJSON {
 	}
 	return eventJSON{
 		ID: e.id, Node: &sid, Hostname: e.m.hostname, Username: user, Level: levelNames[e.level],
-		Created: e.created.UTC().Format(eventTimeFormat), Type: e.typ, Description: e.description,
+		Created: e.created.Add(skew).UTC().Format(eventTimeFormat), Type: e.typ, Description: e.description,
 	}
 }
 
@@ -513,11 +524,11 @@ type scriptSetJSON struct {
 	ResourceURI string             `json:"resource_uri"`
 }
 
-func fmtResultTime(t *time.Time) *string {
+func fmtResultTime(t *time.Time, skew time.Duration) *string {
 	if t == nil {
 		return nil
 	}
-	v := t.UTC().Format(resultTimeFormat)
+	v := t.Add(skew).UTC().Format(resultTimeFormat)
 	return &v
 }
 
@@ -533,11 +544,11 @@ func runtime(start, end *time.Time) string {
 	return fmt.Sprintf("%d:%02d:%02d", h, mnt, sec)
 }
 
-func epochOrEmpty(t *time.Time) any {
+func epochOrEmpty(t *time.Time, skew time.Duration) any {
 	if t == nil {
 		return ""
 	}
-	return float64(t.UnixNano()) / 1e9
+	return float64(t.Add(skew).UnixNano()) / 1e9
 }
 
 func b64(b []byte) *string {
@@ -545,12 +556,12 @@ func b64(b []byte) *string {
 	return &v
 }
 
-func renderResult(r *scriptResult, withOutput bool) scriptResultJSON {
+func renderResult(r *scriptResult, withOutput bool, skew time.Duration) scriptResultJSON {
 	j := scriptResultJSON{
-		ID: r.id, Name: r.name, Created: r.created.UTC().Format(resultTimeFormat),
-		Updated: r.updated.UTC().Format(resultTimeFormat), Status: r.status, StatusName: scriptStatusNames[r.status],
-		ExitStatus: r.exitStatus, Started: fmtResultTime(r.started), Ended: fmtResultTime(r.ended),
-		Runtime: runtime(r.started, r.ended), Starttime: epochOrEmpty(r.started), Endtime: epochOrEmpty(r.ended),
+		ID: r.id, Name: r.name, Created: r.created.Add(skew).UTC().Format(resultTimeFormat),
+		Updated: r.updated.Add(skew).UTC().Format(resultTimeFormat), Status: r.status, StatusName: scriptStatusNames[r.status],
+		ExitStatus: r.exitStatus, Started: fmtResultTime(r.started, skew), Ended: fmtResultTime(r.ended, skew),
+		Runtime: runtime(r.started, r.ended), Starttime: epochOrEmpty(r.started, skew), Endtime: epochOrEmpty(r.ended, skew),
 		EstimatedRuntime: r.estimated, Parameters: map[string]any{}, ScriptID: r.scriptID,
 		HardwareType: r.hardwareType,
 	}
@@ -567,7 +578,7 @@ func renderResult(r *scriptResult, withOutput bool) scriptResultJSON {
 	return j
 }
 
-func renderSet(ss *scriptSet, withOutput bool, names map[string]bool) scriptSetJSON {
+func renderSet(ss *scriptSet, withOutput bool, names map[string]bool, skew time.Duration) scriptSetJSON {
 	results := make([]scriptResultJSON, 0, len(ss.results))
 	var started, ended *time.Time
 	allEnded := len(ss.results) > 0
@@ -583,7 +594,7 @@ func renderSet(ss *scriptSet, withOutput bool, names map[string]bool) scriptSetJ
 		if names != nil && !names[r.name] {
 			continue
 		}
-		results = append(results, renderResult(r, withOutput))
+		results = append(results, renderResult(r, withOutput, skew))
 	}
 	if !allEnded {
 		ended = nil
@@ -591,15 +602,15 @@ func renderSet(ss *scriptSet, withOutput bool, names map[string]bool) scriptSetJ
 	st := ss.status()
 	var lastPing *string
 	if started != nil {
-		lastPing = fmtResultTime(started)
+		lastPing = fmtResultTime(started, skew)
 		if ended != nil {
-			lastPing = fmtResultTime(ended)
+			lastPing = fmtResultTime(ended, skew)
 		}
 	}
 	return scriptSetJSON{
 		ID: ss.id, SystemID: ss.m.systemID, Type: ss.typ, TypeName: resultTypeNames[ss.typ],
 		Status: st, StatusName: scriptStatusNames[st], LastPing: lastPing,
-		Started: fmtResultTime(started), Ended: fmtResultTime(ended), Runtime: runtime(started, ended),
+		Started: fmtResultTime(started, skew), Ended: fmtResultTime(ended, skew), Runtime: runtime(started, ended),
 		Results: results, ResourceURI: fmt.Sprintf("%snodes/%s/results/%d/", apiPrefix, ss.m.systemID, ss.id),
 	}
 }

@@ -18,8 +18,28 @@ import (
 )
 
 // adminUser is the MAAS user the API key belongs to: a superuser, as the
-// keys maasflow is given are.
-const adminUser = "admin"
+// keys maasflow is given are. regularUser owns the second key
+// (Options.UserAPIKey): a MAAS user without admin rights.
+const (
+	adminUser   = "admin"
+	regularUser = "user"
+)
+
+// credential is one API key the simulator accepts and the user it belongs to.
+type credential struct {
+	user        string
+	consumerKey string
+	tokenKey    string
+	tokenSecret string
+}
+
+func parseCredential(user, key string) credential {
+	parts := strings.SplitN(key, ":", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return credential{user: user, consumerKey: parts[0], tokenKey: parts[1], tokenSecret: parts[2]}
+}
 
 // Simulator is an in-memory MAAS region. It is safe for concurrent use; one
 // mutex serialises the MAAS state so that every reply shows a consistent
@@ -33,11 +53,11 @@ type Simulator struct {
 	errorRate  float64
 	slowRate   float64
 	slowDelay  time.Duration
+	skew       time.Duration
 
 	apiKey      string
-	consumerKey string
-	tokenKey    string
-	tokenSecret string
+	userAPIKey  string
+	credentials []credential
 
 	net network
 
@@ -62,14 +82,17 @@ type Simulator struct {
 	closeOnce sync.Once
 }
 
-// network is the fixed minimal network every machine lives on.
+// network is the fixed minimal network every machine lives on. subnet is
+// the PXE subnet; extra holds the further subnets of the same VLAN
+// (Options.SecondSubnet).
 type network struct {
 	fabric *fabric
 	vlan   *vlan
 	subnet *subnet
+	extra  []*subnet
 }
 
-func newNetwork() network {
+func newNetwork(secondSubnet bool) network {
 	f := &fabric{id: 0, name: "fabric-0"}
 	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
 	sn := &subnet{
@@ -77,7 +100,15 @@ func newNetwork() network {
 		gateway: netip.MustParseAddr("10.20.0.1"), vlan: v,
 		dynamicLow: netip.MustParseAddr("10.20.0.200"), dynamicHi: netip.MustParseAddr("10.20.0.250"),
 	}
-	return network{fabric: f, vlan: v, subnet: sn}
+	n := network{fabric: f, vlan: v, subnet: sn}
+	if secondSubnet {
+		n.extra = append(n.extra, &subnet{
+			id: 2, name: "10.21.0.0/24", cidr: netip.MustParsePrefix("10.21.0.0/24"),
+			gateway: netip.MustParseAddr("10.21.0.1"), vlan: v,
+			dynamicLow: netip.MustParseAddr("10.21.0.200"), dynamicHi: netip.MustParseAddr("10.21.0.250"),
+		})
+	}
+	return n
 }
 
 // New returns a running Simulator; Close stops it.
@@ -98,16 +129,17 @@ func New(o Options) *Simulator {
 	if key == "" {
 		key = generateAPIKey()
 	}
-	parts := strings.SplitN(key, ":", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
+	userKey := o.UserAPIKey
+	if userKey == "" {
+		userKey = generateAPIKey()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Simulator{
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
-		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay,
-		apiKey: key, consumerKey: parts[0], tokenKey: parts[1], tokenSecret: parts[2],
-		net: newNetwork(), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
+		apiKey: key, userAPIKey: userKey,
+		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
+		net:         newNetwork(o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)
@@ -130,8 +162,12 @@ func generateAPIKey() string {
 	return part(18) + ":" + part(18) + ":" + part(32)
 }
 
-// APIKey returns the API key the simulator accepts.
+// APIKey returns the API key of the simulator's admin user.
 func (s *Simulator) APIKey() string { return s.apiKey }
+
+// UserAPIKey returns the API key of the simulator's user without admin
+// rights (Options.UserAPIKey).
+func (s *Simulator) UserAPIKey() string { return s.userAPIKey }
 
 // Close stops the background loop and any enrollment in flight, and waits
 // for them. The Simulator must not be used afterwards.

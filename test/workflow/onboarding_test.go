@@ -327,7 +327,7 @@ func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {
 	assert.Equal(t, []string{events.OnboardingStarted, events.OnboardingManualInterventionRequired}, h.eventTypes())
 }
 
-func assertTimelineHas(t *testing.T, h *harness, id, kind, contains string) {
+func assertTimelineHas(t *testing.T, h *harness, id string, kind domain.TimelineKind, contains string) {
 	t.Helper()
 	rows, err := h.f.Store.ListOnboardingEvents(context.Background(), id)
 	require.NoError(t, err)

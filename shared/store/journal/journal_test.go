@@ -1,4 +1,4 @@
-package store
+package journal
 
 import (
 	"bytes"
@@ -17,24 +17,27 @@ import (
 
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
 )
+
+var _ Backend = (*client.Client)(nil)
 
 // openJournaled starts "local mode" over dir: a fresh minidyn, the table,
 // the journal replayed into it, and a Store on top.
-func openJournaled(t *testing.T, dir string) (*Store, *Journal) {
+func openJournaled(t *testing.T, dir string) (*store.Store, *Journal) {
 	t.Helper()
 	ctx := context.Background()
 	db := client.NewClient()
-	require.NoError(t, CreateTable(ctx, db, ""))
-	j, err := OpenJournal(ctx, db, dir)
+	require.NoError(t, store.CreateTable(ctx, db, ""))
+	j, err := Open(ctx, db, dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })
-	return New(j, "", clock.NewFake(t0).Now), j
+	return store.New(j, "", clock.NewFake(t0).Now), j
 }
 
 func journalLines(t *testing.T, dir string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, JournalFile))
+	b, err := os.ReadFile(filepath.Join(dir, File))
 	require.NoError(t, err)
 	return bytes.Count(b, []byte("\n"))
 }
@@ -58,8 +61,8 @@ func TestJournalReplaysEverything(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, s.AppendOnboardingEvents(ctx,
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
-		domain.OnboardingEvent{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineStageEntered, Stage: domain.StageDeploy},
+		domain.TimelineEntry{OnboardingID: "o1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Time: t0}))
 	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: "h1", NodeID: "n1", ExpiresAt: t0.Add(time.Hour)}))
 	_, err = s.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
 	require.NoError(t, err)
@@ -85,7 +88,7 @@ func TestJournalReplaysEverything(t *testing.T) {
 	require.NoError(t, err, "reads still work")
 	require.ErrorContains(t, s.CreateSKU(ctx, domain.SKU{ID: "late"}), "journal closed")
 	_, err = s.GetSKU(ctx, "late")
-	require.ErrorAs(t, err, new(*NotFoundError), "a refused write is not applied either")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "a refused write is not applied either")
 
 	// Restart.
 	r, _ := openJournaled(t, dir)
@@ -105,14 +108,14 @@ func TestJournalReplaysEverything(t *testing.T) {
 	}{
 		{"indexes rebuilt", func(t *testing.T) {
 			t.Helper()
-			page, err := r.ListOnboardings(ctx, OnboardingFilter{Status: domain.OnboardingRunning})
+			page, err := r.ListOnboardings(ctx, store.OnboardingFilter{Status: domain.OnboardingRunning})
 			require.NoError(t, err)
 			require.Len(t, page.Items, 1)
 			assert.Equal(t, "o1", page.Items[0].ID)
 		}},
 		{"host lock kept", func(t *testing.T) {
 			t.Helper()
-			require.ErrorAs(t, r.CreateOnboarding(ctx, onboarding("o4", "s1", "gpu01")), new(*OpenOnboardingExistsError))
+			require.ErrorAs(t, r.CreateOnboarding(ctx, onboarding("o4", "s1", "gpu01")), new(*store.OpenOnboardingExistsError))
 		}},
 		{"released lock stays released", func(t *testing.T) {
 			t.Helper()
@@ -120,21 +123,21 @@ func TestJournalReplaysEverything(t *testing.T) {
 		}},
 		{"site name still taken", func(t *testing.T) {
 			t.Helper()
-			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*ConflictError))
+			require.ErrorAs(t, r.CreateSite(ctx, domain.Site{ID: "s9", Name: "paris"}), new(*store.ItemConflictError))
 		}},
 		{"token still consumed", func(t *testing.T) {
 			t.Helper()
 			_, err := r.ConsumeEnrollmentToken(ctx, "h1", "n1", t0)
-			var re *TokenRejectedError
+			var re *store.TokenRejectedError
 			require.ErrorAs(t, err, &re)
-			assert.Equal(t, TokenConsumed, re.Reason)
+			assert.Equal(t, store.TokenConsumed, re.Reason)
 		}},
 		{"token still revoked", func(t *testing.T) {
 			t.Helper()
 			_, err := r.ConsumeEnrollmentToken(ctx, "h2", "n1", t0)
-			var re *TokenRejectedError
+			var re *store.TokenRejectedError
 			require.ErrorAs(t, err, &re)
-			assert.Equal(t, TokenRevoked, re.Reason)
+			assert.Equal(t, store.TokenRevoked, re.Reason)
 			tok, err := r.GetEnrollmentToken(ctx, "h2")
 			require.NoError(t, err)
 			require.NotNil(t, tok.RevokedAt)
@@ -172,7 +175,7 @@ func TestJournalDropsATornLastLine(t *testing.T) {
 	s, j := openJournaled(t, dir)
 	require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: "k1"}))
 	require.NoError(t, j.Close())
-	path := filepath.Join(dir, JournalFile)
+	path := filepath.Join(dir, File)
 	intact, err := os.ReadFile(path)
 	require.NoError(t, err)
 
@@ -193,10 +196,10 @@ func TestJournalDropsATornLastLine(t *testing.T) {
 
 func TestJournalRefusesACorruptLine(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, JournalFile), []byte("{oops}\n{}\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), []byte("{oops}\n{}\n"), 0o600))
 	db := client.NewClient()
-	require.NoError(t, CreateTable(context.Background(), db, ""))
-	_, err := OpenJournal(context.Background(), db, dir)
+	require.NoError(t, store.CreateTable(context.Background(), db, ""))
+	_, err := Open(context.Background(), db, dir)
 	require.ErrorContains(t, err, "journal line 1")
 }
 
@@ -255,7 +258,7 @@ func TestAttributeValueJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func ExampleOpenLocal() {
+func ExampleOpen() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "maasflow")
 	defer func() { _ = os.RemoveAll(dir) }()
@@ -263,12 +266,17 @@ func ExampleOpenLocal() {
 	// Local mode at every start: the in-memory database with the table,
 	// and the journal in the data directory replayed into it.
 	for run := 1; run <= 2; run++ {
-		j, err := OpenLocal(ctx, dir, DefaultTable)
+		db, err := store.NewLocalDB(ctx, store.DefaultTable)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		s := New(j, DefaultTable, time.Now)
+		j, err := Open(ctx, db, dir)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		s := store.New(j, store.DefaultTable, time.Now)
 		if run == 1 {
 			_ = s.CreateSKU(ctx, domain.SKU{ID: "h100x8", GPUModel: "H100", GPUsTotal: 8})
 		}
@@ -288,13 +296,30 @@ func TestJournalCompactsAtOpen(t *testing.T) {
 	for i := range 1200 {
 		fmt.Fprintf(&b, `{"t":"maasflow","put":{"pk":{"S":"SKUS"},"sk":{"S":"SKU#k"},"id":{"S":"k"},"gpus_total":{"N":"%d"},"version":{"N":"1"}}}`+"\n", i)
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, JournalFile), b.Bytes(), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, File), b.Bytes(), 0o600))
 
-	j, err := OpenLocal(ctx, dir, "")
+	db, err := store.NewLocalDB(ctx, "")
+	require.NoError(t, err)
+	j, err := Open(ctx, db, dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = j.Close() })
 	assert.Equal(t, 1, journalLines(t, dir))
-	sku, err := New(j, "", nil).GetSKU(ctx, "k")
+	sku, err := store.New(j, "", nil).GetSKU(ctx, "k")
 	require.NoError(t, err)
 	assert.Equal(t, 1199, sku.GPUsTotal)
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func onboarding(id, site, host string) domain.Onboarding {
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+}
+
+func mustSite(t *testing.T, s *store.Store, id, name string) {
+	t.Helper()
+	require.NoError(t, s.CreateSite(context.Background(), domain.Site{ID: id, Name: name, MAASURL: "http://maas.example/MAAS"}))
+}
+
+func roce(host, iface, cidr string) domain.RoCEAssignment {
+	return domain.RoCEAssignment{Hostname: host, Interface: iface, IPv4CIDR: cidr}
 }

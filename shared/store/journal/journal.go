@@ -1,4 +1,7 @@
-package store
+// Package journal makes an in-memory DynamoDB survive a restart of local
+// mode: it records the outcome of every write in a JSON-lines file in the
+// data directory and replays that file at start-up.
+package journal
 
 import (
 	"bufio"
@@ -19,19 +22,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// JournalFile is the journal's name inside the data directory.
-const JournalFile = "dynamodb.jsonl"
+// File is the journal's name inside the data directory.
+const File = "dynamodb.jsonl"
 
 // compactSlack is how many superseded lines the journal tolerates beyond
 // twice the live items before it rewrites itself.
 const compactSlack = 1000
 
-// JournalBackend is what a Journal wraps: the store's calls plus Scan, which
-// only compaction uses (never a request path). minidyn's in-memory client
-// satisfies it.
-type JournalBackend interface {
-	DynamoDB
+// Backend is what a Journal wraps: the DynamoDB calls the store makes plus
+// Scan, which only compaction uses (never a request path). Both in-memory
+// databases local mode can run on satisfy it.
+type Backend interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
 
 // Journal makes an in-memory DynamoDB (minidyn, which has no way to dump
@@ -40,7 +50,7 @@ type JournalBackend interface {
 // write touched to a JSON-lines file: {"t":table,"put":item} or
 // {"t":table,"del":key}. Recording outcomes rather than requests means a
 // replay is plain puts and deletes, with no condition or update expression
-// to evaluate again. OpenJournal replays the file; when superseded lines
+// to evaluate again. Open replays the file; when superseded lines
 // outnumber live items it rewrites the file from a Scan (compaction).
 //
 // Writes are serialised so the file's order is the order they took effect.
@@ -48,7 +58,7 @@ type JournalBackend interface {
 // loses nothing; a crash of the machine may lose the tail). A torn last
 // line is dropped at the next open. One process owns a data directory.
 type Journal struct {
-	db   JournalBackend
+	db   Backend
 	path string
 
 	mu    sync.Mutex
@@ -62,7 +72,7 @@ type Journal struct {
 	closed bool
 }
 
-var _ JournalBackend = (*Journal)(nil)
+var _ Backend = (*Journal)(nil)
 
 // errJournalClosed refuses writes after Close, before they reach the
 // database, so memory never holds what the file lacks.
@@ -74,15 +84,15 @@ type journalLine struct {
 	Del   map[string]json.RawMessage `json:"del,omitempty"`
 }
 
-// OpenJournal replays dir's journal into db and returns a Journal that
+// Open replays dir's journal into db and returns a Journal that
 // records every later write there. The tables must exist in db already
 // (CreateTable); the journal holds items only. dir is created (0700) when
 // missing.
-func OpenJournal(ctx context.Context, db JournalBackend, dir string) (*Journal, error) {
+func Open(ctx context.Context, db Backend, dir string) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal directory: %w", err)
 	}
-	j := &Journal{db: db, path: filepath.Join(dir, JournalFile), keys: map[string][]string{}, live: map[string]struct{}{}}
+	j := &Journal{db: db, path: filepath.Join(dir, File), keys: map[string][]string{}, live: map[string]struct{}{}}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)

@@ -1,0 +1,134 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// errorRoutes is the contract between the activities and the state
+// machine: every error name an activity can return, with its class. It is
+// built from the types in vocabulary, never written by hand;
+// asl_contract_test.go checks it against the declared types and the ASL.
+var errorRoutes = func() map[string]domain.ErrorClass {
+	routes := make(map[string]domain.ErrorClass, len(vocabulary))
+	for _, e := range vocabulary {
+		routes[errorName(e)] = e.Class()
+	}
+	return routes
+}()
+
+// ErrorRoute says how the state machine treats an error name; ok is false
+// for a name no activity returns.
+func ErrorRoute(name string) (class domain.ErrorClass, ok bool) {
+	class, ok = errorRoutes[name]
+	return class, ok
+}
+
+// WorkflowCodes are the error names the state machine writes itself.
+func WorkflowCodes() []string {
+	return []string{CodeCommissioningFailed, CodeDeployFailed, CodeDeployRecoveryFailed, CodeEnrollmentTimeout}
+}
+
+// boundary turns whatever an activity produced into an error whose type
+// name the state machine knows: a classified error (the activities' own
+// types and the MAAS client's) passes unchanged, unwrapped so that
+// aws-lambda-go sees its type; an expired context that no MAAS call
+// reported is a MAASTimeoutError, retryable like one; anything else is the
+// catch-all ActivityFailedError.
+func boundary(activity string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var classified domain.ClassifiedError
+	if errors.As(err, &classified) {
+		return classified
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &maas.MAASTimeoutError{Op: activity}
+	}
+	return &ActivityFailedError{Activity: activity, Message: err.Error()}
+}
+
+// storeError maps a store failure to the activities' error vocabulary:
+// the store's types describe a table item, the activities' a read-model
+// record the workflow needs, so they never cross the boundary as they are.
+func storeError(what string, err error) error {
+	var nf *store.ItemNotFoundError
+	var conflict *store.ItemConflictError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return &RecordNotFoundError{Kind: nf.Kind, ID: nf.ID}
+	case errors.As(err, &conflict):
+		return &RecordConflictError{Kind: conflict.Kind, ID: conflict.ID, Reason: conflict.Reason}
+	}
+	var classified domain.ClassifiedError
+	if errors.As(err, &classified) {
+		// A mutator's refusal (StaleAttemptError, OnboardingClosedError).
+		return classified
+	}
+	var (
+		invalid  *store.InvalidRecordError
+		open     *store.OpenOnboardingExistsError
+		rejected *store.TokenRejectedError
+		cursor   *store.InvalidCursorError
+	)
+	if errors.As(err, &invalid) || errors.As(err, &open) || errors.As(err, &rejected) || errors.As(err, &cursor) {
+		// The record itself is refused: repeating the write cannot help.
+		return &ActivityFailedError{Activity: what, Message: err.Error()}
+	}
+	return &StoreUnavailableError{Op: what, Message: err.Error()}
+}
+
+// classOf returns how the state machine treats err (after boundary); an
+// error outside the vocabulary is terminal.
+func classOf(err error) domain.ErrorClass {
+	if err == nil {
+		return ""
+	}
+	var classified domain.ClassifiedError
+	if errors.As(err, &classified) {
+		return classified.Class()
+	}
+	return domain.ErrorTerminal
+}
+
+// errorName is the name aws-lambda-go reports for err: the dereferenced
+// type name.
+func errorName(err error) string {
+	t := fmt.Sprintf("%T", err)
+	t = strings.TrimPrefix(t, "*")
+	if i := strings.LastIndex(t, "."); i >= 0 {
+		t = t[i+1:]
+	}
+	return t
+}
+
+// Platform error names: Lambda and Step Functions report these themselves;
+// no Go type carries them.
+var (
+	// lambdaService: the invoke never reached the function (throttling, a
+	// Lambda service fault). Every Task retries them.
+	lambdaService = nameSet("Lambda.ClientExecutionTimeoutException", "Lambda.ServiceException",
+		"Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException")
+	// lambdaLevel: the function ran and died without an answer: it timed
+	// out (the Task's TimeoutSeconds, or the function's own), crashed or
+	// ran out of memory. What it did in MAAS before dying is unknown.
+	lambdaLevel = nameSet("States.Timeout", "Sandbox.Timedout", "Runtime.ExitError", "Runtime.OutOfMemory",
+		"Runtime.Unknown", "Lambda.Unknown")
+)
+
+func nameSet(names ...string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}

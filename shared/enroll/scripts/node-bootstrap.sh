@@ -1,0 +1,81 @@
+# shellcheck shell=sh
+# Node bootstrap: the second runcmd entry of the first-boot payload, run by
+# cloud-init as `/bin/sh -c <script>`. Like the site launcher it takes no
+# argument and reads only the bundle cloud-init wrote to
+# /etc/gpuaas/bootstrap-bundle.json. It refuses to run unless the site
+# launcher left /run/maasflow/site-bootstrap.ok (cloud-init runs every runcmd
+# entry even when an earlier one failed), checks the bundle version and the CA
+# fingerprint, installs the CA bundle, writes the node agent's 0600 env file
+# (the token goes there, never to a log), pulls the package by digest unless
+# it is preloaded, and runs its install-node-agent.sh with the env file path
+# (seed 004 "Node: install and run node-agent"). It prints
+# "maasflow: node-bootstrap <version> ok" or "... failed: <why>".
+#
+# The bundle version and the "anonymous" pull mode below must equal
+# BundleVersion and PullAnonymous in bundle.go; a test pins them.
+#
+# MAASFLOW_FIRSTBOOT_ROOT prefixes every path, for the test that executes this
+# script only; a node never sets it. The env file keeps the bundle's own paths.
+#
+# RenderUserData drops this leading comment block from the payload.
+set -eu
+umask 077
+root="${MAASFLOW_FIRSTBOOT_ROOT:-}"
+if [ ! -f "$root/run/maasflow/site-bootstrap.ok" ]; then
+  echo "maasflow: node-bootstrap skipped: site-bootstrap did not succeed" >&2
+  exit 1
+fi
+python3 - "$root/etc/gpuaas/bootstrap-bundle.json" <<'PY'
+import hashlib, json, os, ssl, subprocess, sys
+b = json.load(open(sys.argv[1]))
+tag = "maasflow: node-bootstrap " + str(b.get("bundle_version"))
+root = os.environ.get("MAASFLOW_FIRSTBOOT_ROOT", "")
+def fail(why):
+    sys.stderr.write(tag + " failed: " + why + "\n")
+    sys.exit(1)
+def run(args, env=None):
+    try:
+        return subprocess.call(args, env=env)
+    except OSError as e:
+        fail(args[0] + ": " + type(e).__name__)
+if b.get("bundle_version") != "node-bootstrap/v1":
+    fail("unsupported bundle version")
+pem = b["ca_bundle_pem"]
+begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+first = pem[pem.index(begin):pem.index(end) + len(end)]
+digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(first)).hexdigest().upper()
+if ":".join(digest[i:i + 2] for i in range(0, len(digest), 2)) != b["ca_fingerprint"]:
+    fail("ca_fingerprint does not match ca_bundle_pem")
+for path in sorted({root + b["GPUAAS_CA_BUNDLE_PATH"], root + b["GPUAAS_NODE_CERT_CA_BUNDLE_PATH"]}):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(pem)
+    os.chmod(path, 0o644)
+pkg = b["package"]
+env = {k: b[k] for k in ("GPUAAS_NODE_ID", "GPUAAS_ENROLLMENT_TOKEN", "GPUAAS_API_URL",
+    "GPUAAS_CA_BUNDLE_PATH", "GPUAAS_NODE_CERT_CA_BUNDLE_PATH", "GPUAAS_CERT_PATH", "GPUAAS_KEY_PATH")}
+env["GPUAAS_TASK_SIGNING_PUBKEYS"] = ",".join(b["GPUAAS_TASK_SIGNING_PUBKEYS"])
+env["GPUAAS_NODE_AGENT_INSTALL_ROOT"] = pkg["install_root"]
+env["GPUAAS_NODE_AGENT_ENV_FILE"] = pkg["env_file_path"]
+env["GPUAAS_NODE_AGENT_SYSTEMD_UNIT"] = pkg["systemd_unit_name"]
+env_file = root + pkg["env_file_path"]
+os.makedirs(os.path.dirname(env_file), exist_ok=True)
+fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.fchmod(fd, 0o600)
+with os.fdopen(fd, "w") as f:
+    for k in sorted(env):
+        f.write(k + "=" + env[k] + "\n")
+install_root = root + pkg["install_root"]
+if pkg["pull_delivery_mode"] == "anonymous":
+    os.makedirs(install_root, exist_ok=True)
+    rc = run(["oras", "pull", "--output", install_root, pkg["oci_ref"] + "@" + pkg["digest"]])
+    if rc != 0:
+        fail("package pull exit status %d" % rc)
+installer = os.path.join(install_root, "install-node-agent.sh")
+if not os.access(installer, os.X_OK):
+    fail("package has no executable install-node-agent.sh")
+rc = run([installer, env_file], env=dict(os.environ, GPUAAS_NODE_AGENT_ENV_FILE=env_file))
+if rc != 0:
+    fail("install-node-agent.sh exit status %d" % rc)
+print(tag + " ok")
+PY

@@ -1,0 +1,202 @@
+package memdb
+
+import (
+	"context"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Query reads one partition of the table or of a global secondary index in
+// sort-key order, from ExclusiveStartKey, up to Limit items. The key
+// condition must start with the partition key's equality; the rest of it
+// (a sort-key condition) is evaluated on the rows of that partition only.
+// Like DynamoDB, it returns a LastEvaluatedKey whenever Limit stopped it.
+func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	switch {
+	case in.FilterExpression != nil || len(in.QueryFilter) > 0:
+		return nil, validation("filter expressions are not supported")
+	case in.ProjectionExpression != nil || len(in.AttributesToGet) > 0:
+		return nil, validation("projections are not supported")
+	case in.Select != "" && in.Select != types.SelectAllAttributes:
+		return nil, validation("Select %s is not supported", in.Select)
+	case len(in.KeyConditions) > 0:
+		return nil, validation("KeyConditions is not supported; use KeyConditionExpression")
+	}
+	limit := int(aws.ToInt32(in.Limit))
+	if in.Limit != nil && limit <= 0 {
+		return nil, validation("Limit must be at least 1")
+	}
+	cond, err := compileCond(aws.ToString(in.KeyConditionExpression))
+	if err != nil {
+		return nil, err
+	}
+	b := &bindings{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
+
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	t, err := db.table(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	ix := t.primary
+	if name := aws.ToString(in.IndexName); name != "" {
+		if ix = t.gsis[name]; ix == nil {
+			return nil, validation("the table does not have the specified index: %s", name)
+		}
+		if aws.ToBool(in.ConsistentRead) {
+			return nil, validation("consistent reads are not supported on global secondary indexes")
+		}
+	}
+	pk, err := partitionValue(aws.ToString(in.KeyConditionExpression), ix.hash, b)
+	if err != nil {
+		return nil, err
+	}
+	var start *entry
+	if len(in.ExclusiveStartKey) > 0 {
+		e, err := t.startEntry(ix, in.ExclusiveStartKey)
+		if err != nil {
+			return nil, err
+		}
+		if e.ipk != pk {
+			return nil, validation("the ExclusiveStartKey is outside the queried partition")
+		}
+		start = &e
+	}
+
+	out := &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}
+	var walkErr error
+	visit := func(e entry) bool {
+		if e.ipk != pk {
+			return false
+		}
+		if start != nil && e == *start {
+			return true
+		}
+		item := t.items[e.key]
+		ok, err := cond(item, b)
+		if err != nil {
+			walkErr = err
+			return false
+		}
+		if ok {
+			out.Items = append(out.Items, shallow(item))
+		}
+		out.ScannedCount++
+		if limit > 0 && int(out.ScannedCount) == limit {
+			out.LastEvaluatedKey = t.lastKey(ix, item)
+			return false
+		}
+		return true
+	}
+	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
+	switch {
+	case forward && start != nil:
+		ix.tree.AscendGreaterOrEqual(*start, visit)
+	case forward:
+		ix.tree.AscendGreaterOrEqual(entry{ipk: pk}, visit)
+	case start != nil:
+		ix.tree.DescendLessOrEqual(*start, visit)
+	default:
+		// pk+"\x00" is the least string above every sort key of pk.
+		ix.tree.DescendLessOrEqual(entry{ipk: pk + "\x00"}, visit)
+	}
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by Limit or by the table held in memory
+	return out, nil
+}
+
+// partitionValue reads the partition key's value out of a key condition,
+// which must begin "<hash key> = :value".
+func partitionValue(expr, hash string, b *bindings) (string, error) {
+	toks := tokenize(expr)
+	if len(toks) < 3 || toks[1] != "=" || (len(toks) > 3 && !strings.EqualFold(toks[3], "AND")) {
+		return "", validation("the key condition %q must begin with the partition key's equality", expr)
+	}
+	name, err := b.name(toks[0])
+	if err != nil {
+		return "", err
+	}
+	if name != hash {
+		return "", validation("the key condition %q must begin with the partition key %s", expr, hash)
+	}
+	v, err := b.value(toks[2])
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(*types.AttributeValueMemberS)
+	if !ok {
+		return "", validation("the partition key value must be a string")
+	}
+	return s.Value, nil
+}
+
+// startEntry turns an ExclusiveStartKey into the index row it names.
+func (t *table) startEntry(ix *index, m map[string]types.AttributeValue) (entry, error) {
+	k, err := t.keyOf(m, false)
+	if err != nil {
+		return entry{}, validation("the ExclusiveStartKey lacks the table key")
+	}
+	e, ok := ix.entryOf(k, m)
+	if !ok {
+		return entry{}, validation("the ExclusiveStartKey lacks the index key")
+	}
+	return e, nil
+}
+
+// lastKey is the LastEvaluatedKey of a page that stopped at item: the table
+// key plus, on an index, the index key.
+func (t *table) lastKey(ix *index, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	lk := map[string]types.AttributeValue{}
+	for _, name := range []string{t.primary.hash, t.primary.rng, ix.hash, ix.rng} {
+		if name != "" {
+			lk[name] = item[name]
+		}
+	}
+	return lk
+}
+
+// Scan reads the whole table in key order, from ExclusiveStartKey, up to
+// Limit items (all of them without one).
+func (db *DB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	if in.FilterExpression != nil || in.ProjectionExpression != nil || in.IndexName != nil || in.Segment != nil {
+		return nil, validation("Scan supports only TableName, Limit and ExclusiveStartKey")
+	}
+	limit := int(aws.ToInt32(in.Limit))
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	t, err := db.table(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.ScanOutput{Items: []map[string]types.AttributeValue{}}
+	from := entry{}
+	var skip *entry
+	if len(in.ExclusiveStartKey) > 0 {
+		k, err := t.keyOf(in.ExclusiveStartKey, true)
+		if err != nil {
+			return nil, err
+		}
+		from = entry{ipk: k.pk, isk: k.sk, key: k}
+		skip = &from
+	}
+	t.primary.tree.AscendGreaterOrEqual(from, func(e entry) bool {
+		if skip != nil && e == *skip {
+			return true
+		}
+		item := t.items[e.key]
+		out.Items = append(out.Items, shallow(item))
+		if limit > 0 && len(out.Items) == limit {
+			out.LastEvaluatedKey = t.lastKey(t.primary, item)
+			return false
+		}
+		return true
+	})
+	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by the table held in memory
+	out.ScannedCount = out.Count
+	return out, nil
+}

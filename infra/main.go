@@ -18,6 +18,9 @@ const (
 	ctxJWTIssuer   = "maasflow:jwtIssuer"
 	ctxJWTAudience = "maasflow:jwtAudience"
 	ctxAdminGroup  = "maasflow:adminGroup"
+	// ctxGroupsClaim names the token claim holding the caller's groups
+	// (default cognito:groups).
+	ctxGroupsClaim = "maasflow:adminGroupsClaim"
 	// The node-agent package and the task-signing public keys the
 	// bootstrap bundles carry.
 	ctxNodeAgentOCIRef    = "maasflow:nodeAgentOciRef"
@@ -85,7 +88,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		}
 	}
 	strs := map[string]string{}
-	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
+	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
 		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
@@ -119,6 +122,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		JWTIssuer:   strs[ctxJWTIssuer],
 		JWTAudience: lists[ctxJWTAudience],
 		AdminGroup:  strs[ctxAdminGroup],
+		GroupsClaim: strs[ctxGroupsClaim],
 		Cognito:     flags[ctxCognito],
 
 		NodeAgentOCIRef:    strs[ctxNodeAgentOCIRef],

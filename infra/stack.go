@@ -128,6 +128,9 @@ type MaasflowStackProps struct {
 	// AdminGroup is the token group that grants admin; empty means
 	// config.DefaultAdminGroup.
 	AdminGroup string
+	// GroupsClaim is the token claim listing the caller's groups; empty
+	// means cognito:groups.
+	GroupsClaim string
 	// Cognito creates a user pool for operators (with the admin group)
 	// when no JWT issuer is given.
 	Cognito bool
@@ -493,6 +496,9 @@ func (b *builder) function(name string) awslambda.Function {
 			adminGroup = config.DefaultAdminGroup
 		}
 		env[config.EnvAdminGroup] = jsii.String(adminGroup)
+		if b.props.GroupsClaim != "" {
+			env[config.EnvAdminGroupsClaim] = jsii.String(b.props.GroupsClaim)
+		}
 		if b.props.SecretsKMSKeyARN != "" {
 			env[config.EnvSecretsKMSKey] = jsii.String(b.props.SecretsKMSKeyARN)
 		}

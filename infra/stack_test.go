@@ -108,6 +108,7 @@ func TestStack(t *testing.T) {
 		ctxJWTIssuer:   testIssuer,
 		ctxJWTAudience: strings.Join(testAudience, ","),
 		ctxAdminGroup:  testAdminGroup,
+		ctxGroupsClaim: "groups",
 		// As cdk.json would give them.
 		ctxNodeAgentOCIRef:    testOCIRef,
 		ctxNodeAgentDigest:    testDigest,
@@ -195,6 +196,7 @@ func TestStack(t *testing.T) {
 				if fn == functionAPI {
 					assert.Equal(t, ref(smID), env[config.EnvOnboardingStateMachine])
 					assert.Equal(t, testAdminGroup, env[config.EnvAdminGroup])
+					assert.Equal(t, "groups", env[config.EnvAdminGroupsClaim])
 					assert.Equal(t, testKMSKey, env[config.EnvSecretsKMSKey])
 					assert.InDelta(t, apiTimeoutSec, p["Timeout"], 0)
 				} else {

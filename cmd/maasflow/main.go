@@ -57,6 +57,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runASL(ctx, args[1:], stdout, stderr)
 	case "connector":
 		return runConnector(ctx, args[1:], stdout, stderr)
+	case "login":
+		return runLogin(ctx, args[1:], stdout, stderr)
 	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit":
 		return runAdmin(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":

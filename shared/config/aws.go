@@ -24,6 +24,9 @@ const (
 	// EnvRequireHTTPS refuses plain-http MAAS URLs on the VPC path unless
 	// the site allows http on a private network ("true" on AWS).
 	EnvRequireHTTPS = "MAASFLOW_REQUIRE_HTTPS"
+	// EnvAdminGroupsClaim names the JWT claim that lists the caller's
+	// groups (default cognito:groups; "groups" for most OIDC issuers).
+	EnvAdminGroupsClaim = "MAASFLOW_ADMIN_GROUPS_CLAIM"
 	// EnvCABundle is the PEM CA bundle the enrollment API's certificate
 	// chains to.
 	EnvCABundle = "MAASFLOW_ENROLLMENT_CA_BUNDLE"

@@ -54,6 +54,7 @@ type Env struct {
 	RequireHTTPS    string
 	ConnectorQueues string
 	ConnectorTable  string
+	GroupsClaim     string
 }
 
 // LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
@@ -75,6 +76,7 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvRequireHTTPS, Target: &e.RequireHTTPS},
 		config.Var{Name: config.EnvConnectorQueuePrefix, Target: &e.ConnectorQueues},
 		config.Var{Name: config.EnvConnectorTable, Target: &e.ConnectorTable},
+		config.Var{Name: config.EnvAdminGroupsClaim, Target: &e.GroupsClaim},
 	)
 	return e, err
 }
@@ -157,7 +159,7 @@ func API(ctx context.Context) (http.Handler, error) {
 		Completer: c.flow,
 		Prober:    maas.SiteProber{},
 		Paths:     c.paths,
-		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),
+		Auth:      api.NewAPIGatewayJWT(c.env.GroupsClaim, c.env.AdminGroup),
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,

@@ -18,7 +18,10 @@ import (
 // queue keeps them 15 minutes and the table expires replies by TTL.
 const (
 	connectorRetention  = 15 // minutes a request waits in its queue
-	connectorVisibility = 30 // seconds a received request stays hidden
+	// connectorVisibility is how long a received request stays hidden:
+	// longer than any request's deadline (the functions time out at 60 s),
+	// so a request comes back only when its connector died with it.
+	connectorVisibility = 120
 	connectorMaxReceive = 5  // receives before a request goes to the DLQ
 )
 
@@ -115,8 +118,8 @@ func (b *builder) connectorUsers() {
 		})
 		awscdk.Tags_Of(user).Add(jsii.String(config.SiteTagKey), jsii.String(site), nil)
 		user.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility",
-				"sqs:GetQueueAttributes"),
+			// What sqsrelay.Link calls: receive and delete, nothing else.
+			Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage"),
 			Resources: jsii.Strings(*c.queues[site].QueueArn()),
 		}))
 		user.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -770,7 +770,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
 		connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
 		add(userID, "its site's queue", refersTo(queueID),
-			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes")
+			"sqs:ReceiveMessage", "sqs:DeleteMessage")
 		add(userID, "its site's replies", refersTo(connTableID), "dynamodb:PutItem")
 	}
 

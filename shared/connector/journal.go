@@ -25,7 +25,13 @@ type Journal struct {
 	entries   map[string]*journalEntry
 	retention time.Duration
 	now       func() time.Time
+	// appended counts lines written since the last compaction.
+	appended int
 }
+
+// compactEvery is how many appended lines trigger a compaction, so the
+// file of a connector running for months stays small.
+var compactEvery = 10000
 
 // JournalRetention is how long a journal keeps an entry: far longer than
 // a request may wait in its queue (15 minutes) plus its visibility timeout.
@@ -65,6 +71,12 @@ func OpenJournal(dir string, now func() time.Time) (*Journal, error) {
 	}
 	if err := j.compact(); err != nil {
 		return nil, err
+	}
+	// Entries from the file that were never finished were interrupted.
+	for _, e := range j.entries {
+		if !e.Done {
+			e.Reply = nil
+		}
 	}
 	return j, nil
 }
@@ -110,7 +122,11 @@ func (j *Journal) compact() error {
 			delete(j.entries, id)
 			continue
 		}
-		b, err := json.Marshal(e)
+		stored := *e
+		if stored.Reply == runningMarker {
+			stored.Reply = nil // begun here and still running: a begin line
+		}
+		b, err := json.Marshal(&stored)
 		if err != nil {
 			_ = f.Close()
 			return fmt.Errorf("journal: %w", err)
@@ -131,16 +147,14 @@ func (j *Journal) compact() error {
 	if err := os.Rename(tmp, j.path); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
+	if j.file != nil {
+		_ = j.file.Close()
+	}
 	j.file, err = os.OpenFile(j.path, os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	// Entries from the file that were never finished were interrupted.
-	for _, e := range j.entries {
-		if !e.Done {
-			e.Reply = nil
-		}
-	}
+	j.appended = 0
 	return nil
 }
 
@@ -163,12 +177,14 @@ func (j *Journal) Begin(id string) (int, Response, error) {
 			return BeginInterrupted, Response{}, nil
 		}
 	}
-	e := &journalEntry{ID: id, At: j.now()}
-	if err := j.append(e); err != nil {
+	// In the map before the line is written: a compaction the append
+	// triggers must keep this begin.
+	e := &journalEntry{ID: id, At: j.now(), Reply: runningMarker}
+	j.entries[id] = e
+	if err := j.append(&journalEntry{ID: id, At: e.At}); err != nil {
+		delete(j.entries, id)
 		return 0, Response{}, err
 	}
-	e.Reply = runningMarker
-	j.entries[id] = e
 	return BeginNew, Response{}, nil
 }
 
@@ -177,10 +193,12 @@ func (j *Journal) Finish(id string, reply Response) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	e := &journalEntry{ID: id, At: j.now(), Done: true, Reply: &reply}
+	prev := j.entries[id]
+	j.entries[id] = e
 	if err := j.append(e); err != nil {
+		j.entries[id] = prev
 		return err
 	}
-	j.entries[id] = e
 	return nil
 }
 
@@ -195,6 +213,9 @@ func (j *Journal) append(e *journalEntry) error {
 	// The begin must be on disk before MAAS sees the request.
 	if err := j.file.Sync(); err != nil {
 		return fmt.Errorf("journal: %w", err)
+	}
+	if j.appended++; j.appended >= compactEvery {
+		return j.compact()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -214,8 +215,12 @@ func TestRequestsAreRefusedOrExpired(t *testing.T) {
 		assert.Equal(t, c.want, resp.Error.Kind, c.req.ID)
 	}
 	assert.EqualValues(t, 0, maas.calls.Load(), "nothing reached MAAS")
+	assert.Eventually(t, func() bool {
+		link.mu.Lock()
+		defer link.mu.Unlock()
+		return link.acks == len(cases)
+	}, 5*time.Second, 5*time.Millisecond, "every refused request is removed from the queue")
 	link.mu.Lock()
-	assert.Equal(t, len(cases), link.acks, "every refused request is removed from the queue")
 	assert.NotEmpty(t, link.beats)
 	assert.Equal(t, "v1.0.0", link.beats[0].Version)
 	link.mu.Unlock()
@@ -328,4 +333,43 @@ func TestFailureErrorIsANetTimeout(t *testing.T) {
 	require.True(t, errors.As(err, &ne))
 	assert.True(t, ne.Timeout())
 	assert.False(t, (&connector.ConnectorFailureError{Failure: connector.Failure{Kind: connector.FailUnreachable}}).Timeout())
+}
+
+func TestJournalCompactsAndKeepsWhatItMust(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	defer connector.SetCompactEvery(50)()
+	j, err := connector.OpenJournal(dir, clock)
+	require.NoError(t, err)
+	for i := range 60 { // 120 lines: two compactions on the way
+		id := "m-" + strconv.Itoa(i)
+		_, _, err := j.Begin(id)
+		require.NoError(t, err)
+		require.NoError(t, j.Finish(id, connector.Response{ID: id, Status: 200}))
+	}
+	state, _, err := j.Begin("running")
+	require.NoError(t, err)
+	require.Equal(t, connector.BeginNew, state)
+	require.NoError(t, j.Close())
+
+	now = now.Add(time.Hour)
+	j, err = connector.OpenJournal(dir, clock)
+	require.NoError(t, err)
+	state, reply, err := j.Begin("m-59")
+	require.NoError(t, err)
+	assert.Equal(t, connector.BeginDone, state)
+	assert.Equal(t, 200, reply.Status)
+	state, _, err = j.Begin("running")
+	require.NoError(t, err)
+	assert.Equal(t, connector.BeginInterrupted, state, "begun and never finished before the restart")
+	require.NoError(t, j.Close())
+
+	now = now.Add(connector.JournalRetention + time.Minute)
+	j, err = connector.OpenJournal(dir, clock)
+	require.NoError(t, err)
+	defer func() { _ = j.Close() }()
+	state, _, err = j.Begin("m-1")
+	require.NoError(t, err)
+	assert.Equal(t, connector.BeginNew, state, "entries older than the retention are dropped")
 }

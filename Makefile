@@ -93,8 +93,8 @@ localstack-deploy: ## build, then deploy the dev stage to LocalStack with cdkloc
 	AWS_ENDPOINT_URL=$(LOCALSTACK_URL) $(CDKLOCAL) deploy --require-approval never -c maasflow:stage=dev \
 		-c maasflow:connectorSites=localstack-site $(CDK_ARGS)
 
-localstack-test: ## the AWS-transport tests (tag localstack) against $(LOCALSTACK_URL)
-	MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/
+localstack-test: ## the e2e suite and the AWS-transport tests with the connector on LocalStack's SQS and DynamoDB
+	MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/ ./test/e2e/
 
 localstack-down: ## stop LocalStack
 	docker compose -f localstack/compose.yaml down

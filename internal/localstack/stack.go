@@ -46,6 +46,13 @@ type Config struct {
 	TimeScale  float64 // 1 = real time
 	DataDir    string  // state that survives a restart
 	AdminToken string  // bearer token of the admin API; empty generates one
+	// ConnectorRelay, when set, carries connector sites' requests instead
+	// of the built-in long-poll broker (the e2e suite against LocalStack's
+	// SQS and DynamoDB); it must also read heartbeats.
+	ConnectorRelay interface {
+		connector.Relay
+		connector.StatusReader
+	}
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -162,6 +169,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.Connectors = connector.NewBroker(connectorKey, time.Now)
 	s.closers = append(s.closers, func() error { s.Connectors.Close(); return nil })
 	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors}
+	if cfg.ConnectorRelay != nil {
+		paths.Relay, paths.Status = cfg.ConnectorRelay, cfg.ConnectorRelay
+	}
 
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.

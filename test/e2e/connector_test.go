@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/internal/localstack"
 )
 
 var (
@@ -52,22 +54,30 @@ func maasflowBinary(t *testing.T) string {
 
 // startConnector runs `maasflow connector` for site in front of the
 // simulator, with the simulator's API key kept in the connector's own
-// key file, and waits for its banner.
-func (e *env) startConnector(site string) *syncBuffer {
+// key file, and waits for its banner. With aws set it uses the SQS and
+// DynamoDB transport on LocalStack, else the local long-poll endpoint.
+func (e *env) startConnector(site string, aws *awsTransport) *syncBuffer {
 	e.t.Helper()
 	bin := maasflowBinary(e.t)
-	tokenOut := e.call("GET", e.stack.APIURL+"/_connector/v1/token?site="+site, e.stack.AdminToken, nil, http.StatusOK)
-	token, _ := tokenOut["token"].(string)
-	require.NotEmpty(e.t, token)
-
 	dir := e.t.TempDir()
 	keyFile := filepath.Join(dir, "maas.key")
 	require.NoError(e.t, os.WriteFile(keyFile, []byte(e.stack.SimAPIKey+"\n"), 0o600))
+	args := []string{"connector", "--site", site, "--maas-url", e.stack.SimURL, "--maas-api-key-file", keyFile,
+		"--state-dir", filepath.Join(dir, "state"), "--log-level", "debug"}
+	environ := os.Environ()
+	if aws != nil {
+		args = append(args, "--queue-url", aws.queueFor(e.t, site), "--table", aws.table)
+		environ = append(environ, aws.environ()...)
+	} else {
+		tokenOut := e.call("GET", e.stack.APIURL+"/_connector/v1/token?site="+site, e.stack.AdminToken, nil, http.StatusOK)
+		token, _ := tokenOut["token"].(string)
+		require.NotEmpty(e.t, token)
+		args = append(args, "--endpoint", e.stack.APIURL)
+		environ = append(environ, "MAASFLOW_CONNECTOR_TOKEN="+token)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "connector",
-		"--site", site, "--maas-url", e.stack.SimURL, "--maas-api-key-file", keyFile,
-		"--endpoint", e.stack.APIURL, "--state-dir", filepath.Join(dir, "state"), "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "MAASFLOW_CONNECTOR_TOKEN="+token)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = environ
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	logs := &syncBuffer{}
@@ -103,9 +113,19 @@ func (e *env) startConnector(site string) *syncBuffer {
 // TestOnboardingThroughTheSiteConnector onboards a simulated host with
 // every MAAS call and pre-deploy fetch going through a real `maasflow
 // connector` process that keeps the MAAS API key: maasflow never holds it.
+//
+// With $MAASFLOW_LOCALSTACK_URL set (make localstack-up), the same test
+// runs the AWS transport: SQS request queue and DynamoDB reply table on
+// LocalStack, the connector process using them with the AWS SDK.
 func TestOnboardingThroughTheSiteConnector(t *testing.T) {
 	t.Parallel()
-	e := startStack(t)
+	aws := localStackTransport(t)
+	var e *env
+	if aws != nil {
+		e = startStackWith(t, localstack.Config{ConnectorRelay: aws.relay})
+	} else {
+		e = startStack(t)
+	}
 	policy := map[string]any{"bootstrap": e.stack.SiteBootstrap}
 	site := e.admin("POST", "/api/v1/admin/maas-sites", map[string]any{
 		"name": "edge-1", "maas_url": e.stack.SimURL, "policy": policy, "connectivity": "connector",
@@ -124,7 +144,7 @@ func TestOnboardingThroughTheSiteConnector(t *testing.T) {
 	assert.Equal(t, false, conn["online"], "probe: %v", probe)
 	assert.Contains(t, probe["error"], "never reported")
 
-	connLogs := e.startConnector(siteID)
+	connLogs := e.startConnector(siteID, aws)
 	probe = e.waitProbe(siteID)
 	conn, _ = probe["connector"].(map[string]any)
 	require.NotNil(t, conn, "probe: %v", probe)

@@ -17,12 +17,12 @@ import (
 // under its own site's partition key. Requests are short-lived, so the
 // queue keeps them 15 minutes and the table expires replies by TTL.
 const (
-	connectorRetention  = 15 // minutes a request waits in its queue
+	connectorRetention = 15 // minutes a request waits in its queue
 	// connectorVisibility is how long a received request stays hidden:
 	// longer than any request's deadline (the functions time out at 60 s),
 	// so a request comes back only when its connector died with it.
 	connectorVisibility = 120
-	connectorMaxReceive = 5  // receives before a request goes to the DLQ
+	connectorMaxReceive = 5 // receives before a request goes to the DLQ
 )
 
 type connectorResources struct {

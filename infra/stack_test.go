@@ -522,13 +522,13 @@ func TestProductionSettingsRequired(t *testing.T) {
 	assert.Contains(t, err.Error(), "enrollment API URL (https://…)")
 	assert.NotContains(t, err.Error(), ctxNodeAgentOCIRef)
 
-	assert.NoError(t, (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
+	require.NoError(t, (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
 		NodeAgentDigest: testDigest, CABundle: testCA, EnrollmentAPIURL: testEnrollURL}).Validate())
-	assert.NoError(t, (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets}).Validate())
+	require.NoError(t, (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets}).Validate())
 
 	for _, stage := range []string{"", "Prod", "prod-eu", "averyveryverylongstage"} {
 		err := (&MaasflowStackProps{Stage: stage, Sources: src, AssetDir: assets}).Validate()
-		assert.ErrorContains(t, err, "stage", "stage %q", stage)
+		require.ErrorContains(t, err, "stage", "stage %q", stage)
 	}
 	err = (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets,
 		VPC: &VPCConfig{VPCID: "x", SubnetIDs: []string{"y"}, MAASCIDRs: []string{"10.0.0.0/33"}}}).Validate()
@@ -544,7 +544,7 @@ func TestEveryFunctionDeclaresItsAccess(t *testing.T) {
 	fns, err := DiscoverFunctions(filepath.Join("..", functionsDir))
 	require.NoError(t, err)
 	require.NoError(t, unlistedFunctions(fns))
-	assert.ErrorContains(t, unlistedFunctions([]string{"api", "decommission-machine"}),
+	require.ErrorContains(t, unlistedFunctions([]string{"api", "decommission-machine"}),
 		"functions/decommission-machine: no entry in functionAccess")
 }
 
@@ -584,7 +584,7 @@ func TestContextValues(t *testing.T) {
 			app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 			got, err := contextList(app, ctxJWTAudience)
 			if tt.wantErr != "" {
-				assert.ErrorContains(t, err, tt.wantErr)
+				require.ErrorContains(t, err, tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
@@ -599,12 +599,12 @@ func TestContextValues(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "ops", got)
 		_, err = contextString(app, ctxStage)
-		assert.ErrorContains(t, err, "must be a string")
+		require.ErrorContains(t, err, "must be a string")
 		on, err := contextBool(app, ctxImportTable)
 		require.NoError(t, err)
 		assert.True(t, on)
 		_, err = contextBool(app, ctxCognito)
-		assert.ErrorContains(t, err, "must be true or false")
+		require.ErrorContains(t, err, "must be true or false")
 	})
 }
 
@@ -628,7 +628,7 @@ func TestInvalidPropsFailSynthesis(t *testing.T) {
 // parses, each of its placeholders has a function under functions/, every
 // function declares its access, and functions/api exists.
 func TestRepositoryIsDeployable(t *testing.T) {
-	assert.NoError(t, repositoryProblem(t))
+	require.NoError(t, repositoryProblem(t))
 }
 
 func repositoryProblem(t *testing.T) error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestConnectorFlags(t *testing.T) {
@@ -42,7 +43,7 @@ func TestConnectorFlags(t *testing.T) {
 func TestConnectorRefusesABadKeyFileWithoutEchoingIt(t *testing.T) {
 	t.Setenv(envConnectorToken, "tok")
 	key := filepath.Join(t.TempDir(), "maas.key")
-	assert.NoError(t, os.WriteFile(key, []byte("not-a-key-secretvalue"), 0o600))
+	require.NoError(t, os.WriteFile(key, []byte("not-a-key-secretvalue"), 0o600))
 	var out, errOut bytes.Buffer
 	code := runConnector(context.Background(), []string{"--site", "s", "--maas-url", "http://m/MAAS", "--endpoint", "http://x",
 		"--maas-api-key-file", key, "--state-dir", t.TempDir()}, &out, &errOut)

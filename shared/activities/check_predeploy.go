@@ -155,10 +155,10 @@ func (a *Activities) fetch(ctx context.Context, doer HTTPDoer, url string) ([]by
 // when the MAAS connector offers one (SiteConnector.SiteHTTP), else Deps.HTTP.
 func (a *Activities) siteHTTP(ctx context.Context, siteID string) (HTTPDoer, error) {
 	if sh, ok := a.d.MAAS.(interface {
-		SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, error)
+		SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, bool, error)
 	}); ok {
-		doer, err := sh.SiteHTTP(ctx, siteID)
-		if err != nil || doer != nil {
+		doer, own, err := sh.SiteHTTP(ctx, siteID)
+		if err != nil || own {
 			return doer, err
 		}
 	}

@@ -77,7 +77,7 @@ func (c *SiteConnector) viaPath(ctx context.Context, site domain.Site) (MAAS, er
 	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, site.ID)
 	var missing *secrets.SecretNotFoundError
 	switch {
-	case err != nil && !(site.ThroughConnector() && errors.As(err, &missing)):
+	case err != nil && (!site.ThroughConnector() || !errors.As(err, &missing)):
 		return nil, credentialsError(site.ID, err)
 	case !site.ThroughConnector() && creds.MAASAPIKey.Reveal() == "":
 		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: "the MAAS API key is empty"}
@@ -93,26 +93,26 @@ func (c *SiteConnector) viaPath(ctx context.Context, site domain.Site) (MAAS, er
 	return client, nil
 }
 
-// SiteHTTP returns the HTTP client the site's pre-deploy fetch checks run
-// through: the site's connector for a connector site, nil (the default
-// client) otherwise.
-func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, error) {
+// SiteHTTP returns the HTTP client a connector site's pre-deploy fetch
+// checks run through, its connector; false when the site uses the default
+// client.
+func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, bool, error) {
 	if c.paths == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	site, err := c.sites.GetSite(ctx, siteID)
 	if err != nil {
-		return nil, storeError("read site "+siteID, err)
+		return nil, false, storeError("read site "+siteID, err)
 	}
-	hc, err := c.paths.FetchClient(site)
+	hc, ok, err := c.paths.FetchClient(site)
 	var unreachable *connector.NotReachableError
-	if errors.As(err, &unreachable) {
-		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: unreachable.Reason}
+	switch {
+	case errors.As(err, &unreachable):
+		return nil, false, &SiteCredentialsError{SiteID: site.ID, Reason: unreachable.Reason}
+	case err != nil || !ok:
+		return nil, false, err
 	}
-	if err != nil || hc == nil {
-		return nil, err
-	}
-	return hc, nil
+	return hc, true, nil
 }
 
 // NewMAASClient is the connector's client factory over the real MAAS API 2.0

@@ -51,20 +51,20 @@ func TestSiteConnectorChoosesThePath(t *testing.T) {
 	require.Error(t, err)
 
 	// The fetch checks of a connector site go through the connector.
-	doer, err := c.SiteHTTP(ctx, "edge")
+	doer, own, err := c.SiteHTTP(ctx, "edge")
 	require.NoError(t, err)
-	require.NotNil(t, doer)
+	require.True(t, own)
 	req, _ := http.NewRequestWithContext(short, http.MethodGet, "http://bootstrap.edge/site.sh", nil)
 	_, err = doer.Do(req)
-	assert.Error(t, err, "no connector for the site answers")
-	direct, err := c.SiteHTTP(ctx, "vpc-http")
+	require.Error(t, err, "no connector for the site answers")
+	_, own, err = c.SiteHTTP(ctx, "vpc-http")
 	require.NoError(t, err)
-	assert.Nil(t, direct, "a vpc site fetches with the default client")
+	assert.False(t, own, "a vpc site fetches with the default client")
 
 	// A connector site without credentials at all still builds (the key
 	// stays with the connector); the BMC account is read where needed.
 	_, err = c.ForSite(ctx, "lost")
-	assert.NoError(t, err)
+	require.NoError(t, err)
 }
 
 func TestSiteConnectorVPCPathOverHTTPS(t *testing.T) {
@@ -76,5 +76,5 @@ func TestSiteConnectorVPCPathOverHTTPS(t *testing.T) {
 	c := activities.NewSiteConnector(siteMap{"dc1": {ID: "dc1", MAASURL: srv.URL + "/MAAS"}}, store, activities.NewMAASClient).
 		WithPaths(&connector.Paths{RequireHTTPS: true})
 	_, err := c.ForSite(ctx, "dc1")
-	assert.NoError(t, err, "https passes the rule")
+	require.NoError(t, err, "https passes the rule")
 }

@@ -86,7 +86,7 @@ func TestProbeShowsTheConnector(t *testing.T) {
 	assert.Equal(t, "v1.2.3", conn["version"])
 	assert.Equal(t, true, conn["online"])
 	assert.NotEmpty(t, conn["last_heartbeat"])
-	assert.Equal(t, "", paths.key, "no credentials: the connector holds the key")
+	assert.Empty(t, paths.key, "no credentials: the connector holds the key")
 	assert.Equal(t, id, paths.site.ID)
 
 	got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/maas-sites/"+id, nil)

@@ -57,6 +57,7 @@ func newRelayRig(b *testing.B) *relayRig {
 // call is one MAAS API call (GET machines/?hostname=…, the call every
 // activity's machine read makes) with a 10 s deadline.
 func call(b *testing.B, c *maas.Client) time.Duration {
+	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -70,20 +70,20 @@ func (p *Paths) MAASClient(ctx context.Context, site domain.Site, apiKey domain.
 	return maas.NewClient(site.MAASURL, apiKey, opts...)
 }
 
-// FetchClient returns the HTTP client the site's pre-deploy fetch checks
-// use: nil for a direct site (the caller's own), the connector for a
-// connector site, so the checks run from the site's network.
-func (p *Paths) FetchClient(site domain.Site) (*http.Client, error) {
+// FetchClient returns the HTTP client a connector site's pre-deploy fetch
+// checks use, its connector, so they run from the site's network; false
+// for a direct site, whose checks use the caller's own client.
+func (p *Paths) FetchClient(site domain.Site) (*http.Client, bool, error) {
 	if !site.ThroughConnector() {
-		return nil, nil
+		return nil, false, nil
 	}
 	if p.Relay == nil {
-		return nil, &NotReachableError{SiteID: site.ID, Reason: "the site uses a connector, and this deployment has no connector transport for it"}
+		return nil, false, &NotReachableError{SiteID: site.ID, Reason: "the site uses a connector, and this deployment has no connector transport for it"}
 	}
 	return &http.Client{
 		Transport:     &Transport{Relay: p.Relay, Site: site.ID, Kind: KindFetch},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
+	}, true, nil
 }
 
 // CheckDirect enforces the VPC path's transport rule: with RequireHTTPS, a

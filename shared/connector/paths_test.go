@@ -40,7 +40,7 @@ func TestCheckDirectRequiresHTTPSUnlessPrivateAndAllowed(t *testing.T) {
 	for _, tt := range tests {
 		err := p.CheckDirect(context.Background(), domain.Site{ID: "s1", MAASURL: tt.url, AllowHTTP: tt.allowHTTP})
 		if tt.wantErr == "" {
-			assert.NoError(t, err, tt.url)
+			require.NoError(t, err, tt.url)
 			continue
 		}
 		var nr *connector.NotReachableError
@@ -48,7 +48,7 @@ func TestCheckDirectRequiresHTTPSUnlessPrivateAndAllowed(t *testing.T) {
 		assert.Contains(t, nr.Reason, tt.wantErr, tt.url)
 	}
 	// Local mode does not require https.
-	assert.NoError(t, (&connector.Paths{}).CheckDirect(context.Background(), domain.Site{MAASURL: "http://8.8.8.8/MAAS"}))
+	require.NoError(t, (&connector.Paths{}).CheckDirect(context.Background(), domain.Site{MAASURL: "http://8.8.8.8/MAAS"}))
 }
 
 func TestConnectorSiteWithoutTransport(t *testing.T) {
@@ -58,9 +58,9 @@ func TestConnectorSiteWithoutTransport(t *testing.T) {
 	var nr *connector.NotReachableError
 	require.ErrorAs(t, err, &nr)
 	assert.Contains(t, nr.Reason, "no connector transport")
-	_, err = p.FetchClient(site)
+	_, _, err = p.FetchClient(site)
 	require.ErrorAs(t, err, &nr)
-	hc, err := p.FetchClient(domain.Site{ID: "s2"})
-	assert.NoError(t, err)
-	assert.Nil(t, hc, "a vpc site fetches with the caller's own client")
+	_, own, err := p.FetchClient(domain.Site{ID: "s2"})
+	require.NoError(t, err)
+	assert.False(t, own, "a vpc site fetches with the caller's own client")
 }

@@ -2,7 +2,6 @@ package connector_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -288,7 +287,7 @@ func TestTransportOverTheLocalBroker(t *testing.T) {
 	req2, _ := http.NewRequestWithContext(ctx2, http.MethodGet, "http://maas/MAAS/api/2.0/version/", nil)
 	_, err = hc2.Do(req2)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestBrokerAuthenticatesEachSite(t *testing.T) {
@@ -299,10 +298,10 @@ func TestBrokerAuthenticatesEachSite(t *testing.T) {
 
 	bad := &connector.HTTPLink{Endpoint: srv.URL, Token: "s1." + strings.Repeat("0", 64), Wait: time.Second}
 	_, err := bad.Receive(context.Background())
-	assert.ErrorContains(t, err, "401")
+	require.ErrorContains(t, err, "401")
 	forged := &connector.HTTPLink{Endpoint: srv.URL, Token: "s2." + strings.SplitN(broker.Token("s1"), ".", 2)[1], Wait: time.Second}
 	_, err = forged.Receive(context.Background())
-	assert.ErrorContains(t, err, "401", "a token names one site only")
+	require.ErrorContains(t, err, "401", "a token names one site only")
 
 	// s2's connector cannot answer s1's request.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -317,20 +316,20 @@ func TestBrokerAuthenticatesEachSite(t *testing.T) {
 	// Either the request is not registered yet (accepted and ignored) or
 	// it belongs to another site (forbidden); it is never delivered.
 	if err != nil {
-		assert.ErrorContains(t, err, "403")
+		require.ErrorContains(t, err, "403")
 	}
 	s1 := &connector.HTTPLink{Endpoint: srv.URL, Token: broker.Token("s1"), Wait: time.Second}
 	ds, err := s1.Receive(context.Background())
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	require.NoError(t, s1.Reply(context.Background(), connector.Response{ID: "r1", Status: 204}))
-	assert.NoError(t, <-got)
+	require.NoError(t, <-got)
 }
 
 func TestFailureErrorIsANetTimeout(t *testing.T) {
 	var ne net.Error
 	err := error(&connector.ConnectorFailureError{Site: "s", Failure: connector.Failure{Kind: connector.FailTimeout}})
-	require.True(t, errors.As(err, &ne))
+	require.ErrorAs(t, err, &ne)
 	assert.True(t, ne.Timeout())
 	assert.False(t, (&connector.ConnectorFailureError{Failure: connector.Failure{Kind: connector.FailUnreachable}}).Timeout())
 }

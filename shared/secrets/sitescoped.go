@@ -17,7 +17,7 @@ import (
 // siteSecretPrefix and siteSecretSuffix frame a site's credentials name
 // (domain.SiteCredentialsSecretName).
 const (
-	siteSecretPrefix = "maasflow/sites/"
+	siteSecretPrefix = "maasflow/sites/" //nolint:gosec // G101: a secret name prefix, not a credential
 	siteSecretSuffix = "/credentials"
 )
 

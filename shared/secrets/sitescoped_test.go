@@ -47,7 +47,7 @@ func TestSiteScopedUsesOneSessionPerSite(t *testing.T) {
 	assert.Equal(t, 2, sessions, "sessions are reused per site")
 
 	_, err := s.Get(ctx, "maasflow/other")
-	assert.ErrorContains(t, err, "only site credentials")
+	require.ErrorContains(t, err, "only site credentials")
 	assert.Len(t, names, 3, "nothing sent for a name that is not a site's")
 }
 
@@ -75,5 +75,5 @@ func TestPrefixedAndSplit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v", string(got))
 	_, err = secrets.Split{}.Get(ctx, "n")
-	assert.Error(t, err)
+	require.Error(t, err)
 }

@@ -22,7 +22,7 @@ import (
 var (
 	buildOnce sync.Once
 	binary    string
-	buildErr  error
+	errBuild  error
 	buildLog  []byte
 )
 
@@ -41,14 +41,14 @@ func maasflowBinary(t *testing.T) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "maasflow-e2e-")
 		if err != nil {
-			buildErr = err
+			errBuild = err
 			return
 		}
 		binary = filepath.Join(dir, "maasflow")
-		cmd := exec.Command(goTool, "build", "-o", binary, "github.com/maasflow/maasflow/cmd/maasflow")
-		buildLog, buildErr = cmd.CombinedOutput()
+		cmd := exec.Command(goTool, "build", "-o", binary, "github.com/maasflow/maasflow/cmd/maasflow") //nolint:gosec,noctx // G204: the go tool from PATH building this module
+		buildLog, errBuild = cmd.CombinedOutput()
 	})
-	require.NoError(t, buildErr, "go build: %s", buildLog)
+	require.NoError(t, errBuild, "go build: %s", buildLog)
 	return binary
 }
 
@@ -76,7 +76,7 @@ func (e *env) startConnector(site string, aws *awsTransport) *syncBuffer {
 		environ = append(environ, "MAASFLOW_CONNECTOR_TOKEN="+token)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // G204: the binary this test just built
 	cmd.Env = environ
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second

@@ -145,7 +145,7 @@ func TestRelayOverSQSAndDynamoDB(t *testing.T) {
 	defer scancel()
 	_, err = relay.Do(short, connector.Request{ID: "r3", Site: "site-b", Kind: connector.KindMAAS, Method: "GET",
 		URL: "version/", Deadline: time.Now().Add(150 * time.Millisecond)})
-	assert.ErrorIs(t, err, connector.ErrNoReply)
+	require.ErrorIs(t, err, connector.ErrNoReply)
 	q.mu.Lock()
 	assert.Len(t, q.queues[prefix+"site-b"], 1, "sent to site-b's own queue")
 	q.mu.Unlock()

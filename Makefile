@@ -11,7 +11,7 @@ LINT      := $(GO) tool -modfile=tools.mod golangci-lint
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate go-test clean
+.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate go-test fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -19,7 +19,7 @@ help: ## list the targets
 run: ## start the embedded stack with the MAAS simulator and demo data
 	$(GO) run ./cmd/maasflow local --demo
 
-test: lint asl-validate go-test ## lint, asl-validator, go test -race ./...
+test: lint asl-validate go-test fuzz ## lint, asl-validator, go test -race ./..., bounded fuzzing
 
 fmt-check: ## fail when a Go file is not gofmt-clean
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*')); \
@@ -53,6 +53,17 @@ asl-validate: $(NODE_BIN)/asl-validator ## validate statemachines/*.asl.json wit
 
 go-test: ## go test -race ./...
 	$(GO) test -race -count=1 ./...
+
+# Every fuzz target's seeds run in go-test; this also mutates them for
+# FUZZTIME each. go test -fuzz takes one target per run: two runs at a time,
+# one worker each, keep the whole step near 20 s.
+FUZZ_PKGS := ./shared/api
+FUZZTIME  ?= 1s
+fuzz: ## run each request-decoder fuzz target for FUZZTIME (default 1s)
+	@set -e; for pkg in $(FUZZ_PKGS); do \
+		$(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' | \
+			xargs -P 2 -I{} sh -c 'echo "fuzz $$1 $$2"; out=$$($(GO) test -run "^\$$" -fuzz "^$$2\$$" -fuzztime $(FUZZTIME) -parallel 1 $$1 2>&1) || { echo "$$out"; exit 255; }' _ $$pkg {}; \
+	done
 
 bench: ## run the benchmarks recorded in docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -48,8 +48,9 @@ var functionAccess = map[string]access{
 	"recover-deploy":          {maas: true},
 	functionAwaitEnrollment:   {completeTask: true},
 	"check-completion-gates":  {maas: true},
-	// reconcile is the scheduled drift check of the blueprint: it reads MAAS.
-	"reconcile":         {maas: true},
+	// reconcile (infra/reconcile.go) reads MAAS and publishes drift events;
+	// it also describes onboarding executions, granted with its state machine.
+	functionReconcile:   {maas: true, publish: true},
 	"finish-onboarding": {publish: true},
 }
 

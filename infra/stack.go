@@ -289,6 +289,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.functions()
 	b.siteSecretsRole()
 	b.stateMachine()
+	b.reconcile()
 	b.routes()
 	b.connectorUsers()
 	b.operate()

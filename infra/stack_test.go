@@ -126,14 +126,14 @@ func TestStack(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(1))
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(stateMachines(fns))))
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineName":     "maasflow-prod-onboarding",
 			"StateMachineType":     "STANDARD",
 			"TracingConfiguration": map[string]any{"Enabled": true},
 			"LoggingConfiguration": map[string]any{"Level": "ERROR", "IncludeExecutionData": false},
 		})
-		_, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		_, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		def, ok := sm.Properties["DefinitionString"].(string)
 		require.True(t, ok, "DefinitionString is inlined, not an S3 asset: %v", sm.Properties["DefinitionString"])
 		assert.JSONEq(t, string(asl), def)
@@ -145,7 +145,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("substitutions cover every placeholder", func(t *testing.T) {
-		_, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		_, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		subs, _ := sm.Properties["DefinitionSubstitutions"].(map[string]any)
 		placeholders := placeholderRE.FindAllStringSubmatch(string(asl), -1)
 		require.NotEmpty(t, placeholders)
@@ -171,7 +171,7 @@ func TestStack(t *testing.T) {
 		tableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
 		connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
 		busID, _ := cfn.one(t, "AWS::Events::EventBus")
-		smID, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		smName, _ := sm.Properties["StateMachineName"].(string)
 		require.NotEmpty(t, smName, "the state machine has a fixed name")
 		secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
@@ -206,7 +206,7 @@ func TestStack(t *testing.T) {
 					assert.Contains(t, string(arn), `":stateMachine:`+smName+`"`)
 					assert.NotContains(t, string(arn), smID)
 					assert.NotContains(t, env, config.EnvSecretsKMSKey)
-					assert.InDelta(t, activityTimeoutSec, p["Timeout"], 0)
+					assert.InDelta(t, functionTimeout(fn), p["Timeout"], 0)
 				}
 				if acc.maas {
 					assert.Equal(t, map[string]any{"Fn::GetAtt": []any{secretsRoleID, "Arn"}}, env[config.EnvSiteSecretsRole])
@@ -232,6 +232,8 @@ func TestStack(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("reconcile state machine and schedule", func(t *testing.T) { checkReconcile(t, cfn, fns) })
 
 	t.Run("every grant is one a principal needs", func(t *testing.T) {
 		checkGrants(t, cfn, expectedGrants(t, cfn, fns, true))
@@ -719,7 +721,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		tableMatch = refersTo(tableID)
 	}
 	busID, _ := cfn.one(t, "AWS::Events::EventBus")
-	smID, _ := cfn.one(t, "AWS::StepFunctions::StateMachine")
+	smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
 	stage := testStage
 	if !full {
@@ -774,6 +776,10 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		add(userID, "its site's replies", refersTo(connTableID), "dynamodb:PutItem")
 	}
 
+	if slices.Contains(fns, functionReconcile) {
+		out = append(out, reconcileGrants(t, cfn, smName)...)
+	}
+
 	smRole := cfn.smRole(t)
 	src, err := LoadSources("..")
 	require.NoError(t, err)
@@ -793,6 +799,36 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
 		add(smRole, "the table", tableMatch, tableActions...)
+	}
+	return out
+}
+
+// reconcileGrants are the grants of the reconcile state machine, its
+// schedule, and the api's and the reconcile function's extra grants.
+func reconcileGrants(t *testing.T, cfn *cfnTemplate, onboarding string) []grant {
+	t.Helper()
+	smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "ReconcileStateMachine")
+	smRole, _ := getAtt(sm.Properties["RoleArn"])
+	fnID, _ := cfn.byID(t, "AWS::Lambda::Function", CamelCase(functionReconcile)+"Function")
+	fnRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionReconcile)+"Role")
+	apiRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionAPI)+"Role")
+	out := []grant{
+		{principal: fnRole, action: "states:DescribeExecution", what: "onboarding executions", match: containsAll(":execution:" + onboarding + ":*")},
+		{principal: smRole, action: "lambda:InvokeFunction", what: "the reconcile function", match: refersTo(fnID)},
+		{principal: apiRole, action: "states:StartExecution", what: "the reconcile state machine", match: refersTo(smID)},
+	}
+	for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"} {
+		out = append(out, grant{principal: smRole, action: a, what: "X-Ray", match: literal("*")})
+	}
+	for a, reason := range wildcardResourceActions {
+		if reason == reasonLogDelivery {
+			out = append(out, grant{principal: smRole, action: a, what: "log delivery", match: literal("*")})
+		}
+	}
+	for id, r := range cfn.Resources {
+		if r.Type == "AWS::IAM::Role" && functionIDPrefix(id) == "ReconcileScheduleRole" {
+			out = append(out, grant{principal: id, action: "states:StartExecution", what: "the reconcile state machine", match: refersTo(smID)})
+		}
 	}
 	return out
 }
@@ -911,7 +947,7 @@ func (c *cfnTemplate) byID(t *testing.T, typ, id string) (string, cfnResource) {
 
 func (c *cfnTemplate) smRole(t *testing.T) string {
 	t.Helper()
-	_, sm := c.one(t, "AWS::StepFunctions::StateMachine")
+	_, sm := c.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	id, _ := getAtt(sm.Properties["RoleArn"])
 	require.NotEmpty(t, id, "state machine role")
 	return id

@@ -10,3 +10,8 @@ import _ "embed"
 //
 //go:embed onboarding.asl.json
 var Onboarding []byte
+
+// Reconcile is reconcile.asl.json: one reconcile run, fanned out per site.
+//
+//go:embed reconcile.asl.json
+var Reconcile []byte

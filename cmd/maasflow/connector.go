@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/spf13/cobra"
+
 	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -48,6 +50,9 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workers := fs.Int("workers", 16, "requests run in parallel")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -102,7 +107,7 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		sign = signer
 	}
 	if *stateDir == "" {
-		*stateDir = filepath.Join(defaultDataDir(), "connector-"+*site)
+		*stateDir = filepath.Join(defaultDataDir(os.Getenv), "connector-"+*site)
 	}
 	journal, err := connector.OpenJournal(*stateDir, nil)
 	if err != nil {
@@ -154,4 +159,23 @@ func versionOfConnector() string {
 		}
 	}
 	return "devel"
+}
+
+// connectorCommand is `maasflow connector`. It parses its own flags
+// (runConnector), so its help is the flag set's.
+func (c *cli) connectorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "connector [flags]",
+		Short: "relay a site's MAAS calls from next to its MAAS (outbound connections only)",
+		Long: `Run next to a site's MAAS: relay the MAAS calls and pre-deploy fetches of that
+site's onboardings, making only outbound connections, signing with a MAAS API key
+kept at the site (--maas-api-key-file). --help lists the flags (docs/deploy.md).`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := runConnector(cmd.Context(), args, c.env.stdout, c.env.stderr); code != 0 {
+				c.err = &adminExitCodeError{Code: code}
+			}
+			return nil
+		},
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // loginCacheFile is where `maasflow login` keeps the operator's tokens.
@@ -53,6 +55,9 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cacheDir := fs.String("cache-dir", defaultConfigDir(), "where the tokens are cached")
 	endpoint := fs.String("cognito-endpoint", "", "Cognito API endpoint (default https://cognito-idp.<region>.amazonaws.com/)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	cachePath := filepath.Join(*cacheDir, loginCacheFile)
@@ -334,4 +339,23 @@ func doJSON(hc *http.Client, req *http.Request, out any) (int, error) {
 		return resp.StatusCode, fmt.Errorf("%s answered %d without JSON", req.URL.Host, resp.StatusCode)
 	}
 	return resp.StatusCode, nil
+}
+
+// loginCommand is `maasflow login`. It parses its own flags (runLogin).
+func (c *cli) loginCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "login [flags]",
+		Short: "sign in at the admin API's token issuer and print the token",
+		Long: `Sign in at the admin API's issuer (a Cognito user pool with username and password,
+or any OIDC issuer with the device authorization grant), cache the tokens and print
+the ID token as MAASFLOW_ADMIN_TOKEN; --print prints a fresh one from the cache.
+--help lists the flags.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := runLogin(cmd.Context(), args, c.env.stdout, c.env.stderr); code != 0 {
+				c.err = &adminExitCodeError{Code: code}
+			}
+			return nil
+		},
+	}
 }

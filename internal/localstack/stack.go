@@ -29,6 +29,8 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/store/journal"
@@ -39,13 +41,25 @@ import (
 
 // Config is what `maasflow local` takes from its flags and environment.
 type Config struct {
-	Listen     string  // admin and node API, e.g. 127.0.0.1:8080
-	SimListen  string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
-	MAASURL    string  // a real MAAS region; empty runs the simulator
-	SimAPIKey  string  // simulator API key; empty generates one
-	TimeScale  float64 // 1 = real time
-	DataDir    string  // state that survives a restart
-	AdminToken string  // bearer token of the admin API; empty generates one
+	Listen    string  // admin and node API, e.g. 127.0.0.1:8080
+	SimListen string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
+	MAASURL   string  // a real MAAS region; empty runs the simulator
+	SimAPIKey string  // simulator API key; empty generates one
+	TimeScale float64 // 1 = real time
+	DataDir   string  // state that survives a restart
+	// AdminToken is the bearer token of the admin API; empty uses the one
+	// kept in DataDir (AdminTokenFile), generated on first start.
+	AdminToken string
+	// ReconcileInterval is the period of reconcile runs in the stack's
+	// time: zero is DefaultReconcileInterval, negative turns them off.
+	ReconcileInterval time.Duration
+	// FunctionConcurrency caps each function's concurrent invocations, as
+	// Lambda's reserved concurrency does; 0 means
+	// asl.DefaultFunctionConcurrency (sized from the cores).
+	FunctionConcurrency int
+	// HTTP bounds the API server (timeouts, connections); zero fields take
+	// DefaultHTTPLimits.
+	HTTP HTTPLimits
 	// ConnectorRelay, when set, carries connector sites' requests instead
 	// of the built-in long-poll broker (the e2e suite against LocalStack's
 	// SQS and DynamoDB); it must also read heartbeats.
@@ -73,12 +87,21 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+	// Reconciler runs reconcile runs (on the schedule and on request);
+	// Metrics is what GET /metrics serves.
+	Reconciler *reconcile.Runner
+	Metrics    *metrics.Prometheus
+
+	// apiListener caps the API server's connections.
+	apiListener *connLimiter
 
 	// Connectors is the local site-connector transport, served on the API
 	// listener under /_connector/.
 	Connectors *connector.Broker
 
 	onboardingARN string
+	reconcileARN  string
+	dbOps         *store.Counting
 	closeOnce     sync.Once
 	closeErr      error
 	servers       []*http.Server
@@ -105,13 +128,20 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	unlock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
 	if clk == nil {
 		clk = clock.Scaled(cfg.TimeScale)
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
-		s.AdminToken = randomToken()
+		if s.AdminToken, err = loadOrCreateToken(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
 
 	var lc net.ListenConfig
@@ -133,27 +163,32 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
-		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim")})
+		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim"),
+			SubnetCIDR: simSubnet})
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"
 		s.serve(simLn, s.Sim)
 	}
 
-	db, err := openDatabase(ctx, cfg.DataDir)
+	db, err := openDatabase(ctx, cfg.DataDir, s.logger)
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
-	s.Store = store.New(db, store.DefaultTable, clk.Now)
+	s.dbOps = store.NewCounting(db)
+	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if n, err := failInterrupted(ctx, s.Store); err != nil {
 		return nil, err
 	} else if n > 0 {
 		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
 	}
 
-	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"))
+	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
+	if err := secretStore.Check(ctx); err != nil {
+		return nil, fmt.Errorf("open secrets: %w", err)
+	}
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
@@ -195,7 +230,18 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.Engine = asl.NewEngine(asl.Options{Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks})
+	s.prepareReconcile(cfg, clk, secretStore, paths, ref, tasks)
+	concurrency := cfg.FunctionConcurrency
+	if concurrency == 0 {
+		concurrency = asl.DefaultFunctionConcurrency()
+	}
+	s.Engine = asl.NewEngine(asl.Options{
+		Clock: clk, Logger: s.logger.With("component", "asl"), Tasks: tasks,
+		FunctionConcurrency: concurrency,
+		// A handler's run is timed on the wall clock: the time scale speeds up
+		// MAAS and the workflow's waits, not the CPU work of a handler.
+		InvokeClock: clock.Real(),
+	})
 	ref.Engine = s.Engine
 	sm, err := asl.Parse(statemachines.Onboarding, subs)
 	if err != nil {
@@ -207,6 +253,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	reconciler, err := s.startReconcile(cfg, clk)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -219,6 +269,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		// Reconciler serves /api/v1/admin/reconciliation.
+		Reconciler: reconciler,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -235,17 +287,25 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux.Handle("/", handler)
 	mux.Handle("/_connector/", s.Connectors.Handler())
 	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
 	})
-	s.serve(apiLn, mux)
+	// Only the API faces clients; the simulator's one client is the
+	// activities, which must not be refused.
+	limits := cfg.HTTP.withDefaults()
+	s.apiListener = limitListener(apiLn, limits)
+	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
 }
 
 func (s *Stack) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.serveWith(&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, ln)
+}
+
+func (s *Stack) serveWith(srv *http.Server, ln net.Listener) {
 	s.servers = append(s.servers, srv)
 	s.wg.Add(1)
 	go func() {
@@ -255,6 +315,10 @@ func (s *Stack) serve(ln net.Listener, h http.Handler) {
 		}
 	}()
 }
+
+// DatabaseOps counts the database calls the stack made since it started
+// (benchmarks turn them into DynamoDB request units).
+func (s *Stack) DatabaseOps() store.OpCounts { return s.dbOps.Counts() }
 
 // Close stops the executions and the servers and releases the stores.
 // Calling it again returns the first call's result.
@@ -309,6 +373,10 @@ const (
 	siteBootstrapScript  = "#!/bin/sh\n# maasflow local site bootstrap: nothing to prepare on a simulated node.\nexit 0\n"
 )
 
+// simSubnet is the simulated site's subnet: a /20 holds some 4,000
+// deployed machines, enough to onboard a thousand hosts at once.
+const simSubnet = "10.20.0.0/20"
+
 // engineRef lets the activities reach the engine built after them.
 type engineRef struct{ *asl.Engine }
 
@@ -324,12 +392,12 @@ func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error
 
 // openDatabase is local mode's database: the in-memory table with the
 // journal in dir replayed into it, so state survives a restart.
-func openDatabase(ctx context.Context, dir string) (*journal.Journal, error) {
+func openDatabase(ctx context.Context, dir string, logger *slog.Logger) (*journal.Journal, error) {
 	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
 	if err != nil {
 		return nil, fmt.Errorf("open local database: %w", err)
 	}
-	j, err := journal.Open(ctx, mem, dir)
+	j, err := journal.Open(ctx, mem, dir, journal.WithLogger(logger))
 	if err != nil {
 		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
 	}

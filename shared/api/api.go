@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,10 @@ type Deps struct {
 	// Paths, when set, probes each site over its own network path (VPC
 	// rules, site connector) instead of Prober.
 	Paths PathProber
+	// Refusals counts refused unauthenticated requests; nil makes one.
+	Refusals *RefusalCounter
+	// Reconciler serves /reconciliation; without it those routes answer 503.
+	Reconciler Reconciler
 }
 
 type server struct {
@@ -81,6 +86,8 @@ type server struct {
 	clock     clock.Clock
 	newID     func() string
 	log       *slog.Logger
+	refusals  *RefusalCounter
+	reconcile Reconciler
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -99,6 +106,11 @@ func New(cfg Config, deps Deps) http.Handler {
 		clock:     deps.Clock,
 		newID:     deps.NewID,
 		log:       deps.Logger,
+		refusals:  deps.Refusals,
+		reconcile: deps.Reconciler,
+	}
+	if s.refusals == nil {
+		s.refusals = &RefusalCounter{}
 	}
 	if s.clock == nil {
 		s.clock = clock.Real()
@@ -119,19 +131,35 @@ func New(cfg Config, deps Deps) http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	for _, rt := range routeTable() {
+		if rt.method == http.MethodGet || rt.method == http.MethodDelete {
+			rt.noBody = true
+		}
+		for _, m := range targetParam.FindAllStringSubmatch(rt.pattern, -1) {
+			rt.params = append(rt.params, m[1])
+		}
 		mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
 		methods[rt.pattern] = append(methods[rt.pattern], rt.method)
 	}
 	// A path that exists under other methods is a 405 with Allow; ServeMux
 	// prefers the method patterns above, so these catch only the rest.
+	// They are registered per method: a method-less pattern would conflict
+	// with a wildcard sibling under another method (POST …/onboardings/batch
+	// beside GET …/onboardings/{id}).
 	for pattern, ms := range methods {
 		sort.Strings(ms)
 		allow := strings.Join(ms, ", ")
-		mux.Handle(pattern, s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
+		notAllowed := s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 			rq.w.Header().Set("Allow", allow)
 			return 0, nil, &StatusError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 				Message: fmt.Sprintf("method %s is not allowed here; use %s", rq.r.Method, allow)}
-		}}))
+		}})
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodOptions, http.MethodTrace, http.MethodConnect} {
+			if slices.Contains(ms, m) || (m == http.MethodHead && slices.Contains(ms, http.MethodGet)) {
+				continue
+			}
+			mux.Handle(m+" "+pattern, notAllowed)
+		}
 	}
 	mux.Handle("/", s.wrap(route{pattern: "/", access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 		return 0, nil, &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint"}
@@ -156,7 +184,12 @@ type route struct {
 	access  access
 	action  string
 	target  string
-	handle  func(s *server, rq *request) (status int, body any, err error)
+	// noBody: the route takes no request body and refuses one (GET and
+	// DELETE always; set for POSTs that act on the path alone).
+	noBody bool
+	// params are the names of the pattern's path values.
+	params []string
+	handle func(s *server, rq *request) (status int, body any, err error)
 }
 
 // request is what a handler sees of one call.
@@ -169,6 +202,13 @@ type request struct {
 	// record (e.g. the id of what they created).
 	target string
 	log    *slog.Logger
+	// authenticated: the caller proved who it is (an admin principal, or a
+	// node whose enrollment token was accepted). Only such requests are
+	// audited; the others are counted (RefusalCounter).
+	authenticated bool
+	// refusalReason details a refusal for the sampled log (e.g. why a
+	// token was rejected).
+	refusalReason string
 }
 
 func (rq *request) ctx() context.Context { return rq.r.Context() }
@@ -191,13 +231,16 @@ func (s *server) wrap(rt route) http.Handler {
 		if err != nil {
 			failure = classify(err)
 			status = failure.Status
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", challenge(rt, r))
+			}
 			s.writeJSON(w, rq, status, errorBody{Error: errorDetail{
 				Code: failure.Code, Message: failure.Message, Field: failure.Field, CorrelationID: cid,
 			}})
 		} else {
 			s.writeJSON(w, rq, status, body)
 		}
-		if rt.action != "" {
+		if rt.action != "" && rq.authenticated {
 			s.audit(rq, rt.action, failure)
 		}
 
@@ -207,12 +250,26 @@ func (s *server) wrap(rt route) http.Handler {
 		case status >= 500:
 			// The one place a 5xx cause is logged.
 			rq.log.ErrorContext(r.Context(), "request failed", append(attrs, "error", errText(err))...)
+		case failure != nil && !rq.authenticated:
+			// Anyone can send these: counted, and logged as a sample.
+			s.refused(r.Context(), rq, rt, status, failure.Code)
 		case failure != nil:
 			rq.log.InfoContext(r.Context(), "request rejected", append(attrs, "code", failure.Code)...)
 		default:
 			rq.log.InfoContext(r.Context(), "request", attrs...)
 		}
 	})
+}
+
+// challenge is the WWW-Authenticate of a 401 (RFC 9110 §11.6.1): the bearer
+// scheme, and invalid_token (RFC 6750 §3.1) when a credential was presented
+// (a node's enrollment token travels in the body).
+func challenge(rt route, r *http.Request) string {
+	const c = `Bearer realm="maasflow"`
+	if rt.access == accessNode || r.Header.Get("Authorization") != "" {
+		return c + `, error="invalid_token"`
+	}
+	return c
 }
 
 func errText(err error) string {
@@ -238,14 +295,26 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 			return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeUnauthorized,
 				Message: "a valid bearer token is required (Authorization: Bearer <token>)"}
 		}
-		rq.actor = p.Subject
+		rq.actor = boundedForRecord(p.Subject, maxActor)
+		// A known principal, admin or not: what it does, or tries, is
+		// audited under its name.
+		rq.authenticated = true
 		if !p.Admin {
 			return 0, nil, &StatusError{Status: http.StatusForbidden, Code: CodeForbidden,
 				Message: "the admin API requires an admin principal"}
 		}
 	case accessNode:
-		rq.actor = "node:" + rq.r.PathValue("id")
+		// The handler sets authenticated once the node's token is accepted.
+		rq.actor = "node:" + boundedForRecord(rq.r.PathValue("id"), maxPathValue)
 	case accessPublic:
+	}
+	if err := checkPathValues(rq, rt.params); err != nil {
+		return 0, nil, err
+	}
+	if rt.noBody {
+		if err := refuseBody(rq); err != nil {
+			return 0, nil, err
+		}
 	}
 	return rt.handle(s, rq)
 }
@@ -297,9 +366,14 @@ func (s *server) audit(rq *request, action string, failure *StatusError) {
 
 var targetParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
+// maxActor bounds the caller's name in records and logs.
+const maxActor = 256
+
+// expandTarget fills the audit target from the path; the values are
+// bounded, as they are chosen by the caller.
 func expandTarget(tmpl string, r *http.Request) string {
 	return targetParam.ReplaceAllStringFunc(tmpl, func(m string) string {
-		return r.PathValue(m[1 : len(m)-1])
+		return boundedForRecord(r.PathValue(m[1:len(m)-1]), maxPathValue)
 	})
 }
 

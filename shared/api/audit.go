@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // Audit page sizes.
@@ -11,8 +13,15 @@ const (
 	maxAuditLimit     = 1000
 )
 
+// auditPage is the answer of GET /audit; next_cursor is empty on the last
+// page, as for onboardings.
+type auditPage struct {
+	Items      []domain.AuditEntry `json:"items"`
+	NextCursor string              `json:"next_cursor"`
+}
+
 func (s *server) listAudit(rq *request) (int, any, error) {
-	q, err := queryParams(rq, "limit")
+	q, err := queryParams(rq, "limit", "cursor")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -24,9 +33,12 @@ func (s *server) listAudit(rq *request) (int, any, error) {
 		}
 		limit = n
 	}
-	entries, err := s.store.ListAudit(rq.ctx(), limit)
+	page, err := s.store.ListAuditPage(rq.ctx(), limit, q["cursor"])
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, newList(entries), nil
+	if page.Items == nil {
+		page.Items = []domain.AuditEntry{}
+	}
+	return http.StatusOK, auditPage{Items: page.Items, NextCursor: page.NextCursor}, nil
 }

@@ -64,7 +64,9 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	defer cancel()
 	now := s.clock.Now().UTC()
 	prevStatus := o.Status
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+	// CloseOnboarding revokes the run's enrollment token in the same write:
+	// a node that enrolls after the cancel is refused.
+	updated, err := s.store.CloseOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
 		if !domain.IsOpenStatus(cur.Status) {
 			// The run ended between the read and the stop.
 			return alreadyClosed(*cur)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -39,6 +40,20 @@ func readOptionalBody(rq *request) ([]byte, error) {
 	return bytes.TrimSpace(b), nil
 }
 
+// refuseBody answers 400 when a route that takes no body was sent one: a
+// body there is a client mistake (a field meant for another route) that
+// would otherwise be ignored in silence. White space alone is no body.
+func refuseBody(rq *request) error {
+	b, err := readOptionalBody(rq)
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 {
+		return fieldError("request body", "this endpoint takes no body")
+	}
+	return nil
+}
+
 // decodeBody decodes the request body strictly into dst.
 func decodeBody(rq *request, dst any) error {
 	b, err := readBody(rq)
@@ -57,6 +72,12 @@ func decodeStrict(b []byte, dst any, prefix string) error {
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fieldError(nameOr(strings.TrimSuffix(prefix, "."), "request body"), "must be a JSON object")
+	}
+	// encoding/json matches member names case-insensitively and lets a
+	// repeated member overwrite the first: checkMembers refuses both before
+	// the decode, so what is validated is exactly what was sent.
+	if err := checkMembers(trimmed, reflect.TypeOf(dst), prefix); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()

@@ -63,10 +63,21 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	if err != nil {
 		var rejected *store.TokenRejectedError
 		if errors.As(err, &rejected) {
-			log.WarnContext(ctx, "enrollment token rejected", "reason", rejected.Reason)
+			// Counted and sampled by wrap, not logged per request: anyone
+			// can send a token.
+			rq.refusalReason = rejected.Reason
+			if rejected.FirstRefusal {
+				s.noteLateEnrollment(ctx, log, nodeID, rejected, now)
+			}
+			if why, ok := runRefusals[rejected.Reason]; ok {
+				return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
+					Message: rejected.Error() + ": " + why}
+			}
 		}
 		return 0, nil, err
 	}
+	// The node proved itself: from here on the request is audited.
+	rq.authenticated = true
 	log = log.With(logfield.OnboardingID, tok.OnboardingID)
 	// The token is spent: finish activating the node and handing over to
 	// the workflow even if the node hangs up now.
@@ -91,6 +102,28 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	}
 	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
 	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: domain.NodeActive}, nil
+}
+
+// runRefusals explain the rejections of a genuine token whose run is over.
+var runRefusals = map[string]string{
+	store.TokenWorkflowClosed: "the onboarding this token was issued for is closed or waits for an operator; the node is not enrolled",
+	store.TokenStaleAttempt:   "the onboarding this token was issued for started another attempt; the node is not enrolled",
+}
+
+// noteLateEnrollment records on the onboarding's timeline, once per token,
+// that its node tried to enroll after the run was closed or superseded, so
+// the operator sees why the node stayed out.
+func (s *server) noteLateEnrollment(ctx context.Context, log *slog.Logger, nodeID string, rejected *store.TokenRejectedError, now time.Time) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: rejected.OnboardingID, Time: now, Attempt: rejected.Attempt, Kind: domain.TimelineNote,
+		Stage: domain.StageWaitEnrollment, Outcome: "refused", Source: "enrollment",
+		Detail: fmt.Sprintf("node %s tried to enroll with the token of attempt %d: refused (%s)", nodeID, rejected.Attempt, rejected.Reason),
+	})
+	if err != nil {
+		log.ErrorContext(wctx, "record a refused enrollment on the timeline", logfield.OnboardingID, rejected.OnboardingID, "error", err.Error())
+	}
 }
 
 // completeEnrollment hands the enrollment to the onboarding's workflow wait

@@ -171,9 +171,11 @@ func TestEnrollRejections(t *testing.T) {
 			assert.NotContains(t, h.logs.String(), seedEnrollToken)
 			assert.Len(t, h.completer.completions(), tc.completed, "a rejected token completes nothing")
 
-			entries := h.auditFor("node.enroll")
-			require.NotEmpty(t, entries)
-			assert.Equal(t, "failure:"+CodeTokenRejected, entries[0].Result)
+			// A rejected token proves nothing about the caller: counted,
+			// not audited (only the replay's first, accepted, call is).
+			assert.Len(t, h.auditFor("node.enroll"), tc.completed)
+			assert.Equal(t, int64(1), h.refusals.Counts()[CodeTokenRejected])
+			assert.Contains(t, h.logs.String(), `"reason":"`+tc.reason+`"`)
 		})
 	}
 }
@@ -236,4 +238,43 @@ func TestEnrollFinishesWhenTheNodeHangsUp(t *testing.T) {
 	require.True(t, found)
 	assert.Equal(t, domain.NodeActive, node.Status, "the token is spent: the node must be active")
 	assert.Len(t, h.completer.completions(), 1, "the workflow's wait is completed")
+}
+
+// TestEnrollmentAfterCancelIsRefused is the probe's reproducer: a cancelled
+// onboarding's token used to enroll the node (active), after which every
+// new onboarding of the host was refused.
+func TestEnrollmentAfterCancelIsRefused(t *testing.T) {
+	h := newHarness(t)
+	e := h.enrollable("gpu-01", seedEnrollToken, time.Hour, "task-token-1")
+	_, err := h.store.UpdateOnboarding(context.Background(), e.onboardingID, func(o *domain.Onboarding) error {
+		o.EnrollmentTokenHash = enroll.HashToken(seedEnrollToken)
+		return nil
+	})
+	require.NoError(t, err)
+	h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/onboardings/"+e.onboardingID+"/cancel", map[string]any{"reason": "wrong rack"})
+
+	for range 3 {
+		r := h.enroll(e.nodeID, seedEnrollToken)
+		require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+		code, msg := r.errorOf(t)
+		assert.Equal(t, CodeTokenRejected, code)
+		assert.Contains(t, msg, "workflow_closed")
+		assert.Contains(t, msg, "closed")
+	}
+	node, found, err := h.store.FindNodeByHost(context.Background(), h.mustSiteOf(e), "gpu-01")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, domain.NodeOnboarding, node.Status, "the node never became active")
+	assert.Empty(t, h.completer.completions())
+
+	// The refusal is on the timeline once, however often the node tried.
+	d := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+e.onboardingID, nil)
+	refused := 0
+	for _, row := range d["timeline"].([]any) {
+		if row.(map[string]any)["outcome"] == "refused" {
+			refused++
+			assert.Contains(t, row.(map[string]any)["detail"], "workflow_closed")
+		}
+	}
+	assert.Equal(t, 1, refused)
 }

@@ -91,6 +91,13 @@ func classify(err error) *StatusError {
 		return se
 	case errors.As(err, &nf):
 		return &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: nf.Error()}
+	case errors.As(err, &open) && open.Identity != "":
+		// Another host name, same physical server (BMC, PXE MAC, machine).
+		return &StatusError{
+			Status: http.StatusConflict, Code: CodeOnboardingExists, Field: open.Identity,
+			Message: fmt.Sprintf("%s: the server at %s %s on site %s already has open onboarding %s (hostname %s)",
+				open.Identity, open.Identity, open.Value, open.SiteID, open.OnboardingID, open.Hostname),
+		}
 	case errors.As(err, &open):
 		return &StatusError{
 			Status: http.StatusConflict, Code: CodeOnboardingExists, Field: "hostname",

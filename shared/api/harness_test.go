@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net/http"
@@ -53,6 +54,7 @@ type harness struct {
 	secrets   *secrets.FileStore
 	logs      *syncBuffer
 	bodies    *syncBuffer // every response body, for the leak check
+	refusals  *RefusalCounter
 	seq       atomic.Int64
 }
 
@@ -71,6 +73,7 @@ func newHarness(t testing.TB) *harness {
 		prober:    &fakeProber{result: maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}},
 		logs:      &syncBuffer{},
 		bodies:    &syncBuffer{},
+		refusals:  &RefusalCounter{},
 	}
 	h.db = db
 	h.store = store.New(db, "", h.clock.Now)
@@ -86,9 +89,10 @@ func newHarness(t testing.TB) *harness {
 			adminToken: {Subject: "alice", Admin: true},
 			userToken:  {Subject: "bob"},
 		}),
-		Clock:  h.clock,
-		NewID:  func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
-		Logger: slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:    h.clock,
+		NewID:    func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
+		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Refusals: h.refusals,
 	})
 	return h
 }
@@ -206,8 +210,18 @@ func (h *harness) fixture() fixture {
 	return fixture{site: site, profile: h.profile(site, nil), sku: h.sku("h100-" + fmt.Sprint(h.seq.Load()))}
 }
 
+// onboarding is the request body for host; each host name has its own BMC
+// address, as each server does (bmcFor).
 func (f fixture) onboarding(host string) map[string]any {
-	return map[string]any{"site_id": f.site, "profile_id": f.profile, "sku_id": f.sku, "hostname": host, "ipmi_ip": "10.0.0.21"}
+	return map[string]any{"site_id": f.site, "profile_id": f.profile, "sku_id": f.sku, "hostname": host, "ipmi_ip": bmcFor(host)}
+}
+
+// bmcFor is a stable BMC address per host name (case-insensitive).
+func bmcFor(host string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(host)))
+	sum := h.Sum32()
+	return fmt.Sprintf("10.%d.%d.%d", sum>>16&0xff, sum>>8&0xff, sum&0xff|1)
 }
 
 // auditFor returns the audit entries of an action, newest first.

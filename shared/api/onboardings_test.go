@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +41,7 @@ func TestCreateOnboarding(t *testing.T) {
 	require.Len(t, started, 1)
 	assert.Equal(t, id, started[0].ID)
 	assert.Equal(t, fx.site, started[0].SiteID)
-	assert.Equal(t, "10.0.0.21", started[0].IPMIIP)
+	assert.Equal(t, bmcFor("GPU-01.dc1"), started[0].IPMIIP)
 
 	node, found, err := h.store.FindNodeByHost(context.Background(), fx.site, "gpu-01.dc1")
 	require.NoError(t, err)
@@ -324,4 +326,41 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	assert.Equal(t, "exit 1", sr["output"])
 
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/onboardings/nope", nil).status)
+}
+
+// TestOneServerOneOpenOnboarding is the probe's reproducer: parallel
+// onboardings with one ipmi_ip and different host names used to all start.
+func TestOneServerOneOpenOnboarding(t *testing.T) {
+	h := newHarness(t)
+	fx := h.fixture()
+	const n = 10
+	statuses := make([]int, n)
+	bodies := make([][]byte, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body := fx.onboarding(fmt.Sprintf("gpu-%02d", i))
+			body["ipmi_ip"] = "10.7.7.7"
+			r := h.do(call{method: "POST", path: "/api/v1/admin/onboardings", body: body, token: adminToken})
+			statuses[i], bodies[i] = r.status, r.body
+		})
+	}
+	wg.Wait()
+	started := 0
+	for i, st := range statuses {
+		if st == http.StatusAccepted {
+			started++
+			continue
+		}
+		require.Equal(t, http.StatusConflict, st, "%s", bodies[i])
+		var env struct {
+			Error struct{ Code, Field, Message string }
+		}
+		require.NoError(t, json.Unmarshal(bodies[i], &env))
+		assert.Equal(t, CodeOnboardingExists, env.Error.Code)
+		assert.Equal(t, "ipmi_ip", env.Error.Field)
+		assert.Contains(t, env.Error.Message, "10.7.7.7")
+	}
+	assert.Equal(t, 1, started)
+	assert.Len(t, h.starter.started(), 1, "one workflow for one server")
 }

@@ -75,6 +75,8 @@ type OnboardingReader interface {
 type OnboardingWriter interface {
 	CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
+	// CloseOnboarding also revokes the run's enrollment token.
+	CloseOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
 	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 }
 
@@ -86,7 +88,7 @@ type TokenConsumer interface {
 // AuditLog appends and lists audit entries.
 type AuditLog interface {
 	AppendAudit(ctx context.Context, e domain.AuditEntry) error
-	ListAudit(ctx context.Context, limit int) ([]domain.AuditEntry, error)
+	ListAuditPage(ctx context.Context, limit int, cursor string) (store.AuditPage, error)
 }
 
 // Store is every store port at once, so one repository can be handed over in
@@ -104,6 +106,7 @@ type Store interface {
 	OnboardingWriter
 	TokenConsumer
 	AuditLog
+	BatchRepository
 }
 
 var _ Store = (*store.Store)(nil)

@@ -13,6 +13,7 @@ func routeTable() []route {
 		roce     = site + "/roce-assignments"
 		skus     = "/api/v1/admin/skus"
 		obs      = "/api/v1/admin/onboardings"
+		recon    = "/api/v1/admin/reconciliation"
 	)
 	return []route{
 		{method: http.MethodGet, pattern: "/api/v1/healthz", access: accessPublic, handle: (*server).healthz},
@@ -23,7 +24,7 @@ func routeTable() []route {
 		{method: http.MethodPatch, pattern: site, action: "site.update", target: "site:{id}", handle: (*server).patchSite},
 		{method: http.MethodDelete, pattern: site, action: "site.disable", target: "site:{id}", handle: (*server).disableSite},
 		{method: http.MethodPost, pattern: site + "/credentials", action: "site.credentials.write", target: "site:{id}", handle: (*server).putCredentials},
-		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", handle: (*server).probeSite},
+		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", noBody: true, handle: (*server).probeSite},
 
 		{method: http.MethodPost, pattern: profiles, action: "profile.create", target: "site:{id}/profile", handle: (*server).createProfile},
 		{method: http.MethodGet, pattern: profiles, handle: (*server).listProfiles},
@@ -44,6 +45,14 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},
 		{method: http.MethodGet, pattern: obs + "/{id}", handle: (*server).getOnboarding},
 		{method: http.MethodPost, pattern: obs + "/{id}/cancel", action: "onboarding.cancel", target: "onboarding:{id}", handle: (*server).cancelOnboarding},
+		{method: http.MethodPost, pattern: obs + "/batch", action: "onboarding.batch.create", target: "batch", handle: (*server).createBatch},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches", handle: (*server).listBatches},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}", handle: (*server).getBatch},
+
+		{method: http.MethodPost, pattern: recon + "/run", action: "reconciliation.run", target: "reconciliation", handle: (*server).runReconcile},
+		{method: http.MethodGet, pattern: recon + "/status", handle: (*server).reconcileStatus},
+		{method: http.MethodGet, pattern: recon + "/drift", handle: (*server).listDrift},
+		{method: http.MethodPost, pattern: recon + "/drift/{node_id}/resolve", action: "reconciliation.drift.resolve", target: "node:{node_id}", handle: (*server).resolveDrift},
 
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 

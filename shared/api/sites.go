@@ -210,15 +210,26 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	if err := applyConnectivity(&cur, in.Connectivity, in.AllowHTTP); err != nil {
 		return 0, nil, err
 	}
+	moved := in.MAASURL != nil && *in.MAASURL != cur.MAASURL
+	if moved {
+		// The credentials were issued by the region at the old URL: they
+		// must never be sent to the new one. Clear them before the URL
+		// changes, so no moment pairs the old key with the new URL.
+		if err := s.clearCredentials(rq, id); err != nil {
+			return 0, nil, err
+		}
+	}
 	now := s.clock.Now().UTC()
 	site, err := s.store.UpdateSite(rq.ctx(), id, func(site *domain.Site) error {
 		if err := shared.apply(&site.Name, &site.Status, &site.Policy); err != nil {
 			return err
 		}
-		if in.MAASURL != nil && *in.MAASURL != site.MAASURL {
+		if moved || in.MAASURL != nil && *in.MAASURL != site.MAASURL {
 			site.MAASURL = *in.MAASURL
-			// The last probe spoke to another URL.
+			// The last probe spoke to another URL, with credentials that
+			// are now cleared: POST new ones, then probe.
 			site.Probe = nil
+			site.CredentialsSet = false
 		}
 		if in.Connectivity != nil || in.AllowHTTP != nil {
 			before := site.Connectivity
@@ -243,6 +254,27 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, viewSite(site), nil
+}
+
+// clearCredentials overwrites the site's stored credentials with empty ones
+// (the secrets port has no delete): the workflow's MAAS connector then
+// refuses to call MAAS for the site (SiteCredentialsError) and a probe asks
+// for new credentials. A site that never had credentials is left alone.
+func (s *server) clearCredentials(rq *request, id string) error {
+	site, err := s.store.GetSite(rq.ctx(), id)
+	if err != nil {
+		return err
+	}
+	_, err = secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
+	var nf *secrets.SecretNotFoundError
+	if !site.CredentialsSet && errors.As(err, &nf) {
+		return nil
+	}
+	if err := secrets.PutSiteCredentials(rq.ctx(), s.secrets, id, domain.SiteCredentials{}); err != nil {
+		return err
+	}
+	rq.log.InfoContext(rq.ctx(), "site credentials cleared: the MAAS URL changed", logfield.SiteID, id)
+	return nil
 }
 
 func (s *server) disableSite(rq *request) (int, any, error) {

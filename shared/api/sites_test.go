@@ -417,3 +417,45 @@ func TestCredentialsWriteFailureLeavesNoHealthyProbe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, site.Probe, "the old key's probe no longer vouches for the site")
 }
+
+// TestMovingASiteClearsItsCredentials is the probe's reproducer: a PATCH to
+// another URL used to make the next probe send the site's key there.
+func TestMovingASiteClearsItsCredentials(t *testing.T) {
+	h := newHarness(t)
+	id := h.readySite("dc1")
+	site := "/api/v1/admin/maas-sites/" + id
+
+	// The same URL again changes nothing.
+	same := h.mustAdmin(http.StatusOK, "PATCH", site, map[string]any{"maas_url": "http://maas.example:5240/MAAS"})
+	assert.Equal(t, true, same["credentials_set"])
+
+	moved := h.mustAdmin(http.StatusOK, "PATCH", site, map[string]any{"maas_url": "http://elsewhere.example/MAAS"})
+	assert.Equal(t, false, moved["credentials_set"])
+	assert.Nil(t, moved["probe"])
+
+	creds, err := secrets.GetSiteCredentials(context.Background(), h.secrets, id)
+	require.NoError(t, err)
+	assert.Empty(t, creds.MAASAPIKey.Reveal(), "the stored key is gone")
+	assert.Empty(t, creds.BMCPassword.Reveal(), "the stored BMC password is gone")
+
+	probes := h.prober.probes()
+	r := h.admin("POST", site+"/probe", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	code, _ := r.errorOf(t)
+	assert.Equal(t, CodeCredentialsUnset, code)
+	assert.Equal(t, probes, h.prober.probes(), "nothing was sent to the new URL")
+
+	// New credentials for the new region, then a probe, make it ready again.
+	h.mustAdmin(http.StatusOK, "POST", site+"/credentials", map[string]any{"maas_api_key": "a:b:c", "bmc_username": "u", "bmc_password": "p"})
+	h.mustAdmin(http.StatusOK, "POST", site+"/probe", nil)
+	calls := h.prober.probes()
+	require.Len(t, calls, len(probes)+1)
+	assert.Equal(t, "http://elsewhere.example/MAAS", calls[len(calls)-1].url)
+	assert.Equal(t, "a:b:c", calls[len(calls)-1].key.Reveal())
+}
+
+func (f *fakeProber) probes() []probeCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]probeCall(nil), f.calls...)
+}

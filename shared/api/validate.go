@@ -48,8 +48,11 @@ func checkIPv4(field, s string) error {
 	return nil
 }
 
-// checkIPv4CIDR accepts an interface address with its prefix, e.g.
-// 172.30.9.61/31 (host bits may be set: it is an address, not a network).
+// checkIPv4CIDR accepts a RoCE interface address: a host address with the
+// prefix of a point-to-point link, /31 (RFC 3021, both addresses usable) or
+// /32, e.g. 172.30.9.61/31. Each RoCE rail is a routed link from the node to
+// its leaf, so a wider prefix is a mistake (a network address, or an address
+// that would claim a whole subnet on the node); see docs/decisions.md.
 func checkIPv4CIDR(field, s string) error {
 	if s == "" {
 		return fieldError(field, "is required")
@@ -58,8 +61,12 @@ func checkIPv4CIDR(field, s string) error {
 	if err != nil || !p.Addr().Is4() {
 		return fieldError(field, "must be an IPv4 address with prefix length such as 172.30.9.61/31")
 	}
-	if p.Addr().IsUnspecified() || p.Addr().IsMulticast() {
+	a := p.Addr()
+	if a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() || a.IsLinkLocalUnicast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return fieldError(field, "must be a unicast IPv4 address")
+	}
+	if p.Bits() < 31 {
+		return fieldError(field, "must be a point-to-point host address, /31 or /32 (such as 172.30.9.61/31), not a /%d", p.Bits())
 	}
 	return nil
 }
@@ -132,7 +139,7 @@ func checkHTTPURL(field, s string, required bool) error {
 }
 
 var (
-	architecturePattern = regexp.MustCompile(`^[a-z0-9_]+(/[a-z0-9_.-]+)?$`)
+	architecturePattern = regexp.MustCompile(`^[a-z0-9_]{1,32}(/[a-z0-9_.-]{1,32})?$`)
 	seriesPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]{0,63}$`)
 	versionPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 	ociDigestPattern    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)

@@ -185,6 +185,35 @@ func substitute(text string, subs map[string]string) string {
 
 type compiler struct {
 	problems []Problem
+	// where maps every state name seen so far to the scope that declared
+	// it: names are unique across the whole machine, branches included.
+	where map[string]string
+}
+
+// unique refuses a state name declared earlier anywhere in the machine, as
+// Step Functions and asl-validator do: a name must identify one state even
+// across Parallel branches and Map processors, or histories, Catch targets
+// and redrives could not tell them apart.
+func (c *compiler) unique(name, scope string) {
+	if c.where == nil {
+		c.where = map[string]string{}
+	}
+	if other, dup := c.where[name]; dup {
+		at := other
+		if at == "" {
+			at = "the top level"
+		}
+		c.add(prefixed(scope, name), "", "the state name %q is already used (in %s); state names must be unique across the state machine, branches included", name, at)
+		return
+	}
+	c.where[name] = scope
+}
+
+func prefixed(scope, name string) string {
+	if scope == "" {
+		return name
+	}
+	return scope + "/" + name
 }
 
 func (c *compiler) add(state, field, format string, args ...any) {
@@ -246,6 +275,7 @@ func (c *compiler) machine(m map[string]any, prefix string, top bool) *machine {
 		if len(name) > 80 {
 			c.add(prefix+name, "", "state names must be at most 80 characters")
 		}
+		c.unique(name, scope)
 		st := c.state(name, prefix, sm)
 		if st != nil {
 			mc.states[name] = st

@@ -16,6 +16,8 @@ func TestValidationNamesStateAndField(t *testing.T) {
 		field string
 		msg   string
 	}{
+		{"one name in two Parallel branches", `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}},{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}]}}}`, "P/Branch 1/A", "", `"A" is already used (in P/Branch 0)`},
+		{"a branch state named like a top-level one", `{"StartAt":"P","States":{"P":{"Type":"Parallel","Next":"A","Branches":[{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}]},"A":{"Type":"Pass","End":true}}}`, "P/Branch 0/A", "", `"A" is already used (in the top level)`},
 		{"unknown state type", `{"StartAt":"A","States":{"A":{"Type":"Magic","End":true}}}`, "A", "Type", "unknown state type"},
 		{"missing type", `{"StartAt":"A","States":{"A":{"End":true}}}`, "A", "Type", "required"},
 		{"Next to a missing state", `{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}}`, "A", "Next", `missing state "B"`},

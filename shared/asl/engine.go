@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -59,7 +60,27 @@ type Options struct {
 	// this set, nothing answering in zero time means the heartbeat or
 	// timeout fires at once.
 	TokenWaitsIdle bool
+	// FunctionConcurrency caps the invocations of one function that run at
+	// once, like Lambda's reserved concurrency: an invocation over it fails
+	// at once with Lambda.TooManyRequestsException, which a state machine
+	// retries with back-off, so overload slows executions down instead of
+	// piling work on the CPU. 0 means no limit; local mode passes
+	// DefaultFunctionConcurrency.
+	FunctionConcurrency int
+	// InvokeClock measures a Task's TimeoutSeconds while its handler runs;
+	// nil means Clock. Local mode passes the wall clock when it speeds time
+	// up: a handler's work is real computation that no time scale shortens
+	// (on AWS each invocation has a CPU of its own), so a scaled clock would
+	// time out a handler merely because other executions keep the machine
+	// busy. The wait for a task token stays on Clock.
+	InvokeClock clock.Clock
 }
+
+// DefaultFunctionConcurrency is the per-function concurrency local mode
+// gives each function: a few invocations per core keep every core busy
+// while handlers wait on I/O, without letting a thousand executions
+// share the CPU so thinly that none of them finishes.
+func DefaultFunctionConcurrency() int { return 4 * runtime.NumCPU() }
 
 // Engine runs state machines. It is safe for concurrent use.
 type Engine struct {
@@ -73,6 +94,8 @@ type Engine struct {
 	account    string
 	maxHist    int
 	tokensIdle bool
+	invokeClk  clock.Clock
+	fnLimit    int
 
 	handlerLocks sync.Map // aws-lambda-go handler → *sync.Mutex; see serialize
 
@@ -81,6 +104,29 @@ type Engine struct {
 	executions map[string]*execution
 	byMachine  map[string][]*execution
 	tokens     map[string]*tokenWait
+	fnSlots    map[string]chan struct{} // function ARN → its concurrency slots
+}
+
+// acquireSlot takes one of fnARN's concurrency slots without waiting;
+// ok is false when all are taken (Lambda's throttling). release gives the
+// slot back.
+func (e *Engine) acquireSlot(fnARN string) (release func(), ok bool) {
+	if e.fnLimit <= 0 {
+		return func() {}, true
+	}
+	e.mu.Lock()
+	slots := e.fnSlots[fnARN]
+	if slots == nil {
+		slots = make(chan struct{}, e.fnLimit)
+		e.fnSlots[fnARN] = slots
+	}
+	e.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, true
+	default:
+		return nil, false
+	}
 }
 
 type registered struct {
@@ -101,6 +147,9 @@ func NewEngine(o Options) *Engine {
 		account:    o.AccountID,
 		maxHist:    o.MaxHistoryEvents,
 		tokensIdle: o.TokenWaitsIdle,
+		invokeClk:  o.InvokeClock,
+		fnLimit:    o.FunctionConcurrency,
+		fnSlots:    map[string]chan struct{}{},
 		machines:   map[string]*registered{},
 		executions: map[string]*execution{},
 		byMachine:  map[string][]*execution{},
@@ -108,6 +157,9 @@ func NewEngine(o Options) *Engine {
 	}
 	if e.clock == nil {
 		e.clock = clock.Real()
+	}
+	if e.invokeClk == nil {
+		e.invokeClk = e.clock
 	}
 	if vc, ok := e.clock.(*VirtualClock); ok {
 		e.virtual = vc

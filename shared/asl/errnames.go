@@ -23,6 +23,10 @@ const (
 	ErrHTTPSocket                      = "States.Http.Socket"
 )
 
+// ErrLambdaTooManyRequests is the error of a Lambda invocation refused
+// because the function is at its concurrency limit (Options.FunctionConcurrency).
+const ErrLambdaTooManyRequests = "Lambda.TooManyRequestsException"
+
 var reservedErrorNames = map[string]bool{
 	ErrALL: true, ErrTimeout: true, ErrHeartbeatTimeout: true, ErrTaskFailed: true,
 	ErrPermissions: true, ErrResultPathMatchFailure: true, ErrParameterPathFailure: true,

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/maasflow/maasflow/shared/clock"
 )
 
 // execution is one run of a state machine. Its mutex guards the history,
@@ -266,8 +268,13 @@ func (t *thread) park(w *waiter) {
 
 // after claims w with kind k once d has passed on the engine's clock.
 func (t *thread) after(d time.Duration, w *waiter, k wakeKind) interface{ Stop() bool } {
+	return t.afterOn(t.x.e.clock, d, w, k)
+}
+
+// afterOn is after on another clock than the engine's (InvokeClock).
+func (t *thread) afterOn(c clock.Clock, d time.Duration, w *waiter, k wakeKind) interface{ Stop() bool } {
 	x := t.x
-	return x.e.clock.AfterFunc(d, func() {
+	return c.AfterFunc(d, func() {
 		x.mu.Lock()
 		w.claimLocked(x.e, k, nil, nil)
 		x.mu.Unlock()

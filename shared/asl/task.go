@@ -198,7 +198,13 @@ func (r *stateRun) task() (any, *failure) {
 	}
 
 	requestID := e.newID()
+	release, admitted := e.acquireSlot(fnARN)
+	if !admitted {
+		return failed(&failure{Error: ErrLambdaTooManyRequests, HasCause: true,
+			Cause: fmt.Sprintf("Rate Exceeded. (Service: AWSLambda; Status Code: 429; Error Code: TooManyRequestsException; Request ID: %s; Proxy: null)", requestID)})
+	}
 	out, ierr, kind := r.invoke(handler, fnARN, requestID, payload, timeout)
+	release()
 	switch kind {
 	case wakeCancel:
 		t.record(event{typ: "TaskStateAborted", name: st.name})
@@ -335,7 +341,7 @@ func (r *stateRun) invoke(h TaskHandler, fnARN, requestID string, payload any, t
 		x.mu.Unlock()
 		e.idle()
 	}()
-	tm := t.after(timeout, w, wakeTimeout)
+	tm := t.afterOn(e.invokeClk, timeout, w, wakeTimeout)
 	t.park(w)
 	tm.Stop()
 	if t.reason() != nil {

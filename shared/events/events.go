@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -113,6 +114,7 @@ type Option func(*options)
 type options struct {
 	clock clock.Clock
 	newID func() string
+	log   *slog.Logger
 }
 
 // WithClock sets the clock that stamps event times (default: wall clock).
@@ -122,8 +124,12 @@ func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 // EventBridge assigns its own ids.
 func WithIDs(newID func() string) Option { return func(o *options) { o.newID = newID } }
 
+// WithLogger receives the repairs NewLocalBus makes to a damaged file, at
+// Error level (default: discarded).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
 func buildOptions(opts []Option) options {
-	o := options{clock: clock.Real(), newID: uuid.NewString}
+	o := options{clock: clock.Real(), newID: uuid.NewString, log: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}

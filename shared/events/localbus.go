@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // LocalFileName is the conventional name of the local bus file inside the
@@ -64,6 +66,10 @@ func NewLocalBus(path string, opts ...Option) (*LocalBus, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("local event bus: create directory of %s: %w", path, err)
 	}
+	o := buildOptions(opts)
+	if err := repairTail(path, o.log); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600) //nolint:gosec // G304: the path is the operator's data directory, never a request value
 	if err != nil {
 		return nil, fmt.Errorf("local event bus: open %s: %w", path, err)
@@ -72,7 +78,76 @@ func NewLocalBus(path string, opts ...Option) (*LocalBus, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("local event bus: chmod %s: %w", path, err)
 	}
-	return &LocalBus{path: path, opts: buildOptions(opts), f: f, subs: map[uint64]func(Envelope){}}, nil
+	return &LocalBus{path: path, opts: o, f: f, subs: map[uint64]func(Envelope){}}, nil
+}
+
+// tailWindow is how much of the end of the event file NewLocalBus reads to
+// find its last whole line: far more than one envelope.
+const tailWindow = 1 << 20
+
+// DamagedEventsError is an event file whose last whole line is not an
+// envelope: something other than a torn append overwrote it, and appending
+// after it would bury the damage.
+type DamagedEventsError struct{ Path string }
+
+func (e *DamagedEventsError) Error() string {
+	return fmt.Sprintf("local event bus: the last event of %s is not an event envelope; the file is damaged: restore it from a backup or move it aside", e.Path)
+}
+
+// repairTail checks the end of an existing event file. A last line without
+// its newline is an append the machine lost half of (Publish fsyncs before
+// it returns, so no delivered event ends that way): it is moved to a side
+// file and cut off, loudly. A last whole line that is not an envelope is a
+// *DamagedEventsError. The rest of the file is not read at start-up; it is
+// only ever appended to.
+func repairTail(path string, log *slog.Logger) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0) //nolint:gosec // G304: the path is the operator's data directory, never a request value
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("local event bus: open %s: %w", path, err)
+	}
+	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("local event bus: stat %s: %w", path, err)
+	}
+	size := info.Size()
+	if size == 0 {
+		return nil
+	}
+	n := min(size, tailWindow)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, size-n); err != nil {
+		return fmt.Errorf("local event bus: read %s: %w", path, err)
+	}
+	keep := size
+	if buf[n-1] != '\n' {
+		cut := bytes.LastIndexByte(buf, '\n')
+		if cut < 0 && n < size {
+			return &DamagedEventsError{Path: path}
+		}
+		keep = size - n + int64(cut) + 1
+		torn := fmt.Sprintf("%s.torn-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+		if err := os.WriteFile(torn, buf[cut+1:], 0o600); err != nil {
+			return fmt.Errorf("local event bus: %s ends in a torn event and it could not be set aside: %w", path, err)
+		}
+		if err := f.Truncate(keep); err != nil {
+			return fmt.Errorf("local event bus: cut the torn event of %s: %w", path, err)
+		}
+		log.Error("event file ended in a torn event, an append the machine lost half of; cut it off",
+			"path", path, "bytes_dropped", size-keep, "torn_copy", torn)
+		buf = buf[:cut+1]
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf, []byte("\n")), []byte("\n"))
+	if last := lines[len(lines)-1]; keep > 0 && len(bytes.TrimSpace(last)) > 0 {
+		var env Envelope
+		if err := json.Unmarshal(last, &env); err != nil || env.ID == "" {
+			return &DamagedEventsError{Path: path}
+		}
+	}
+	return nil
 }
 
 // Path is the event file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -277,4 +278,59 @@ func BenchmarkLocalBusPublish(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestLocalBusRepairsATornLastEventLoudly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), LocalFileName)
+	first := newTestBus(t, path)
+	require.NoError(t, first.Publish(ctx, OnboardingStarted, sampleDetail(OnboardingStarted)))
+	require.NoError(t, first.Close())
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"id":"evt-2","source":"maasflow","detail-ty`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	var logs syncBuffer
+	bus, err := NewLocalBus(path, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bus.Close() })
+	assert.Contains(t, logs.String(), `"level":"ERROR"`)
+	assert.Contains(t, logs.String(), "torn event")
+	torn, err := filepath.Glob(path + ".torn-*")
+	require.NoError(t, err)
+	require.Len(t, torn, 1, "the torn bytes are set aside")
+
+	require.NoError(t, bus.Publish(ctx, OnboardingCompleted, sampleDetail(OnboardingCompleted)))
+	got, err := ReadAll(path)
+	require.NoError(t, err, "the file reads whole again")
+	require.Len(t, got, 2)
+	assert.Equal(t, OnboardingCompleted, got[1].DetailType)
+}
+
+func TestLocalBusRefusesADamagedLastEvent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LocalFileName)
+	require.NoError(t, os.WriteFile(path, []byte("{\"id\":\"evt-1\"}\nnot an event at all\n"), 0o600))
+	_, err := NewLocalBus(path)
+	var damaged *DamagedEventsError
+	require.ErrorAs(t, err, &damaged)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }

@@ -69,7 +69,9 @@ const (
 // Option configures a Client.
 type Option func(*Client)
 
-// WithHTTPClient sets the HTTP client (transport, TLS, proxy). Its Timeout
+// WithHTTPClient sets the HTTP client (transport, TLS, proxy); without it
+// the client uses the transport shared by every client of the same region
+// (transport.go). Its Timeout
 // is ignored, because deadlines come from the context, and redirects are not
 // followed, because a redirect means a wrong base URL and would turn a POST
 // into a GET.
@@ -150,6 +152,9 @@ func NewClient(baseURL string, apiKey domain.Secret, opts ...Option) (*Client, e
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.http == nil {
+		c.http = &http.Client{Transport: regionTransport(api)}
 	}
 	c.http = tamedHTTPClient(c.http)
 	return c, nil

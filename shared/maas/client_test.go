@@ -356,3 +356,21 @@ func TestErrorsAreTypedNotWrapped(t *testing.T) {
 	// What aws-lambda-go reports as the error name.
 	assert.Equal(t, "MAASConflictError", reflect.TypeOf(err).Elem().Name())
 }
+
+func TestClientsOfOneRegionShareATransport(t *testing.T) {
+	key := testKey
+	transport := func(url string) http.RoundTripper {
+		c, err := NewClient(url, key)
+		require.NoError(t, err)
+		return c.http.Transport
+	}
+	a := transport("http://maas-a.example:5240/MAAS")
+	require.NotNil(t, a)
+	assert.Same(t, a, transport("http://maas-a.example:5240/MAAS/"), "a client per call reuses the region's connections")
+	assert.NotSame(t, a, transport("http://maas-b.example:5240/MAAS"), "each region has its own")
+
+	own := &http.Transport{}
+	c, err := NewClient("http://maas-a.example:5240/MAAS", key, WithHTTPClient(&http.Client{Transport: own}))
+	require.NoError(t, err)
+	assert.Same(t, own, c.http.Transport, "an explicit HTTP client is kept")
+}

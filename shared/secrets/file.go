@@ -65,6 +65,22 @@ func (f *FileStore) Get(ctx context.Context, name string) ([]byte, error) {
 	return v, nil
 }
 
+// Check reads the whole file and reports whether it can be served: a
+// damaged file (cut short, overwritten) is an error at start-up instead of
+// a failure in the middle of an onboarding. A missing file is fine (no
+// secret stored yet). The error never quotes the content.
+func (f *FileStore) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.load(); err != nil {
+		return fmt.Errorf("%w; restore it from a backup, or move it aside and store the credentials again", err)
+	}
+	return nil
+}
+
 func (f *FileStore) load() (map[string][]byte, error) {
 	b, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -261,3 +261,20 @@ func (f *fakeSM) CreateSecret(_ context.Context, in *secretsmanager.CreateSecret
 	f.values[name] = value(in.SecretString, in.SecretBinary)
 	return &secretsmanager.CreateSecretOutput{}, nil
 }
+
+func TestFileStoreCheckCatchesADamagedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "secrets.json")
+	f := NewFileStore(path)
+	require.NoError(t, f.Check(ctx), "no file yet is fine")
+	require.NoError(t, f.Put(ctx, "maasflow/sites/s1", []byte(`{"maas_api_key":"a:b:c-XYZZY"}`)))
+	require.NoError(t, f.Check(ctx))
+
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b[:len(b)/2], 0o600)) // cut short
+	err = f.Check(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "move it aside")
+	assert.NotContains(t, err.Error(), "XYZZY", "the content is never quoted")
+}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,14 +44,34 @@ func (s *Store) AppendAudit(ctx context.Context, e domain.AuditEntry) error {
 	return s.createOne(ctx, kindAudit, e.ID, item)
 }
 
+// AuditPage is one page of the audit trail, newest first; NextCursor is
+// empty on the last page.
+type AuditPage struct {
+	Items      []domain.AuditEntry `json:"items"`
+	NextCursor string              `json:"next_cursor,omitempty"`
+}
+
+// auditCursorIndex names the audit trail inside its cursors, so a cursor of
+// another listing is refused.
+const auditCursorIndex = "audit"
+
 // ListAudit returns the newest entries first: limit defaults to 100 (max
 // 1000).
 func (s *Store) ListAudit(ctx context.Context, limit int) ([]domain.AuditEntry, error) {
+	page, err := s.ListAuditPage(ctx, limit, "")
+	return page.Items, err
+}
+
+// ListAuditPage returns one page of the audit trail, newest first, from
+// cursor (a NextCursor of an earlier page; "" for the first). limit
+// defaults to 100 (max 1000). InvalidCursorError when cursor is not an
+// audit cursor.
+func (s *Store) ListAuditPage(ctx context.Context, limit int, cursor string) (AuditPage, error) {
 	if limit <= 0 {
 		limit = DefaultAuditLimit
 	}
 	limit = min(limit, MaxAuditLimit)
-	res := make([]domain.AuditEntry, 0, limit)
+	page := AuditPage{Items: make([]domain.AuditEntry, 0, limit)}
 	q := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String(exprPartition),
@@ -57,23 +79,62 @@ func (s *Store) ListAudit(ctx context.Context, limit int) ([]domain.AuditEntry, 
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pkAudit)},
 		ScanIndexForward:          aws.Bool(false),
 	}
-	for len(res) < limit {
-		q.Limit = aws.Int32(int32(limit - len(res))) //nolint:gosec // G115: limit is at most MaxAuditLimit
+	if cursor != "" {
+		sk, err := decodeAuditCursor(cursor)
+		if err != nil {
+			return AuditPage{}, err
+		}
+		q.ExclusiveStartKey = key{pkAudit, sk}.av()
+	}
+	// One row beyond the page tells whether another page exists.
+	var lastSK string
+	for {
+		q.Limit = aws.Int32(int32(limit + 1 - len(page.Items))) //nolint:gosec // G115: limit is at most MaxAuditLimit
 		out, err := s.db.Query(ctx, q)
 		if err != nil {
-			return nil, fmt.Errorf("list audit: %w", err)
+			return AuditPage{}, fmt.Errorf("list audit: %w", err)
 		}
 		for _, item := range out.Items {
+			if len(page.Items) == limit {
+				page.NextCursor = encodeAuditCursor(lastSK)
+				return page, nil
+			}
 			var e domain.AuditEntry
 			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
-				return nil, fmt.Errorf("decode audit entry: %w", err)
+				return AuditPage{}, fmt.Errorf("decode audit entry: %w", err)
 			}
-			res = append(res, e)
+			page.Items = append(page.Items, e)
+			if sk, ok := item[AttrSK].(*types.AttributeValueMemberS); ok {
+				lastSK = sk.Value
+			}
 		}
 		if len(out.LastEvaluatedKey) == 0 {
-			break
+			return page, nil
 		}
 		q.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	return res[:min(len(res), limit)], nil
+}
+
+func encodeAuditCursor(sk string) string {
+	b, _ := json.Marshal(cursor{Index: auditCursorIndex, Key: map[string]string{AttrSK: sk}}) // strings always encode
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeAuditCursor(s string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return "", &InvalidCursorError{Reason: "not base64url"}
+	}
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return "", &InvalidCursorError{Reason: "malformed"}
+	}
+	if c.Index != auditCursorIndex {
+		return "", &InvalidCursorError{Reason: "belongs to another listing"}
+	}
+	sk := c.Key[AttrSK]
+	if sk == "" || len(sk) > 256 {
+		return "", &InvalidCursorError{Reason: "malformed"}
+	}
+	return sk, nil
 }

@@ -60,6 +60,13 @@ func NewMinidyn(ctx context.Context, table string) (*client.Client, error) {
 	native.AddUpdater(table, exprRevoke, func(item, values map[string]*mtypes.Item) {
 		item["revoked_at"] = values[":revoked"]
 	})
+	native.AddUpdater(table, exprRevokeClosed, func(item, values map[string]*mtypes.Item) {
+		item["revoked_at"] = values[":revoked"]
+		item[revokedReasonAttr] = values[":reason"]
+	})
+	native.AddUpdater(table, exprRefused, func(item, values map[string]*mtypes.Item) {
+		item["refused_at"] = values[":refused"]
+	})
 	db.ActivateNativeInterpreter()
 	return db, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,10 +37,92 @@ func openLockKey(siteID, hostname string) key {
 	return key{pkOpenLock + siteID + "#" + hostKey(hostname), "OPEN"}
 }
 
+// Identities of one physical server besides its host name. Each open
+// onboarding holds a lock item per identity it knows, so two onboardings of
+// one server under two host names cannot both be open. The prefixes hold a
+// ':', which no host name does, so they never read as a host name's lock.
+const (
+	LockHostname = "hostname"
+	LockBMC      = "ipmi_ip"
+	LockPXEMAC   = "pxe_mac"
+	LockMachine  = "maas_system_id"
+)
+
+// serverLock is one lock item an open onboarding holds: which identity and
+// its value.
+type serverLock struct {
+	identity, value string
+}
+
+func (l serverLock) key(siteID string) key {
+	if l.identity == LockHostname {
+		return openLockKey(siteID, l.value)
+	}
+	return key{pkOpenLock + siteID + "#" + l.identity + ":" + l.value, "OPEN"}
+}
+
+// serverLocks are the locks an onboarding holds while open: its host name,
+// its BMC address, and the PXE MAC and MAAS machine once the workflow
+// learned them. None when closed.
+func serverLocks(o domain.Onboarding) []serverLock {
+	if !domain.IsOpenStatus(o.Status) {
+		return nil
+	}
+	locks := []serverLock{{LockHostname, hostKey(o.Hostname)}}
+	if ip := canonicalIP(o.IPMIIP); ip != "" {
+		locks = append(locks, serverLock{LockBMC, ip})
+	}
+	if mac := strings.ToLower(strings.TrimSpace(o.PXEMAC)); mac != "" {
+		locks = append(locks, serverLock{LockPXEMAC, mac})
+	}
+	if o.MAASSystemID != "" {
+		locks = append(locks, serverLock{LockMachine, o.MAASSystemID})
+	}
+	return locks
+}
+
+// canonicalIP writes an address one way (10.0.0.21, never 10.0.0.021 or
+// ::ffff:10.0.0.21), so one BMC has one lock.
+func canonicalIP(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return strings.ToLower(s)
+	}
+	return a.Unmap().String()
+}
+
+// lockDiff is what a write must release and take: locks of prev that next
+// no longer holds, and the reverse.
+func lockDiff(prev, next domain.Onboarding) (release, take []serverLock) {
+	had := map[key]bool{}
+	for _, l := range serverLocks(prev) {
+		had[l.key(prev.SiteID)] = true
+	}
+	has := map[key]bool{}
+	for _, l := range serverLocks(next) {
+		has[l.key(next.SiteID)] = true
+		if !had[l.key(next.SiteID)] {
+			take = append(take, l)
+		}
+	}
+	for _, l := range serverLocks(prev) {
+		if !has[l.key(prev.SiteID)] {
+			release = append(release, l)
+		}
+	}
+	return release, take
+}
+
 type openLock struct {
 	OnboardingID string    `dynamodbav:"onboarding_id"`
 	SiteID       string    `dynamodbav:"site_id"`
 	Hostname     string    `dynamodbav:"hostname"`
+	Identity     string    `dynamodbav:"identity,omitempty"`
+	Value        string    `dynamodbav:"value,omitempty"`
 	Since        time.Time `dynamodbav:"since"`
 }
 
@@ -62,14 +146,34 @@ func onboardingItem(o domain.Onboarding) (map[string]types.AttributeValue, error
 	})
 }
 
-func (s *Store) openLockItem(o domain.Onboarding) (map[string]types.AttributeValue, error) {
-	return marshalItem(openLock{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Since: s.now()},
-		openLockKey(o.SiteID, o.Hostname), "open_onboarding", nil)
+func (s *Store) lockItem(o domain.Onboarding, l serverLock) (map[string]types.AttributeValue, error) {
+	return marshalItem(openLock{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Identity: l.identity, Value: l.value, Since: s.now()},
+		l.key(o.SiteID), "open_onboarding", nil)
 }
 
-// CreateOnboarding writes the onboarding and takes its host lock in one
-// transaction: OpenOnboardingExistsError when (site, hostname) has an open one.
-// The record gets version 1, CreatedAt and UpdatedAt when zero and Status
+// lockHeld is the error for a lock another open onboarding holds, or
+// errVersionConflict when it was freed since (the caller tries again).
+func (s *Store) lockHeld(ctx context.Context, o domain.Onboarding, l serverLock) error {
+	var lock openLock
+	err := s.get(ctx, "open onboarding", l.value, l.key(o.SiteID), &lock)
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
+		return errVersionConflict
+	}
+	if err != nil {
+		return err
+	}
+	e := &OpenOnboardingExistsError{SiteID: o.SiteID, Hostname: lock.Hostname, OnboardingID: lock.OnboardingID}
+	if l.identity != LockHostname {
+		e.Identity, e.Value = l.identity, l.value
+	}
+	return e
+}
+
+// CreateOnboarding writes the onboarding and takes its server locks (host
+// name, BMC address, and PXE MAC and MAAS machine when already known) in
+// one transaction: OpenOnboardingExistsError when another open onboarding
+// holds one of them (Identity names which, empty for the host name). The
+// record gets version 1, CreatedAt and UpdatedAt when zero and Status
 // pending when empty. ItemConflictError when the id exists.
 func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error {
 	if err := checkOnboarding(o); err != nil {
@@ -83,28 +187,31 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	if err != nil {
 		return err
 	}
-	if !domain.IsOpenStatus(o.Status) {
+	locks := serverLocks(o)
+	if len(locks) == 0 {
 		return s.createOne(ctx, kindOnboarding, o.ID, item)
 	}
-	lock, err := s.openLockItem(o)
-	if err != nil {
-		return err
+	tx := []types.TransactWriteItem{s.putIfAbsent(item)}
+	for _, l := range locks {
+		lock, err := s.lockItem(o, l)
+		if err != nil {
+			return err
+		}
+		tx = append(tx, s.putIfAbsent(lock))
 	}
 	for range updateAttempts {
-		err = s.write(ctx, s.putIfAbsent(item), s.putIfAbsent(lock))
+		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
-		switch {
-		case txFailed(codes, 0):
+		if txFailed(codes, 0) {
 			return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "already exists"}
-		case txFailed(codes, 1):
-			holder, found, ferr := s.FindOpenOnboarding(ctx, o.SiteID, o.Hostname)
-			if ferr != nil {
-				return ferr
-			}
-			if found {
-				return &OpenOnboardingExistsError{SiteID: o.SiteID, Hostname: o.Hostname, OnboardingID: holder}
+		}
+		if i := firstFailed(codes, 1); i > 0 {
+			if err := s.lockHeld(ctx, o, locks[i-1]); !errors.Is(err, errVersionConflict) {
+				return err
 			}
 			continue // released between the write and the read: try again
+		}
+		switch {
 		case txContended(codes):
 			continue
 		case err != nil:
@@ -115,11 +222,38 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "host lock contended, gave up"}
 }
 
+// firstFailed is the index of the first item from index from on that
+// failed its condition, or -1.
+func firstFailed(codes []string, from int) int {
+	for i := from; i < len(codes); i++ {
+		if txFailed(codes, i) {
+			return i
+		}
+	}
+	return -1
+}
+
 // FindOpenOnboarding returns the id of the open onboarding that holds
 // (site, hostname); found is false when the host is free.
 func (s *Store) FindOpenOnboarding(ctx context.Context, siteID, hostname string) (id string, found bool, err error) {
+	return s.FindServerLock(ctx, siteID, LockHostname, hostname)
+}
+
+// FindServerLock returns the id of the open onboarding that holds one
+// identity of a server on the site (LockHostname, LockBMC, LockPXEMAC,
+// LockMachine); found is false when none does.
+func (s *Store) FindServerLock(ctx context.Context, siteID, identity, value string) (id string, found bool, err error) {
+	l := serverLock{identity, value}
+	switch identity {
+	case LockHostname:
+		l.value = hostKey(value)
+	case LockBMC:
+		l.value = canonicalIP(value)
+	case LockPXEMAC:
+		l.value = strings.ToLower(value)
+	}
 	var lock openLock
-	err = s.get(ctx, "open onboarding", hostname, openLockKey(siteID, hostname), &lock)
+	err = s.get(ctx, "open onboarding", value, l.key(siteID), &lock)
 	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
 		return "", false, nil
 	}
@@ -136,12 +270,15 @@ func (s *Store) GetOnboarding(ctx context.Context, id string) (domain.Onboarding
 	return o, err
 }
 
-// UpdateOnboarding applies mutate under the record's version. When the
-// status moves from open to closed the host lock is released in the same
-// transaction; closed to open takes it again (OpenOnboardingExistsError if
-// another onboarding took it meanwhile). The id and CreatedAt cannot
-// change. ItemNotFoundError when there is no such onboarding; ItemConflictError
-// after repeated concurrent updates.
+// UpdateOnboarding applies mutate under the record's version. The server
+// locks follow the record in the same transaction: a move from open to
+// closed releases them all, closed to open takes them again, and an open
+// onboarding that learns its PXE MAC or MAAS machine takes that lock too
+// (OpenOnboardingExistsError when another open onboarding holds one). A
+// move into failed, cancelled or manual_intervention also revokes the
+// run's unconsumed enrollment token in that transaction (CloseOnboarding).
+// The id and CreatedAt cannot change. ItemNotFoundError when there is no
+// such onboarding; ItemConflictError after repeated concurrent updates.
 func (s *Store) UpdateOnboarding(ctx context.Context, id string, mutate Mutator[domain.Onboarding]) (domain.Onboarding, error) {
 	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate,
 		func(prev, next *domain.Onboarding) {
@@ -152,6 +289,36 @@ func (s *Store) UpdateOnboarding(ctx context.Context, id string, mutate Mutator[
 		s.writeOnboarding)
 }
 
+// CloseOnboarding is UpdateOnboarding for an operation that ends a run or
+// stops it for an operator (cancel, a workflow's failure or manual
+// intervention, an interrupted run, the recovery operations): mutate must
+// leave the onboarding failed, cancelled or manual_intervention, else
+// InvalidRecordError and nothing is written. In one transaction the status
+// changes, the server locks are released (kept for manual_intervention)
+// and the run's enrollment token is revoked unless a node already consumed
+// it, so a node enrolling afterwards is refused (TokenWorkflowClosed).
+func (s *Store) CloseOnboarding(ctx context.Context, id string, mutate Mutator[domain.Onboarding]) (domain.Onboarding, error) {
+	return s.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {
+		if err := mutate(o); err != nil {
+			return err
+		}
+		if !revokesToken(o.Status) {
+			return &InvalidRecordError{Kind: kindOnboarding, Field: "status", Reason: "must be failed, cancelled or manual_intervention to close"}
+		}
+		return nil
+	})
+}
+
+// revokesToken reports whether moving into status ends the run's right to
+// enroll a node: every stop but completion.
+func revokesToken(status domain.OnboardingStatus) bool {
+	switch status {
+	case domain.OnboardingFailed, domain.OnboardingCancelled, domain.OnboardingManualIntervention:
+		return true
+	}
+	return false
+}
+
 func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboarding) error {
 	if err := checkOnboarding(*next); err != nil {
 		return err
@@ -160,54 +327,52 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 	if err != nil {
 		return err
 	}
-	var oldLock, newLock *key
-	if domain.IsOpenStatus(prev.Status) {
-		k := openLockKey(prev.SiteID, prev.Hostname)
-		oldLock = &k
+	release, take := lockDiff(*prev, *next)
+	var revoke *types.TransactWriteItem
+	if next.Status != prev.Status && revokesToken(next.Status) && next.EnrollmentTokenHash != "" {
+		if revoke, err = s.revokeForClose(ctx, next.EnrollmentTokenHash); err != nil {
+			return err
+		}
 	}
-	if domain.IsOpenStatus(next.Status) {
-		k := openLockKey(next.SiteID, next.Hostname)
-		newLock = &k
-	}
-	if oldLock == nil && newLock == nil || oldLock != nil && newLock != nil && *oldLock == *newLock {
+	if len(release) == 0 && len(take) == 0 && revoke == nil {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
 	// A release finds the lock held by this onboarding or by nobody; the
 	// delete is dropped only if a repair left it with another onboarding,
 	// which must keep it.
-	release := oldLock != nil
 	for {
 		tx := []types.TransactWriteItem{s.putIfVersion(item, prev.Version)}
-		if release {
-			tx = append(tx, s.deleteLock(*oldLock, "onboarding_id", next.ID))
+		for _, l := range release {
+			tx = append(tx, s.deleteLock(l.key(prev.SiteID), "onboarding_id", next.ID))
 		}
-		take := -1
-		if newLock != nil {
-			lock, err := s.openLockItem(*next)
+		takeAt := len(tx)
+		for _, l := range take {
+			lock, err := s.lockItem(*next, l)
 			if err != nil {
 				return err
 			}
-			take = len(tx)
 			tx = append(tx, s.putLock(lock, "onboarding_id", next.ID))
+		}
+		revokeAt := -1
+		if revoke != nil {
+			revokeAt = len(tx)
+			tx = append(tx, *revoke)
 		}
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
+		i := firstFailed(codes, 1)
 		switch {
 		case txFailed(codes, 0) || txContended(codes):
 			return errVersionConflict
-		case release && txFailed(codes, 1):
-			release = false
+		case i > 0 && i < takeAt:
+			release = append(release[:i-1:i-1], release[i:]...)
 			continue
-		case take >= 0 && txFailed(codes, take):
-			holder, found, ferr := s.FindOpenOnboarding(ctx, next.SiteID, next.Hostname)
-			if ferr != nil {
-				return ferr
-			}
-			if !found {
-				return errVersionConflict // freed meanwhile: go round again
-			}
-			return &OpenOnboardingExistsError{SiteID: next.SiteID, Hostname: next.Hostname, OnboardingID: holder}
+		case i >= takeAt && i != revokeAt:
+			return s.lockHeld(ctx, *next, take[i-takeAt])
+		case i == revokeAt && i > 0:
+			// A node consumed the token meanwhile: read everything again.
+			return errVersionConflict
 		case err != nil:
 			return fmt.Errorf("update onboarding %s: %w", next.ID, err)
 		}

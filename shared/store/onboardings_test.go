@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,8 +17,14 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
+// onboarding is an onboarding of host; each host name has its own BMC
+// address, as each server does.
 func onboarding(id, site, host string) domain.Onboarding {
-	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(host)))
+	sum := h.Sum32()
+	ip := fmt.Sprintf("10.%d.%d.%d", sum>>16&0xff, sum>>8&0xff, sum&0xff|1)
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: ip}
 }
 
 func TestCreateOnboarding(t *testing.T) {

@@ -90,6 +90,10 @@ const (
 	exprPrefix    = "#pk = :pk AND begins_with(#sk, :prefix)"
 	exprConsume   = "SET #consumed = :consumed"
 	exprRevoke    = "SET #revoked = :revoked"
+	// exprRevokeClosed revokes the token of a run being closed, saying so.
+	exprRevokeClosed = "SET #revoked = :revoked, #reason = :reason"
+	// exprRefused marks the first refused enrollment of a closed run.
+	exprRefused = "SET #refused = :refused"
 )
 
 // exprIndexPartition is the key condition on an index's partition key.

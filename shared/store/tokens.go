@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,10 +59,14 @@ func (s *Store) PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken
 
 // ConsumeEnrollmentToken marks the token consumed in one conditional write:
 // TokenRejectedError with TokenUnknown, TokenConsumed, TokenRevoked,
-// TokenExpired (at now) or TokenWrongNode. A second call with the same hash
-// is TokenConsumed. When several reasons apply, consumed wins over revoked
-// (a token is never both: each write excludes the other), revoked over
-// wrong node, and wrong node over expired. It returns the token as stored,
+// TokenExpired (at now) or TokenWrongNode. A token issued for an onboarding
+// is consumed only while that onboarding is pending or running and on the
+// token's attempt, checked in the same transaction: otherwise
+// TokenWorkflowClosed or TokenStaleAttempt, with the onboarding named and
+// FirstRefusal set the first time. A second call with the same hash is
+// TokenConsumed. When several reasons apply, consumed wins over revoked (a
+// token is never both: each write excludes the other), revoked over wrong
+// node, and wrong node over expired. It returns the token as stored,
 // ConsumedAt set.
 func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string, now time.Time) (domain.EnrollmentToken, error) {
 	if hash == "" {
@@ -72,7 +77,18 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 		return domain.EnrollmentToken{}, fmt.Errorf("encode consumed_at: %w", err)
 	}
 	for range consumeAttempts {
-		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		raw, found, err := s.getRaw(ctx, tokenKey(hash))
+		if err != nil {
+			return domain.EnrollmentToken{}, fmt.Errorf("read enrollment token %s: %w", shortHash(hash), err)
+		}
+		if !found {
+			return domain.EnrollmentToken{}, &TokenRejectedError{Reason: TokenUnknown}
+		}
+		var t domain.EnrollmentToken
+		if err := attributevalue.UnmarshalMap(raw, &t); err != nil {
+			return domain.EnrollmentToken{}, fmt.Errorf("decode enrollment token %s: %w", shortHash(hash), err)
+		}
+		consume := types.Update{
 			TableName:           aws.String(s.table),
 			Key:                 tokenKey(hash).av(),
 			UpdateExpression:    aws.String(exprConsume),
@@ -83,26 +99,103 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":consumed": consumed, ":node": str(nodeID), ":now": num(now.UnixMilli()),
 			},
-			ReturnValues: types.ReturnValueAllNew,
-		})
-		if err == nil {
-			var t domain.EnrollmentToken
-			if err := attributevalue.UnmarshalMap(out.Attributes, &t); err != nil {
-				return domain.EnrollmentToken{}, fmt.Errorf("decode enrollment token: %w", err)
-			}
+		}
+		tx := []types.TransactWriteItem{{Update: &consume}}
+		if t.OnboardingID != "" {
+			// The run the token belongs to must still be waiting for it.
+			// Onboardings are never deleted: one that does not exist (a
+			// token written without it) leaves the token to judge alone.
+			tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName:                aws.String(s.table),
+				Key:                      onboardingKey(t.OnboardingID).av(),
+				ConditionExpression:      aws.String("attribute_not_exists(#pk) OR ((#status = :pending OR #status = :running) AND #attempt = :attempt)"),
+				ExpressionAttributeNames: map[string]string{"#pk": AttrPK, "#status": "status", "#attempt": "attempt"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":pending": str(string(domain.OnboardingPending)), ":running": str(string(domain.OnboardingRunning)), ":attempt": num(int64(t.Attempt)),
+				},
+			}})
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
+		codes, _ := txCodes(err)
+		switch {
+		case err == nil:
+			t.ConsumedAt = ptrTime(now.UTC())
 			return t, nil
-		}
-		if !isConditionFailed(err) {
-			return domain.EnrollmentToken{}, fmt.Errorf("consume enrollment token %s: %w", shortHash(hash), err)
-		}
-		if reason, err := s.tokenRejection(ctx, hash, nodeID, now); reason != "" || err != nil {
-			if err != nil {
-				return domain.EnrollmentToken{}, err
+		case txFailed(codes, 0):
+			reason, rerr := s.tokenRejection(ctx, hash, nodeID, now)
+			if rerr != nil {
+				return domain.EnrollmentToken{}, rerr
+			}
+			if reason == "" {
+				continue // written or changed in between: look again
+			}
+			if reason == TokenWorkflowClosed {
+				return domain.EnrollmentToken{}, s.runRefusal(ctx, hash, t, reason, now)
 			}
 			return domain.EnrollmentToken{}, &TokenRejectedError{Reason: reason}
+		case txFailed(codes, 1):
+			reason, rerr := s.runState(ctx, t)
+			if rerr != nil {
+				return domain.EnrollmentToken{}, rerr
+			}
+			if reason == "" {
+				continue
+			}
+			return domain.EnrollmentToken{}, s.runRefusal(ctx, hash, t, reason, now)
+		case txContended(codes):
+			continue
+		default:
+			return domain.EnrollmentToken{}, fmt.Errorf("consume enrollment token %s: %w", shortHash(hash), err)
 		}
 	}
 	return domain.EnrollmentToken{}, &ItemConflictError{Kind: kindToken, ID: shortHash(hash), Reason: "token changed while being consumed"}
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }
+
+// runState says why the token's onboarding refuses an enrollment: closed
+// (or waiting for an operator), or on another attempt; "" when it now
+// looks acceptable.
+func (s *Store) runState(ctx context.Context, t domain.EnrollmentToken) (string, error) {
+	o, err := s.GetOnboarding(ctx, t.OnboardingID)
+	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case o.Attempt != t.Attempt:
+		return TokenStaleAttempt, nil
+	case o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning:
+		return TokenWorkflowClosed, nil
+	}
+	return "", nil
+}
+
+// runRefusal is the rejection of a token whose run is over, marking the
+// token (refused_at) so that only the first such refusal says FirstRefusal.
+func (s *Store) runRefusal(ctx context.Context, hash string, t domain.EnrollmentToken, reason string, now time.Time) error {
+	e := &TokenRejectedError{Reason: reason, OnboardingID: t.OnboardingID, Attempt: t.Attempt}
+	refused, err := attributevalue.Marshal(now.UTC())
+	if err != nil {
+		return fmt.Errorf("encode refused_at: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       tokenKey(hash).av(),
+		UpdateExpression:          aws.String(exprRefused),
+		ConditionExpression:       aws.String("attribute_exists(#pk) AND attribute_not_exists(#refused)"),
+		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#refused": "refused_at"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":refused": refused},
+	})
+	switch {
+	case err == nil:
+		e.FirstRefusal = true
+	case !isConditionFailed(err):
+		return fmt.Errorf("mark enrollment token %s refused: %w", shortHash(hash), err)
+	}
+	return e
 }
 
 // tokenRejection reads the token once to say why the consume condition
@@ -123,6 +216,9 @@ func (s *Store) tokenRejection(ctx context.Context, hash, nodeID string, now tim
 	case t.ConsumedAt != nil:
 		return TokenConsumed, nil
 	case t.RevokedAt != nil:
+		if r, ok := raw[revokedReasonAttr].(*types.AttributeValueMemberS); ok && r.Value == TokenWorkflowClosed {
+			return TokenWorkflowClosed, nil
+		}
 		return TokenRevoked, nil
 	case t.NodeID != nodeID:
 		return TokenWrongNode, nil
@@ -130,6 +226,44 @@ func (s *Store) tokenRejection(ctx context.Context, hash, nodeID string, now tim
 		return TokenExpired, nil
 	}
 	return "", nil
+}
+
+// revokedReasonAttr says why a token was revoked: TokenWorkflowClosed when
+// its run was closed; absent when a newer token superseded it.
+const revokedReasonAttr = "revoked_reason"
+
+// revokeForClose is the transaction item that revokes the token of a run
+// being closed, or nil when there is nothing to revoke (unknown, consumed
+// or already revoked). Its condition fails if a node consumes the token
+// before the transaction commits; the caller then reads everything again.
+func (s *Store) revokeForClose(ctx context.Context, hash string) (*types.TransactWriteItem, error) {
+	raw, found, err := s.getRaw(ctx, tokenKey(hash))
+	if err != nil {
+		return nil, fmt.Errorf("read enrollment token %s: %w", shortHash(hash), err)
+	}
+	if !found {
+		return nil, nil
+	}
+	if _, consumed := raw["consumed_at"]; consumed {
+		return nil, nil
+	}
+	if _, revoked := raw["revoked_at"]; revoked {
+		return nil, nil
+	}
+	revoked, err := attributevalue.Marshal(s.now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("encode revoked_at: %w", err)
+	}
+	return &types.TransactWriteItem{Update: &types.Update{
+		TableName:           aws.String(s.table),
+		Key:                 tokenKey(hash).av(),
+		UpdateExpression:    aws.String(exprRevokeClosed),
+		ConditionExpression: aws.String("attribute_exists(#pk) AND attribute_not_exists(#consumed) AND attribute_not_exists(#revoked)"),
+		ExpressionAttributeNames: map[string]string{
+			"#pk": AttrPK, "#consumed": "consumed_at", "#revoked": "revoked_at", "#reason": revokedReasonAttr,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":revoked": revoked, ":reason": str(TokenWorkflowClosed)},
+	}}, nil
 }
 
 // RevokeEnrollmentToken makes an unconsumed token unusable, in one

@@ -376,3 +376,58 @@ func (s *Simulator) readVLAN(rq *request) reply {
 	}
 	return jsonReply(http.StatusOK, renderVLAN(s.net.vlan))
 }
+
+// network is the fixed minimal network every machine lives on: one fabric,
+// its untagged VLAN with DHCP on, and one subnet.
+type network struct {
+	fabric *fabric
+	vlan   *vlan
+	subnet *subnet
+	// extra holds further subnets of the PXE VLAN (Options.SecondSubnet).
+	extra []*subnet
+}
+
+// DefaultSubnetCIDR is the simulator's subnet unless Options.SubnetCIDR
+// names another.
+const DefaultSubnetCIDR = "10.20.0.0/24"
+
+// SecondSubnetCIDR is the subnet Options.SecondSubnet adds to the PXE VLAN.
+const SecondSubnetCIDR = "10.21.0.0/24"
+
+// newNetwork builds the network on cidr (DefaultSubnetCIDR when empty or
+// malformed). The gateway is the subnet's first address and the dynamic
+// range its .200 to .250, as on the default /24; a wider subnet (a /20 holds
+// about 4,000 machines) lets one site deploy more machines than a /24's
+// ~200 static addresses, since every deployed machine's AUTO link takes
+// one outside the dynamic range, and a subnet is named by its CIDR
+// (docs/maas-behaviour.md §9, §10).
+func newNetwork(cidr string, secondSubnet bool) network {
+	prefix, err := netip.ParsePrefix(cidr)
+	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 24 {
+		prefix = netip.MustParsePrefix(DefaultSubnetCIDR)
+	}
+	prefix = prefix.Masked()
+	at := func(n int) netip.Addr {
+		a := prefix.Addr().As4()
+		v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+		v += uint32(n) //nolint:gosec // G115: n is a small positive offset
+		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	}
+	f := &fabric{id: 0, name: "fabric-0"}
+	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
+	sn := &subnet{
+		id: 1, name: prefix.String(), cidr: prefix,
+		gateway: at(1), vlan: v,
+		dynamicLow: at(200), dynamicHi: at(250),
+	}
+	n := network{fabric: f, vlan: v, subnet: sn}
+	if secondSubnet {
+		second := netip.MustParsePrefix(SecondSubnetCIDR)
+		n.extra = append(n.extra, &subnet{
+			id: 2, name: second.String(), cidr: second,
+			gateway: netip.MustParseAddr("10.21.0.1"), vlan: v,
+			dynamicLow: netip.MustParseAddr("10.21.0.200"), dynamicHi: netip.MustParseAddr("10.21.0.250"),
+		})
+	}
+	return n
+}

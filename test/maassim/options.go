@@ -49,6 +49,9 @@ type Options struct {
 	// nothing MAAS knows says which one the boot interface belongs to.
 	// Commissioning still links and discovers on 10.20.0.0/24.
 	SecondSubnet bool
+	// SubnetCIDR is the one IPv4 subnet machines deploy on, a /24 or wider;
+	// empty means DefaultSubnetCIDR (about 200 deployed machines).
+	SubnetCIDR string
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -82,35 +81,6 @@ type Simulator struct {
 	closeOnce sync.Once
 }
 
-// network is the fixed minimal network every machine lives on. subnet is
-// the PXE subnet; extra holds the further subnets of the same VLAN
-// (Options.SecondSubnet).
-type network struct {
-	fabric *fabric
-	vlan   *vlan
-	subnet *subnet
-	extra  []*subnet
-}
-
-func newNetwork(secondSubnet bool) network {
-	f := &fabric{id: 0, name: "fabric-0"}
-	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}
-	sn := &subnet{
-		id: 1, name: "10.20.0.0/24", cidr: netip.MustParsePrefix("10.20.0.0/24"),
-		gateway: netip.MustParseAddr("10.20.0.1"), vlan: v,
-		dynamicLow: netip.MustParseAddr("10.20.0.200"), dynamicHi: netip.MustParseAddr("10.20.0.250"),
-	}
-	n := network{fabric: f, vlan: v, subnet: sn}
-	if secondSubnet {
-		n.extra = append(n.extra, &subnet{
-			id: 2, name: "10.21.0.0/24", cidr: netip.MustParsePrefix("10.21.0.0/24"),
-			gateway: netip.MustParseAddr("10.21.0.1"), vlan: v,
-			dynamicLow: netip.MustParseAddr("10.21.0.200"), dynamicHi: netip.MustParseAddr("10.21.0.250"),
-		})
-	}
-	return n
-}
-
 // New returns a running Simulator; Close stops it.
 func New(o Options) *Simulator {
 	clk := o.Clock
@@ -139,7 +109,7 @@ func New(o Options) *Simulator {
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
 		apiKey: key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
-		net:         newNetwork(o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)

@@ -151,7 +151,7 @@ func API(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Config{}, api.Deps{
+	deps := api.Deps{
 		Store:     c.store,
 		Secrets:   c.secrets,
 		Starter:   c.flow,
@@ -163,7 +163,15 @@ func API(ctx context.Context) (http.Handler, error) {
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
-	}), nil
+	}
+	rc, ok, err := c.reconcilerForAPI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		deps.Reconciler = rc
+	}
+	return api.New(api.Config{}, deps), nil
 }
 
 // sitePaths requires https on the VPC path and relays connector sites

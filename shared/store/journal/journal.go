@@ -5,17 +5,20 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -44,32 +47,51 @@ type Backend interface {
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
 }
 
-// Journal makes an in-memory DynamoDB (minidyn, which has no way to dump
-// its tables) survive a restart of local mode. It passes every call through
-// and, after each write, appends the resulting state of every item the
-// write touched to a JSON-lines file: {"t":table,"put":item} or
-// {"t":table,"del":key}. Recording outcomes rather than requests means a
+// file is what the journal needs of its open file; tests put a failing
+// disk in its place.
+type file interface {
+	io.Writer
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
+// Journal makes an in-memory DynamoDB (which has no way to dump its tables)
+// survive a restart of local mode. It passes every call through and, after
+// each write, appends the resulting state of every item the write touched
+// to a JSON-lines file: {"n":seq,"t":table,"put":item}, {"n":…,"t":…,"del":key},
+// or, for a transaction, one line {"n":…,"tx":[…]} so that it is replayed
+// whole or not at all. Recording outcomes rather than requests means a
 // replay is plain puts and deletes, with no condition or update expression
-// to evaluate again. Open replays the file; when superseded lines
-// outnumber live items it rewrites the file from a Scan (compaction).
+// to evaluate again. Open replays the file; when superseded lines outnumber
+// live items it rewrites the file from a Scan (compaction).
 //
 // Writes are serialised so the file's order is the order they took effect.
-// Each line reaches the OS before the write returns (a crash of the process
-// loses nothing; a crash of the machine may lose the tail). A torn last
-// line is dropped at the next open. One process owns a data directory.
+// A write's lines reach the OS in one write(2) before the write returns, so
+// a crash of the process loses nothing it acknowledged (a crash of the
+// machine may lose the tail). A write whose lines cannot be written (a full
+// disk) is undone in memory and cut from the file, so the database never
+// holds what the file lacks. Damage found at Open is refused or, for a
+// torn last line, repaired loudly (see Open).
 type Journal struct {
 	db   Backend
 	path string
+	log  *slog.Logger
 
 	mu    sync.Mutex
-	f     *os.File
-	w     *bufio.Writer
+	f     file
+	size  int64               // bytes of whole records in the file
 	keys  map[string][]string // table → key attribute names
 	lines int
+	seq   uint64 // number of the last record written
 	// live holds the identity of every item the journal says exists, so
 	// compaction knows how many lines are superseded.
 	live   map[string]struct{}
 	closed bool
+	// broken is set when a failed write could not be cut from the file
+	// again: nothing more is written until a restart repairs the tail.
+	broken error
+	buf    bytes.Buffer
 }
 
 var _ Backend = (*Journal)(nil)
@@ -79,21 +101,60 @@ var _ Backend = (*Journal)(nil)
 var errJournalClosed = errors.New("journal closed")
 
 type journalLine struct {
-	Table string                     `json:"t"`
+	N     uint64                     `json:"n,omitempty"`
+	Table string                     `json:"t,omitempty"`
 	Put   map[string]json.RawMessage `json:"put,omitempty"`
 	Del   map[string]json.RawMessage `json:"del,omitempty"`
+	Tx    []journalLine              `json:"tx,omitempty"`
 }
 
-// Open replays dir's journal into db and returns a Journal that
-// records every later write there. The tables must exist in db already
+// Option configures Open.
+type Option func(*Journal)
+
+// WithLogger receives the repairs Open makes (at Error level: an operator
+// must know that the file was damaged).
+func WithLogger(l *slog.Logger) Option {
+	return func(j *Journal) {
+		if l != nil {
+			j.log = l
+		}
+	}
+}
+
+// DamagedError is a journal Open refuses to replay: a record in the middle
+// is unreadable, or records are missing between two others. Serving the
+// rest would silently lose acknowledged writes, so the operator decides
+// (restore a backup, or move the file aside to start empty).
+type DamagedError struct {
+	Path   string
+	Line   int
+	Reason string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("journal %s is damaged at line %d: %s; restore it from a backup or move it aside to start with an empty database", e.Path, e.Line, e.Reason)
+}
+
+// Open replays dir's journal into db and returns a Journal that records
+// every later write there. The tables must exist in db already
 // (CreateTable); the journal holds items only. dir is created (0700) when
 // missing.
-func Open(ctx context.Context, db Backend, dir string) (*Journal, error) {
+//
+// A last line without its newline is a write the machine lost half of: it
+// was never acknowledged, so Open cuts it off, keeps a copy of the file as
+// it found it next to it, and logs the repair at Error level. Any other
+// damage — an unreadable line, a gap in the record numbers — is a
+// *DamagedError and nothing is replayed.
+func Open(ctx context.Context, db Backend, dir string, opts ...Option) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal directory: %w", err)
 	}
-	j := &Journal{db: db, path: filepath.Join(dir, File), keys: map[string][]string{}, live: map[string]struct{}{}}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600)
+	j := &Journal{db: db, path: filepath.Join(dir, File), keys: map[string][]string{}, live: map[string]struct{}{},
+		log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(j)
+	}
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE, 0o600) //nolint:gosec // G304: the path is the operator's data directory, never a request value
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
@@ -101,7 +162,12 @@ func Open(ctx context.Context, db Backend, dir string) (*Journal, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	j.f, j.w = f, bufio.NewWriter(f)
+	_ = f.Close() // read-only use so far
+	// Appends go through O_APPEND, so a record cut after a failed write is
+	// followed by the next one with no gap.
+	if j.f, err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil { //nolint:gosec // G304: the path is the operator's data directory, never a request value
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
 	if j.bloated() {
 		j.mu.Lock()
 		defer j.mu.Unlock()
@@ -114,67 +180,99 @@ func Open(ctx context.Context, db Backend, dir string) (*Journal, error) {
 }
 
 func (j *Journal) replay(ctx context.Context, f *os.File) error {
-	r := bufio.NewReader(f)
-	var offset int64
+	r := bufio.NewReaderSize(f, 1<<20)
 	for n := 1; ; n++ {
 		line, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			if len(line) > 0 { // torn write: the process died mid-line
-				if err := f.Truncate(offset); err != nil {
-					return fmt.Errorf("drop torn journal line %d: %w", n, err)
-				}
+			if len(line) > 0 {
+				return j.cutTornTail(f, n, len(line))
 			}
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
 		}
-		offset += int64(len(line))
-		id, present, err := j.apply(ctx, line)
-		if err != nil {
-			return fmt.Errorf("replay journal line %d: %w", n, err)
+		var l journalLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return &DamagedError{Path: j.path, Line: n, Reason: "the line is not a journal record"}
 		}
-		j.mark(id, present)
+		if l.N != 0 { // files written before records were numbered have none
+			if j.seq != 0 && l.N != j.seq+1 {
+				return &DamagedError{Path: j.path, Line: n, Reason: fmt.Sprintf("record %d follows record %d: records are missing", l.N, j.seq)}
+			}
+			j.seq = l.N
+		}
+		if err := j.apply(ctx, l); err != nil {
+			return &DamagedError{Path: j.path, Line: n, Reason: err.Error()}
+		}
+		j.size += int64(len(line))
 		j.lines++
 	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return fmt.Errorf("seek journal: %w", err)
+}
+
+// cutTornTail drops a last line that lacks its newline, after keeping a copy
+// of the file as it was.
+func (j *Journal) cutTornTail(f *os.File, n, torn int) error {
+	kept := fmt.Sprintf("%s.damaged-%s", j.path, time.Now().UTC().Format("20060102T150405Z"))
+	if err := copyFile(j.path, kept); err != nil {
+		return fmt.Errorf("journal %s ends in a torn record (line %d) and a copy could not be kept before repairing it: %w", j.path, n, err)
 	}
+	if err := f.Truncate(j.size); err != nil {
+		return fmt.Errorf("drop torn journal line %d: %w", n, err)
+	}
+	j.log.Error("journal ended in a torn record, a write the machine lost half of; cut it off",
+		"path", j.path, "line", n, "bytes_dropped", torn, "records_kept", j.lines, "damaged_copy", kept)
 	return nil
 }
 
-// apply replays one line and returns the item's identity and whether it
-// exists afterwards.
-func (j *Journal) apply(ctx context.Context, line []byte) (string, bool, error) {
-	var l journalLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return "", false, err
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from) //nolint:gosec // G304: the path is the operator's data directory, never a request value
+	if err != nil {
+		return err
 	}
+	return os.WriteFile(to, b, 0o600)
+}
+
+// apply replays one record.
+func (j *Journal) apply(ctx context.Context, l journalLine) error {
 	switch {
+	case l.Tx != nil:
+		for _, sub := range l.Tx {
+			if err := j.apply(ctx, sub); err != nil {
+				return err
+			}
+		}
+		return nil
 	case l.Put != nil:
 		item, err := itemFromJSON(l.Put)
 		if err != nil {
-			return "", false, err
+			return err
 		}
 		id, err := j.identity(ctx, l.Table, item)
 		if err != nil {
-			return "", false, err
+			return err
 		}
-		_, err = j.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(l.Table), Item: item})
-		return id, true, err
+		if _, err := j.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(l.Table), Item: item}); err != nil {
+			return err
+		}
+		j.mark(id, true)
+		return nil
 	case l.Del != nil:
 		k, err := itemFromJSON(l.Del)
 		if err != nil {
-			return "", false, err
+			return err
 		}
 		id, err := j.identity(ctx, l.Table, k)
 		if err != nil {
-			return "", false, err
+			return err
 		}
-		_, err = j.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(l.Table), Key: k})
-		return id, false, err
+		if _, err := j.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(l.Table), Key: k}); err != nil {
+			return err
+		}
+		j.mark(id, false)
+		return nil
 	}
-	return "", false, errors.New("neither put nor del")
+	return errors.New("the record holds neither put, del nor tx")
 }
 
 // keyNames returns the table's key attribute names, asking DescribeTable
@@ -191,6 +289,7 @@ func (j *Journal) keyNames(ctx context.Context, table string) ([]string, error) 
 	for _, k := range out.Table.KeySchema {
 		names = append(names, aws.ToString(k.AttributeName))
 	}
+	slices.Sort(names)
 	j.keys[table] = names
 	return names, nil
 }
@@ -213,34 +312,59 @@ func (j *Journal) keyOf(ctx context.Context, table string, item map[string]types
 
 // identity names an item uniquely within the journal (table and key).
 func (j *Journal) identity(ctx context.Context, table string, item map[string]types.AttributeValue) (string, error) {
-	k, err := j.keyOf(ctx, table, item)
+	names, err := j.keyNames(ctx, table)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	b.WriteString(table)
-	for _, n := range slices.Sorted(maps.Keys(k)) {
-		js, err := avToJSON(k[n])
-		if err != nil {
-			return "", err
-		}
-		enc, _ := json.Marshal(js)
+	for _, n := range names {
 		b.WriteByte(0)
-		b.Write(enc)
+		switch v := item[n].(type) {
+		case *types.AttributeValueMemberS:
+			b.WriteString("S")
+			b.WriteString(v.Value)
+		case nil:
+			return "", fmt.Errorf("item of table %s lacks key attribute %s", table, n)
+		default:
+			js, err := avToJSON(v)
+			if err != nil {
+				return "", err
+			}
+			enc, _ := json.Marshal(js)
+			b.Write(enc)
+		}
 	}
 	return b.String(), nil
 }
 
-// touched is one item a write may have changed: its table and any map
-// holding its key attributes.
+// touched is one item a write may change: its table and any map holding
+// its key attributes.
 type touched struct {
 	table string
 	item  map[string]types.AttributeValue
 }
 
-// record appends the current state of every touched item. The caller holds
-// j.mu, so no other write slips in between the write and its lines.
-func (j *Journal) record(ctx context.Context, items ...touched) error {
+// image is an item's state before a write, to undo the write in memory
+// when it cannot be recorded.
+type image struct {
+	table string
+	key   map[string]types.AttributeValue
+	item  map[string]types.AttributeValue // nil: absent
+}
+
+// journaled runs a write and records it. The caller's write runs only when
+// the journal is usable; a write the file cannot take is undone.
+func (j *Journal) journaled(ctx context.Context, items []touched, write func() error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return errJournalClosed
+	}
+	if j.broken != nil {
+		return fmt.Errorf("journal %s refuses writes until a restart after a failed write: %w", j.path, j.broken)
+	}
+	before := make([]image, 0, len(items))
 	for _, t := range items {
 		k, err := j.keyOf(ctx, t.table, t.item)
 		if err != nil {
@@ -248,37 +372,114 @@ func (j *Journal) record(ctx context.Context, items ...touched) error {
 		}
 		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.table), Key: k, ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return fmt.Errorf("read back: %w", err)
+			return fmt.Errorf("journal: read before write: %w", err)
 		}
-		id, err := j.identity(ctx, t.table, k)
-		if err != nil {
-			return err
-		}
-		l := map[string]any{"t": t.table}
+		img := image{table: t.table, key: k}
 		if len(out.Item) > 0 {
-			if l["put"], err = itemToJSON(out.Item); err != nil {
-				return err
-			}
-		} else if l["del"], err = itemToJSON(k); err != nil {
-			return err
+			img.item = out.Item
 		}
-		j.mark(id, len(out.Item) > 0)
-		b, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		if _, err := j.w.Write(append(b, '\n')); err != nil {
-			return err
-		}
-		j.lines++
+		before = append(before, img)
 	}
-	if err := j.w.Flush(); err != nil {
-		return err
+	if err := write(); err != nil {
+		return err // a failed write changed nothing
+	}
+	if err := j.record(ctx, before); err != nil {
+		if uerr := j.undo(ctx, before); uerr != nil {
+			j.broken = uerr
+		}
+		return fmt.Errorf("journal %s: the write was not kept: %w", j.path, err)
 	}
 	if j.bloated() {
-		return j.compact(ctx)
+		// The write is on disk already: a failed compaction only leaves the
+		// file longer, and is tried again after a later write.
+		if err := j.compact(ctx); err != nil {
+			j.log.Error("journal compaction failed", "path", j.path, "error", err.Error())
+		}
 	}
 	return nil
+}
+
+// undo puts back the items as they were before a write.
+func (j *Journal) undo(ctx context.Context, before []image) error {
+	var errs []error
+	for _, b := range slices.Backward(before) {
+		var err error
+		if b.item != nil {
+			_, err = j.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(b.table), Item: b.item})
+		} else {
+			_, err = j.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(b.table), Key: b.key})
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// record appends the current state of every touched item as one record.
+// The caller holds j.mu, so no other write slips in between the write and
+// its record. On failure the file is cut back to its last whole record.
+func (j *Journal) record(ctx context.Context, items []image) error {
+	lines := make([]journalLine, 0, len(items))
+	live := make([]bool, len(items))
+	ids := make([]string, len(items))
+	for i, t := range items {
+		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.table), Key: t.key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return fmt.Errorf("read back: %w", err)
+		}
+		if ids[i], err = j.identity(ctx, t.table, t.key); err != nil {
+			return err
+		}
+		l := journalLine{Table: t.table}
+		src, field := t.key, &l.Del
+		if len(out.Item) > 0 {
+			src, field, live[i] = out.Item, &l.Put, true
+		}
+		if *field, err = rawItem(src); err != nil {
+			return err
+		}
+		lines = append(lines, l)
+	}
+	rec := lines[0]
+	if len(lines) > 1 {
+		rec = journalLine{Tx: lines}
+	}
+	rec.N = j.seq + 1
+	j.buf.Reset()
+	enc := json.NewEncoder(&j.buf) // Encode ends the record with its newline
+	if err := enc.Encode(rec); err != nil {
+		return err
+	}
+	n, err := j.f.Write(j.buf.Bytes())
+	if err != nil || n != j.buf.Len() {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		if terr := j.f.Truncate(j.size); terr != nil {
+			j.broken = fmt.Errorf("cut a failed record from the file: %w", terr)
+		}
+		return err
+	}
+	j.size += int64(n)
+	j.seq++
+	j.lines++
+	for i := range ids {
+		j.mark(ids[i], live[i])
+	}
+	return nil
+}
+
+func rawItem(item map[string]types.AttributeValue) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(item))
+	for name, av := range item {
+		js, err := avToJSON(av)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", name, err)
+		}
+		if out[name], err = json.Marshal(js); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (j *Journal) mark(id string, present bool) {
@@ -292,16 +493,6 @@ func (j *Journal) mark(id string, present bool) {
 // bloated reports whether superseded lines outweigh live ones enough to
 // rewrite the file.
 func (j *Journal) bloated() bool { return j.lines > 2*len(j.live)+compactSlack }
-
-func (j *Journal) recorded(ctx context.Context, err error, items ...touched) error {
-	if err != nil {
-		return err // a failed write changed nothing
-	}
-	if rerr := j.record(ctx, items...); rerr != nil {
-		return fmt.Errorf("journal %s: %w", j.path, rerr)
-	}
-	return nil
-}
 
 // Compact rewrites the journal as one put per live item.
 func (j *Journal) Compact(ctx context.Context) error {
@@ -321,7 +512,8 @@ func (j *Journal) compact(ctx context.Context) error {
 	}
 	defer func() { _ = os.Remove(tmp) }() // gone after the rename; cleans up after a failure
 	w := bufio.NewWriter(f)
-	lines := 0
+	enc := json.NewEncoder(w)
+	var seq uint64
 	for _, table := range slices.Sorted(maps.Keys(j.keys)) {
 		in := &dynamodb.ScanInput{TableName: aws.String(table)}
 		for {
@@ -331,18 +523,13 @@ func (j *Journal) compact(ctx context.Context) error {
 				return fmt.Errorf("compact journal: scan %s: %w", table, err)
 			}
 			for _, item := range out.Items {
-				put, err := itemToJSON(item)
+				put, err := rawItem(item)
 				if err != nil {
 					_ = f.Close()
 					return err
 				}
-				b, err := json.Marshal(map[string]any{"t": table, "put": put})
-				if err != nil {
-					_ = f.Close()
-					return err
-				}
-				_, _ = w.Write(append(b, '\n')) // a bufio error resurfaces at Flush
-				lines++
+				seq++
+				_ = enc.Encode(journalLine{N: seq, Table: table, Put: put}) // a bufio error resurfaces at Flush
 			}
 			if len(out.LastEvaluatedKey) == 0 {
 				break
@@ -353,6 +540,10 @@ func (j *Journal) compact(ctx context.Context) error {
 	if err := errors.Join(w.Flush(), f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("compact journal: %w", err)
 	}
+	info, err := os.Stat(tmp)
+	if err != nil {
+		return fmt.Errorf("compact journal: %w", err)
+	}
 	if err := os.Rename(tmp, j.path); err != nil {
 		return fmt.Errorf("compact journal: %w", err)
 	}
@@ -360,17 +551,19 @@ func (j *Journal) compact(ctx context.Context) error {
 		_ = d.Sync() // make the rename durable where the OS allows it
 		_ = d.Close()
 	}
-	nf, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	nf, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600) //nolint:gosec // G304: the path is the operator's data directory, never a request value
 	if err != nil {
 		return fmt.Errorf("reopen journal: %w", err)
 	}
-	_ = j.f.Close()
-	j.f, j.w = nf, bufio.NewWriter(nf)
-	j.lines = lines
+	if j.f != nil {
+		_ = j.f.Close()
+	}
+	j.f = nf
+	j.lines, j.seq, j.size = int(seq), seq, info.Size()
 	return nil
 }
 
-// Close flushes and syncs the journal; writes afterwards fail.
+// Close syncs the journal; writes afterwards fail.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -378,48 +571,36 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
-	return errors.Join(j.w.Flush(), j.f.Sync(), j.f.Close())
+	return errors.Join(j.f.Sync(), j.f.Close())
 }
 
 // --- writes: run, then record what they left behind.
 
-func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, errJournalClosed
-	}
-	out, err := j.db.PutItem(ctx, in, opts...)
-	return out, j.recorded(ctx, err, touched{aws.ToString(in.TableName), in.Item})
+func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
+	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Item}}, func() error {
+		out, err = j.db.PutItem(ctx, in, opts...)
+		return err
+	})
+	return out, err
 }
 
-func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, errJournalClosed
-	}
-	out, err := j.db.UpdateItem(ctx, in, opts...)
-	return out, j.recorded(ctx, err, touched{aws.ToString(in.TableName), in.Key})
+func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
+	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+		out, err = j.db.UpdateItem(ctx, in, opts...)
+		return err
+	})
+	return out, err
 }
 
-func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, errJournalClosed
-	}
-	out, err := j.db.DeleteItem(ctx, in, opts...)
-	return out, j.recorded(ctx, err, touched{aws.ToString(in.TableName), in.Key})
+func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.DeleteItemOutput, err error) {
+	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+		out, err = j.db.DeleteItem(ctx, in, opts...)
+		return err
+	})
+	return out, err
 }
 
-func (j *Journal) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.closed {
-		return nil, errJournalClosed
-	}
-	out, err := j.db.TransactWriteItems(ctx, in, opts...)
+func (j *Journal) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (out *dynamodb.TransactWriteItemsOutput, err error) {
 	var items []touched
 	for _, ti := range in.TransactItems {
 		switch {
@@ -431,7 +612,14 @@ func (j *Journal) TransactWriteItems(ctx context.Context, in *dynamodb.TransactW
 			items = append(items, touched{aws.ToString(ti.Delete.TableName), ti.Delete.Key})
 		}
 	}
-	return out, j.recorded(ctx, err, items...)
+	if len(items) == 0 { // condition checks only: nothing to record
+		return j.db.TransactWriteItems(ctx, in, opts...)
+	}
+	err = j.journaled(ctx, items, func() error {
+		out, err = j.db.TransactWriteItems(ctx, in, opts...)
+		return err
+	})
+	return out, err
 }
 
 // --- reads and table calls pass through.

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,6 +194,9 @@ func TestJournalDropsATornLastLine(t *testing.T) {
 	now, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, intact, now, "the torn tail is cut off")
+	kept, err := filepath.Glob(path + ".damaged-*")
+	require.NoError(t, err)
+	require.Len(t, kept, 1, "the file as found is kept for the operator")
 	require.NoError(t, r.CreateSKU(ctx, domain.SKU{ID: "k2"}), "and appends go on after it")
 }
 
@@ -200,7 +206,33 @@ func TestJournalRefusesACorruptLine(t *testing.T) {
 	db := client.NewClient()
 	require.NoError(t, store.CreateTable(context.Background(), db, ""))
 	_, err := Open(context.Background(), db, dir)
-	require.ErrorContains(t, err, "journal line 1")
+	var damaged *DamagedError
+	require.ErrorAs(t, err, &damaged)
+	assert.Equal(t, 1, damaged.Line)
+	assert.Contains(t, err.Error(), "move it aside", "the message tells the operator what to do")
+}
+
+func TestJournalRefusesMissingRecords(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, j := openJournaled(t, dir)
+	for _, id := range []string{"k1", "k2", "k3"} {
+		require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: id}))
+	}
+	require.NoError(t, j.Close())
+	path := filepath.Join(dir, File)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	require.NoError(t, os.WriteFile(path, append(append([]byte{}, lines[0]...), lines[2]...), 0o600)) // drop the middle record
+
+	db := client.NewClient()
+	require.NoError(t, store.CreateTable(ctx, db, ""))
+	_, err = Open(ctx, db, dir)
+	var damaged *DamagedError
+	require.ErrorAs(t, err, &damaged)
+	assert.Equal(t, 2, damaged.Line)
+	assert.Contains(t, damaged.Reason, "record 3 follows record 1")
 }
 
 func TestJournalCompacts(t *testing.T) {
@@ -311,8 +343,11 @@ func TestJournalCompactsAtOpen(t *testing.T) {
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// onboarding is an onboarding of host; each host has its own BMC address,
+// as each server does (the store locks it).
 func onboarding(id, site, host string) domain.Onboarding {
-	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: "10.0.0.1"}
+	ip := "10.0.0." + strconv.Itoa(1+int(crc32.ChecksumIEEE([]byte(host))%250))
+	return domain.Onboarding{ID: id, SiteID: site, ProfileID: "p1", SKUID: "h100x8", Hostname: host, IPMIIP: ip}
 }
 
 func mustSite(t *testing.T, s *store.Store, id, name string) {
@@ -322,4 +357,64 @@ func mustSite(t *testing.T, s *store.Store, id, name string) {
 
 func roce(host, iface, cidr string) domain.RoCEAssignment {
 	return domain.RoCEAssignment{Hostname: host, Interface: iface, IPv4CIDR: cidr}
+}
+
+// fullDisk takes half of each write and then fails, as a full disk does.
+type fullDisk struct {
+	file
+	full bool
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if !d.full {
+		return d.file.Write(p)
+	}
+	n, _ := d.file.Write(p[:len(p)/2])
+	return n, syscall.ENOSPC
+}
+
+func TestAWriteTheDiskRefusesIsUndone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, j := openJournaled(t, dir)
+	require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: "k1", GPUsTotal: 1}))
+	disk := &fullDisk{file: j.f, full: true}
+	j.f = disk
+	path := filepath.Join(dir, File)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	require.ErrorIs(t, s.CreateSKU(ctx, domain.SKU{ID: "k2"}), syscall.ENOSPC)
+	_, err = s.GetSKU(ctx, "k2")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "a refused create is not served afterwards")
+	_, err = s.UpdateSKU(ctx, "k1", func(k *domain.SKU) error { k.GPUsTotal = 8; return nil })
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	got, err := s.GetSKU(ctx, "k1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.GPUsTotal, "a refused update leaves the record as it was")
+	require.ErrorIs(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")), syscall.ENOSPC, "a transaction too")
+	_, err = s.GetOnboarding(ctx, "o1")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError))
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the half-written records are cut from the file")
+
+	disk.full = false
+	require.NoError(t, s.CreateSKU(ctx, domain.SKU{ID: "k2"}), "writes go on once there is room")
+	require.NoError(t, j.Close())
+	r, _ := openJournaled(t, dir)
+	_, err = r.GetSKU(ctx, "k2")
+	require.NoError(t, err)
+	got, err = r.GetSKU(ctx, "k1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.GPUsTotal)
+}
+
+func TestATransactionIsOneRecord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _ := openJournaled(t, dir)
+	before := journalLines(t, dir)
+	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01"))) // record and host lock
+	assert.Equal(t, before+1, journalLines(t, dir), "replayed whole or not at all")
 }

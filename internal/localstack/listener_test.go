@@ -1,0 +1,119 @@
+package localstack
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("this test counts descriptors in /proc/self/fd: %v", err)
+		}
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// eventually polls cond until it holds or the wall-clock bound passes; the
+// bound is a safety net, not a speed assertion.
+func eventually(t *testing.T, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, bound)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSlowConnectionsDoNotPinDescriptors: 2,000 real loopback connections
+// that send half a request line and stop. The API server keeps at most
+// MaxConnsPerClient of them, answers the rest 503 at once, serves another
+// client meanwhile, and drops the slow ones at ReadHeaderTimeout.
+func TestSlowConnectionsDoNotPinDescriptors(t *testing.T) {
+	const (
+		slow      = 2000
+		perClient = 16
+	)
+	st, err := Start(t.Context(), Config{
+		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: 1, DataDir: t.TempDir(),
+		HTTP: HTTPLimits{ReadHeaderTimeout: 2 * time.Second, MaxConns: 64, MaxConnsPerClient: perClient},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	addr := strings.TrimPrefix(st.APIURL, "http://")
+
+	before := openFDs(t)
+	conns := make([]net.Conn, 0, slow)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	d := net.Dialer{Timeout: 5 * time.Second}
+	for range slow {
+		c, err := d.DialContext(t.Context(), "tcp", addr)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		_, err = c.Write([]byte("GET /api/v1/healthz HTTP/1.1\r\nHost: x\r\n"))
+		require.NoError(t, err)
+	}
+	eventually(t, 30*time.Second, "the server answers the connections past the client's bound", func() bool {
+		return st.apiListener.Refused() >= slow-perClient
+	})
+	assert.LessOrEqual(t, st.apiListener.Open(), int64(perClient))
+	// Our own 2,000 client ends plus the server's few; without the bound
+	// the server would hold one descriptor per connection as well.
+	assert.Less(t, openFDs(t)-before, slow+perClient+32)
+
+	// A refused connection is told why.
+	line, err := bufio.NewReader(conns[slow-1]).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "HTTP/1.1 503 Service Unavailable\r\n", line)
+
+	// Another client is served meanwhile.
+	other := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext,
+	}}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, st.APIURL+"/api/v1/healthz", nil)
+	require.NoError(t, err)
+	resp, err := other.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	other.CloseIdleConnections()
+
+	// The slow ones are dropped once their headers are overdue.
+	eventually(t, 20*time.Second, "slow connections are dropped at ReadHeaderTimeout", func() bool {
+		return st.apiListener.Open() == 0
+	})
+}
+
+func TestHTTPLimitsDefaults(t *testing.T) {
+	l := HTTPLimits{MaxConnsPerClient: 3}.withDefaults()
+	assert.Equal(t, 3, l.MaxConnsPerClient)
+	assert.Equal(t, DefaultHTTPLimits.MaxConns, l.MaxConns)
+	srv := l.newServer(http.NotFoundHandler())
+	for name, v := range map[string]time.Duration{
+		"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout,
+	} {
+		assert.Positive(t, v, name)
+	}
+	assert.Greater(t, srv.WriteTimeout, 15*time.Second, "longer than the API's probe timeout")
+	assert.Positive(t, srv.MaxHeaderBytes)
+}

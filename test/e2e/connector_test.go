@@ -122,7 +122,7 @@ func TestOnboardingThroughTheSiteConnector(t *testing.T) {
 	aws := localStackTransport(t)
 	var e *env
 	if aws != nil {
-		e = startStackWith(t, localstack.Config{ConnectorRelay: aws.relay})
+		e = startStackConfigured(t, localstack.Config{ConnectorRelay: aws.relay})
 	} else {
 		e = startStack(t)
 	}

@@ -90,8 +90,8 @@ func (a *awsTransport) environ() []string {
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}
 }
 
-// startStackWith starts a stack with extra configuration.
-func startStackWith(t *testing.T, cfg localstack.Config) *env {
+// startStackConfigured starts a stack with extra configuration.
+func startStackConfigured(t *testing.T, cfg localstack.Config) *env {
 	t.Helper()
 	logs := &syncBuffer{}
 	dir := t.TempDir()

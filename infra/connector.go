@@ -96,8 +96,9 @@ func (b *builder) grantConnectorRelay(role awsiam.Role) {
 		Actions:   jsii.Strings("sqs:SendMessage"),
 		Resources: &queues,
 	}))
+	// Read the reply, then delete it: replies may hold BMC parameters.
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:GetItem"),
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*c.table.TableArn()),
 	}))
 }

@@ -760,7 +760,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 			queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
 			connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
 			add(roleID, "the connector queues", refersTo(queueID), "sqs:SendMessage")
-			add(roleID, "the connector replies", refersTo(connTableID), "dynamodb:GetItem")
+			add(roleID, "the connector replies", refersTo(connTableID), "dynamodb:GetItem", "dynamodb:DeleteItem")
 		}
 	}
 	add(secretsRoleID, "the tagged site's secret",

@@ -33,8 +33,10 @@ import (
 // Item attributes besides the keys (connector.AttrSite, AttrKey, AttrTTL).
 const (
 	attrBody = "body" // gzip-compressed JSON of the reply or heartbeat
-	// replyTTL keeps a reply item a day: far longer than any caller waits.
-	replyTTL = 24 * time.Hour
+	// replyTTL expires a reply nobody read (its caller gave up): replies
+	// can hold what MAAS answered, BMC parameters included, so they do not
+	// linger. A read reply is deleted at once.
+	replyTTL = time.Hour
 	// heartbeatTTL expires the heartbeat of a connector gone for a week.
 	heartbeatTTL = 7 * 24 * time.Hour
 	// maxItemBody stays under DynamoDB's 400 KB item limit.
@@ -60,6 +62,7 @@ type SQSAPI interface {
 type DynamoAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
 // Relay is the control plane's side.
@@ -107,6 +110,12 @@ func (r *Relay) Do(ctx context.Context, req connector.Request) (connector.Respon
 		case err != nil:
 			return connector.Response{}, &connector.RelayError{Site: req.Site, Message: "read the reply: " + err.Error()}
 		case found:
+			// Read once: the item goes now, not at its TTL. A failed
+			// delete leaves it to the TTL.
+			_, _ = r.db.DeleteItem(context.WithoutCancel(ctx), &dynamodb.DeleteItemInput{
+				TableName: aws.String(r.table),
+				Key:       itemKey(req.Site, replyKey(req.ID)),
+			})
 			return resp, nil
 		}
 		select {
@@ -223,14 +232,18 @@ func putItem(ctx context.Context, db DynamoAPI, table, site, key string, v any, 
 	return err
 }
 
+func itemKey(site, key string) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{
+		connector.AttrSite: &ddbtypes.AttributeValueMemberS{Value: site},
+		connector.AttrKey:  &ddbtypes.AttributeValueMemberS{Value: key},
+	}
+}
+
 func getItem(ctx context.Context, db DynamoAPI, table, site, key string, into any) (bool, error) {
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(table),
 		ConsistentRead: aws.Bool(true),
-		Key: map[string]ddbtypes.AttributeValue{
-			connector.AttrSite: &ddbtypes.AttributeValueMemberS{Value: site},
-			connector.AttrKey:  &ddbtypes.AttributeValueMemberS{Value: key},
-		},
+		Key:            itemKey(site, key),
 	})
 	if err != nil {
 		return false, err

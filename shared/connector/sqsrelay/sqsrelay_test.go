@@ -82,6 +82,13 @@ func (f *fakeDynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...
 	return &dynamodb.GetItemOutput{Item: f.items[key(in.Key)]}, nil
 }
 
+func (f *fakeDynamo) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.items, key(in.Key))
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
 func (f *fakeDynamo) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -131,6 +138,12 @@ func TestRelayOverSQSAndDynamoDB(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, resp.Error)
 	assert.Equal(t, connector.FailTooLarge, resp.Error.Kind)
+
+	db.mu.Lock()
+	for k := range db.items {
+		assert.NotContains(t, k, "reply#", "a reply is deleted once read")
+	}
+	db.mu.Unlock()
 
 	hb, ok, err := relay.LastHeartbeat(rctx, "site-a")
 	require.NoError(t, err)

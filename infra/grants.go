@@ -48,6 +48,17 @@ var functionAccess = map[string]access{
 	"recover-deploy":          {maas: true},
 	functionAwaitEnrollment:   {completeTask: true},
 	"check-completion-gates":  {maas: true},
+	// The decommission path (infra/decommission.go grants the state machine,
+	// start-reimage's StartExecution and the allocation service's secret).
+	"begin-decommission":     {publish: true},
+	"check-reimage":          {},
+	"check-release":          {maas: true},
+	"delete-machine":         {maas: true},
+	functionDrainAllocations: {},
+	"fallback-release":       {maas: true},
+	"finish-decommission":    {publish: true},
+	"release-machine":        {maas: true},
+	functionStartReimage:     {},
 	// reconcile (infra/reconcile.go) reads MAAS and publishes drift events;
 	// it also describes onboarding executions, granted with its state machine.
 	functionReconcile:   {maas: true, publish: true},

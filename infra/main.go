@@ -48,6 +48,10 @@ const (
 	// ctxCognito creates a Cognito user pool for operators when no JWT
 	// issuer is given.
 	ctxCognito = "maasflow:cognito"
+	// Provisioning.Allocation: its base URL and the Secrets Manager secret
+	// (maasflow/allocation-service/…) with its bearer token.
+	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
+	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
 )
 
 // envStage is read when the context holds no stage (`MAASFLOW_STAGE=dev make synth`).
@@ -89,7 +93,8 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	}
 	strs := map[string]string{}
 	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
-		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail} {
+		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail,
+		ctxAllocationServiceURL, ctxAllocationSecretName} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
@@ -135,6 +140,9 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		SecretsKMSKeyARN: strs[ctxSecretsKMSKey],
 		ConnectorSites:   lists[ctxConnectorSites],
 		AlarmEmail:       strs[ctxAlarmEmail],
+
+		AllocationServiceURL: strs[ctxAllocationServiceURL],
+		AllocationSecretName: strs[ctxAllocationSecretName],
 	}
 	if strs[ctxVPCID] != "" || len(lists[ctxSubnetIDs]) > 0 || len(lists[ctxMAASCIDRs]) > 0 {
 		props.VPC = &VPCConfig{VPCID: strs[ctxVPCID], SubnetIDs: lists[ctxSubnetIDs], MAASCIDRs: lists[ctxMAASCIDRs]}

@@ -157,6 +157,12 @@ type MaasflowStackProps struct {
 	ConnectorSites []string
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
+	// AllocationServiceURL is Provisioning.Allocation's base URL, and
+	// AllocationSecretName the Secrets Manager secret (under
+	// maasflow/allocation-service/) with its bearer token. Empty: no
+	// allocation service; every drain then stops for an operator.
+	AllocationServiceURL string
+	AllocationSecretName string
 }
 
 // StackName is the CloudFormation stack name: maasflow-<stage>.
@@ -188,6 +194,7 @@ func (p *MaasflowStackProps) Validate() error {
 	if p.Sources.OnboardingASL == "" {
 		errs = append(errs, errors.New("the onboarding ASL is empty"))
 	}
+	errs = append(errs, p.validateDecommission()...)
 	for _, ph := range slices.Sorted(maps.Keys(p.Sources.FunctionPlaceholders)) {
 		fn := p.Sources.FunctionPlaceholders[ph]
 		switch {
@@ -290,6 +297,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.siteSecretsRole()
 	b.stateMachine()
 	b.reconcile()
+	b.decommissionMachine()
 	b.routes()
 	b.connectorUsers()
 	b.operate()
@@ -326,6 +334,8 @@ type builder struct {
 	// secretsRole is assumed, tagged with one site, to read that site's
 	// credentials.
 	secretsRole awsiam.Role
+	// decom is the decommission state machine (infra/decommission.go).
+	decom awsstepfunctions.StateMachine
 }
 
 // name is a physical resource name: maasflow-<stage>[-suffix].

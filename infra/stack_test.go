@@ -121,12 +121,15 @@ func TestStack(t *testing.T) {
 		ctxMAASCIDRs:          testMAASNets,
 		ctxConnectorSites:     []any{testSite},
 		ctxAlarmEmail:         "oncall@example.com",
+		// The decommission path's allocation service.
+		ctxAllocationServiceURL: testAllocationURL,
+		ctxAllocationSecretName: testAllocationSecret,
 	}))
 	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
 	require.NoError(t, err)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(stateMachines(fns))))
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(1+reconcileMachines(fns)+decommissionMachines(t, root))))
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineName":     "maasflow-prod-onboarding",
 			"StateMachineType":     "STANDARD",
@@ -263,6 +266,9 @@ func TestStack(t *testing.T) {
 		}
 		assert.ElementsMatch(t, dedupe(want), dedupe(assumers))
 		for _, s := range cfn.statements(t) {
+			if _, allocation := splitAllocationSecret([]statement{s}); len(allocation) > 0 {
+				continue // the allocation service's token, not a site's secret
+			}
 			if slices.Contains(s.actions, "secretsmanager:GetSecretValue") {
 				assert.Equal(t, []string{roleID}, s.roles, "only the site-tagged role reads secrets: %s", s)
 				assert.Contains(t, strings.Join(s.resources, ""),
@@ -347,6 +353,8 @@ func TestStack(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
 
 	t.Run("table matches the store schema", func(t *testing.T) {
 		_, tbl := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
@@ -779,6 +787,9 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	if slices.Contains(fns, functionReconcile) {
 		out = append(out, reconcileGrants(t, cfn, smName)...)
 	}
+	if _, ok := cfn.find("AWS::StepFunctions::StateMachine", "Decommission"); ok {
+		out = append(out, decommissionGrants(t, cfn, stage, smName, full)...)
+	}
 
 	smRole := cfn.smRole(t)
 	src, err := LoadSources("..")
@@ -831,6 +842,57 @@ func reconcileGrants(t *testing.T, cfn *cfnTemplate, onboarding string) []grant 
 		}
 	}
 	return out
+}
+
+// decommissionGrants are the grants of the decommission path: its state
+// machine, the api starting, stopping and describing it, start-reimage
+// starting onboardings, and the allocation service's secret.
+func decommissionGrants(t *testing.T, cfn *cfnTemplate, stage, onboarding string, allocation bool) []grant {
+	t.Helper()
+	src, err := LoadSources("..")
+	require.NoError(t, err)
+	smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")
+	smRole, _ := getAtt(sm.Properties["RoleArn"])
+	apiRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionAPI)+"Role")
+	out := []grant{
+		{principal: apiRole, action: "states:StartExecution", what: "the decommission state machine", match: refersTo(smID)},
+		{principal: apiRole, action: "states:StopExecution", what: "decommission executions", match: containsAll(":execution:maasflow-" + stage + "-decommission:*")},
+		{principal: apiRole, action: "states:DescribeExecution", what: "decommission executions", match: containsAll(":execution:maasflow-" + stage + "-decommission:*")},
+	}
+	for _, fn := range src.DecommissionPlaceholders {
+		fnID, _ := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+		out = append(out, grant{principal: smRole, action: "lambda:InvokeFunction", what: "function " + fn, match: refersTo(fnID)})
+	}
+	for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"} {
+		out = append(out, grant{principal: smRole, action: a, what: "X-Ray", match: literal("*")})
+	}
+	for a, reason := range wildcardResourceActions {
+		if reason == reasonLogDelivery {
+			out = append(out, grant{principal: smRole, action: a, what: "log delivery", match: literal("*")})
+		}
+	}
+	if _, ok := cfn.find("AWS::IAM::Role", CamelCase(functionStartReimage)+"Role"); ok {
+		role, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionStartReimage)+"Role")
+		out = append(out, grant{principal: role, action: "states:StartExecution", what: "onboardings", match: containsAll(":stateMachine:" + onboarding)})
+	}
+	if allocation {
+		for _, fn := range []string{functionAPI, functionDrainAllocations} {
+			role, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
+			out = append(out, grant{principal: role, action: "secretsmanager:GetSecretValue", what: "the allocation token",
+				match: containsAll(":secret:" + allocationSecretName)})
+		}
+	}
+	return out
+}
+
+// find returns the resource of type typ built by the construct id, if any.
+func (c *cfnTemplate) find(typ, id string) (string, bool) {
+	for lid, r := range c.Resources {
+		if r.Type == typ && functionIDPrefix(lid) == id {
+			return lid, true
+		}
+	}
+	return "", false
 }
 
 // checkGrants walks every IAM statement of the template: each action on

@@ -88,9 +88,13 @@ type clients struct {
 	// secrets reads site credentials (through the site-scoped role when
 	// one is configured) and writes them under the stage's prefix.
 	secrets secrets.Split
-	bus     *events.EventBridge
-	flow    *workflow.StepFunctions
-	logger  *slog.Logger
+	// ownSecrets reads, with the function's own role, the secrets that
+	// are not a site's (the allocation service's token).
+	ownSecrets *secrets.SecretsManager
+	bus        *events.EventBridge
+	flow       *workflow.StepFunctions
+	sfn        workflow.SFNAPI
+	logger     *slog.Logger
 	// paths reaches each site over its network path (VPC rules, site
 	// connectors).
 	paths *connector.Paths
@@ -105,14 +109,17 @@ func load(ctx context.Context) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	sfnClient := sfn.NewFromConfig(cfg)
 	return &clients{
-		env:     env,
-		store:   store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
-		secrets: siteSecrets(cfg, env),
-		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
-		flow:    workflow.NewStepFunctions(sfn.NewFromConfig(cfg), env.OnboardingSM),
-		logger:  slog.New(lambdacontext.NewLogHandler()),
-		paths:   sitePaths(cfg, env),
+		env:        env,
+		store:      store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
+		secrets:    siteSecrets(cfg, env),
+		ownSecrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
+		bus:        events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
+		flow:       workflow.NewStepFunctions(sfnClient, env.OnboardingSM),
+		sfn:        sfnClient,
+		logger:     slog.New(lambdacontext.NewLogHandler()),
+		paths:      sitePaths(cfg, env),
 	}, nil
 }
 
@@ -126,7 +133,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 	if c.env.PackageOCIRef != "" {
 		pkg.OCIRef, pkg.Digest = c.env.PackageOCIRef, c.env.PackageDigest
 	}
-	return activities.Deps{
+	return withLifecycle(activities.Deps{
 		Store:     c.store,
 		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 		Secrets:   c.secrets,
@@ -141,7 +148,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 			TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys),
 			Package:            pkg,
 		},
-	}, nil
+	}, c)
 }
 
 // API returns the admin API handler on AWS: API Gateway's JWT authorizer
@@ -151,7 +158,11 @@ func API(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps := api.Deps{
+	pkg := enroll.DevPackage()
+	if c.env.PackageOCIRef != "" {
+		pkg.OCIRef, pkg.Digest = c.env.PackageOCIRef, c.env.PackageDigest
+	}
+	deps, err := withAPILifecycle(api.Deps{
 		Store:     c.store,
 		Secrets:   c.secrets,
 		Starter:   c.flow,
@@ -163,6 +174,10 @@ func API(ctx context.Context) (http.Handler, error) {
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
+		Bundles:   api.BundleConfig{APIURL: c.env.NodeAPIURL, TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys), Package: pkg},
+	}, c, c.sfn)
+	if err != nil {
+		return nil, err
 	}
 	rc, ok, err := c.reconcilerForAPI(ctx)
 	if err != nil {

@@ -56,7 +56,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestDetailTypes(t *testing.T) {
-	assert.Equal(t, []string{drift, completed, failed, manual, started}, DetailTypes())
+	assert.Equal(t, []string{decomCompleted, decomFailed, decomManual, decomStarted, drift, completed, failed, manual, started}, DetailTypes())
 }
 
 // onboardingDetailTypes are the detail types that share the onboarding
@@ -182,7 +182,7 @@ func TestValidateRejectsNonObjects(t *testing.T) {
 }
 
 func TestValidateUnknownType(t *testing.T) {
-	for _, dt := range []string{"node.decommission.started", "", "../schemas"} {
+	for _, dt := range []string{"node.retirement.started", "", "../schemas"} {
 		err := Validate(dt, []byte(`{}`))
 		var ue *UnknownDetailTypeError
 		require.ErrorAs(t, err, &ue, dt)

@@ -12,12 +12,13 @@ import (
 	"github.com/maasflow/maasflow/statemachines"
 )
 
-// stateMachines is how many state machines a repository with fns builds.
-func stateMachines(fns []string) int {
+// reconcileMachines is how many reconcile state machines a repository with
+// fns builds (0 or 1).
+func reconcileMachines(fns []string) int {
 	if slices.Contains(fns, functionReconcile) {
-		return 2
+		return 1
 	}
-	return 1
+	return 0
 }
 
 // functionTimeout is the Lambda timeout of a non-api function.

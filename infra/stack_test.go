@@ -72,8 +72,10 @@ func TestStack(t *testing.T) {
 		ctxJWTAudience: strings.Join(testAudience, ","),
 		ctxAdminGroup:  testAdminGroup,
 		// As cdk.json would give them.
-		ctxNodeAgentOCIRef:    testOCIRef,
-		ctxTaskSigningPubKeys: []any{"ed25519:key-1", "ed25519:key-2"},
+		ctxNodeAgentOCIRef:      testOCIRef,
+		ctxTaskSigningPubKeys:   []any{"ed25519:key-1", "ed25519:key-2"},
+		ctxAllocationServiceURL: testAllocationURL,
+		ctxAllocationSecretName: testAllocationSecret,
 	}})
 	stack, err := buildStack(app, root, os.Getenv)
 	require.NoError(t, err)
@@ -83,7 +85,7 @@ func TestStack(t *testing.T) {
 	cfn := decodeTemplate(t, tpl)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(stateMachines(fns))))
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(1+reconcileMachines(fns)+decommissionMachines(t, root))))
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineType":     "STANDARD",
 			"TracingConfiguration": map[string]any{"Enabled": true},
@@ -222,10 +224,12 @@ func TestStack(t *testing.T) {
 				return out
 			}
 			get := has("secretsmanager:GetSecretValue")
+			get, allocationGrants := splitAllocationSecret(get)
 			if assert.Len(t, get, 1, fn) {
 				assert.Len(t, get[0].resources, 1)
 				assert.Contains(t, get[0].resources[0], ":secret:"+sitesSecretName, fn)
 			}
+			checkAllocationSecret(t, root, fn, allocationGrants)
 			assert.NotEmpty(t, has("events:PutEvents"), fn)
 			assert.NotEmpty(t, has("dynamodb:PutItem"), fn)
 			assert.Empty(t, has("dynamodb:Scan"), fn)
@@ -234,11 +238,19 @@ func TestStack(t *testing.T) {
 			case functionAPI:
 				assert.NotEmpty(t, has("secretsmanager:CreateSecret"))
 				assert.NotEmpty(t, has("secretsmanager:PutSecretValue"))
-				for _, a := range []string{"states:StartExecution", "states:SendTaskSuccess"} {
-					if sts := withoutReconcile(has(a)); assert.Len(t, sts, 1, a) {
-						assert.Equal(t, []string{`{"Ref":"` + smID + `"}`}, sts[0].resources, a)
-					}
+				if sts := withoutReconcile(has("states:SendTaskSuccess")); assert.Len(t, sts, 1) {
+					assert.Equal(t, []string{`{"Ref":"` + smID + `"}`}, sts[0].resources)
 				}
+				var started []string
+				for _, st := range withoutReconcile(has("states:StartExecution")) {
+					started = append(started, st.resources...)
+				}
+				assert.ElementsMatch(t, apiStartable(t, cfn, root, smID), started)
+			case functionStartReimage:
+				if sts := has("states:StartExecution"); assert.Len(t, sts, 1) {
+					assert.Contains(t, sts[0].resources[0], ":stateMachine:", "the onboarding, by name")
+				}
+				assert.Empty(t, has("states:SendTaskSuccess"))
 			case functionAwaitEnrollment:
 				if sts := has("states:SendTaskSuccess"); assert.Len(t, sts, 1) {
 					assert.Contains(t, sts[0].resources[0], ":stateMachine:")
@@ -276,6 +288,8 @@ func TestStack(t *testing.T) {
 		}
 		assert.ElementsMatch(t, dedupe(want), dedupe(invoked))
 	})
+
+	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
 
 	t.Run("table matches the store schema", func(t *testing.T) {
 		_, tbl := cfn.one(t, "AWS::DynamoDB::Table")

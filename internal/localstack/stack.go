@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
@@ -89,13 +90,17 @@ type Stack struct {
 
 	onboardingARN string
 	reconcileARN  string
-	dbOps         *store.Counting
-	closeOnce     sync.Once
-	closeErr      error
-	servers       []*http.Server
-	closers       []func() error
-	wg            sync.WaitGroup
-	logger        *slog.Logger
+	// Allocations is the simulated allocation service (control API at
+	// /_local/allocations on the API listener).
+	Allocations     *allocation.Local
+	decommissionARN string
+	dbOps           *store.Counting
+	closeOnce       sync.Once
+	closeErr        error
+	servers         []*http.Server
+	closers         []func() error
+	wg              sync.WaitGroup
+	logger          *slog.Logger
 }
 
 // Start builds and starts the stack. The listeners are bound before Start
@@ -186,6 +191,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
 	ref := &engineRef{}
+	s.Allocations = allocation.NewLocal(clk.Now)
+	reimages := &onboardingStarterRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
 		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
@@ -197,10 +204,14 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Logger:    s.logger,
 		HTTP:      &http.Client{Timeout: 10 * time.Second},
 		Config:    activities.Config{APIURL: s.APIURL, Package: enroll.DevPackage()},
+
+		Decommissions: s.Store,
+		Allocations:   s.Allocations,
+		Starter:       reimages,
 	}
 	subs := map[string]string{}
 	tasks := map[string]asl.TaskHandler{}
-	for _, f := range activities.Catalog(deps) {
+	for _, f := range append(activities.Catalog(deps), activities.DecommissionCatalog(deps)...) {
 		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
@@ -232,6 +243,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	reimages.Local = flow
+	decoms, err := s.registerDecommission(subs)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -245,6 +261,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Logger:    s.logger,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
+
+		Decommissions: decoms,
+		Allocations:   s.Allocations,
+		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -260,6 +280,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
@@ -305,8 +326,10 @@ func (s *Stack) close() error {
 	// start reports them (failInterrupted). StopExecution returns once the
 	// execution has ended.
 	if s.Engine != nil {
-		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, asl.StatusRunning) {
-			_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+		for _, sm := range []string{s.onboardingARN, s.decommissionARN} {
+			for _, ex := range s.Engine.ListExecutions(sm, asl.StatusRunning) {
+				_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+			}
 		}
 	}
 	// Give in-flight requests a moment, then cut what is left: a slow client

@@ -186,7 +186,7 @@ func classMismatches(states map[string]aslState, routes map[string]domain.ErrorC
 }
 
 func TestASLRetryAndCatchAgreeWithTheDeclaredClasses(t *testing.T) {
-	_, states := loadASL(t)
+	states := everyASLState(t)
 	assert.Empty(t, classMismatches(states, errorRoutes))
 }
 

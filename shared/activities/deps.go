@@ -131,6 +131,10 @@ type Deps struct {
 	Logger    *slog.Logger
 	HTTP      HTTPDoer
 	Config    Config
+	// The decommission paths' ports (decommission_deps.go).
+	Decommissions DecommissionStore
+	Allocations   AllocationService
+	Starter       OnboardingStarter
 }
 
 func (d Deps) withDefaults() Deps {

@@ -115,6 +115,11 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/run", nil)
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/drift/n1/resolve", map[string]any{"kind": "power_off", "action": "acknowledge", "reason": "r"})
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
+	h.enroll("node-x", "whatever")
+	for _, op := range []string{"retire", "reactivate", "remove", "bootstrap-bundle", "storage-cleanup"} {
+		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/"+op, nil)
+	}
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/decommission", map[string]any{"mode": "full"})
 	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
 	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 

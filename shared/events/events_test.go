@@ -49,6 +49,7 @@ func sampleDetail(detailType string) OnboardingDetail {
 func TestDetailTypeConstantsHaveSchemas(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		OnboardingStarted, OnboardingCompleted, OnboardingFailed, OnboardingManualInterventionRequired, DriftDetected,
+		DecommissionStarted, DecommissionCompleted, DecommissionFailed, DecommissionManualInterventionRequired,
 	}, schemas.DetailTypes())
 }
 
@@ -118,8 +119,10 @@ func TestEncodeDetail(t *testing.T) {
 }
 
 func TestIsInvalidDetail(t *testing.T) {
-	_, err := EncodeDetail(DecommissionStarted, map[string]any{})
-	assert.True(t, IsInvalidDetail(err), "no schema yet")
+	_, err := EncodeDetail("node.retirement.started", map[string]any{})
+	assert.True(t, IsInvalidDetail(err), "no schema")
+	_, err = EncodeDetail(DecommissionStarted, map[string]any{})
+	assert.True(t, IsInvalidDetail(err), "schema mismatch")
 	assert.False(t, IsInvalidDetail(fmt.Errorf("disk full")))
 	assert.False(t, IsInvalidDetail(nil))
 }

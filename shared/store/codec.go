@@ -46,7 +46,6 @@ const (
 	pkRun        = "RECONRUN#"
 	pkRunLock    = "RECONCILE"
 	skRunLock    = "LOCK"
-	gsiNodeSite  = "NODESITE#"
 	gsiDrift     = "DRIFT#"
 	gsiDriftKind = "DRIFTKIND#"
 	gsiDriftSite = "DRIFTSITE#"

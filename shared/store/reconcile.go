@@ -24,16 +24,8 @@ const (
 	runLockExpiry = "expires_ms"
 )
 
-// nodeIndexKeys puts a node in gsi3 under its site, so a reconcile run lists
-// a site's nodes with one Query.
-func nodeIndexKeys(n domain.Node) map[string]string {
-	return map[string]string{
-		AttrGSI3PK: gsiNodeSite + n.SiteID,
-		AttrGSI3SK: hostKey(n.Hostname) + "#" + n.ID,
-	}
-}
-
-// ListNodesBySite returns the site's nodes, any status, by hostname. A node
+// ListNodesBySite returns every node of the site, any status, with
+// one Query of the node site index (nodeItem). A node
 // written before the site index existed is listed once it is next updated.
 func (s *Store) ListNodesBySite(ctx context.Context, siteID string) ([]domain.Node, error) {
 	return queryIndex[domain.Node](ctx, s, kindNode, IndexGSI3, AttrGSI3PK, gsiNodeSite+siteID)

@@ -43,15 +43,6 @@ func startStackWith(t testing.TB, interval time.Duration) *env {
 	return &env{t: tt, stack: s, dataDir: dir, logs: logs}
 }
 
-// maasClient talks to the simulator through the MAAS API, as an operator
-// changing things behind maasflow's back would.
-func (e *env) maasClient() *maas.Client {
-	e.t.Helper()
-	c, err := maas.NewClient(e.stack.SimURL, domain.Secret(e.stack.SimAPIKey))
-	require.NoError(e.t, err)
-	return c
-}
-
 // reconcileNow starts a run through the API and waits until it ended.
 func (e *env) reconcileNow() map[string]any {
 	e.t.Helper()

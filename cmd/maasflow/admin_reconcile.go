@@ -50,12 +50,6 @@ type adminReconcileStatus struct {
 	Interval      string               `json:"interval"`
 }
 
-// adminDriftPage is GET …/reconciliation/drift.
-type adminDriftPage struct {
-	Items      []json.RawMessage `json:"items"`
-	NextCursor string            `json:"next_cursor,omitempty"`
-}
-
 func (c *cli) reconcileCommand() *cobra.Command {
 	run := c.leaf(adminSpec{
 		use:   "run",
@@ -360,52 +354,16 @@ func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		q.Set("site_id", id)
 	}
-	all := r.boolean("all")
-	var (
-		items []json.RawMessage
-		page  adminDriftPage
-		seen  = map[string]bool{}
-	)
-	for {
-		resp, err := c.do(ctx, http.MethodGet, adminDriftPath, q, nil)
-		if err != nil {
-			return err
-		}
-		page = adminDriftPage{}
-		if err := resp.decode(&page); err != nil {
-			return err
-		}
-		if !all {
-			if r.machine() {
-				r.emit(resp.Body)
-				return nil
-			}
-			items = page.Items
-			break
-		}
-		items = append(items, page.Items...)
-		if page.NextCursor == "" {
-			break
-		}
-		if seen[page.NextCursor] {
-			return fmt.Errorf("the admin API returned cursor %q twice; stopping", page.NextCursor)
-		}
-		seen[page.NextCursor] = true
-		q.Set("cursor", page.NextCursor)
+	items, next, printed, err := r.listPages(ctx, c, adminDriftPath, q, r.boolean("all"))
+	if err != nil || printed {
+		return err
 	}
-
-	if r.machine() {
-		if items == nil {
-			items = []json.RawMessage{}
-		}
-		return r.emitValue(adminDriftPage{Items: items})
+	drift, err := decodeItems[domain.DriftItem](items)
+	if err != nil {
+		return err
 	}
 	t := r.table("NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")
-	for _, raw := range items {
-		var d domain.DriftItem
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("unexpected answer from the admin API: %w", err)
-		}
+	for _, d := range drift {
 		res := ""
 		if d.Resolution != nil {
 			res = d.Resolution.Action + " by " + d.Resolution.By
@@ -413,8 +371,8 @@ func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
 		t.row(d.NodeID, d.Hostname, d.Kind, d.Expected, d.Observed, d.State, adminTime(d.FirstSeen), adminTime(d.LastSeen), res)
 	}
 	t.flush()
-	if !all && page.NextCursor != "" {
-		fmt.Fprintf(r.env.stderr, "more drift items: add --all, or --cursor %s\n", adminCell(page.NextCursor))
+	if next != "" {
+		fmt.Fprintf(r.env.stderr, "more drift items: add --all, or --cursor %s\n", adminCell(next))
 	}
 	return nil
 }

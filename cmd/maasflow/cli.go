@@ -323,7 +323,6 @@ type adminRun struct {
 	cmd *cobra.Command
 }
 
-func (r *adminRun) json() bool { return r.output == adminOutputJSON }
 func (r *adminRun) yaml() bool { return r.output == adminOutputYAML }
 
 // machine reports whether the output is for programs (json or yaml).

@@ -127,8 +127,13 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
+	if clk == nil && cfg.TimeScale > 1 {
+		// Sped up, but slowed while functions are throttled, so that the
+		// simulated world never races ahead of what the machine can compute.
+		clk = asl.NewLoadClock(cfg.TimeScale)
+	}
 	if clk == nil {
-		clk = clock.Scaled(cfg.TimeScale)
+		clk = clock.Real()
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
@@ -187,6 +192,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.Bus = bus
 	s.closers = append(s.closers, bus.Close)
+	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
+	s.closers = append(s.closers, relay.start())
 
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.

@@ -334,7 +334,15 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			return err
 		}
 	}
-	if len(release) == 0 && len(take) == 0 && revoke == nil {
+	var owed []types.TransactWriteItem // the outbox row of a terminal status (outbox.go)
+	if owesEvent(prev.Status, next.Status) {
+		row, err := s.outboxPut(next)
+		if err != nil {
+			return err
+		}
+		owed = append(owed, row)
+	}
+	if len(release) == 0 && len(take) == 0 && revoke == nil && len(owed) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
@@ -359,6 +367,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			revokeAt = len(tx)
 			tx = append(tx, *revoke)
 		}
+		tx = append(tx, owed...) // unconditional: never a failed code
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
@@ -405,6 +414,20 @@ func (f OnboardingFilter) matches(o domain.Onboarding) bool {
 	return (f.Status == "" || o.Status == f.Status) &&
 		(f.SiteID == "" || o.SiteID == f.SiteID) &&
 		(f.Hostname == "" || hostKey(o.Hostname) == hostKey(f.Hostname))
+}
+
+// mayMatch applies the filters to the stored attributes before the item
+// is decoded; matches stays the judge.
+func (f OnboardingFilter) mayMatch(item map[string]types.AttributeValue) bool {
+	attr := func(name string) string {
+		v, _ := item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	return (f.Status == "" || attr("status") == string(f.Status)) &&
+		(f.SiteID == "" || attr("site_id") == f.SiteID)
 }
 
 // filtered reports whether some filter is applied after the Query.
@@ -463,6 +486,9 @@ func (s *Store) ListOnboardings(ctx context.Context, f OnboardingFilter) (Onboar
 			return OnboardingPage{}, fmt.Errorf("list onboardings: %w", err)
 		}
 		for _, item := range out.Items {
+			if !f.mayMatch(item) { // most filtered-out rows are never decoded
+				continue
+			}
 			var o domain.Onboarding
 			if err := attributevalue.UnmarshalMap(item, &o); err != nil {
 				return OnboardingPage{}, fmt.Errorf("decode onboarding: %w", err)

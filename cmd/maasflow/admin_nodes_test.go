@@ -346,3 +346,39 @@ func TestNodesAndDecommissionHelpAndCompletion(t *testing.T) {
 		assert.Equal(t, tc.want, res.stdout, tc.args)
 	}
 }
+
+func TestNodeRefsThatAreNoHostName(t *testing.T) {
+	t.Run("a ref the API refuses as a host name is taken as an id", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		api.on("GET "+nodesPath, adminReply{http.StatusBadRequest, `{"error":{"code":"invalid_request","field":"hostname","message":"hostname: not a host name"}}`})
+		api.on("GET "+nodesPath+"/node_7", adminReply{http.StatusOK, strings.Replace(nodeActiveJSON, testNodeID, "node_7", 1)})
+		res := api.run(t, adminInvocation{}, "nodes", "get", "node_7")
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Regexp(t, `ID:\s+node_7`, res.stdout)
+	})
+	t.Run("a removed node is meant only when the host has no other", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		api.on("GET "+nodesPath, adminReply{http.StatusOK, `{"items":[` + nodeRemovedJSON + `]}`})
+		api.on("GET "+decomsPath, adminReply{http.StatusOK, `{"items":[` + decomJSON("completed", "finish", "erased") + `]}`})
+		res := api.run(t, adminInvocation{}, "decommission", "list", "--node", "gpu-01", "--no-headers")
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "node_id=n-old", api.requests()[1].Query)
+		assert.Equal(t, 1, strings.Count(res.stdout, "\n"), "one row, no header")
+	})
+	t.Run("a node never decommissioned has no newest decommission", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		api.on("GET "+nodesPath, adminReply{http.StatusOK, `{"items":[` + nodeActiveJSON + `]}`})
+		api.on("GET "+decomsPath, adminReply{http.StatusOK, `{"items":[]}`})
+		res := api.run(t, adminInvocation{}, "decommission", "get", "gpu-01")
+		assert.Equal(t, 1, res.code)
+		assert.Equal(t, `error: not_found: no decommission has the id or name "gpu-01"; node `+testNodeID+" has never been decommissioned\n", res.stderr)
+	})
+	t.Run("an answer that is not JSON is an error, not an empty table", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		api.on("GET "+nodesPath, adminReply{http.StatusOK, `<html>proxy login</html>`})
+		res := api.run(t, adminInvocation{}, "nodes", "list")
+		assert.Equal(t, 1, res.code)
+		assert.Empty(t, res.stdout)
+		assert.Contains(t, res.stderr, "error: unexpected answer from the admin API (HTTP 200)")
+	})
+}

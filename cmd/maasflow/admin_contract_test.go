@@ -47,14 +47,16 @@ func (adminTestProber) Probe(context.Context, string, domain.Secret) (maas.Probe
 	return maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}, nil
 }
 
-func newAdminRealAPI(t *testing.T) string {
+// newAdminRealAPI serves the real admin API; with adjust changing its
+// dependencies (a reconciler, say).
+func newAdminRealAPI(t *testing.T, adjust ...func(*api.Deps)) string {
 	t.Helper()
 	ctx := context.Background()
 	db := client.NewClient()
 	require.NoError(t, store.CreateTable(ctx, db, ""))
 	clk := clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	var seq atomic.Int64
-	h := api.New(api.Config{}, api.Deps{
+	deps := api.Deps{
 		Store:     store.New(db, "", clk.Now),
 		Secrets:   secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json")),
 		Starter:   adminTestStarter{},
@@ -64,8 +66,11 @@ func newAdminRealAPI(t *testing.T) string {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{adminTestToken: {Subject: "alice", Admin: true}}),
 		Clock:     clk,
 		NewID:     func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
-	})
-	srv := httptest.NewServer(h)
+	}
+	for _, f := range adjust {
+		f(&deps)
+	}
+	srv := httptest.NewServer(api.New(api.Config{}, deps))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

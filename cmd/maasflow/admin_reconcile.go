@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -17,68 +17,116 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
-// Reconciliation commands (docs/reconciliation.md).
+// Reconciliation commands (docs/reconciliation.md): start a run and follow
+// it, read the schedule, list drift items and decide about them.
 const (
 	adminReconcilePath = "/api/v1/admin/reconciliation"
 	adminDriftPath     = adminReconcilePath + "/drift"
+	// adminReconcileInterval is how often `reconcile run --wait` polls: a
+	// run over a few sites takes seconds, not the minutes of a deploy.
+	adminReconcileInterval = 2 * time.Second
+	// adminDriftPageLimit is the largest page the drift listing answers.
+	adminDriftPageLimit = 200
+	// adminDriftLookupPages bounds the pages a host-name lookup reads.
+	adminDriftLookupPages = 10
 )
 
-// reconcileCommand is `maasflow reconcile run|status`.
-func (c *cli) reconcileCommand() *cobra.Command {
-	return c.group("reconcile", "compare MAAS with maasflow's records",
-		c.leaf(adminSpec{
-			use: "run [--site SITE] [--wait]", short: "compare MAAS with maasflow's records now (a run under way is joined)",
-			long: "Starts a reconcile run over every active site, or one. --wait polls until the run ended and\n" +
-				"prints it; the exit code is 1 when a site could not be checked (status partial).",
-			flags: func(fs *pflag.FlagSet) {
-				fs.String("site", "", "only this site (id or name)")
-				fs.Bool("wait", false, "wait for the run's outcome")
-				fs.Duration("interval", 2*time.Second, "how often --wait polls")
-			},
-			run: runReconcileRun,
-		}),
-		c.leaf(adminSpec{use: "status", short: "show the last and the current reconcile run and the next scheduled one", run: runReconcileStatus}),
-	)
-}
+var (
+	driftStates  = []string{domain.DriftOpen, domain.DriftClosed}
+	driftActions = []string{domain.DriftAcknowledge, domain.DriftAdopt, domain.DriftStart}
+)
 
-// driftCommand is `maasflow drift list|resolve`.
-func (c *cli) driftCommand() *cobra.Command {
-	return c.group("drift", "what reconcile runs found, and the operator's decisions",
-		c.leaf(adminSpec{
-			use: "list [--site SITE] [--kind KIND] [--node NODE_ID] [--state open|closed]", short: "list drift items, newest first (a node's history with --node)",
-			flags: func(fs *pflag.FlagSet) {
-				fs.String("site", "", "site id or name")
-				fs.String("kind", "", "drift kind, e.g. status_mismatch (docs/reconciliation.md)")
-				fs.String("node", "", "node id, or maas:<system id>")
-				fs.String("state", "", "open (default) or closed")
-				fs.Int("limit", 0, "page size")
-				fs.String("cursor", "", "next_cursor of the previous page")
-			},
-			run: runDriftList,
-		}),
-		c.leaf(adminSpec{
-			use: "resolve NODE_ID --kind KIND --action acknowledge|adopt|start --reason TEXT", args: []string{"NODE_ID"},
-			short: "acknowledge a node's drift, adopt what MAAS shows, or start the fitting recovery",
-			flags: func(fs *pflag.FlagSet) {
-				fs.String("kind", "", "the drift kind to resolve")
-				fs.String("action", "", "acknowledge, adopt or start")
-				fs.String("reason", "", "why (audited)")
-			},
-			run: runDriftResolve,
-		}),
-	)
-}
-
+// adminRunAnswer is POST …/reconciliation/run.
 type adminRunAnswer struct {
 	domain.ReconcileRun
 	Joined bool `json:"joined"`
 }
 
+// adminReconcileStatus is GET …/reconciliation/status.
 type adminReconcileStatus struct {
 	Current       *domain.ReconcileRun `json:"current"`
 	Last          *domain.ReconcileRun `json:"last"`
 	NextScheduled *time.Time           `json:"next_scheduled"`
 	Interval      string               `json:"interval"`
+}
+
+func (c *cli) reconcileCommand() *cobra.Command {
+	run := c.leaf(adminSpec{
+		use:   "run",
+		short: "compare MAAS with maasflow's records now (a run under way is joined)",
+		long: `Start a reconcile run over every active site, or one site with --site (an id or a
+name). When a run is already under way it is joined instead: one run at a time.
+
+--wait polls until the run ended and prints it with its per-site counts. It exits 0
+when every site was checked and 1 when a site could not be (status partial).
+With -o json|yaml, --wait prints the ended run as one document.`,
+		example: `  maasflow reconcile run --wait
+  maasflow reconcile run --site lab-a --wait -o json | jq .drift_by_kind`,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("site", "", "only this site (id or name)")
+			fs.Bool("wait", false, "wait for the run to end and print it")
+			fs.Duration("interval", adminReconcileInterval, "how often --wait polls")
+		},
+		run: runReconcileRun,
+	})
+	_ = run.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
+	return c.group("reconcile", "compare MAAS with maasflow's records (drift: maasflow drift)",
+		run,
+		c.leaf(adminSpec{
+			use: "status", short: "show the current and the last reconcile run and the next scheduled one",
+			run: runReconcileStatus,
+		}),
+	)
+}
+
+func (c *cli) driftCommand() *cobra.Command {
+	list := c.leaf(adminSpec{
+		use:   "list",
+		short: "list drift items, newest first (a node's history with --node)",
+		long: `List drift items, newest first: open ones unless --state closed. One page of --limit
+items (the API's default page size otherwise); --all follows every page.
+docs/reconciliation.md says what each kind means and what to do about it.`,
+		example: `  maasflow drift list --site lab-a --kind status_mismatch
+  maasflow drift list --node NODE_ID --state closed`,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("site", "", "only this site (id or name)")
+			fs.String("kind", "", "only this kind ("+strings.Join(domain.DriftKinds(), ", ")+")")
+			fs.String("node", "", "only this node id")
+			fs.String("state", "", "open (the default) or closed")
+			fs.Int("limit", 0, "page size, 1 to 200 (default: the API's)")
+			fs.String("cursor", "", "page to start at (printed by the previous page)")
+			fs.Bool("all", false, "follow every page")
+		},
+		run: runDriftList,
+	})
+	_ = list.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
+	_ = list.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(domain.DriftKinds(), cobra.ShellCompDirectiveNoFileComp))
+	_ = list.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(driftStates, cobra.ShellCompDirectiveNoFileComp))
+
+	resolve := c.leaf(adminSpec{
+		use:   "resolve NODE --kind KIND --action acknowledge|adopt|start --reason TEXT",
+		short: "acknowledge a node's drift, adopt what MAAS shows, or start the fitting recovery",
+		long: `Decide about a node's open drift item of one kind. NODE is the node id as drift list
+shows it (also maas:<system id> and onboarding:<id>), or the node's host name.
+
+  acknowledge  the item stays open and quiet until what MAAS shows changes
+  adopt        make maasflow's records match MAAS (per kind) and close the item
+  start        open the operation that fits (not available yet: answers conflict)
+
+The reason is recorded with the decision and in the audit trail.`,
+		example: `  maasflow drift resolve gpu-01 --kind status_mismatch --action adopt --reason "released for RMA, CHG-1302"`,
+		args:    []string{"NODE"},
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("kind", "", "the drift kind to act on")
+			fs.String("action", "", "acknowledge, adopt or start")
+			fs.String("reason", "", "why (required, at most 500 characters)")
+		},
+		complete: completeDriftNodes,
+		run:      runDriftResolve,
+	})
+	_ = resolve.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(domain.DriftKinds(), cobra.ShellCompDirectiveNoFileComp))
+	_ = resolve.RegisterFlagCompletionFunc("action", cobra.FixedCompletions(driftActions, cobra.ShellCompDirectiveNoFileComp))
+	return c.group("drift", "list drift between MAAS and maasflow's records, and resolve it", list, resolve)
 }
 
 func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
@@ -90,6 +138,7 @@ func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
 	if err != nil {
 		return err
 	}
+	// Without --site no body is sent: the run covers every active site.
 	var body any
 	if site := r.str("site"); site != "" {
 		id, err := r.siteID(ctx, c, site)
@@ -98,38 +147,55 @@ func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		body = map[string]string{"site_id": id}
 	}
+	resp, err := c.do(ctx, http.MethodPost, adminReconcilePath+"/run", nil, body)
+	if err != nil {
+		return err
+	}
 	var started adminRunAnswer
-	if err := r.call(ctx, c, http.MethodPost, adminReconcilePath+"/run", body, func(resp *adminResponse) error {
-		if err := resp.decode(&started); err != nil {
-			return err
+	if err := resp.decode(&started); err != nil {
+		return err
+	}
+	wait := r.boolean("wait")
+	if r.machine() {
+		if !wait {
+			r.emit(resp.Body)
 		}
+	} else {
 		verb := "started"
 		if started.Joined {
 			verb = "joined (a run was under way)"
 		}
 		fmt.Fprintf(r.env.stdout, "reconcile run %s %s\n", adminCell(started.ID), verb)
-		return nil
-	}); err != nil {
-		return err
+		if !wait {
+			fmt.Fprintln(r.env.stdout, "see its outcome with: maasflow reconcile status")
+		}
 	}
-	if !r.boolean("wait") || r.machine() {
+	if !wait {
 		return nil
 	}
+	return r.waitReconcile(ctx, c, started.ReconcileRun, interval)
+}
+
+// waitReconcile polls the status until run is the last ended run, prints
+// it, and fails (exit 1) when a site could not be checked.
+func (r *adminRun) waitReconcile(ctx context.Context, c *adminClient, run domain.ReconcileRun, interval time.Duration) error {
+	failures := 0
 	for {
-		resp, err := c.do(ctx, http.MethodGet, adminReconcilePath+"/status", nil, nil)
-		if err != nil {
+		st, raw, err := reconcileStatus(ctx, c)
+		switch {
+		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
+			failures++
+			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
+		case err != nil:
 			return err
-		}
-		var st adminReconcileStatus
-		if err := resp.decode(&st); err != nil {
-			return err
-		}
-		if st.Last != nil && st.Last.ID == started.ID {
-			printRun(r.env.stdout, *st.Last)
-			if st.Last.Status != domain.RunSucceeded {
-				return &adminExitCodeError{Code: adminExitError}
-			}
-			return nil
+		case st.Last != nil && st.Last.ID == run.ID:
+			return r.reconcileEnded(*st.Last, raw.Last)
+		case startedAfter(st.Last, run) || startedAfter(st.Current, run):
+			// One run at a time: a later run means this one ended, and a
+			// later run has ended since, so the status no longer shows it.
+			return fmt.Errorf("reconcile run %s ended and a later run has started since; its outcome is no longer in maasflow reconcile status", adminCell(run.ID))
+		default:
+			failures = 0
 		}
 		select {
 		case <-ctx.Done():
@@ -137,6 +203,50 @@ func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
 		case <-r.env.clock.After(interval):
 		}
 	}
+}
+
+func startedAfter(other *domain.ReconcileRun, run domain.ReconcileRun) bool {
+	return other != nil && other.ID != run.ID && other.StartedAt.After(run.StartedAt)
+}
+
+func (r *adminRun) reconcileEnded(run domain.ReconcileRun, raw json.RawMessage) error {
+	if r.machine() {
+		r.emit(raw)
+	} else {
+		r.printRun(run)
+	}
+	if run.Status == domain.RunSucceeded {
+		return nil
+	}
+	var failed []string
+	for _, s := range run.Sites {
+		if s.Error != "" {
+			failed = append(failed, s.SiteID)
+		}
+	}
+	fmt.Fprintf(r.env.stderr, "reconcile run %s ended %s: site(s) not checked: %s\n",
+		adminCell(run.ID), adminCell(run.Status), adminCell(orDash(strings.Join(failed, ", "))))
+	return &adminExitCodeError{Code: adminExitError}
+}
+
+// reconcileStatus reads the status, typed and with each run as the API
+// sent it.
+func reconcileStatus(ctx context.Context, c *adminClient) (adminReconcileStatus, struct{ Last json.RawMessage }, error) {
+	var (
+		st  adminReconcileStatus
+		raw struct{ Last json.RawMessage }
+	)
+	resp, err := c.do(ctx, http.MethodGet, adminReconcilePath+"/status", nil, nil)
+	if err != nil {
+		return st, raw, err
+	}
+	if err := resp.decode(&st); err != nil {
+		return st, raw, err
+	}
+	if err := resp.decode(&raw); err != nil {
+		return st, raw, err
+	}
+	return st, raw, nil
 }
 
 func runReconcileStatus(ctx context.Context, r *adminRun, _ []string) error {
@@ -151,7 +261,11 @@ func runReconcileStatus(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		w := r.env.stdout
 		f := newAdminFields(w)
-		f.add("Schedule", orDash(st.Interval))
+		schedule := "none (runs only when asked)"
+		if st.Interval != "" {
+			schedule = "every " + st.Interval
+		}
+		f.add("Schedule", schedule)
 		f.add("Next scheduled", adminTimePtr(st.NextScheduled))
 		f.flush()
 		for _, x := range []struct {
@@ -163,19 +277,23 @@ func runReconcileStatus(ctx context.Context, r *adminRun, _ []string) error {
 				fmt.Fprintln(w, "  none")
 				continue
 			}
-			printRun(w, *x.run)
+			r.printRun(*x.run)
 		}
 		return nil
 	})
 }
 
-// printRun shows a run and its sites.
-func printRun(w io.Writer, run domain.ReconcileRun) {
-	f := newAdminFields(w)
+// printRun shows a run and a table of its sites.
+func (r *adminRun) printRun(run domain.ReconcileRun) {
+	f := newAdminFields(r.env.stdout)
 	f.add("ID", run.ID)
 	f.add("Status", run.Status)
 	f.add("Trigger", run.Trigger)
-	f.add("Site", orDash(run.SiteID))
+	site := run.SiteID
+	if site == "" {
+		site = "all active sites"
+	}
+	f.add("Sites", site)
 	f.add("Started", adminTime(run.StartedAt))
 	f.add("Ended", adminTimePtr(run.EndedAt))
 	f.add("Nodes checked", strconv.Itoa(run.NodesChecked))
@@ -184,22 +302,28 @@ func printRun(w io.Writer, run domain.ReconcileRun) {
 	if len(run.Sites) == 0 {
 		return
 	}
-	t := newAdminTable(w, "SITE", "NODES", "OPEN_DRIFT", "NEW", "CLOSED", "MAAS_CALLS", "POWER_QUERIES", "ERROR")
+	t := r.table("SITE", "NODES", "OPEN_DRIFT", "NEW", "CLOSED", "MAAS_CALLS", "POWER_QUERIES", "ERROR")
 	for _, s := range run.Sites {
+		powerQueries := strconv.Itoa(s.PowerQueries)
+		if s.PowerSkipped > 0 {
+			powerQueries += fmt.Sprintf(" (+%d skipped)", s.PowerSkipped)
+		}
 		t.row(s.SiteID, strconv.Itoa(s.NodesChecked), driftCounts(s.DriftByKind), strconv.Itoa(s.New), strconv.Itoa(s.Closed),
-			strconv.Itoa(s.MAASCalls), strconv.Itoa(s.PowerQueries), orDash(s.Error))
+			strconv.Itoa(s.MAASCalls), powerQueries, s.Error)
 	}
 	t.flush()
 }
 
 // driftCounts renders {"power_off":2,…} as "power_off=2 …", by kind.
 func driftCounts(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
 	kinds := make([]string, 0, len(m))
-	for k := range m {
-		kinds = append(kinds, k)
+	for k, n := range m {
+		if n > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return "none"
 	}
 	sort.Strings(kinds)
 	parts := make([]string, len(kinds))
@@ -230,50 +354,133 @@ func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		q.Set("site_id", id)
 	}
-	return r.callQuery(ctx, c, http.MethodGet, adminDriftPath, q, nil, func(resp *adminResponse) error {
-		var page struct {
-			Items      []domain.DriftItem `json:"items"`
-			NextCursor string             `json:"next_cursor"`
+	items, next, printed, err := r.listPages(ctx, c, adminDriftPath, q, r.boolean("all"))
+	if err != nil || printed {
+		return err
+	}
+	drift, err := decodeItems[domain.DriftItem](items)
+	if err != nil {
+		return err
+	}
+	t := r.table("NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")
+	for _, d := range drift {
+		res := ""
+		if d.Resolution != nil {
+			res = d.Resolution.Action + " by " + d.Resolution.By
 		}
-		if err := resp.decode(&page); err != nil {
-			return err
-		}
-		t := r.table("NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")
-		for _, d := range page.Items {
-			res := "-"
-			if d.Resolution != nil {
-				res = d.Resolution.Action + " by " + d.Resolution.By
-			}
-			t.row(d.NodeID, d.Hostname, d.Kind, d.Expected, d.Observed, d.State, adminTime(d.FirstSeen), adminTime(d.LastSeen), res)
-		}
-		t.flush()
-		if page.NextCursor != "" {
-			fmt.Fprintf(r.env.stdout, "more: --cursor %s\n", page.NextCursor)
-		}
-		return nil
-	})
+		t.row(d.NodeID, d.Hostname, d.Kind, d.Expected, d.Observed, d.State, adminTime(d.FirstSeen), adminTime(d.LastSeen), res)
+	}
+	t.flush()
+	if next != "" {
+		fmt.Fprintf(r.env.stderr, "more drift items: add --all, or --cursor %s\n", adminCell(next))
+	}
+	return nil
 }
 
 func runDriftResolve(ctx context.Context, r *adminRun, args []string) error {
 	if err := r.requireFlags("kind", "action", "reason"); err != nil {
 		return err
 	}
-	action := r.str("action")
-	body := map[string]string{"kind": r.str("kind"), "action": action, "reason": r.str("reason")}
+	kind, action := r.str("kind"), r.str("action")
 	c, err := r.client()
 	if err != nil {
 		return err
 	}
-	return r.call(ctx, c, http.MethodPost, adminPath(adminDriftPath, args[0], "resolve"), body, func(resp *adminResponse) error {
+	node, err := driftNodeID(ctx, c, args[0], kind)
+	if err != nil {
+		return err
+	}
+	body := map[string]string{"kind": kind, "action": action, "reason": r.str("reason")}
+	return r.call(ctx, c, http.MethodPost, adminPath(adminDriftPath, node, "resolve"), body, func(resp *adminResponse) error {
 		var d domain.DriftItem
 		if err := resp.decode(&d); err != nil {
 			return err
 		}
 		w := r.env.stdout
-		fmt.Fprintf(w, "%s drift of node %s is %s (%s)\n", adminCell(d.Kind), adminCell(d.NodeID), adminCell(d.State), adminCell(action))
+		fmt.Fprintf(w, "%s drift of node %s (%s) is %s (%s)\n",
+			adminCell(d.Kind), adminCell(d.NodeID), adminCell(orDash(d.Hostname)), adminCell(d.State), adminCell(action))
 		if d.Resolution != nil && d.Resolution.Detail != "" {
 			fmt.Fprintf(w, "changed: %s\n", adminCell(d.Resolution.Detail))
 		}
 		return nil
 	})
+}
+
+// driftNodeID resolves the subject of a drift item: a node id (also the
+// maas: and onboarding: subjects) is used as it is; a host name is looked up
+// among the open items of kind. A ref no open item carries is passed on as
+// an id, and the API answers not_found when it has no such drift.
+func driftNodeID(ctx context.Context, c *adminClient, ref, kind string) (string, error) {
+	if isUUID(ref) || strings.Contains(ref, ":") {
+		return ref, nil
+	}
+	q := url.Values{"kind": {kind}, "state": {domain.DriftOpen}, "limit": {strconv.Itoa(adminDriftPageLimit)}}
+	var byHost []string
+	for range adminDriftLookupPages {
+		resp, err := c.do(ctx, http.MethodGet, adminDriftPath, q, nil)
+		if err != nil {
+			return "", err
+		}
+		var page struct {
+			Items      []domain.DriftItem `json:"items"`
+			NextCursor string             `json:"next_cursor"`
+		}
+		if err := resp.decode(&page); err != nil {
+			return "", err
+		}
+		for _, d := range page.Items {
+			if d.NodeID == ref {
+				return ref, nil
+			}
+			if d.Hostname == ref {
+				byHost = append(byHost, d.NodeID)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Set("cursor", page.NextCursor)
+	}
+	switch len(byHost) {
+	case 0:
+		return ref, nil
+	case 1:
+		return byHost[0], nil
+	default:
+		sort.Strings(byHost)
+		return "", &adminAmbiguousRefError{Kind: "node", Ref: ref, IDs: byHost}
+	}
+}
+
+// completeDriftNodes proposes the nodes with open drift (of --kind, when
+// given), each described by its host name and kind.
+func completeDriftNodes(r *adminRun, _ []string) []string {
+	c, err := r.client()
+	if err != nil {
+		return nil
+	}
+	q := url.Values{"state": {domain.DriftOpen}, "limit": {strconv.Itoa(adminDriftPageLimit)}}
+	if k := r.str("kind"); k != "" {
+		q.Set("kind", k)
+	}
+	resp, err := c.do(completionContext(r), http.MethodGet, adminDriftPath, q, nil)
+	if err != nil {
+		return nil
+	}
+	var page struct {
+		Items []domain.DriftItem `json:"items"`
+	}
+	if resp.decode(&page) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range page.Items {
+		if seen[d.NodeID] {
+			continue
+		}
+		seen[d.NodeID] = true
+		out = append(out, d.NodeID+"\t"+d.Hostname+" "+d.Kind)
+	}
+	return out
 }

@@ -194,7 +194,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 	for _, cmd := range []*cobra.Command{
 		c.sitesCommand(), c.profilesCommand(), c.roceCommand(), c.skusCommand(),
 		c.onboardCommand(), c.onboardingsCommand(), c.batchesCommand(), c.auditCommand(),
-		c.reconcileCommand(), c.driftCommand(),
+		c.nodesCommand(), c.decommissionCommand(), c.reconcileCommand(), c.driftCommand(),
 	} {
 		cmd.GroupID = "admin"
 		c.addAdminFlags(cmd)

@@ -2,7 +2,8 @@
 // (ASL runtime, handlers, DynamoDB, bus, secrets, admin API), `sim` runs the
 // MAAS simulator alone, `asl` validates and runs state machines, and the
 // admin commands (sites, profiles, roce, skus, onboard, onboardings,
-// batches, audit) are a client of the admin API.
+// batches, audit, nodes, decommission, reconcile, drift) are a client of
+// the admin API.
 package main
 
 import (

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// adminPage is one page of a listing: {"items":[…],"next_cursor":"…"}.
+type adminPage struct {
+	Items      []json.RawMessage `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// listPages reads a listing at path: one page, or with all every page
+// (a cursor the API repeats stops it). For -o json|yaml it prints the one
+// page as the API sent it, or every page merged into one {"items":[…]},
+// and returns printed true. Otherwise it returns the items and the cursor
+// of the page after them ("" with all).
+func (r *adminRun) listPages(ctx context.Context, c *adminClient, path string, q url.Values, all bool) (items []json.RawMessage, next string, printed bool, err error) {
+	seen := map[string]bool{}
+	for {
+		resp, err := c.do(ctx, http.MethodGet, path, q, nil)
+		if err != nil {
+			return nil, "", false, err
+		}
+		var page adminPage
+		if err := resp.decode(&page); err != nil {
+			return nil, "", false, err
+		}
+		if !all {
+			if r.machine() {
+				r.emit(resp.Body)
+				return nil, "", true, nil
+			}
+			return page.Items, page.NextCursor, false, nil
+		}
+		items = append(items, page.Items...)
+		if page.NextCursor == "" {
+			break
+		}
+		if seen[page.NextCursor] {
+			return nil, "", false, fmt.Errorf("the admin API returned cursor %q twice; stopping", page.NextCursor)
+		}
+		seen[page.NextCursor] = true
+		q.Set("cursor", page.NextCursor)
+	}
+	if r.machine() {
+		if items == nil {
+			items = []json.RawMessage{}
+		}
+		return nil, "", true, r.emitValue(adminPage{Items: items})
+	}
+	return items, "", false, nil
+}
+
+// decodeItems unmarshals each listed item into a T.
+func decodeItems[T any](items []json.RawMessage) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for _, raw := range items {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("unexpected answer from the admin API: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

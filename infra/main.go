@@ -21,6 +21,10 @@ const (
 	ctxNodeAgentOCIRef    = "maasflow:nodeAgentOciRef"
 	ctxNodeAgentDigest    = "maasflow:nodeAgentDigest"
 	ctxTaskSigningPubKeys = "maasflow:taskSigningPubKeys"
+	// Provisioning.Allocation: its base URL and the Secrets Manager secret
+	// (maasflow/allocation-service/…) with its bearer token.
+	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
+	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
 )
 
 // envAssetDir overrides where the function bootstraps are read from
@@ -62,7 +66,8 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		return nil, err
 	}
 	strs := map[string]string{}
-	for _, key := range []string{ctxStackName, ctxJWTIssuer, ctxAdminGroup, ctxNodeAgentOCIRef, ctxNodeAgentDigest} {
+	for _, key := range []string{ctxStackName, ctxJWTIssuer, ctxAdminGroup, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
+		ctxAllocationServiceURL, ctxAllocationSecretName} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
@@ -80,6 +85,9 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		NodeAgentOCIRef:    strs[ctxNodeAgentOCIRef],
 		NodeAgentDigest:    strs[ctxNodeAgentDigest],
 		TaskSigningPubKeys: signingKeys,
+
+		AllocationServiceURL: strs[ctxAllocationServiceURL],
+		AllocationSecretName: strs[ctxAllocationSecretName],
 	}
 	if err := props.Validate(); err != nil {
 		return nil, err

@@ -17,6 +17,8 @@ import (
 const (
 	functionsDir  = "functions"
 	onboardingASL = "statemachines/onboarding.asl.json"
+	// decommissionASL is the second state machine (infra/decommission.go).
+	decommissionASL = "statemachines/decommission.asl.json"
 )
 
 // Functions with permissions beyond the common set. They are named here and
@@ -57,6 +59,11 @@ type Sources struct {
 	// ResourcePlaceholders are the other placeholders of the ASL, each one of
 	// EventBusName, EventBusArn or TableName.
 	ResourcePlaceholders []string
+	// DecommissionASL and DecommissionPlaceholders are the same for
+	// statemachines/decommission.asl.json, whose only placeholders are
+	// functions.
+	DecommissionASL          string
+	DecommissionPlaceholders map[string]string
 }
 
 // LoadSources reads the function set and the onboarding ASL under root and
@@ -79,7 +86,11 @@ func LoadSources(root string) (Sources, error) {
 	if err != nil {
 		return Sources{}, fmt.Errorf("%s: %w", aslPath, err)
 	}
-	return Sources{Functions: fns, OnboardingASL: string(asl), FunctionPlaceholders: byFn, ResourcePlaceholders: other}, nil
+	src := Sources{Functions: fns, OnboardingASL: string(asl), FunctionPlaceholders: byFn, ResourcePlaceholders: other}
+	if err := loadDecommission(root, &src); err != nil {
+		return Sources{}, err
+	}
+	return src, nil
 }
 
 // DiscoverFunctions lists the directories of dir that hold a main.go: one

@@ -104,6 +104,12 @@ type MaasflowStackProps struct {
 	NodeAgentOCIRef    string
 	NodeAgentDigest    string
 	TaskSigningPubKeys []string
+	// AllocationServiceURL is Provisioning.Allocation's base URL, and
+	// AllocationSecretName the Secrets Manager secret (under
+	// maasflow/allocation-service/) with its bearer token. Empty: no
+	// allocation service; every drain then stops for an operator.
+	AllocationServiceURL string
+	AllocationSecretName string
 }
 
 // Validate reports what would make the stack unbuildable or undeployable,
@@ -120,6 +126,7 @@ func (p *MaasflowStackProps) Validate() error {
 	if p.Sources.OnboardingASL == "" {
 		errs = append(errs, errors.New("the onboarding ASL is empty"))
 	}
+	errs = append(errs, p.validateDecommission()...)
 	for _, ph := range slices.Sorted(maps.Keys(p.Sources.FunctionPlaceholders)) {
 		fn := p.Sources.FunctionPlaceholders[ph]
 		switch {
@@ -167,6 +174,8 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.httpAPI()
 	b.functions()
 	b.stateMachine()
+	b.reconcile()
+	b.decommissionMachine()
 	b.routes()
 	b.outputs()
 	return stack
@@ -192,6 +201,7 @@ type builder struct {
 	api     awsapigatewayv2.HttpApi
 	fns     map[string]awslambda.Function
 	machine awsstepfunctions.StateMachine
+	decom   awsstepfunctions.StateMachine
 }
 
 func (b *builder) table() {

@@ -72,8 +72,10 @@ func TestStack(t *testing.T) {
 		ctxJWTAudience: strings.Join(testAudience, ","),
 		ctxAdminGroup:  testAdminGroup,
 		// As cdk.json would give them.
-		ctxNodeAgentOCIRef:    testOCIRef,
-		ctxTaskSigningPubKeys: []any{"ed25519:key-1", "ed25519:key-2"},
+		ctxNodeAgentOCIRef:      testOCIRef,
+		ctxTaskSigningPubKeys:   []any{"ed25519:key-1", "ed25519:key-2"},
+		ctxAllocationServiceURL: testAllocationURL,
+		ctxAllocationSecretName: testAllocationSecret,
 	}})
 	stack, err := buildStack(app, root, os.Getenv)
 	require.NoError(t, err)
@@ -83,13 +85,13 @@ func TestStack(t *testing.T) {
 	cfn := decodeTemplate(t, tpl)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(1))
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(1+reconcileMachines(fns)+decommissionMachines(t, root))))
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineType":     "STANDARD",
 			"TracingConfiguration": map[string]any{"Enabled": true},
 			"LoggingConfiguration": map[string]any{"Level": "ERROR", "IncludeExecutionData": false},
 		})
-		_, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		_, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		def, ok := sm.Properties["DefinitionString"].(string)
 		require.True(t, ok, "DefinitionString is inlined, not an S3 asset: %v", sm.Properties["DefinitionString"])
 		assert.JSONEq(t, string(asl), def)
@@ -101,7 +103,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("substitutions cover every placeholder", func(t *testing.T) {
-		_, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		_, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		subs, _ := sm.Properties["DefinitionSubstitutions"].(map[string]any)
 		placeholders := placeholderRE.FindAllStringSubmatch(string(asl), -1)
 		require.NotEmpty(t, placeholders)
@@ -126,7 +128,7 @@ func TestStack(t *testing.T) {
 		tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(fns))))
 		tableID, _ := cfn.one(t, "AWS::DynamoDB::Table")
 		busID, _ := cfn.one(t, "AWS::Events::EventBus")
-		smID, sm := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		smName, _ := sm.Properties["StateMachineName"].(string)
 		require.NotEmpty(t, smName, "the state machine has a fixed name")
 		apiID, _ := cfn.one(t, "AWS::ApiGatewayV2::Api")
@@ -155,7 +157,7 @@ func TestStack(t *testing.T) {
 					require.NoError(t, err)
 					assert.Contains(t, string(arn), `":stateMachine:`+smName+`"`)
 					assert.NotContains(t, string(arn), smID)
-					assert.InDelta(t, activityTimeoutSec, p["Timeout"], 0)
+					assert.InDelta(t, functionTimeout(fn), p["Timeout"], 0)
 				}
 				assert.Equal(t, testOCIRef, env[config.EnvPackageOCIRef])
 				assert.NotContains(t, env, config.EnvPackageDigest, "not configured, not set")
@@ -167,6 +169,8 @@ func TestStack(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("reconcile state machine and schedule", func(t *testing.T) { checkReconcile(t, cfn, fns) })
 
 	t.Run("IAM is least privilege", func(t *testing.T) {
 		stmts := cfn.statements(t)
@@ -207,7 +211,7 @@ func TestStack(t *testing.T) {
 				byRole[r] = append(byRole[r], s)
 			}
 		}
-		smID, _ := cfn.one(t, "AWS::StepFunctions::StateMachine")
+		smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		for _, fn := range fns {
 			roleID, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
 			has := func(action string) []statement {
@@ -220,10 +224,12 @@ func TestStack(t *testing.T) {
 				return out
 			}
 			get := has("secretsmanager:GetSecretValue")
+			get, allocationGrants := splitAllocationSecret(get)
 			if assert.Len(t, get, 1, fn) {
 				assert.Len(t, get[0].resources, 1)
 				assert.Contains(t, get[0].resources[0], ":secret:"+sitesSecretName, fn)
 			}
+			checkAllocationSecret(t, root, fn, allocationGrants)
 			assert.NotEmpty(t, has("events:PutEvents"), fn)
 			assert.NotEmpty(t, has("dynamodb:PutItem"), fn)
 			assert.Empty(t, has("dynamodb:Scan"), fn)
@@ -232,11 +238,19 @@ func TestStack(t *testing.T) {
 			case functionAPI:
 				assert.NotEmpty(t, has("secretsmanager:CreateSecret"))
 				assert.NotEmpty(t, has("secretsmanager:PutSecretValue"))
-				for _, a := range []string{"states:StartExecution", "states:SendTaskSuccess"} {
-					if sts := has(a); assert.Len(t, sts, 1, a) {
-						assert.Equal(t, []string{`{"Ref":"` + smID + `"}`}, sts[0].resources, a)
-					}
+				if sts := withoutReconcile(has("states:SendTaskSuccess")); assert.Len(t, sts, 1) {
+					assert.Equal(t, []string{`{"Ref":"` + smID + `"}`}, sts[0].resources)
 				}
+				var started []string
+				for _, st := range withoutReconcile(has("states:StartExecution")) {
+					started = append(started, st.resources...)
+				}
+				assert.ElementsMatch(t, apiStartable(t, cfn, root, smID), started)
+			case functionStartReimage:
+				if sts := has("states:StartExecution"); assert.Len(t, sts, 1) {
+					assert.Contains(t, sts[0].resources[0], ":stateMachine:", "the onboarding, by name")
+				}
+				assert.Empty(t, has("states:SendTaskSuccess"))
 			case functionAwaitEnrollment:
 				if sts := has("states:SendTaskSuccess"); assert.Len(t, sts, 1) {
 					assert.Contains(t, sts[0].resources[0], ":stateMachine:")
@@ -274,6 +288,8 @@ func TestStack(t *testing.T) {
 		}
 		assert.ElementsMatch(t, dedupe(want), dedupe(invoked))
 	})
+
+	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
 
 	t.Run("table matches the store schema", func(t *testing.T) {
 		_, tbl := cfn.one(t, "AWS::DynamoDB::Table")
@@ -505,7 +521,7 @@ func (c *cfnTemplate) byID(t *testing.T, typ, id string) (string, cfnResource) {
 
 func (c *cfnTemplate) smRole(t *testing.T) string {
 	t.Helper()
-	_, sm := c.one(t, "AWS::StepFunctions::StateMachine")
+	_, sm := c.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	id, _ := getAtt(sm.Properties["RoleArn"])
 	require.NotEmpty(t, id, "state machine role")
 	return id

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
@@ -28,6 +29,8 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/store/journal"
@@ -47,6 +50,9 @@ type Config struct {
 	// AdminToken is the bearer token of the admin API; empty uses the one
 	// kept in DataDir (AdminTokenFile), generated on first start.
 	AdminToken string
+	// ReconcileInterval is the period of reconcile runs in the stack's
+	// time: zero is DefaultReconcileInterval, negative turns them off.
+	ReconcileInterval time.Duration
 	// FunctionConcurrency caps each function's concurrent invocations, as
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
@@ -74,18 +80,27 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+	// Reconciler runs reconcile runs (on the schedule and on request);
+	// Metrics is what GET /metrics serves.
+	Reconciler *reconcile.Runner
+	Metrics    *metrics.Prometheus
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
 
 	onboardingARN string
-	dbOps         *store.Counting
-	closeOnce     sync.Once
-	closeErr      error
-	servers       []*http.Server
-	closers       []func() error
-	wg            sync.WaitGroup
-	logger        *slog.Logger
+	reconcileARN  string
+	// Allocations is the simulated allocation service (control API at
+	// /_local/allocations on the API listener).
+	Allocations     *allocation.Local
+	decommissionARN string
+	dbOps           *store.Counting
+	closeOnce       sync.Once
+	closeErr        error
+	servers         []*http.Server
+	closers         []func() error
+	wg              sync.WaitGroup
+	logger          *slog.Logger
 }
 
 // Start builds and starts the stack. The listeners are bound before Start
@@ -183,6 +198,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
 	ref := &engineRef{}
+	s.Allocations = allocation.NewLocal(clk.Now)
+	reimages := &onboardingStarterRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
 		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
@@ -194,14 +211,19 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Logger:    s.logger,
 		HTTP:      &http.Client{Timeout: 10 * time.Second},
 		Config:    activities.Config{APIURL: s.APIURL, Package: enroll.DevPackage()},
+
+		Decommissions: s.Store,
+		Allocations:   s.Allocations,
+		Starter:       reimages,
 	}
 	subs := map[string]string{}
 	tasks := map[string]asl.TaskHandler{}
-	for _, f := range activities.Catalog(deps) {
+	for _, f := range append(activities.Catalog(deps), activities.DecommissionCatalog(deps)...) {
 		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
+	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
 	concurrency := cfg.FunctionConcurrency
 	if concurrency == 0 {
 		concurrency = asl.DefaultFunctionConcurrency()
@@ -224,6 +246,15 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	reconciler, err := s.startReconcile(cfg, clk)
+	if err != nil {
+		return nil, err
+	}
+	reimages.Local = flow
+	decoms, err := s.registerDecommission(subs)
+	if err != nil {
+		return nil, err
+	}
 
 	handler := api.New(api.Config{}, api.Deps{
 		Store:     s.Store,
@@ -235,6 +266,12 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		// Reconciler serves /api/v1/admin/reconciliation.
+		Reconciler: reconciler,
+
+		Decommissions: decoms,
+		Allocations:   s.Allocations,
+		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {
@@ -249,6 +286,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("GET /metrics", s.metricsHandler())
+	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")
 		_, _ = io.WriteString(w, siteBootstrapScript)
@@ -294,8 +333,10 @@ func (s *Stack) close() error {
 	// start reports them (failInterrupted). StopExecution returns once the
 	// execution has ended.
 	if s.Engine != nil {
-		for _, ex := range s.Engine.ListExecutions(s.onboardingARN, asl.StatusRunning) {
-			_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+		for _, sm := range []string{s.onboardingARN, s.decommissionARN} {
+			for _, ex := range s.Engine.ListExecutions(sm, asl.StatusRunning) {
+				_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
+			}
 		}
 	}
 	// Give in-flight requests a moment, then cut what is left: a slow client

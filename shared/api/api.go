@@ -64,8 +64,17 @@ type Deps struct {
 	Clock     clock.Clock
 	NewID     func() string
 	Logger    *slog.Logger
+
+	// The node lifecycle's ports (lifecycle_ports.go). Without
+	// Decommissions a decommission answers 503; without Allocations the
+	// node has none.
+	Decommissions DecommissionStarter
+	Allocations   AllocationReader
+	Bundles       BundleConfig
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
+	// Reconciler serves /reconciliation; without it those routes answer 503.
+	Reconciler Reconciler
 }
 
 type server struct {
@@ -80,7 +89,9 @@ type server struct {
 	clock     clock.Clock
 	newID     func() string
 	log       *slog.Logger
+	lifecycle lifecycleDeps
 	refusals  *RefusalCounter
+	reconcile Reconciler
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -98,7 +109,9 @@ func New(cfg Config, deps Deps) http.Handler {
 		clock:     deps.Clock,
 		newID:     deps.NewID,
 		log:       deps.Logger,
+		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
 		refusals:  deps.Refusals,
+		reconcile: deps.Reconciler,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

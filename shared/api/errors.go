@@ -86,6 +86,9 @@ func classify(err error) *StatusError {
 		invalid  *store.InvalidRecordError
 		cursor   *store.InvalidCursorError
 	)
+	if lc := classifyLifecycle(err); lc != nil {
+		return lc
+	}
 	switch {
 	case errors.As(err, &se):
 		return se

@@ -107,6 +107,7 @@ type Store interface {
 	TokenConsumer
 	AuditLog
 	BatchRepository
+	LifecycleStore
 }
 
 var _ Store = (*store.Store)(nil)

@@ -13,6 +13,10 @@ func routeTable() []route {
 		roce     = site + "/roce-assignments"
 		skus     = "/api/v1/admin/skus"
 		obs      = "/api/v1/admin/onboardings"
+		recon    = "/api/v1/admin/reconciliation"
+		nodes    = "/api/v1/admin/nodes"
+		node     = nodes + "/{id}"
+		decoms   = "/api/v1/admin/decommissions"
 	)
 	return []route{
 		{method: http.MethodGet, pattern: "/api/v1/healthz", access: accessPublic, handle: (*server).healthz},
@@ -47,6 +51,22 @@ func routeTable() []route {
 		{method: http.MethodPost, pattern: obs + "/batch", action: "onboarding.batch.create", target: "batch", handle: (*server).createBatch},
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches", handle: (*server).listBatches},
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}", handle: (*server).getBatch},
+
+		{method: http.MethodPost, pattern: recon + "/run", action: "reconciliation.run", target: "reconciliation", handle: (*server).runReconcile},
+		{method: http.MethodGet, pattern: recon + "/status", handle: (*server).reconcileStatus},
+		{method: http.MethodGet, pattern: recon + "/drift", handle: (*server).listDrift},
+		{method: http.MethodPost, pattern: recon + "/drift/{node_id}/resolve", action: "reconciliation.drift.resolve", target: "node:{node_id}", handle: (*server).resolveDrift},
+
+		{method: http.MethodGet, pattern: nodes, handle: (*server).listNodes},
+		{method: http.MethodGet, pattern: node, handle: (*server).getNode},
+		{method: http.MethodPost, pattern: node + "/retire", action: "node.retire", target: "node:{id}", handle: (*server).retireNode},
+		{method: http.MethodPost, pattern: node + "/reactivate", action: "node.reactivate", target: "node:{id}", handle: (*server).reactivateNode},
+		{method: http.MethodPost, pattern: node + "/remove", action: "node.remove", target: "node:{id}", handle: (*server).removeNode},
+		{method: http.MethodPost, pattern: node + "/bootstrap-bundle", action: "node.bootstrap_bundle.reissue", target: "node:{id}", handle: (*server).reissueBundle},
+		{method: http.MethodPost, pattern: node + "/decommission", action: "node.decommission", target: "node:{id}", handle: (*server).decommissionNode},
+		{method: http.MethodPost, pattern: node + "/storage-cleanup", action: "node.storage_cleanup", target: "node:{id}", handle: (*server).storageCleanup},
+		{method: http.MethodGet, pattern: decoms, handle: (*server).listDecommissions},
+		{method: http.MethodGet, pattern: decoms + "/{id}", handle: (*server).getDecommission},
 
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 

@@ -160,6 +160,9 @@ const (
 // validatePolicy checks every set field of a site or profile policy; field
 // names are prefixed with prefix ("policy.").
 func validatePolicy(p domain.Policy, prefix string) error {
+	if err := validateDecommissionPolicy(p.DecommissionPolicy, prefix); err != nil {
+		return err
+	}
 	if p.DeployRetries != nil && (*p.DeployRetries < 0 || *p.DeployRetries > maxDeployRetries) {
 		return fieldError(prefix+"deploy_retries", "must be between 0 and %d", maxDeployRetries)
 	}

@@ -35,6 +35,8 @@ type Policy struct {
 	Bootstrap *BootstrapRef `json:"bootstrap,omitempty" dynamodbav:"bootstrap,omitempty"`
 	// EnrollmentURL is the node-facing API base the node agent calls.
 	EnrollmentURL *string `json:"enrollment_url,omitempty" dynamodbav:"enrollment_url,omitempty"`
+	// The decommission paths' policy (docs/decommission.md).
+	DecommissionPolicy
 }
 
 // BootstrapRef names a versioned site bootstrap bundle. It is a controlled
@@ -62,6 +64,7 @@ type EffectivePolicy struct {
 	TokenTTLSeconds          int          `json:"token_ttl_seconds"`
 	Bootstrap                BootstrapRef `json:"bootstrap"`
 	EnrollmentURL            string       `json:"enrollment_url"`
+	EffectiveDecommissionPolicy
 }
 
 // DefaultPolicy is what a site with no policy gets. The defaults follow the
@@ -69,14 +72,15 @@ type EffectivePolicy struct {
 // commissioning with enable_ssh and skip_bmc_config, and no auto-claim.
 func DefaultPolicy() EffectivePolicy {
 	return EffectivePolicy{
-		AutoClaimNew:             false,
-		StrictPXEPreflight:       true,
-		DeployRetries:            1,
-		EnableSSH:                true,
-		SkipBMCConfig:            true,
-		StorageLayout:            "flat",
-		EnrollmentTimeoutSeconds: int((30 * time.Minute).Seconds()),
-		TokenTTLSeconds:          int((2 * time.Hour).Seconds()),
+		AutoClaimNew:                false,
+		StrictPXEPreflight:          true,
+		DeployRetries:               1,
+		EnableSSH:                   true,
+		SkipBMCConfig:               true,
+		StorageLayout:               "flat",
+		EnrollmentTimeoutSeconds:    int((30 * time.Minute).Seconds()),
+		TokenTTLSeconds:             int((2 * time.Hour).Seconds()),
+		EffectiveDecommissionPolicy: defaultDecommission(),
 	}
 }
 
@@ -99,6 +103,7 @@ func ResolvePolicy(site, profile Policy) EffectivePolicy {
 		if layer.Bootstrap != nil {
 			p.Bootstrap = *layer.Bootstrap
 		}
+		p.apply(layer.DecommissionPolicy)
 	}
 	return p
 }

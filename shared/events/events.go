@@ -26,9 +26,8 @@ const (
 	OnboardingManualInterventionRequired = "node.onboarding.manual_intervention_required"
 )
 
-// Decommission detail types. Their schemas come with the decommission
-// workflow; until then publishing them fails with
-// schemas.UnknownDetailTypeError, so nothing unvalidated goes out.
+// Decommission detail types (DecommissionDetail), each with a schema in
+// events/<detail type>.schema.json.
 const (
 	DecommissionStarted                    = "node.decommission.started"
 	DecommissionCompleted                  = "node.decommission.completed"

@@ -114,7 +114,8 @@ func TestLocalBusRejectsInvalidDetailWritingNothing(t *testing.T) {
 		{name: "missing hostname", detailType: OnboardingStarted, detail: bad},
 		{name: "error on completed", detailType: OnboardingCompleted, detail: sampleDetail(OnboardingFailed)},
 		{name: "secret field", detailType: OnboardingStarted, detail: map[string]any{"token": seedSecret}},
-		{name: "no schema", detailType: DecommissionStarted, detail: sampleDetail(OnboardingStarted)},
+		{name: "no schema", detailType: "node.retirement.started", detail: sampleDetail(OnboardingStarted)},
+		{name: "onboarding detail as decommission", detailType: DecommissionStarted, detail: sampleDetail(OnboardingStarted)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,7 +52,7 @@ func (s *Store) CreateNode(ctx context.Context, n domain.Node) error {
 		return err
 	}
 	stamp(s.now(), &n.CreatedAt, &n.UpdatedAt, &n.Version)
-	item, err := marshalItem(n, nodeKey(n.ID), kindNode, nil)
+	item, err := nodeItem(n)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Store) UpdateNode(ctx context.Context, id string, mutate Mutator[domain
 			if err := checkNode(*next); err != nil {
 				return err
 			}
-			item, err := marshalItem(*next, nodeKey(id), kindNode, nil)
+			item, err := nodeItem(*next)
 			if err != nil {
 				return err
 			}

@@ -97,7 +97,7 @@ func finishResult(r *scriptResult, at time.Time, st, exit int, stdout, stderr st
 // abortRunningScripts marks pending and running results of m's current sets
 // Aborted, as MAAS does when a machine enters a failed status or is aborted.
 func (s *Simulator) abortRunningScripts(m *machine, at time.Time) {
-	for _, ss := range []*scriptSet{m.currentCommissioning, m.currentTesting, m.currentInstallation} {
+	for _, ss := range []*scriptSet{m.currentCommissioning, m.currentTesting, m.currentInstallation, m.currentRelease} {
 		if ss == nil {
 			continue
 		}
@@ -601,12 +601,18 @@ func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string,
 		return
 	}
 	s.event(m, at, levelInfo, "Performing PXE boot", "", "")
+	s.startWipe(m, at)
+	if s.eraseHangs(m) {
+		return
+	}
 	s.at(m, at.Add(s.dur.DiskErasing), func(at time.Time) {
 		if m.hw != nil && m.hw.faults.EraseFailures > 0 {
 			m.hw.faults.EraseFailures--
+			s.finishWipe(m, at, false)
 			s.markFailed(m, at, statusFailedDiskErasing, "Failed to erase disks.")
 			return
 		}
+		s.finishWipe(m, at, true)
 		if m.hw != nil {
 			m.hw.bootstrap = nil
 		}

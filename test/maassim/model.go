@@ -99,6 +99,9 @@ type machine struct {
 	currentCommissioning *scriptSet
 	currentTesting       *scriptSet
 	currentInstallation  *scriptSet
+	// currentRelease is the release script set of the erase in progress
+	// (release_scripts.go).
+	currentRelease *scriptSet
 
 	deleted bool
 }

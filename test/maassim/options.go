@@ -133,6 +133,9 @@ type Faults struct {
 	DeployOtherFailures int `json:"deploy_other_failures"`
 	// EraseFailures fails this many disk erasures (Failed disk erasing).
 	EraseFailures int `json:"erase_failures"`
+	// EraseHangs makes this many disk erasures hang in Disk erasing until
+	// they are aborted (release_scripts.go).
+	EraseHangs int `json:"erase_hangs,omitempty"`
 	// PXEUnlinked leaves the PXE interface disconnected after commissioning
 	// (no VLAN, no links), so deploy answers 400 until it is linked.
 	PXEUnlinked bool `json:"pxe_unlinked"`

@@ -69,6 +69,7 @@ type clients struct {
 	secrets *secrets.SecretsManager
 	bus     *events.EventBridge
 	flow    *workflow.StepFunctions
+	sfn     workflow.SFNAPI
 	logger  *slog.Logger
 }
 
@@ -81,12 +82,14 @@ func load(ctx context.Context) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
+	sfnClient := sfn.NewFromConfig(cfg)
 	return &clients{
 		env:     env,
 		store:   store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
 		secrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
 		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
-		flow:    workflow.NewStepFunctions(sfn.NewFromConfig(cfg), env.OnboardingSM),
+		flow:    workflow.NewStepFunctions(sfnClient, env.OnboardingSM),
+		sfn:     sfnClient,
 		logger:  slog.New(lambdacontext.NewLogHandler()),
 	}, nil
 }
@@ -101,7 +104,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 	if c.env.PackageOCIRef != "" {
 		pkg.OCIRef, pkg.Digest = c.env.PackageOCIRef, c.env.PackageDigest
 	}
-	return activities.Deps{
+	return withLifecycle(activities.Deps{
 		Store:     c.store,
 		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient),
 		Secrets:   c.secrets,
@@ -116,7 +119,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 			TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys),
 			Package:            pkg,
 		},
-	}, nil
+	}, c)
 }
 
 // API returns the admin API handler on AWS: API Gateway's JWT authorizer
@@ -126,7 +129,11 @@ func API(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.New(api.Config{}, api.Deps{
+	pkg := enroll.DevPackage()
+	if c.env.PackageOCIRef != "" {
+		pkg.OCIRef, pkg.Digest = c.env.PackageOCIRef, c.env.PackageDigest
+	}
+	deps, err := withAPILifecycle(api.Deps{
 		Store:     c.store,
 		Secrets:   c.secrets,
 		Starter:   c.flow,
@@ -137,7 +144,19 @@ func API(ctx context.Context) (http.Handler, error) {
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
-	}), nil
+		Bundles:   api.BundleConfig{APIURL: c.env.NodeAPIURL, TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys), Package: pkg},
+	}, c, c.sfn)
+	if err != nil {
+		return nil, err
+	}
+	rc, ok, err := c.reconcilerForAPI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		deps.Reconciler = rc
+	}
+	return api.New(api.Config{}, deps), nil
 }
 
 func splitKeys(s string) []string {

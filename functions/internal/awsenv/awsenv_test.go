@@ -43,8 +43,8 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 	for _, m := range mains {
 		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
 	}
-	want := []string{"api"}
-	for _, f := range activities.Catalog(activities.Deps{}) {
+	want := []string{"api", "reconcile"}
+	for _, f := range append(activities.Catalog(activities.Deps{}), activities.DecommissionCatalog(activities.Deps{})...) {
 		want = append(want, f.Name)
 		src, err := os.ReadFile(filepath.Join("../..", f.Name, "main.go"))
 		require.NoError(t, err, "functions/%s/main.go", f.Name)

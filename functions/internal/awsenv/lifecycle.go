@@ -1,0 +1,65 @@
+package awsenv
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/allocation"
+	"github.com/maasflow/maasflow/shared/api"
+	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/secrets"
+	"github.com/maasflow/maasflow/shared/workflow"
+)
+
+// allocationService is the HTTP adapter to Provisioning.Allocation, or
+// nil when the deployment names none (every drain then stops for an
+// operator, and a node has no allocations to check).
+func allocationService(getter *secrets.SecretsManager) (*allocation.HTTP, error) {
+	base, ok := os.LookupEnv(config.EnvAllocationServiceURL)
+	if !ok || strings.TrimSpace(base) == "" {
+		return nil, nil
+	}
+	secretName := os.Getenv(config.EnvAllocationTokenSecret)
+	token := func(ctx context.Context) (string, error) {
+		if secretName == "" {
+			return "", fmt.Errorf("%s is not set", config.EnvAllocationTokenSecret)
+		}
+		b, err := getter.Get(ctx, secretName)
+		return strings.TrimSpace(string(b)), err
+	}
+	return allocation.NewHTTP(base, token, &http.Client{Timeout: 15 * time.Second})
+}
+
+// withLifecycle adds the decommission ports to the activities' deps.
+func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
+	svc, err := allocationService(c.secrets)
+	if err != nil {
+		return d, err
+	}
+	d.Decommissions = c.store
+	d.Starter = c.flow
+	if svc != nil {
+		d.Allocations = svc
+	}
+	return d, nil
+}
+
+// withAPILifecycle adds the node lifecycle's ports to the API's deps.
+func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.Deps, error) {
+	svc, err := allocationService(c.secrets)
+	if err != nil {
+		return d, err
+	}
+	if svc != nil {
+		d.Allocations = svc
+	}
+	if arn := os.Getenv(config.EnvDecommissionStateMachine); arn != "" {
+		d.Decommissions = workflow.NewStepFunctionsDecommissions(sfnClient, arn)
+	}
+	return d, nil
+}

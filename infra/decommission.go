@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maasflow/maasflow/shared/config"
+)
+
+// Functions of the decommission paths with grants beyond the common set.
+const (
+	// functionStartReimage starts the reimage's onboarding execution.
+	functionStartReimage = "start-reimage"
+	// functionDrainAllocations calls the allocation service.
+	functionDrainAllocations = "drain-allocations"
+)
+
+// allocationSecretName matches the secret holding the allocation service's
+// bearer token (maasflow/allocation-service/<anything>).
+const allocationSecretName = "maasflow/allocation-service/*" //nolint:gosec // G101: a secret name pattern for IAM, not a credential
+
+const outputDecommissionArn = "DecommissionStateMachineArn"
+
+// loadDecommission reads the decommission ASL and resolves its
+// placeholders, which may only name functions. A tree without the file
+// (an onboarding-only fixture) builds no decommission state machine.
+func loadDecommission(root string, src *Sources) error {
+	path := filepath.Join(root, decommissionASL)
+	asl, err := os.ReadFile(path) //nolint:gosec // G304: a file of this repository, under the root the app is given
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read decommission state machine: %w", err)
+	}
+	if _, err := StateNames(asl); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	byFn, other, err := ResolvePlaceholders(asl, src.Functions)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(other) > 0 {
+		return fmt.Errorf("%s: placeholders %v: the decommission state machine integrates with functions only", path, other)
+	}
+	src.DecommissionASL, src.DecommissionPlaceholders = string(asl), byFn
+	return nil
+}
+
+func (p *MaasflowStackProps) validateDecommission() []error {
+	var errs []error
+	for _, ph := range slices.Sorted(maps.Keys(p.Sources.DecommissionPlaceholders)) {
+		fn := p.Sources.DecommissionPlaceholders[ph]
+		switch {
+		case !slices.Contains(p.Sources.Functions, fn):
+			errs = append(errs, fmt.Errorf("decommission placeholder ${%s} names function %s, which is not in functions/", ph, fn))
+		case fn == functionAPI:
+			errs = append(errs, fmt.Errorf("decommission placeholder ${%s}: the %s function cannot be a state machine task", ph, functionAPI))
+		}
+	}
+	return errs
+}
+
+func (b *builder) decommissionName() string { return *b.stack.StackName() + "-decommission" }
+
+func (b *builder) allocationSecretARN() *string {
+	return b.stack.FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("secretsmanager"),
+		Resource:     jsii.String("secret"),
+		ResourceName: jsii.String(allocationSecretName),
+		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
+	})
+}
+
+// decommissionMachine builds the decommission state machine and the grants
+// only its paths need: the state machine invokes exactly the functions it
+// names; the api starts it; start-reimage starts onboardings; the api and
+// drain-allocations reach the allocation service with the token secret.
+func (b *builder) decommissionMachine() {
+	src := b.props.Sources
+	if src.DecommissionASL == "" {
+		return
+	}
+	subs := map[string]*string{}
+	invoked := map[string]bool{}
+	for ph, fn := range src.DecommissionPlaceholders {
+		subs[ph] = b.fns[fn].FunctionArn()
+		invoked[fn] = true
+	}
+	logs := awslogs.NewLogGroup(b.stack, jsii.String("DecommissionLogs"), &awslogs.LogGroupProps{
+		LogGroupName: jsii.String("/aws/vendedlogs/states/" + b.decommissionName()),
+		Retention:    logRetention,
+	})
+	b.decom = awsstepfunctions.NewStateMachine(b.stack, jsii.String("Decommission"), &awsstepfunctions.StateMachineProps{
+		StateMachineName:        jsii.String(b.decommissionName()),
+		StateMachineType:        awsstepfunctions.StateMachineType_STANDARD,
+		DefinitionBody:          awsstepfunctions.DefinitionBody_FromString(jsii.String(src.DecommissionASL)),
+		DefinitionSubstitutions: &subs,
+		Logs: &awsstepfunctions.LogOptions{
+			Destination:          logs,
+			Level:                awsstepfunctions.LogLevel_ERROR,
+			IncludeExecutionData: jsii.Bool(false),
+		},
+		TracingEnabled: jsii.Bool(true),
+	})
+	for _, name := range src.Functions {
+		if invoked[name] {
+			b.fns[name].GrantInvoke(b.decom)
+		}
+	}
+
+	api := b.fns[functionAPI]
+	api.AddEnvironment(jsii.String(config.EnvDecommissionStateMachine), b.decom.StateMachineArn(), nil)
+	api.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("states:StartExecution"),
+		Resources: jsii.Strings(*b.decom.StateMachineArn()),
+	}))
+	if fn, ok := b.fns[functionStartReimage]; ok {
+		// The onboarding's ARN from its name: no reference, no cycle.
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("states:StartExecution"),
+			Resources: jsii.Strings(*b.onboardingARN()),
+		}))
+	}
+	if b.props.AllocationServiceURL != "" {
+		for _, name := range []string{functionAPI, functionDrainAllocations} {
+			fn, ok := b.fns[name]
+			if !ok {
+				continue
+			}
+			fn.AddEnvironment(jsii.String(config.EnvAllocationServiceURL), jsii.String(b.props.AllocationServiceURL), nil)
+			fn.AddEnvironment(jsii.String(config.EnvAllocationTokenSecret), jsii.String(b.props.AllocationSecretName), nil)
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+				Resources: jsii.Strings(*b.allocationSecretARN()),
+			}))
+		}
+	}
+	awscdk.NewCfnOutput(b.stack, jsii.String(outputDecommissionArn), &awscdk.CfnOutputProps{
+		Value: b.decom.StateMachineArn(), Description: jsii.String("Decommission state machine"),
+	})
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/config"
+)
+
+const (
+	testAllocationURL    = "https://allocations.example.com/api"
+	testAllocationSecret = "maasflow/allocation-service/token"
+)
+
+// hasDecommission reports whether the tree at root builds the decommission
+// state machine (the repository does; the onboarding-only fixture not).
+func hasDecommission(t *testing.T, root string) bool {
+	t.Helper()
+	src, err := LoadSources(root)
+	require.NoError(t, err)
+	return src.DecommissionASL != ""
+}
+
+// decommissionMachines is how many decommission state machines the tree at
+// root builds (0 or 1).
+func decommissionMachines(t *testing.T, root string) int {
+	t.Helper()
+	if hasDecommission(t, root) {
+		return 1
+	}
+	return 0
+}
+
+// splitAllocationSecret separates the grants on the allocation service's
+// secret from the others.
+func splitAllocationSecret(sts []statement) (other, allocation []statement) {
+	for _, s := range sts {
+		if len(s.resources) == 1 && strings.Contains(s.resources[0], ":secret:"+allocationSecretName) {
+			allocation = append(allocation, s)
+			continue
+		}
+		other = append(other, s)
+	}
+	return other, allocation
+}
+
+// checkAllocationSecret: only the api and the drain read the allocation
+// service's secret, and only that one secret pattern.
+func checkAllocationSecret(t *testing.T, root, fn string, grants []statement) {
+	t.Helper()
+	if hasDecommission(t, root) && (fn == functionAPI || fn == functionDrainAllocations) {
+		assert.Len(t, grants, 1, "%s reads the allocation service's secret", fn)
+		return
+	}
+	assert.Empty(t, grants, "%s must not read the allocation service's secret", fn)
+}
+
+// apiStartable is what the api may start: the onboarding and, when built,
+// the decommission state machine.
+func apiStartable(t *testing.T, cfn *cfnTemplate, root, onboardingID string) []string {
+	t.Helper()
+	want := []string{`{"Ref":"` + onboardingID + `"}`}
+	if hasDecommission(t, root) {
+		decomID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")
+		want = append(want, `{"Ref":"`+decomID+`"}`)
+	}
+	return want
+}
+
+func checkDecommissionStack(t *testing.T, cfn *cfnTemplate, root string, fns []string) {
+	t.Helper()
+	if !hasDecommission(t, root) {
+		t.Skip("the onboarding-only fixture has no decommission state machine")
+	}
+	src, err := LoadSources(root)
+	require.NoError(t, err)
+	decomID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")
+	p := sm.Properties
+	assert.Equal(t, "STANDARD", p["StateMachineType"])
+	assert.Equal(t, map[string]any{"Enabled": true}, p["TracingConfiguration"])
+	def, ok := p["DefinitionString"].(string)
+	require.True(t, ok, "DefinitionString is inlined")
+	assert.JSONEq(t, src.DecommissionASL, def)
+
+	subs, _ := p["DefinitionSubstitutions"].(map[string]any)
+	require.Len(t, subs, len(src.DecommissionPlaceholders))
+	for ph, fn := range src.DecommissionPlaceholders {
+		target, attr := getAtt(subs[ph])
+		assert.Equal(t, "Arn", attr, ph)
+		assert.Equal(t, CamelCase(fn)+"Function", functionIDPrefix(target), ph)
+	}
+
+	// Its role invokes exactly the functions it names.
+	roleID, _ := getAtt(p["RoleArn"])
+	require.NotEmpty(t, roleID)
+	var invoked []string
+	for _, s := range cfn.statements(t) {
+		if slices.Contains(s.roles, roleID) && slices.Contains(s.actions, "lambda:InvokeFunction") {
+			ids := map[string]bool{}
+			collectRefs(s.rawResources, ids)
+			for id := range ids {
+				if cfn.Resources[id].Type == "AWS::Lambda::Function" {
+					invoked = append(invoked, functionIDPrefix(id))
+				}
+			}
+		}
+	}
+	var want []string
+	for _, fn := range src.DecommissionPlaceholders {
+		want = append(want, CamelCase(fn)+"Function")
+	}
+	assert.ElementsMatch(t, dedupe(want), dedupe(invoked))
+	assert.Len(t, dedupe(want), 9, "one function per decommission activity")
+
+	// The api knows it; the drain and the api know the allocation service.
+	for _, fn := range fns {
+		_, res := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+		env := envVars(res)
+		switch fn {
+		case functionAPI:
+			assert.Equal(t, ref(decomID), env[config.EnvDecommissionStateMachine])
+		default:
+			assert.NotContains(t, env, config.EnvDecommissionStateMachine, fn)
+		}
+		if fn == functionAPI || fn == functionDrainAllocations {
+			assert.Equal(t, testAllocationURL, env[config.EnvAllocationServiceURL], fn)
+			assert.Equal(t, testAllocationSecret, env[config.EnvAllocationTokenSecret], fn)
+		} else {
+			assert.NotContains(t, env, config.EnvAllocationServiceURL, fn)
+		}
+	}
+	raw, err := json.Marshal(cfn.Outputs)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), outputDecommissionArn)
+}

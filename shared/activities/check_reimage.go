@@ -1,0 +1,67 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// CheckReimageInput is one poll of the reimage's onboarding.
+type CheckReimageInput struct {
+	DecommissionRef
+	Poll Poll `json:"poll"`
+}
+
+// CheckReimageOutput is the onboarding's status and the loop's outcome.
+type CheckReimageOutput struct {
+	OnboardingStatus domain.OnboardingStatus `json:"onboarding_status"`
+	Outcome          string                  `json:"outcome"`
+	Reason           string                  `json:"reason"`
+	Poll             Poll                    `json:"poll"`
+}
+
+// CheckReimage reads the reimage's onboarding: completed is done (the node
+// enrolled with its new token and is active); failed, cancelled or waiting
+// for an operator is failed; pending or running is in progress. The
+// onboarding has its own bounds, so this loop has none.
+//
+// Errors: store errors.
+func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (out CheckReimageOutput, err error) {
+	c, err := a.beginDecom(ctx, "CheckReimage", domain.DecomStageReimage, in.DecommissionRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx); err != nil {
+		return out, err
+	}
+	if c.d.OnboardingID == "" {
+		return out, &ActivityFailedError{Activity: c.activity, Message: "the reimage has no onboarding"}
+	}
+	ob, err := a.d.Store.GetOnboarding(ctx, c.d.OnboardingID)
+	if err != nil {
+		return out, storeError("read reimage onboarding", err)
+	}
+	started := in.Poll.StartedAt
+	if started == "" {
+		started = a.d.Clock.Now().UTC().Format(time.RFC3339Nano)
+	}
+	out = CheckReimageOutput{OnboardingStatus: ob.Status, Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started}}
+	switch ob.Status {
+	case domain.OnboardingCompleted:
+		out.Outcome, out.Reason = OutcomeDone, "onboarding "+ob.ID+" completed"
+		return out, c.exit(ctx, out.Reason+": node active again")
+	case domain.OnboardingPending, domain.OnboardingRunning:
+		out.Outcome, out.Reason = OutcomeInProgress, "onboarding "+ob.ID+" at stage "+string(ob.Stage)
+		out.Poll.WaitSeconds = pollWait(in.Poll.Count)
+		return out, nil
+	}
+	out.Outcome, out.Reason = OutcomeFailed, fmt.Sprintf("onboarding %s is %s", ob.ID, ob.Status)
+	if ob.Error != nil {
+		out.Reason += ": " + ob.Error.Code + ": " + ob.Error.Message
+	}
+	out.Reason = truncate(out.Reason, maxFailureMessage)
+	return out, c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed, Detail: out.Reason})
+}

@@ -1,0 +1,129 @@
+package activities
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/asl"
+)
+
+const decomASLPath = "../../statemachines/decommission.asl.json"
+
+func loadDecomASL(t *testing.T) (raw []byte, states map[string]aslState) {
+	t.Helper()
+	raw, err := os.ReadFile(decomASLPath)
+	require.NoError(t, err)
+	var def struct {
+		States map[string]aslState `json:"States"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &def))
+	require.NotEmpty(t, def.States)
+	return raw, def.States
+}
+
+// everyASLState is the states of both state machines, the decommission's
+// prefixed, so that the error routes are checked against everything the
+// ASL says.
+func everyASLState(t *testing.T) map[string]aslState {
+	t.Helper()
+	_, states := loadASL(t)
+	_, decom := loadDecomASL(t)
+	out := make(map[string]aslState, len(states)+len(decom))
+	for k, v := range states {
+		out[k] = v
+	}
+	for k, v := range decom {
+		out["decommission/"+k] = v
+	}
+	return out
+}
+
+func TestDecommissionASLTasksFollowTheRules(t *testing.T) {
+	_, states := loadDecomASL(t)
+	subs := map[string]bool{}
+	for _, f := range DecommissionCatalog(Deps{}) {
+		subs["${"+f.Substitution+"}"] = true
+	}
+	used := map[string]bool{}
+	for name, st := range states {
+		if st.Type != "Task" {
+			continue
+		}
+		assert.Equal(t, "arn:aws:states:::lambda:invoke", st.Resource, name)
+		fn, _ := st.Parameters["FunctionName"].(string)
+		assert.True(t, subs[fn], "state %s calls unknown function %q", name, fn)
+		used[fn] = true
+		payload, explicit := st.Parameters["Payload"].(map[string]any)
+		require.True(t, explicit, "state %s must build its Payload explicitly", name)
+		for _, k := range []string{"decommission_id.$", "node_id.$", "site_id.$", "mode.$", "attempt.$", "correlation_id.$"} {
+			assert.Contains(t, payload, k, "state %s passes the DecommissionRef", name)
+		}
+		var retried []string
+		for _, r := range st.Retry {
+			retried = append(retried, r.ErrorEquals...)
+		}
+		assert.Contains(t, retried, "Lambda.ServiceException", name)
+		require.NotEmpty(t, st.Catch, name)
+		last := st.Catch[len(st.Catch)-1]
+		assert.Equal(t, []string{"States.ALL"}, last.ErrorEquals, "state %s must end its Catch with States.ALL", name)
+		// Only the first step may take the failed path: after it the node
+		// is out of service and its tenants drained, which needs an
+		// operator to undo.
+		if name == "BeginDecommission" || strings.HasPrefix(name, "Record") {
+			continue
+		}
+		assert.Equal(t, "RecordManualIntervention", last.Next, "state %s", name)
+	}
+	for s := range subs {
+		assert.True(t, used[s], "function %s is never called by the decommission state machine", s)
+	}
+}
+
+func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {
+	raw, _ := loadDecomASL(t)
+	re := regexp.MustCompile(`"Error":\s*"([A-Za-z.]+)"`)
+	found := map[string]bool{}
+	for _, m := range re.FindAllSubmatch(raw, -1) {
+		found[string(m[1])] = true
+	}
+	for code := range found {
+		assert.Contains(t, DecommissionWorkflowCodes(), code)
+	}
+	for _, code := range DecommissionWorkflowCodes() {
+		assert.True(t, found[code], "workflow code %s is never written", code)
+	}
+}
+
+func TestDecommissionASLParsesOnTheEngine(t *testing.T) {
+	raw, _ := loadDecomASL(t)
+	subs := map[string]string{}
+	for _, f := range DecommissionCatalog(Deps{}) {
+		subs[f.Substitution] = "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + f.Name
+	}
+	sm, err := asl.Parse(raw, subs)
+	require.NoError(t, err)
+	assert.Contains(t, sm.StateNames(), "FallbackRelease")
+}
+
+func TestDecommissionCatalog(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range append(Catalog(Deps{}), DecommissionCatalog(Deps{})...) {
+		assert.False(t, seen[f.Name], "duplicate %s", f.Name)
+		seen[f.Name] = true
+	}
+	for _, f := range DecommissionCatalog(Deps{}) {
+		assert.Equal(t, f.Activity+"FunctionArn", f.Substitution)
+		_, err := os.Stat(filepath.Join(".", strings.ReplaceAll(f.Name, "-", "_")+".go"))
+		require.NoError(t, err, "activity %s has no file of its own", f.Activity)
+		_, err = os.Stat(filepath.Join("..", "..", "functions", f.Name, "main.go"))
+		require.NoError(t, err, "activity %s has no Lambda main", f.Activity)
+	}
+	assert.Len(t, DecommissionCatalog(Deps{}), 9)
+}

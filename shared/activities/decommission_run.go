@@ -1,0 +1,296 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// DecommissionRef identifies the decommission and the execution's attempt.
+// It is the decommission state machine's input, and every decommission
+// activity input embeds it.
+type DecommissionRef struct {
+	DecommissionID string `json:"decommission_id"`
+	NodeID         string `json:"node_id"`
+	SiteID         string `json:"site_id"`
+	Mode           string `json:"mode"`
+	Attempt        int    `json:"attempt"`
+	CorrelationID  string `json:"correlation_id"`
+}
+
+func (r DecommissionRef) validate() error {
+	switch {
+	case r.DecommissionID == "":
+		return &InvalidInputError{Field: "decommission_id", Reason: "is required"}
+	case r.Attempt < 1:
+		return &InvalidInputError{Field: "attempt", Reason: "must be 1 or more"}
+	}
+	return nil
+}
+
+// dcall is one decommission activity invocation: the record as read at
+// the start, the stage the activity works in, and its logger. It checks
+// what it can observe — the record open and on this attempt — and never
+// which stage came before: the ASL orders the steps.
+type dcall struct {
+	a        *Activities
+	activity string
+	stage    domain.DecommissionStage
+	ref      DecommissionRef
+	d        domain.Decommission
+	log      *slog.Logger
+}
+
+// beginDecom reads the decommission and fences the execution: a closed
+// record or another attempt → DecommissionClosedError, nothing written.
+func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
+	c := &dcall{a: a, activity: activity, stage: stage, ref: ref, log: a.d.Logger.With(
+		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
+		slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
+		slog.String(logfield.SiteID, ref.SiteID), slog.String(logfield.CorrelationID, ref.CorrelationID))}
+	if err := ref.validate(); err != nil {
+		return c, err
+	}
+	if a.d.Decommissions == nil {
+		return c, &ActivityFailedError{Activity: activity, Message: "no decommission store configured"}
+	}
+	d, err := a.d.Decommissions.GetDecommission(ctx, ref.DecommissionID)
+	if err != nil {
+		return c, storeError("read decommission", err)
+	}
+	c.d = d
+	if d.Attempt != ref.Attempt {
+		return c, &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: ref.Attempt, Current: d.Attempt}
+	}
+	return c, nil
+}
+
+// requireRunning refuses a decommission that is not running.
+func (c *dcall) requireRunning() error {
+	if c.d.Status != domain.OnboardingRunning {
+		return &DecommissionClosedError{DecommissionID: c.d.ID, Status: string(c.d.Status), Attempt: c.ref.Attempt, Current: c.d.Attempt}
+	}
+	return nil
+}
+
+// update changes the running decommission of this attempt and, when the
+// stage changes, records the entry on the timeline.
+func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
+	var prev domain.DecommissionStage
+	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+		if d.Attempt != c.ref.Attempt || d.Status != domain.OnboardingRunning {
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+		}
+		prev = d.Stage
+		d.Stage = c.stage
+		if change != nil {
+			return change(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return storeError("update decommission", err)
+	}
+	c.d = updated
+	if prev != c.stage {
+		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
+		return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev)})
+	}
+	return nil
+}
+
+// enter moves the running decommission into the activity's stage (a
+// no-op when it is there already).
+func (c *dcall) enter(ctx context.Context) error {
+	if err := c.requireRunning(); err != nil {
+		return err
+	}
+	if c.d.Stage == c.stage {
+		return nil
+	}
+	return c.update(ctx, nil)
+}
+
+// timeline appends rows stamped with the clock, the decommission, the
+// attempt and the stage.
+func (c *dcall) timeline(ctx context.Context, rows ...domain.DecommissionEvent) error {
+	now := c.a.d.Clock.Now().UTC()
+	for i := range rows {
+		rows[i].DecommissionID = c.ref.DecommissionID
+		rows[i].Attempt = c.ref.Attempt
+		if rows[i].Time.IsZero() {
+			rows[i].Time = now
+		}
+		if rows[i].Stage == "" {
+			rows[i].Stage = c.stage
+		}
+	}
+	if err := c.a.d.Decommissions.AppendDecommissionEvents(ctx, rows...); err != nil {
+		return storeError("append decommission timeline", err)
+	}
+	return nil
+}
+
+func (c *dcall) note(ctx context.Context, source, detail string) error {
+	c.log.InfoContext(ctx, detail, slog.String("source", source))
+	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: source, Detail: detail})
+}
+
+func (c *dcall) exit(ctx context.Context, detail string) error {
+	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
+	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+}
+
+// finish is every decommission activity's boundary (deferred): the error
+// vocabulary, one log line, and the failed exit on the timeline when the
+// record is in this stage.
+func (c *dcall) finish(ctx context.Context, errp *error) {
+	if *errp == nil {
+		return
+	}
+	err := boundary(c.activity, *errp)
+	*errp = err
+	name, class := errorName(err), classOf(err)
+	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
+	if class == domain.ErrorRetryable {
+		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
+	} else {
+		c.log.ErrorContext(ctx, "activity failed", attrs...)
+	}
+	var closed *DecommissionClosedError
+	var invalid *InvalidInputError
+	if errors.As(err, &closed) || errors.As(err, &invalid) || c.d.ID == "" || c.d.Stage != c.stage {
+		return
+	}
+	outcome := outcomeFailed
+	switch class {
+	case domain.ErrorRetryable:
+		outcome = outcomeRetry
+	case domain.ErrorNeedsOperator:
+		outcome = outcomeManual
+	}
+	ctx = context.WithoutCancel(ctx)
+	if terr := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcome,
+		Detail: fmt.Sprintf("%s: %s", name, err.Error())}); terr != nil {
+		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
+	}
+}
+
+// policy resolves the node's effective policy: the site's, then the
+// profile of the node's last onboarding when there is one.
+func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
+	site, err := c.a.d.Store.GetSite(ctx, c.d.SiteID)
+	if err != nil {
+		return domain.EffectivePolicy{}, storeError("read site", err)
+	}
+	var profile domain.Policy
+	if ob, ok, err := c.lastOnboarding(ctx); err != nil {
+		return domain.EffectivePolicy{}, err
+	} else if ok {
+		p, err := c.a.d.Store.GetProfile(ctx, ob.SiteID, ob.ProfileID)
+		if err != nil && !isStoreNotFound(err) {
+			return domain.EffectivePolicy{}, storeError("read profile", err)
+		}
+		profile = p.Policy
+	}
+	return domain.ResolvePolicy(site.Policy, profile), nil
+}
+
+// lastOnboarding is the onboarding that last brought the node in (the
+// node's onboarding_id); ok is false when it has none.
+func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, error) {
+	node, err := c.a.d.Store.GetNode(ctx, c.d.NodeID)
+	if err != nil {
+		return domain.Onboarding{}, false, storeError("read node", err)
+	}
+	if node.OnboardingID == "" {
+		return domain.Onboarding{}, false, nil
+	}
+	ob, err := c.a.d.Store.GetOnboarding(ctx, node.OnboardingID)
+	if isStoreNotFound(err) {
+		return domain.Onboarding{}, false, nil
+	}
+	if err != nil {
+		return domain.Onboarding{}, false, storeError("read onboarding", err)
+	}
+	return ob, true, nil
+}
+
+// machine returns the site's MAAS client and the decommission's machine as
+// MAAS reports it now.
+func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
+	if c.a.d.MAAS == nil {
+		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+	}
+	if c.d.MAASSystemID == "" {
+		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the node has no MAAS machine"}
+	}
+	client, err := c.a.d.MAAS.ForSite(ctx, c.d.SiteID)
+	if err != nil {
+		return nil, maas.Machine{}, err
+	}
+	m, err := client.Get(ctx, c.d.MAASSystemID)
+	if err != nil {
+		return nil, maas.Machine{}, err
+	}
+	return client, m, nil
+}
+
+// eventDetail is the decommission's event detail as it stands.
+func (c *dcall) eventDetail() events.DecommissionDetail {
+	cid := c.d.CorrelationID
+	if cid == "" {
+		cid = c.ref.CorrelationID
+	}
+	if cid == "" {
+		cid = c.d.ID
+	}
+	return events.DecommissionDetail{
+		SiteID: c.d.SiteID, DecommissionID: c.d.ID, NodeID: c.d.NodeID, MAASSystemID: c.d.MAASSystemID,
+		Hostname: c.d.Hostname, Mode: c.d.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
+		Status: string(c.d.Status), Stage: string(c.d.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
+	}
+}
+
+// publishOnce publishes a decommission event unless this attempt already
+// did (a timeline marker), then marks it: at least once, never lost.
+func (c *dcall) publishOnce(ctx context.Context, detailType string, detail events.DecommissionDetail) error {
+	if c.a.d.Events == nil {
+		return &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+	}
+	rows, err := c.a.d.Decommissions.ListDecommissionEvents(ctx, c.ref.DecommissionID)
+	if err != nil {
+		return storeError("read decommission timeline", err)
+	}
+	for _, r := range rows {
+		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
+			return nil
+		}
+	}
+	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
+		if events.IsInvalidDetail(err) {
+			return &ActivityFailedError{Activity: c.activity, Message: err.Error()}
+		}
+		return &EventPublishError{DetailType: detailType, Message: err.Error()}
+	}
+	return c.note(ctx, sourceEvent, detailType)
+}
+
+func isStoreNotFound(err error) bool {
+	var nf *store.ItemNotFoundError
+	return errors.As(err, &nf)
+}
+
+func decomStageOrStart(s domain.DecommissionStage) string {
+	if s == "" {
+		return "start"
+	}
+	return string(s)
+}

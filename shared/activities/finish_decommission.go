@@ -1,0 +1,153 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+)
+
+// FinishDecommissionInput is the final status and, on the failure paths,
+// the caught error.
+type FinishDecommissionInput struct {
+	DecommissionRef
+	Status domain.OnboardingStatus `json:"status"`
+	Error  *CatchResult            `json:"error,omitempty"`
+}
+
+// FinishDecommissionOutput says what the decommission ended as.
+type FinishDecommissionOutput struct {
+	Status     domain.OnboardingStatus `json:"status"`
+	NodeStatus string                  `json:"node_status"`
+}
+
+var decomDetailTypes = map[domain.OnboardingStatus]string{
+	domain.OnboardingCompleted:          events.DecommissionCompleted,
+	domain.OnboardingFailed:             events.DecommissionFailed,
+	domain.OnboardingManualIntervention: events.DecommissionManualInterventionRequired,
+}
+
+// FinishDecommission ends the run and puts the node where the mode says:
+//   - completed full: node removed (terminal), every token of it revoked;
+//   - completed storage_cleanup: node retired (unschedulable, identity
+//     kept);
+//   - completed reimage: the node is active again through its onboarding;
+//   - failed (nothing was changed yet): the node gets back the status it
+//     had;
+//   - manual_intervention: the node stays decommissioning, out of service,
+//     and the decommission keeps it until an operator resolves it.
+//
+// It publishes node.decommission.completed, .failed or
+// .manual_intervention_required. Idempotent: a repeat with the same status
+// publishes nothing new; a decommission closed otherwise is left alone.
+func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissionInput) (out FinishDecommissionOutput, err error) {
+	c, err := a.beginDecom(ctx, "FinishDecommission", "", in.DecommissionRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	detailType, ok := decomDetailTypes[in.Status]
+	if !ok {
+		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
+	}
+	c.stage = c.d.Stage
+	if c.d.Status != in.Status {
+		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.OnboardingManualIntervention {
+			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
+			return FinishDecommissionOutput{Status: c.d.Status}, nil
+		}
+		if err := c.settleNode(ctx, in.Status); err != nil {
+			return out, err
+		}
+		if err := c.close(ctx, in); err != nil {
+			return out, err
+		}
+	}
+	node, err := a.d.Store.GetNode(ctx, c.d.NodeID)
+	if err != nil {
+		return out, storeError("read node", err)
+	}
+	detail := c.eventDetail()
+	detail.EraseOutcome = c.d.Erase.Outcome
+	detail.OnboardingID = c.d.OnboardingID
+	if f := c.d.Error; f != nil && in.Status != domain.OnboardingCompleted {
+		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
+	}
+	if err := c.publishOnce(ctx, detailType, detail); err != nil {
+		return out, err
+	}
+	return FinishDecommissionOutput{Status: in.Status, NodeStatus: node.Status}, nil
+}
+
+// settleNode moves the node to where the outcome leaves it.
+func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) error {
+	st := c.a.d.Store
+	node, err := st.GetNode(ctx, c.d.NodeID)
+	if err != nil {
+		return storeError("read node", err)
+	}
+	target := ""
+	switch {
+	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionFull:
+		if err := c.revokeNodeTokens(ctx, node); err != nil {
+			return err
+		}
+		target = domain.NodeRemoved
+	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
+		target = domain.NodeRetired
+	case status == domain.OnboardingFailed && node.Status == domain.NodeDecommissioning && c.d.NodeStatusBefore != "":
+		target = c.d.NodeStatusBefore
+	}
+	if target == "" || node.Status == target {
+		return nil
+	}
+	if _, err := st.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
+		n.Status = target
+		return nil
+	}); err != nil {
+		return storeError("settle node", err)
+	}
+	return c.note(ctx, "finish", fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target))
+}
+
+// close writes the final status and records it on the timeline.
+func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
+	now := c.a.d.Clock.Now().UTC()
+	var failure *domain.Failure
+	if in.Status != domain.OnboardingCompleted {
+		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
+	}
+	prevStage := c.d.Stage
+	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+		if d.Attempt != c.ref.Attempt || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+		}
+		d.Status = in.Status
+		if in.Status == domain.OnboardingCompleted {
+			d.Stage, d.Error = domain.DecomStageFinish, nil
+		} else {
+			f := *failure
+			f.Stage = domain.Stage(d.Stage)
+			d.Error = &f
+		}
+		if in.Status != domain.OnboardingManualIntervention {
+			d.CompletedAt = &now
+		}
+		return nil
+	})
+	if err != nil {
+		return storeError("close decommission", err)
+	}
+	c.d = updated
+	c.stage = updated.Stage
+	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
+	if in.Status == domain.OnboardingCompleted {
+		return c.timeline(ctx,
+			domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prevStage)},
+			domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + c.d.Erase.Outcome})
+	}
+	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish",
+		Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prevStage), failure.Code, failure.Message)})
+}

@@ -1,0 +1,155 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// ReleaseMachineInput asks for the machine's release.
+type ReleaseMachineInput struct {
+	DecommissionRef
+}
+
+// ReleaseMachineOutput is the machine's status after the request.
+type ReleaseMachineOutput struct {
+	StatusName string `json:"status_name"`
+	EraseMode  string `json:"erase_mode"`
+}
+
+// releaseParams are MAAS's release flags for an erase mode
+// (maas-behaviour §8): quick_erase and secure_erase each imply erase.
+func releaseParams(mode, comment string) maas.MachineReleaseParams {
+	p := maas.MachineReleaseParams{Comment: comment}
+	switch mode {
+	case domain.ErasePlain:
+		p.Erase = true
+	case domain.EraseQuick:
+		p.Erase, p.QuickErase = true, true
+	case domain.EraseSecure:
+		p.Erase, p.SecureErase = true, true
+	}
+	return p
+}
+
+// releasable are the statuses MAAS releases from (maas-behaviour §5).
+var releasable = map[maas.Status]bool{
+	maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
+	maas.StatusFailedDeployment: true, maas.StatusFailedDiskErasing: true, maas.StatusFailedReleasing: true,
+}
+
+// ReleaseMachine releases the node's machine with the erase the policy asks
+// for (seed 000 §4.5), judging from what MAAS reports now:
+//   - Broken: mark_fixed first (MAAS allows it only from Broken; the
+//     machine lands in Ready, or Deployed when it was deployed before).
+//   - Ready, and an erase is asked: MAAS erases only on release, so the
+//     machine is allocated and released again, erasing.
+//   - Releasing or Disk erasing: a release is in flight; nothing is sent.
+//   - any status MAAS releases from: release with the erase flags.
+//
+// A repeat after the release went out sends nothing again (the record
+// holds the erase's start). The erase asked and when is recorded on the
+// decommission.
+//
+// Errors: MachineStateUnsafeError (a status MAAS cannot release from, e.g.
+// Commissioning, Rescue mode), MAAS errors, store errors.
+func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput) (out ReleaseMachineOutput, err error) {
+	c, err := a.beginDecom(ctx, "ReleaseMachine", domain.DecomStageRelease, in.DecommissionRef)
+	defer c.finish(ctx, &err)
+	if err != nil {
+		return out, err
+	}
+	if err := c.enter(ctx); err != nil {
+		return out, err
+	}
+	pol, err := c.policy(ctx)
+	if err != nil {
+		return out, err
+	}
+	mode := pol.EraseMode
+	out.EraseMode = mode
+	client, m, err := c.machine(ctx)
+	if err != nil {
+		return out, err
+	}
+	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.d.ID, c.d.Mode)
+	sent := c.d.Erase.StartedAt != nil
+
+	if m.Status == maas.StatusBroken {
+		// maas-behaviour §14.3: mark_fixed works only from Broken; release
+		// from Broken would also be allowed, but fixing first lets the
+		// erase run on a machine MAAS considers healthy.
+		if m, err = client.MarkFixed(ctx, m.SystemID, comment); err != nil {
+			return out, err
+		}
+		if err := c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed, now "+statusName(m)); err != nil {
+			return out, err
+		}
+	}
+	switch {
+	case m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing:
+		if !sent {
+			if err := c.recordRelease(ctx, mode, "a release was already in flight ("+statusName(m)+")"); err != nil {
+				return out, err
+			}
+		}
+	case m.Status == maas.StatusReady && (sent || mode == domain.EraseNone):
+		if !sent {
+			if err := c.recordRelease(ctx, mode, "machine already Ready; policy erase_mode none"); err != nil {
+				return out, err
+			}
+		}
+	case m.Status == maas.StatusReady:
+		// MAAS erases disks only as part of a release (maas-behaviour §5),
+		// so a Ready machine is allocated to be released with erase.
+		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
+			return out, err
+		}
+		if err := c.note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
+			return out, err
+		}
+		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
+			return out, err
+		}
+		if err := c.recordRelease(ctx, mode, "release sent"); err != nil {
+			return out, err
+		}
+	case releasable[m.Status]:
+		if sent && m.Status == maas.StatusFailedDiskErasing {
+			// The erase this decommission asked for failed: that is the
+			// fallback's decision, which CheckRelease reports.
+			break
+		}
+		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
+			return out, err
+		}
+		if err := c.recordRelease(ctx, mode, "release sent"); err != nil {
+			return out, err
+		}
+	default:
+		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m),
+			Reason: "MAAS cannot release a machine from this status; an operator must bring it to a releasable one"}
+	}
+	out.StatusName = statusName(m)
+	return out, nil
+}
+
+// recordRelease records the erase asked and when on the decommission.
+func (c *dcall) recordRelease(ctx context.Context, mode, why string) error {
+	now := c.a.d.Clock.Now().UTC()
+	if err := c.update(ctx, func(d *domain.Decommission) error {
+		d.Erase.Mode = mode
+		d.Erase.StartedAt = &now
+		d.Erase.Outcome = domain.ErasePending
+		if mode == domain.EraseNone {
+			d.Erase.Outcome = domain.EraseNotDone
+			d.Erase.Detail = "policy erase_mode is none: the disks are not erased"
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return c.note(ctx, sourceMAAS, fmt.Sprintf("%s (erase %s)", why, mode))
+}

@@ -1,0 +1,181 @@
+package domain
+
+import "time"
+
+// Decommission modes (seed 001 §4.4, blueprint "Decommission").
+const (
+	// DecommissionReimage drains, releases with erase, and onboards the same
+	// node identity again on the Ready machine.
+	DecommissionReimage = "reimage"
+	// DecommissionFull drains, releases with erase, deletes the machine from
+	// MAAS when policy says so, and removes the node (terminal).
+	DecommissionFull = "full"
+	// DecommissionStorageCleanup drains, releases with erase and retires the
+	// node, so an operator decides what comes next.
+	DecommissionStorageCleanup = "storage_cleanup"
+)
+
+// DecommissionModes lists the modes, for validation and docs.
+func DecommissionModes() []string {
+	return []string{DecommissionReimage, DecommissionFull, DecommissionStorageCleanup}
+}
+
+// DecommissionStage is where a decommission is. The ASL
+// (statemachines/decommission.asl.json) orders the stages; the record says
+// which one the run is in.
+type DecommissionStage string
+
+// Decommission stages.
+const (
+	DecomStageStart    DecommissionStage = "start"
+	DecomStageDrain    DecommissionStage = "drain"
+	DecomStageRelease  DecommissionStage = "release"
+	DecomStageFallback DecommissionStage = "release_fallback"
+	DecomStageDelete   DecommissionStage = "delete"
+	DecomStageReimage  DecommissionStage = "reimage"
+	DecomStageFinish   DecommissionStage = "finish"
+)
+
+// Erase modes a policy can ask of MAAS's release (maas-behaviour §8):
+// none releases without erasing, plain overwrites the disks, quick wipes
+// partition tables and the start and end of each disk, secure uses the
+// drive's secure erase where it has one and overwrites otherwise.
+const (
+	EraseNone   = "none"
+	ErasePlain  = "plain"
+	EraseQuick  = "quick"
+	EraseSecure = "secure"
+)
+
+// Erase outcomes recorded on a decommission.
+const (
+	// ErasePending: the release that erases has not ended yet.
+	ErasePending = "pending"
+	// EraseDone: MAAS reported the disks erased.
+	EraseDone = "erased"
+	// EraseNotDone: the machine was released without erasing its disks
+	// (policy none, the release fallback, or a machine that was already
+	// Ready). A tenant's data may still be on them.
+	EraseNotDone = "not_erased"
+	// EraseFailed: the erase failed or hung and nothing replaced it.
+	EraseFailed = "failed"
+)
+
+// EraseEvidence is what a decommission knows about the disks: what was
+// asked, what MAAS reported, and plainly whether they were erased.
+type EraseEvidence struct {
+	// Mode is the erase the policy asked for (none, plain, quick, secure).
+	Mode string `json:"mode" dynamodbav:"mode"`
+	// Outcome is pending, erased, not_erased or failed.
+	Outcome string `json:"outcome" dynamodbav:"outcome"`
+	// Fallback is set when the release fallback released without erase;
+	// FallbackReason says why (erase failed, erase hung).
+	Fallback       bool   `json:"fallback" dynamodbav:"fallback"`
+	FallbackReason string `json:"fallback_reason,omitempty" dynamodbav:"fallback_reason,omitempty"`
+	// Detail explains the outcome in one sentence.
+	Detail string `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
+	// StartedAt is when the erasing release was sent.
+	StartedAt *time.Time `json:"started_at,omitempty" dynamodbav:"started_at,omitempty"`
+	// MAASEvents are MAAS's own words about the erase ("Disks erased",
+	// "Failed to erase disks.", "Aborted disk erasing").
+	MAASEvents []string `json:"maas_events" dynamodbav:"maas_events,omitempty"`
+	// ScriptResults are the release script results MAAS kept (MAAS 3.5+,
+	// e.g. wipe-disks), when it has them.
+	ScriptResults []EraseScriptResult `json:"script_results" dynamodbav:"script_results,omitempty"`
+}
+
+// EraseScriptResult is one release script's result as MAAS reported it.
+type EraseScriptResult struct {
+	Name       string `json:"name" dynamodbav:"name"`
+	Status     string `json:"status" dynamodbav:"status"`
+	ExitStatus *int   `json:"exit_status,omitempty" dynamodbav:"exit_status,omitempty"`
+	Output     string `json:"output,omitempty" dynamodbav:"output,omitempty"`
+}
+
+// Decommission is the read model of one decommission workflow (seed 001
+// §7 node_decommissions). Its statuses are the onboarding statuses; an
+// open one (pending, running, manual_intervention) holds the node.
+type Decommission struct {
+	ID           string            `json:"id" dynamodbav:"id"`
+	NodeID       string            `json:"node_id" dynamodbav:"node_id"`
+	SiteID       string            `json:"site_id" dynamodbav:"site_id"`
+	Hostname     string            `json:"hostname" dynamodbav:"hostname"`
+	Mode         string            `json:"mode" dynamodbav:"mode"`
+	Reason       string            `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	Status       OnboardingStatus  `json:"status" dynamodbav:"status"`
+	Stage        DecommissionStage `json:"stage" dynamodbav:"stage"`
+	Attempt      int               `json:"attempt" dynamodbav:"attempt"`
+	MAASSystemID string            `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	// OnboardingID links the onboarding a reimage started.
+	OnboardingID string `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
+	// NodeStatusBefore is the node's status when the decommission began,
+	// restored when it fails before anything changed.
+	NodeStatusBefore string        `json:"node_status_before,omitempty" dynamodbav:"node_status_before,omitempty"`
+	Erase            EraseEvidence `json:"erase" dynamodbav:"erase"`
+	// MachineDeleted is set once a full decommission deleted the machine
+	// from MAAS.
+	MachineDeleted bool       `json:"machine_deleted" dynamodbav:"machine_deleted"`
+	ExecutionID    string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
+	CorrelationID  string     `json:"correlation_id" dynamodbav:"correlation_id"`
+	Error          *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	CreatedBy      string     `json:"created_by" dynamodbav:"created_by"`
+	CreatedAt      time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	Version        int64      `json:"-" dynamodbav:"version"`
+}
+
+// DecommissionEvent is one row of a decommission's timeline (seed 001 §7
+// node_decommission_events): a workflow step, a decision or a MAAS event.
+type DecommissionEvent struct {
+	DecommissionID string            `json:"decommission_id" dynamodbav:"decommission_id"`
+	Seq            string            `json:"seq" dynamodbav:"seq"`
+	Time           time.Time         `json:"time" dynamodbav:"time"`
+	Attempt        int               `json:"attempt" dynamodbav:"attempt"`
+	Kind           TimelineKind      `json:"kind" dynamodbav:"kind"`
+	Stage          DecommissionStage `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	Outcome        string            `json:"outcome,omitempty" dynamodbav:"outcome,omitempty"`
+	Detail         string            `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
+	Source         string            `json:"source,omitempty" dynamodbav:"source,omitempty"`
+	MAASEventID    int64             `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
+}
+
+// NodeDecommissioning marks a node a decommission holds: unschedulable
+// until the decommission ends (seed 004 lifecycle extended by the
+// decommission paths).
+const NodeDecommissioning = "decommissioning"
+
+// Allocation states (seed 004 "Create allocation … verify progression").
+const (
+	AllocationRequested     = "requested"
+	AllocationProvisioning  = "provisioning"
+	AllocationActive        = "active"
+	AllocationReleasing     = "releasing"
+	AllocationReleased      = "released"
+	AllocationReleaseFailed = "release_failed"
+)
+
+// AllocationStates lists the allocation states.
+func AllocationStates() []string {
+	return []string{AllocationRequested, AllocationProvisioning, AllocationActive,
+		AllocationReleasing, AllocationReleased, AllocationReleaseFailed}
+}
+
+// Allocation is a tenant's hold on a node, owned by Provisioning.Allocation
+// (seed 001 §3); maasflow reads and force-releases it, nothing more.
+type Allocation struct {
+	ID        string    `json:"allocation_id"`
+	NodeID    string    `json:"node_id"`
+	State     string    `json:"state"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// HoldsNode reports whether an allocation in state s still binds its node
+// (anything but released).
+func HoldsNode(s string) bool { return s != AllocationReleased }
+
+// BlocksRetire reports whether an allocation in state s forbids retiring
+// its node (seed 004: active, releasing or release_failed ownership).
+func BlocksRetire(s string) bool {
+	return s == AllocationActive || s == AllocationReleasing || s == AllocationReleaseFailed
+}

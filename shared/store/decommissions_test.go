@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+func newDecom(id, node string) domain.Decommission {
+	return domain.Decommission{ID: id, NodeID: node, SiteID: "s1", Hostname: "gpu-01", Mode: domain.DecommissionFull, Attempt: 1}
+}
+
+func TestDecommissionHoldsItsNodeUntilClosed(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]*Store{"native": must(newTestStore(t)), "plain": mustPlain(newPlainStore(t))} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, s.CreateDecommission(ctx, newDecom("d1", "n1")))
+			err := s.CreateDecommission(ctx, newDecom("d2", "n1"))
+			var open *OpenWorkflowExistsError
+			require.ErrorAs(t, err, &open)
+			assert.Equal(t, "decommission", open.Workflow)
+			assert.Equal(t, "d1", open.ID)
+
+			// manual_intervention stays open; completed frees the node.
+			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
+				d.Status = domain.OnboardingManualIntervention
+				return nil
+			})
+			require.NoError(t, err)
+			require.ErrorAs(t, s.CreateDecommission(ctx, newDecom("d2", "n1")), &open)
+			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
+				d.Status = domain.OnboardingCompleted
+				d.NodeID = "changed" // may not change
+				return nil
+			})
+			require.NoError(t, err)
+			got, err := s.GetDecommission(ctx, "d1")
+			require.NoError(t, err)
+			assert.Equal(t, "n1", got.NodeID)
+			require.NoError(t, s.CreateDecommission(ctx, newDecom("d2", "n1")))
+
+			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
+				d.Status = domain.OnboardingRunning
+				return nil
+			})
+			var invalid *InvalidRecordError
+			require.ErrorAs(t, err, &invalid, "a closed decommission cannot reopen")
+		})
+	}
+}
+
+func TestDecommissionRefusedWhileTheHostOnboards(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	require.NoError(t, s.CreateOnboarding(ctx, domain.Onboarding{ID: "o1", SiteID: "s1", Hostname: "GPU-01", Attempt: 1}))
+	err := s.CreateDecommission(ctx, newDecom("d1", "n1"))
+	var open *OpenWorkflowExistsError
+	require.ErrorAs(t, err, &open)
+	assert.Equal(t, "onboarding", open.Workflow)
+	assert.Equal(t, "o1", open.ID)
+	_, err = s.GetDecommission(ctx, "d1")
+	var nf *ItemNotFoundError
+	require.ErrorAs(t, err, &nf, "nothing half-written")
+}
+
+func TestListDecommissionsAndTimeline(t *testing.T) {
+	ctx := context.Background()
+	s, clk, _ := newTestStore(t)
+	for i, node := range []string{"n1", "n2", "n3"} {
+		d := newDecom("d"+node, node)
+		if i == 2 {
+			d.SiteID = "s2"
+		}
+		require.NoError(t, s.CreateDecommission(ctx, d))
+		clk.Advance(1)
+	}
+	page, err := s.ListDecommissions(ctx, DecommissionFilter{Limit: 2})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 2)
+	assert.Equal(t, "dn3", page.Items[0].ID, "newest first")
+	require.NotEmpty(t, page.NextCursor)
+	page, err = s.ListDecommissions(ctx, DecommissionFilter{Limit: 2, Cursor: page.NextCursor})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	assert.Empty(t, page.NextCursor)
+
+	page, err = s.ListDecommissions(ctx, DecommissionFilter{SiteID: "s1", NodeID: "n2"})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	assert.Equal(t, "dn2", page.Items[0].ID)
+
+	require.NoError(t, s.AppendDecommissionEvents(ctx,
+		domain.DecommissionEvent{DecommissionID: "dn1", Kind: domain.TimelineNote, Detail: "a"},
+		domain.DecommissionEvent{DecommissionID: "dn1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Detail: "m"}))
+	require.NoError(t, s.AppendDecommissionEvents(ctx,
+		domain.DecommissionEvent{DecommissionID: "dn1", Kind: domain.TimelineMAASEvent, MAASEventID: 7, Detail: "m"}))
+	rows, err := s.ListDecommissionEvents(ctx, "dn1")
+	require.NoError(t, err)
+	assert.Len(t, rows, 2, "a MAAS event is written once")
+}
+
+func TestListNodesAndTokenRefs(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	require.NoError(t, s.CreateNode(ctx, domain.Node{ID: "n1", SiteID: "s1", Hostname: "a", SKUID: "h100", Status: domain.NodeActive}))
+	require.NoError(t, s.CreateNode(ctx, domain.Node{ID: "n2", SiteID: "s1", Hostname: "b", SKUID: "a100", Status: domain.NodeActive}))
+	_, err := s.UpdateNode(ctx, "n2", func(n *domain.Node) error { n.Status = domain.NodeRetired; return nil })
+	require.NoError(t, err)
+
+	page, err := s.ListNodes(ctx, NodeFilter{Status: domain.NodeRetired})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	assert.Equal(t, "n2", page.Items[0].ID, "the status index follows updates")
+	page, err = s.ListNodes(ctx, NodeFilter{SiteID: "s1", SKUID: "h100"})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 1)
+	assert.Equal(t, "n1", page.Items[0].ID)
+
+	require.NoError(t, s.AddNodeTokenRef(ctx, "n1", "h1"))
+	require.NoError(t, s.AddNodeTokenRef(ctx, "n1", "h1"))
+	require.NoError(t, s.AddNodeTokenRef(ctx, "n1", "h2"))
+	refs, err := s.ListNodeTokenRefs(ctx, "n1")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"h1", "h2"}, refs)
+	n, err := s.GetNode(ctx, "n1")
+	require.NoError(t, err)
+	assert.Equal(t, "a", n.Hostname, "refs live beside the node record")
+}
+
+func must[A, B, C any](a A, _ B, _ C) A { return a }
+
+func mustPlain[A, B any](a A, _ B) A { return a }

@@ -187,7 +187,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		&cobra.Group{ID: "stack", Title: "Run the stack:"},
 		&cobra.Group{ID: "admin", Title: "Admin API commands:"},
 	)
-	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand()} {
+	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand(), c.connectorCommand()} {
 		cmd.GroupID = "stack"
 		root.AddCommand(cmd)
 	}
@@ -200,7 +200,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		c.addAdminFlags(cmd)
 		root.AddCommand(cmd)
 	}
-	root.AddCommand(c.versionCommand())
+	root.AddCommand(c.versionCommand(), c.loginCommand())
 	return root
 }
 

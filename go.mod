@@ -18,14 +18,18 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/canonical/gomaasclient v0.20.0
 	github.com/google/btree v1.1.3
+	github.com/creack/pty v1.1.9
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/juju/gomaasapi/v2 v2.3.0
 	github.com/ohler55/ojg v1.28.5
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.12.1
 	github.com/truora/minidyn v0.8.2
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/term v0.45.0
 )
 
 require (
@@ -48,6 +52,7 @@ require (
 	github.com/cdklabs/cloud-assembly-schema-go/awscdkcloudassemblyschema/v54 v54.11.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/google/go-querystring v1.2.0 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/juju/collections v1.0.4 // indirect
 	github.com/juju/errors v1.0.0 // indirect
 	github.com/juju/loggo v1.0.0 // indirect

@@ -122,7 +122,7 @@ func runAdminTest(t *testing.T, env map[string]string, inv adminInvocation, args
 	if clk == nil {
 		clk = clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	}
-	e := &adminEnv{
+	e := &cliEnv{
 		stdout:   &out,
 		stderr:   &errb,
 		stdin:    strings.NewReader(inv.stdin),
@@ -130,6 +130,10 @@ func runAdminTest(t *testing.T, env map[string]string, inv adminInvocation, args
 		getenv:   func(k string) string { return env[k] },
 		clock:    clk,
 		http:     &http.Client{},
+	}
+	if inv.advance == 0 && inv.clock == nil {
+		// Nothing moves the fake clock: a wait would block for ever.
+		inv.advance = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -142,6 +146,23 @@ func runAdminTest(t *testing.T, env map[string]string, inv adminInvocation, args
 			}
 		}()
 	}
-	code := runAdminWith(ctx, e, args)
+	code := execute(ctx, e, args)
 	return adminResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// testEnv is an environment against api whose fake clock moves by a second
+// whenever a command waits on it.
+func testEnv(api *adminFakeAPI, stdout, stderr io.Writer) *cliEnv {
+	clk := clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
+	go func() {
+		for clk.BlockUntilContext(api.t.Context(), 1) == nil {
+			clk.Advance(time.Second)
+		}
+	}()
+	env := map[string]string{envAdminAPIURL: api.srv.URL, envAdminToken: adminTestToken}
+	return &cliEnv{
+		stdout: stdout, stderr: stderr, stdin: strings.NewReader(""),
+		getenv: func(k string) string { return env[k] },
+		clock:  clk, http: &http.Client{},
+	}
 }

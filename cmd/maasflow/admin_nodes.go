@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -19,44 +22,74 @@ const (
 	adminDecommissionsPath = "/api/v1/admin/decommissions"
 )
 
-// nodeCommands and decommissionCommands are the node lifecycle's verbs.
-func nodeCommands() []adminCommand {
-	return []adminCommand{
-		{"nodes list", "[--status S] [--site SITE_ID] [--sku SKU_ID] [--hostname HOST] [--limit N] [--cursor C]", "list nodes, newest first", runNodesList},
-		{"nodes get", "NODE_ID", "show a node: status, SKU, site, MAAS system id, allocations, last onboarding and decommission", runNodesGet},
-		{"nodes retire", "NODE_ID", "make an active node unschedulable (refused while an allocation is in use)", lifecycleVerb("retire")},
-		{"nodes reactivate", "NODE_ID", "return a retired node to service", lifecycleVerb("reactivate")},
-		{"nodes remove", "NODE_ID", "end a retired node's identity for good (revokes every token)", lifecycleVerb("remove")},
-		{"nodes reissue-bundle", "NODE_ID --out FILE|-", "reissue the node's bootstrap bundle: a new single-use token, every earlier one revoked; the bundle (with its token) is written to FILE with mode 0600, or to stdout with -", runNodesReissue},
-
-		{"decommission start", "NODE_ID --mode reimage|full|storage_cleanup [--reason TEXT] [--wait] [--interval 5s]", "drain, release with erase, then reimage, remove or retire the node; --wait follows it (exit 0 completed, 3 manual intervention, 4 failed)", runDecommissionStart},
-		{"decommission list", "[--status S] [--site SITE_ID] [--node NODE_ID] [--limit N] [--cursor C]", "list decommissions, newest first", runDecommissionList},
-		{"decommission get", "DECOMMISSION_ID", "show a decommission: status, stage, erase evidence and timeline", runDecommissionGet},
-		{"decommission watch", "DECOMMISSION_ID [--interval 5s]", "follow a decommission until it ends (exit codes as start --wait)", runDecommissionWatch},
-	}
+// nodesCommand is the node lifecycle (seed 004).
+func (c *cli) nodesCommand() *cobra.Command {
+	node := []string{"NODE"}
+	return c.group("nodes", "the node inventory and its lifecycle",
+		c.leaf(adminSpec{use: "list", short: "list nodes, newest first", run: runNodesList,
+			flags: func(fs *pflag.FlagSet) {
+				stringFlags(fs, "status", "onboarding, active, decommissioning, retired or removed", "site", "site id",
+					"sku", "SKU id", "hostname", "host name", "cursor", "next_cursor of the previous page")
+				fs.Int("limit", 0, "page size (1-200)")
+			}}),
+		c.leaf(adminSpec{use: "get NODE", short: "show a node: status, SKU, site, MAAS system id, allocations, last onboarding and decommission",
+			args: node, run: runNodesGet}),
+		c.leaf(adminSpec{use: "retire NODE", short: "make an active node unschedulable (refused while an allocation is in use)", args: node, run: lifecycleVerb("retire")}),
+		c.leaf(adminSpec{use: "reactivate NODE", short: "return a retired node to service", args: node, run: lifecycleVerb("reactivate")}),
+		c.leaf(adminSpec{use: "remove NODE", short: "end a retired node's identity for good (revokes every token)", args: node, run: lifecycleVerb("remove")}),
+		c.leaf(adminSpec{use: "reissue-bundle NODE --out FILE|-", args: node, run: runNodesReissue,
+			short: "reissue the node's bootstrap bundle: a new single-use token, every earlier one revoked",
+			long: "The bundle holds the node's new enrollment token: it is written to FILE, created with mode 0600 " +
+				"and never overwritten, or to stdout with --out -.",
+			flags: func(fs *pflag.FlagSet) { fs.String("out", "", "file to create (mode 0600), or - for stdout") }}),
+	)
 }
 
-func runNodesList(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	status := fs.String("status", "", "")
-	site := fs.String("site", "", "")
-	sku := fs.String("sku", "", "")
-	host := fs.String("hostname", "", "")
-	limit := fs.Int("limit", 0, "")
-	cursor := fs.String("cursor", "", "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
+// decommissionCommand starts and follows decommissions.
+func (c *cli) decommissionCommand() *cobra.Command {
+	watchFlags := func(fs *pflag.FlagSet) { fs.Duration("interval", adminDefaultInterval, "poll interval") }
+	return c.group("decommission", "reimage, fully decommission or clean up a node",
+		c.leaf(adminSpec{use: "start NODE --mode reimage|full|storage_cleanup", args: []string{"NODE"}, run: runDecommissionStart,
+			short: "drain, release with erase, then reimage, remove or retire the node",
+			long:  "--wait follows it to the end: exit 0 completed, 3 manual intervention, 4 failed.",
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("mode", "", "reimage, full or storage_cleanup")
+				fs.String("reason", "", "why, for the record")
+				fs.Bool("wait", false, "follow it until it ends")
+				watchFlags(fs)
+			}}),
+		c.leaf(adminSpec{use: "list", short: "list decommissions, newest first", run: runDecommissionList,
+			flags: func(fs *pflag.FlagSet) {
+				stringFlags(fs, "status", "status", "site", "site id", "node", "node id", "cursor", "next_cursor of the previous page")
+				fs.Int("limit", 0, "page size (1-200)")
+			}}),
+		c.leaf(adminSpec{use: "get DECOMMISSION", short: "show a decommission: status, stage, erase evidence and timeline",
+			args: []string{"DECOMMISSION"}, run: runDecommissionGet}),
+		c.leaf(adminSpec{use: "watch DECOMMISSION", short: "follow a decommission until it ends (exit codes as start --wait)",
+			args: []string{"DECOMMISSION"}, run: runDecommissionWatch, flags: watchFlags}),
+	)
+}
+
+func listQuery(r *adminRun, flagToParam map[string]string) (url.Values, error) {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": *status, "site_id": *site, "sku_id": *sku, "hostname": *host, "cursor": *cursor} {
-		if v != "" {
-			q.Set(k, v)
+	for flag, param := range flagToParam {
+		if v := r.str(flag); v != "" {
+			q.Set(param, v)
 		}
 	}
-	if err := setLimit(fs, *limit, q); err != nil {
-		return r.fail(err)
+	return q, r.limitQuery(q)
+}
+
+func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
+	q, err := listQuery(r, map[string]string{"status": "status", "site": "site_id", "sku": "sku_id", "hostname": "hostname", "cursor": "cursor"})
+	if err != nil {
+		return err
 	}
-	return r.callQuery(ctx, http.MethodGet, adminNodesPath, q, nil, func(resp *adminResponse) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.callQuery(ctx, c, http.MethodGet, adminNodesPath, q, nil, func(resp *adminResponse) error {
 		var page struct {
 			Items      []domain.Node `json:"items"`
 			NextCursor string        `json:"next_cursor"`
@@ -64,7 +97,7 @@ func runNodesList(ctx context.Context, r *adminRun, args []string) int {
 		if err := resp.decode(&page); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "ID", "STATUS", "HOSTNAME", "SITE", "SKU", "MAAS_SYSTEM_ID", "UPDATED")
+		t := r.table("ID", "STATUS", "HOSTNAME", "SITE", "SKU", "MAAS_SYSTEM_ID", "UPDATED")
 		for _, n := range page.Items {
 			t.row(n.ID, n.Status, n.Hostname, n.SiteID, n.SKUID, n.MAASSystemID, adminTime(n.UpdatedAt))
 		}
@@ -102,12 +135,12 @@ func (w *adminWorkflowRef) String() string {
 	return s
 }
 
-func runNodesGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+func runNodesGet(ctx context.Context, r *adminRun, args []string) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminPath(adminNodesPath, pos[0]), nil, func(resp *adminResponse) error {
+	return r.call(ctx, c, http.MethodGet, adminPath(adminNodesPath, args[0]), nil, func(resp *adminResponse) error {
 		var d adminNodeDetail
 		if err := resp.decode(&d); err != nil {
 			return err
@@ -129,7 +162,7 @@ func runNodesGet(ctx context.Context, r *adminRun, args []string) int {
 			fmt.Fprintln(w, "  (none)")
 			return nil
 		}
-		t := newAdminTable(w, "ID", "STATE", "UPDATED")
+		t := r.table("ID", "STATE", "UPDATED")
 		for _, a := range d.Allocations {
 			t.row(a.ID, a.State, adminTime(a.UpdatedAt))
 		}
@@ -139,13 +172,13 @@ func runNodesGet(ctx context.Context, r *adminRun, args []string) int {
 }
 
 // lifecycleVerb is retire, reactivate or remove: POST …/nodes/{id}/<verb>.
-func lifecycleVerb(verb string) func(context.Context, *adminRun, []string) int {
-	return func(ctx context.Context, r *adminRun, args []string) int {
-		pos, err := r.parse(r.flags(), args, 1)
+func lifecycleVerb(verb string) func(context.Context, *adminRun, []string) error {
+	return func(ctx context.Context, r *adminRun, args []string) error {
+		c, err := r.client()
 		if err != nil {
-			return r.fail(err)
+			return err
 		}
-		return r.call(ctx, http.MethodPost, adminPath(adminNodesPath, pos[0], verb), nil, func(resp *adminResponse) error {
+		return r.call(ctx, c, http.MethodPost, adminPath(adminNodesPath, args[0], verb), nil, func(resp *adminResponse) error {
 			var n domain.Node
 			if err := resp.decode(&n); err != nil {
 				return err
@@ -159,23 +192,18 @@ func lifecycleVerb(verb string) func(context.Context, *adminRun, []string) int {
 // runNodesReissue asks for a new bootstrap bundle. The answer carries the
 // node's new enrollment token, so it never goes to a terminal unasked:
 // --out names a file (created 0600, not overwritten) or - for stdout.
-func runNodesReissue(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	out := fs.String("out", "", "")
-	pos, err := r.parse(fs, args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
-	if *out == "" {
-		return r.fail(usagef("--out FILE (or - for stdout) is required: the bundle holds the node's enrollment token"))
+func runNodesReissue(ctx context.Context, r *adminRun, args []string) error {
+	out := r.str("out")
+	if out == "" {
+		return usagef("--out FILE (or - for stdout) is required: the bundle holds the node's enrollment token")
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, adminPath(adminNodesPath, pos[0], "bootstrap-bundle"), nil, nil)
+	resp, err := c.do(ctx, http.MethodPost, adminPath(adminNodesPath, args[0], "bootstrap-bundle"), nil, nil)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	var body struct {
 		NodeID    string          `json:"node_id"`
@@ -183,18 +211,18 @@ func runNodesReissue(ctx context.Context, r *adminRun, args []string) int {
 		Bundle    json.RawMessage `json:"bootstrap_bundle"`
 	}
 	if err := resp.decode(&body); err != nil {
-		return r.fail(err)
+		return err
 	}
-	if *out == "-" {
+	if out == "-" {
 		r.emit(body.Bundle)
-		return adminExitOK
+		return nil
 	}
-	if err := writeSecretFile(*out, body.Bundle); err != nil {
-		return r.fail(err)
+	if err := writeSecretFile(out, body.Bundle); err != nil {
+		return err
 	}
 	fmt.Fprintf(r.env.stderr, "bundle for node %s written to %s (mode 0600); its token expires %s; earlier tokens are revoked\n",
-		adminCell(body.NodeID), adminCell(*out), adminTime(body.ExpiresAt))
-	return adminExitOK
+		adminCell(body.NodeID), adminCell(out), adminTime(body.ExpiresAt))
+	return nil
 }
 
 // writeSecretFile creates path with mode 0600; an existing file is kept.
@@ -210,77 +238,61 @@ func writeSecretFile(path string, data []byte) error {
 	return f.Close()
 }
 
-func runDecommissionStart(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	mode := fs.String("mode", "", "")
-	reason := fs.String("reason", "", "")
-	wait := fs.Bool("wait", false, "")
-	interval := fs.Duration("interval", adminDefaultInterval, "")
-	pos, err := r.parse(fs, args, 1)
+func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error {
+	interval, err := r.positiveInterval()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	if *interval <= 0 {
-		return r.fail(usagef("--interval must be positive"))
-	}
-	path := adminPath(adminNodesPath, pos[0], "decommission")
-	body := map[string]string{"mode": *mode}
-	switch *mode {
+	mode := r.str("mode")
+	path := adminPath(adminNodesPath, args[0], "decommission")
+	body := map[string]string{"mode": mode}
+	switch mode {
 	case domain.DecommissionReimage, domain.DecommissionFull:
 	case domain.DecommissionStorageCleanup:
-		path, body = adminPath(adminNodesPath, pos[0], "storage-cleanup"), map[string]string{}
+		path, body = adminPath(adminNodesPath, args[0], "storage-cleanup"), map[string]string{}
 	default:
-		return r.fail(usagef("--mode must be reimage, full or storage_cleanup"))
+		return usagef("--mode must be reimage, full or storage_cleanup")
 	}
-	if *reason != "" {
-		body["reason"] = *reason
+	if reason := r.str("reason"); reason != "" {
+		body["reason"] = reason
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	resp, err := c.do(ctx, http.MethodPost, path, nil, body)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	var d domain.Decommission
 	if err := resp.decode(&d); err != nil {
-		return r.fail(err)
+		return err
 	}
-	if r.json() {
+	wait := r.boolean("wait")
+	if r.machine() {
 		r.emit(resp.Body)
 	} else {
 		fmt.Fprintf(r.env.stdout, "decommission %s (%s) accepted for node %s\n", adminCell(d.ID), adminCell(d.Mode), adminCell(d.NodeID))
-		if !*wait {
+		if !wait {
 			fmt.Fprintf(r.env.stdout, "follow it with: maasflow decommission watch %s\n", adminCell(d.ID))
 		}
 	}
-	if !*wait {
-		return adminExitOK
+	if !wait {
+		return nil
 	}
-	return r.watchDecommission(ctx, c, d.ID, *interval)
+	return r.watchDecommission(ctx, c, d.ID, interval)
 }
 
-func runDecommissionList(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	status := fs.String("status", "", "")
-	site := fs.String("site", "", "")
-	node := fs.String("node", "", "")
-	limit := fs.Int("limit", 0, "")
-	cursor := fs.String("cursor", "", "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
+func runDecommissionList(ctx context.Context, r *adminRun, _ []string) error {
+	q, err := listQuery(r, map[string]string{"status": "status", "site": "site_id", "node": "node_id", "cursor": "cursor"})
+	if err != nil {
+		return err
 	}
-	q := url.Values{}
-	for k, v := range map[string]string{"status": *status, "site_id": *site, "node_id": *node, "cursor": *cursor} {
-		if v != "" {
-			q.Set(k, v)
-		}
+	c, err := r.client()
+	if err != nil {
+		return err
 	}
-	if err := setLimit(fs, *limit, q); err != nil {
-		return r.fail(err)
-	}
-	return r.callQuery(ctx, http.MethodGet, adminDecommissionsPath, q, nil, func(resp *adminResponse) error {
+	return r.callQuery(ctx, c, http.MethodGet, adminDecommissionsPath, q, nil, func(resp *adminResponse) error {
 		var page struct {
 			Items      []domain.Decommission `json:"items"`
 			NextCursor string                `json:"next_cursor"`
@@ -288,7 +300,7 @@ func runDecommissionList(ctx context.Context, r *adminRun, args []string) int {
 		if err := resp.decode(&page); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "ID", "MODE", "STATUS", "STAGE", "NODE", "HOSTNAME", "DISKS", "UPDATED")
+		t := r.table("ID", "MODE", "STATUS", "STAGE", "NODE", "HOSTNAME", "DISKS", "UPDATED")
 		for _, d := range page.Items {
 			t.row(d.ID, d.Mode, string(d.Status), string(d.Stage), d.NodeID, d.Hostname, orDash(d.Erase.Outcome), adminTime(d.UpdatedAt))
 		}
@@ -306,12 +318,12 @@ type adminDecommissionDetail struct {
 	Timeline []adminTimelineEntry `json:"timeline"`
 }
 
-func runDecommissionGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+func runDecommissionGet(ctx context.Context, r *adminRun, args []string) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminPath(adminDecommissionsPath, pos[0]), nil, func(resp *adminResponse) error {
+	return r.call(ctx, c, http.MethodGet, adminPath(adminDecommissionsPath, args[0]), nil, func(resp *adminResponse) error {
 		var d adminDecommissionDetail
 		if err := resp.decode(&d); err != nil {
 			return err
@@ -350,31 +362,27 @@ func printDecommission(w io.Writer, d adminDecommissionDetail) {
 	fmt.Fprintln(w, "\nTimeline:")
 	t := newAdminTable(w, "TIME", "KIND", "STAGE", "OUTCOME", "SOURCE", "DETAIL")
 	for _, e := range d.Timeline {
-		t.row(adminTime(e.Time), e.Kind, e.Stage, e.Outcome, e.Source, e.Detail)
+		t.row(adminTime(e.Time), string(e.Kind), e.Stage, e.Outcome, e.Source, e.Detail)
 	}
 	t.flush()
 }
 
-func runDecommissionWatch(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	interval := fs.Duration("interval", adminDefaultInterval, "")
-	pos, err := r.parse(fs, args, 1)
+func runDecommissionWatch(ctx context.Context, r *adminRun, args []string) error {
+	interval, err := r.positiveInterval()
 	if err != nil {
-		return r.fail(err)
-	}
-	if *interval <= 0 {
-		return r.fail(usagef("--interval must be positive"))
+		return err
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.watchDecommission(ctx, c, pos[0], *interval)
+	return r.watchDecommission(ctx, c, args[0], interval)
 }
 
 // watchDecommission polls a decommission until it ends, printing every
-// change of status or stage, and returns the onboarding watch's exit codes.
-func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id string, interval time.Duration) int {
+// change of status or stage, and ends with the onboarding watch's exit
+// codes.
+func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id string, interval time.Duration) error {
 	path := adminPath(adminDecommissionsPath, id)
 	prev, failures := "", 0
 	for {
@@ -384,31 +392,34 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 			failures++
 			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
 		case err != nil:
-			return r.fail(err)
+			return err
 		default:
 			failures = 0
 			var d domain.Decommission
 			if err := resp.decode(&d); err != nil {
-				return r.fail(err)
+				return err
 			}
 			if snap := string(d.Status) + "/" + string(d.Stage); snap != prev {
 				prev = snap
-				if r.json() {
+				if r.machine() {
 					r.emit(resp.Body)
 				} else {
 					fmt.Fprintln(r.env.stdout, adminCell(fmt.Sprintf("%s  %-19s  %-16s  disks=%s", adminTime(d.UpdatedAt), d.Status, d.Stage, orDash(d.Erase.Outcome))))
 				}
 			}
-			if code, done := adminOutcome(d.Status); done {
-				if !r.json() && d.Error != nil {
+			if code, done := adminOutcome(string(d.Status)); done {
+				if !r.machine() && d.Error != nil {
 					fmt.Fprintf(r.env.stdout, "decommission %s %s: %s\n", adminCell(d.ID), adminCell(string(d.Status)), adminCell(d.Error.Code+": "+d.Error.Message))
 				}
-				return code
+				if code != adminExitOK {
+					return &adminExitCodeError{Code: code}
+				}
+				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return r.fail(ctx.Err())
+			return ctx.Err()
 		case <-r.env.clock.After(interval):
 		}
 	}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -27,14 +28,14 @@ const (
 
 // adminTimelineEntry is one row of an onboarding's timeline.
 type adminTimelineEntry struct {
-	Time        time.Time `json:"time"`
-	Attempt     int       `json:"attempt"`
-	Kind        string    `json:"kind"`
-	Stage       string    `json:"stage"`
-	Outcome     string    `json:"outcome"`
-	Detail      string    `json:"detail"`
-	Source      string    `json:"source"`
-	MAASEventID int64     `json:"maas_event_id"`
+	Time        time.Time           `json:"time"`
+	Attempt     int                 `json:"attempt"`
+	Kind        domain.TimelineKind `json:"kind"`
+	Stage       string              `json:"stage"`
+	Outcome     string              `json:"outcome"`
+	Detail      string              `json:"detail"`
+	Source      string              `json:"source"`
+	MAASEventID int64               `json:"maas_event_id"`
 }
 
 type adminScriptResult struct {
@@ -56,117 +57,132 @@ type adminOnboardingDetail struct {
 	} `json:"diagnostics"`
 }
 
-func runOnboard(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	site := fs.String("site", "", "")
-	profile := fs.String("profile", "", "")
-	sku := fs.String("sku", "", "")
-	host := fs.String("hostname", "", "")
-	ipmi := fs.String("ipmi-ip", "", "")
-	wait := fs.Bool("wait", false, "")
-	interval := fs.Duration("interval", adminDefaultInterval, "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
+func (c *cli) onboardCommand() *cobra.Command {
+	cmd := c.leaf(adminSpec{
+		use:   "onboard --site SITE --profile PROFILE --sku SKU (--hostname HOST --ipmi-ip IP | --csv FILE)",
+		short: "start onboarding one server, or a batch from a CSV file",
+		long: `Start onboarding one server (--hostname, --ipmi-ip), or every row of a CSV file as one
+batch (--csv FILE, - for stdin: a header row naming hostname and ipmi_ip in any order,
+# comments and blank lines skipped, errors named by CSV line).
+
+SITE and PROFILE are ids or names. --wait follows the onboarding (or the batch) to the
+end: every stage entered and left, each MAAS event, the classified deploy retry and
+the enrollment, with times. It exits 0 when completed, 3 at manual intervention and 4
+when failed or cancelled (a batch: 3 when any node needs an operator, else 4 when any
+failed, else 0).`,
+		example: `  maasflow onboard --site demo --profile gpu-jammy --sku h100-8x --hostname gpu-node-01 --ipmi-ip 10.20.0.101 --wait
+  maasflow onboard --site demo --profile gpu-jammy --sku h100-8x --csv rack07.csv --wait`,
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("site", "", "site id or name")
+			fs.String("profile", "", "profile id or name (of the site)")
+			fs.String("sku", "", "SKU id")
+			fs.String("hostname", "", "the server's host name")
+			fs.String("ipmi-ip", "", "the server's BMC (IPMI) IPv4 address")
+			fs.String("csv", "", "onboard every row of this CSV file (- for stdin) as one batch")
+			fs.Bool("wait", false, "follow it to the end; the exit code tells the outcome")
+			fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+		},
+		run: runOnboard,
+	})
+	_ = cmd.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
+	_ = cmd.RegisterFlagCompletionFunc("profile", c.flagCompletion(func(r *adminRun, _ []string) []string {
+		site := r.str("site")
+		if site == "" {
+			return nil
+		}
+		return completeSiteProfiles(r, []string{site})
+	}))
+	_ = cmd.RegisterFlagCompletionFunc("sku", c.flagCompletion(completeSKUs))
+	return cmd
+}
+
+// flagCompletion adapts an argument completion to a flag.
+func (c *cli) flagCompletion(f func(r *adminRun, args []string) []string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return f(&adminRun{cli: c, cmd: cmd}, args), cobra.ShellCompDirectiveNoFileComp
 	}
-	if err := requireFlags(fs, "site", "profile", "sku", "hostname", "ipmi-ip"); err != nil {
-		return r.fail(err)
+}
+
+func runOnboard(ctx context.Context, r *adminRun, _ []string) error {
+	if err := r.requireFlags("site", "profile", "sku"); err != nil {
+		return err
 	}
-	if *interval <= 0 {
-		return r.fail(usagef("--interval must be positive"))
+	batch := r.changed("csv")
+	switch {
+	case batch && (r.changed("hostname") || r.changed("ipmi-ip")):
+		return usagef("give either --csv or --hostname and --ipmi-ip, not both")
+	case !batch:
+		if err := r.requireFlags("hostname", "ipmi-ip"); err != nil {
+			return err
+		}
+	}
+	interval, err := r.positiveInterval()
+	if err != nil {
+		return err
+	}
+	var rows []adminBatchRow
+	if batch {
+		if rows, err = r.batchRows(r.str("csv")); err != nil {
+			return err
+		}
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
+	}
+	site, err := r.siteID(ctx, c, r.str("site"))
+	if err != nil {
+		return err
+	}
+	profile, err := r.profileID(ctx, c, site, r.str("profile"))
+	if err != nil {
+		return err
+	}
+	if batch {
+		return r.startBatch(ctx, c, site, profile, rows, interval)
 	}
 	// Exactly the operator input of seed 000 §3.1: policy comes from the
 	// site and profile, never from the request.
-	body := map[string]string{"site_id": *site, "profile_id": *profile, "sku_id": *sku, "hostname": *host, "ipmi_ip": *ipmi}
+	body := map[string]string{"site_id": site, "profile_id": profile, "sku_id": r.str("sku"), "hostname": r.str("hostname"), "ipmi_ip": r.str("ipmi-ip")}
 	resp, err := c.do(ctx, http.MethodPost, adminOnboardingsPath, nil, body)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	var o domain.Onboarding
 	if err := resp.decode(&o); err != nil {
-		return r.fail(err)
+		return err
 	}
-	if r.json() {
-		r.emit(resp.Body)
+	wait := r.boolean("wait")
+	if r.machine() {
+		if !wait {
+			r.emit(resp.Body)
+		}
 	} else {
 		fmt.Fprintf(r.env.stdout, "onboarding %s accepted (status %s)\n", adminCell(o.ID), adminCell(string(o.Status)))
-		if !*wait {
+		if !wait {
 			fmt.Fprintf(r.env.stdout, "follow it with: maasflow onboardings watch %s\n", adminCell(o.ID))
 		}
 	}
-	if !*wait {
-		return adminExitOK
+	if !wait {
+		return nil
 	}
-	return r.watch(ctx, c, o.ID, *interval)
+	return r.watch(ctx, c, o.ID, interval)
 }
 
-func runOnboardingsWatch(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	interval := fs.Duration("interval", adminDefaultInterval, "")
-	pos, err := r.parse(fs, args, 1)
+func runOnboardingsWatch(ctx context.Context, r *adminRun, args []string) error {
+	interval, err := r.positiveInterval()
 	if err != nil {
-		return r.fail(err)
-	}
-	if *interval <= 0 {
-		return r.fail(usagef("--interval must be positive"))
+		return err
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.watch(ctx, c, pos[0], *interval)
-}
-
-// adminSnapshot is what a watch compares between polls.
-type adminSnapshot struct {
-	status  domain.OnboardingStatus
-	stage   domain.Stage
-	attempt int
-}
-
-// watch polls one onboarding until it ends, printing every change of
-// status, stage or attempt (-o json: the record, verbatim, one per line),
-// and returns 0 for completed, 3 for manual_intervention and 4 for failed
-// or cancelled.
-func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interval time.Duration) int {
-	path := adminPath(adminOnboardingsPath, id)
-	var (
-		prev     *adminSnapshot
-		failures int
-	)
-	for {
-		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
-		switch {
-		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
-			failures++
-			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
-		case err != nil:
-			return r.fail(err)
-		default:
-			failures = 0
-			var o domain.Onboarding
-			if err := resp.decode(&o); err != nil {
-				return r.fail(err)
-			}
-			snap := adminSnapshot{status: o.Status, stage: o.Stage, attempt: o.Attempt}
-			if prev == nil || snap != *prev {
-				prev = &snap
-				r.printChange(resp, o)
-			}
-			if code, done := adminOutcome(o.Status); done {
-				r.printOutcome(o)
-				return code
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return r.fail(ctx.Err())
-		case <-r.env.clock.After(interval):
-		}
+	id, err := r.onboardingID(ctx, c, args[0])
+	if err != nil {
+		return err
 	}
+	return r.watch(ctx, c, id, interval)
 }
 
 // isTransient tells errors worth another poll: the API unreachable or
@@ -183,8 +199,8 @@ func isTransient(err error) bool {
 }
 
 // adminOutcome maps a terminal status to its exit code.
-func adminOutcome(status domain.OnboardingStatus) (int, bool) {
-	switch status {
+func adminOutcome(status string) (int, bool) {
+	switch domain.OnboardingStatus(status) {
 	case domain.OnboardingCompleted:
 		return adminExitOK, true
 	case domain.OnboardingManualIntervention:
@@ -195,24 +211,8 @@ func adminOutcome(status domain.OnboardingStatus) (int, bool) {
 	return 0, false
 }
 
-func (r *adminRun) printChange(resp *adminResponse, o domain.Onboarding) {
-	if r.json() {
-		r.emit(resp.Body)
-		return
-	}
-	// Widths of the longest status and stage keep the columns aligned.
-	line := fmt.Sprintf("%s  %-19s  %-16s", adminTime(o.UpdatedAt), o.Status, o.Stage)
-	if o.Attempt > 1 {
-		line += "  attempt=" + strconv.Itoa(o.Attempt)
-	}
-	if o.MAASSystemID != "" {
-		line += "  maas_system_id=" + o.MAASSystemID
-	}
-	fmt.Fprintln(r.env.stdout, adminCell(strings.TrimRight(line, " ")))
-}
-
 func (r *adminRun) printOutcome(o domain.Onboarding) {
-	if r.json() {
+	if r.machine() {
 		return
 	}
 	w := r.env.stdout
@@ -237,31 +237,66 @@ type adminOnboardingPage struct {
 	NextCursor string            `json:"next_cursor"`
 }
 
-func runOnboardingsList(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	status := fs.String("status", "", "")
-	site := fs.String("site", "", "")
-	host := fs.String("hostname", "", "")
-	limit := fs.Int("limit", 0, "")
-	cursor := fs.String("cursor", "", "")
-	all := fs.Bool("all", false, "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
+func (c *cli) onboardingsCommand() *cobra.Command {
+	id := []string{"ONBOARDING"}
+	list := c.leaf(adminSpec{
+		use: "list", short: "list onboardings, newest first; --all follows every page",
+		flags: func(fs *pflag.FlagSet) {
+			fs.String("status", "", "only this status (pending, running, completed, failed, manual_intervention, cancelled)")
+			fs.String("site", "", "only this site (id or name)")
+			fs.String("hostname", "", "only this host")
+			fs.String("batch", "", "only the onboardings of this batch")
+			fs.Int("limit", 0, "page size (default: the API's)")
+			fs.String("cursor", "", "page to start at (printed by the previous page)")
+			fs.Bool("all", false, "follow every page")
+		},
+		run: runOnboardingsList,
+	})
+	_ = list.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
+	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(onboardingStatuses, cobra.ShellCompDirectiveNoFileComp))
+	return c.group("onboardings", "list, show, watch and cancel onboardings",
+		list,
+		c.leaf(adminSpec{use: "get ONBOARDING", short: "show an onboarding: status, stage, timeline and diagnostics (an id, or a host name for its newest onboarding)", args: id, run: runOnboardingsGet}),
+		c.leaf(adminSpec{
+			use: "watch ONBOARDING", short: "follow an onboarding's timeline until it ends (exit codes as onboard --wait)", args: id,
+			flags: func(fs *pflag.FlagSet) { fs.Duration("interval", adminDefaultInterval, "how often to poll") },
+			run:   runOnboardingsWatch,
+		}),
+		c.leaf(adminSpec{
+			use: "cancel ONBOARDING", short: "cancel an open onboarding (also manual_intervention): stop its workflow and free the host; MAAS is not touched", args: id,
+			flags: func(fs *pflag.FlagSet) { fs.String("reason", "", "why, recorded on the onboarding") },
+			run:   runOnboardingsCancel,
+		}),
+	)
+}
+
+var onboardingStatuses = []string{
+	string(domain.OnboardingPending), string(domain.OnboardingRunning), string(domain.OnboardingCompleted),
+	string(domain.OnboardingFailed), string(domain.OnboardingManualIntervention), string(domain.OnboardingCancelled),
+}
+
+func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": *status, "site_id": *site, "hostname": *host, "cursor": *cursor} {
-		if v != "" {
+	for k, flag := range map[string]string{"status": "status", "hostname": "hostname", "cursor": "cursor", "batch_id": "batch"} {
+		if v := r.str(flag); v != "" {
 			q.Set(k, v)
 		}
 	}
-	if err := setLimit(fs, *limit, q); err != nil {
-		return r.fail(err)
+	if err := r.limitQuery(q); err != nil {
+		return err
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-
+	if site := r.str("site"); site != "" {
+		id, err := r.siteID(ctx, c, site)
+		if err != nil {
+			return err
+		}
+		q.Set("site_id", id)
+	}
+	all := r.boolean("all")
 	var (
 		items []json.RawMessage
 		page  adminOnboardingPage
@@ -270,16 +305,16 @@ func runOnboardingsList(ctx context.Context, r *adminRun, args []string) int {
 	for {
 		resp, err := c.do(ctx, http.MethodGet, adminOnboardingsPath, q, nil)
 		if err != nil {
-			return r.fail(err)
+			return err
 		}
 		page = adminOnboardingPage{}
 		if err := resp.decode(&page); err != nil {
-			return r.fail(err)
+			return err
 		}
-		if !*all {
-			if r.json() {
+		if !all {
+			if r.machine() {
 				r.emit(resp.Body)
-				return adminExitOK
+				return nil
 			}
 			items = page.Items
 			break
@@ -289,68 +324,69 @@ func runOnboardingsList(ctx context.Context, r *adminRun, args []string) int {
 			break
 		}
 		if seen[page.NextCursor] {
-			return r.fail(fmt.Errorf("the admin API returned cursor %q twice; stopping", page.NextCursor))
+			return fmt.Errorf("the admin API returned cursor %q twice; stopping", page.NextCursor)
 		}
 		seen[page.NextCursor] = true
 		q.Set("cursor", page.NextCursor)
 	}
 
-	if r.json() {
+	if r.machine() {
 		if items == nil {
 			items = []json.RawMessage{}
 		}
-		b, err := json.Marshal(adminOnboardingPage{Items: items})
-		if err != nil {
-			return r.fail(fmt.Errorf("encode output: %w", err))
-		}
-		r.emit(b)
-		return adminExitOK
+		return r.emitValue(adminOnboardingPage{Items: items})
 	}
-	t := newAdminTable(r.env.stdout, "ID", "STATUS", "STAGE", "HOSTNAME", "SITE", "ATTEMPT", "MAAS_SYSTEM_ID", "UPDATED")
+	t := r.table("ID", "STATUS", "STAGE", "HOSTNAME", "SITE", "ATTEMPT", "MAAS_SYSTEM_ID", "UPDATED")
 	for _, raw := range items {
 		var o domain.Onboarding
 		if err := json.Unmarshal(raw, &o); err != nil {
-			return r.fail(fmt.Errorf("unexpected answer from the admin API: %w", err))
+			return fmt.Errorf("unexpected answer from the admin API: %w", err)
 		}
 		t.row(o.ID, string(o.Status), string(o.Stage), o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
 	}
 	t.flush()
-	if !*all && page.NextCursor != "" {
+	if !all && page.NextCursor != "" {
 		fmt.Fprintf(r.env.stderr, "more onboardings: add --all, or --cursor %s\n", adminCell(page.NextCursor))
 	}
-	return adminExitOK
+	return nil
 }
 
-func runOnboardingsGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+func runOnboardingsGet(ctx context.Context, r *adminRun, args []string) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminPath(adminOnboardingsPath, pos[0]), nil, func(resp *adminResponse) error {
+	id, err := r.onboardingID(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodGet, adminPath(adminOnboardingsPath, id), nil, func(resp *adminResponse) error {
 		var d adminOnboardingDetail
 		if err := resp.decode(&d); err != nil {
 			return err
 		}
-		printOnboardingDetail(r.env.stdout, d)
+		r.printOnboardingDetail(d)
 		return nil
 	})
 }
 
 // runOnboardingsCancel cancels an open onboarding: the API stops its
 // workflow and frees the host; MAAS is left as it is.
-func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	reason := fs.String("reason", "", "")
-	pos, err := r.parse(fs, args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
+func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) error {
 	// Without --reason no body is sent and the API records who cancelled.
 	var body any
-	if flagsSet(fs)["reason"] {
-		body = map[string]string{"reason": *reason}
+	if r.changed("reason") {
+		body = map[string]string{"reason": r.str("reason")}
 	}
-	return r.call(ctx, http.MethodPost, adminPath(adminOnboardingsPath, pos[0], "cancel"), body, func(resp *adminResponse) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	id, err := r.onboardingID(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodPost, adminPath(adminOnboardingsPath, id, "cancel"), body, func(resp *adminResponse) error {
 		var o domain.Onboarding
 		if err := resp.decode(&o); err != nil {
 			return err
@@ -367,7 +403,8 @@ func runOnboardingsCancel(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
-func printOnboardingDetail(w io.Writer, d adminOnboardingDetail) {
+func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
+	w := r.env.stdout
 	f := newAdminFields(w)
 	f.add("ID", d.ID)
 	f.add("Status", string(d.Status))
@@ -395,9 +432,9 @@ func printOnboardingDetail(w io.Writer, d adminOnboardingDetail) {
 	if len(d.Timeline) == 0 {
 		fmt.Fprintln(w, "  (empty)")
 	} else {
-		t := newAdminTable(w, "TIME", "ATTEMPT", "KIND", "STAGE", "OUTCOME", "SOURCE", "DETAIL")
+		t := r.table("TIME", "ATTEMPT", "KIND", "STAGE", "OUTCOME", "SOURCE", "DETAIL")
 		for _, e := range d.Timeline {
-			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), e.Kind, e.Stage, e.Outcome, e.Source, e.Detail)
+			t.row(adminTime(e.Time), strconv.Itoa(e.Attempt), string(e.Kind), e.Stage, e.Outcome, e.Source, e.Detail)
 		}
 		t.flush()
 	}

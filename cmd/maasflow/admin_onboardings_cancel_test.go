@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const adminCancelledJSON = `{"id":"o1","site_id":"s1","profile_id":"p1","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
+const adminCancelledJSON = `{"id":"0b000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","profile_id":"9f000000-0000-4000-8000-000000000001","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
 	`"node_id":"n1","status":"cancelled","stage":"pxe_preflight","attempt":1,"maas_system_id":"4y3h7n","correlation_id":"c1",` +
 	`"error":{"code":"Cancelled","message":"host re-cabled","stage":"pxe_preflight"},` +
 	`"created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:10:00Z","completed_at":"2026-01-01T00:10:00Z"}`
 
 func TestAdminOnboardingsCancel(t *testing.T) {
-	const path = "/api/v1/admin/onboardings/o1/cancel"
+	const path = "/api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001/cancel"
 	tests := []struct {
 		name     string
 		args     []string
@@ -26,45 +26,45 @@ func TestAdminOnboardingsCancel(t *testing.T) {
 	}{
 		{
 			name:     "with a reason",
-			args:     []string{"onboardings", "cancel", "o1", "--reason", "host re-cabled"},
+			args:     []string{"onboardings", "cancel", "0b000000-0000-4000-8000-000000000001", "--reason", "host re-cabled"},
 			reply:    adminReply{http.StatusOK, adminCancelledJSON},
 			wantBody: `{"reason":"host re-cabled"}`,
 			wantOut: []string{
-				"onboarding o1 cancelled at stage pxe_preflight: host re-cabled\n",
+				"onboarding 0b000000-0000-4000-8000-000000000001 cancelled at stage pxe_preflight: host re-cabled\n",
 				"host gpu-01 is free for a new onboarding; the MAAS machine 4y3h7n was left as it is\n",
 			},
 		},
 		{
 			name:    "unknown flag",
-			args:    []string{"onboardings", "cancel", "--force", "o1"},
+			args:    []string{"onboardings", "cancel", "--force", "0b000000-0000-4000-8000-000000000001"},
 			reply:   adminReply{http.StatusOK, adminCancelledJSON},
-			wantErr: "flag provided but not defined", wantCode: 2,
+			wantErr: "unknown flag: --force", wantCode: 2,
 		},
 		{
 			name:    "without a reason sends no body",
-			args:    []string{"onboardings", "cancel", "o1"},
+			args:    []string{"onboardings", "cancel", "0b000000-0000-4000-8000-000000000001"},
 			reply:   adminReply{http.StatusOK, adminCancelledJSON},
-			wantOut: []string{"onboarding o1 cancelled"},
+			wantOut: []string{"onboarding 0b000000-0000-4000-8000-000000000001 cancelled"},
 		},
 		{
 			name:     "json output is verbatim",
-			args:     []string{"onboardings", "cancel", "o1", "-o", "json"},
+			args:     []string{"onboardings", "cancel", "0b000000-0000-4000-8000-000000000001", "-o", "json"},
 			reply:    adminReply{http.StatusOK, adminCancelledJSON},
 			wantOut:  []string{adminCancelledJSON + "\n"},
 			wantCode: 0,
 		},
 		{
 			name:     "already closed",
-			args:     []string{"onboardings", "cancel", "o1", "--reason", "x"},
-			reply:    adminReply{http.StatusConflict, `{"error":{"code":"conflict","message":"onboarding o1 is already completed; only pending, running or manual_intervention onboardings can be cancelled","correlation_id":"c-9"}}`},
+			args:     []string{"onboardings", "cancel", "0b000000-0000-4000-8000-000000000001", "--reason", "x"},
+			reply:    adminReply{http.StatusConflict, `{"error":{"code":"conflict","message":"onboarding 0b000000-0000-4000-8000-000000000001 is already completed; only pending, running or manual_intervention onboardings can be cancelled","correlation_id":"c-9"}}`},
 			wantBody: `{"reason":"x"}`,
 			wantCode: 1,
-			wantErr:  "error: conflict: onboarding o1 is already completed",
+			wantErr:  "error: conflict: onboarding 0b000000-0000-4000-8000-000000000001 is already completed",
 		},
 		{
 			name:     "workflow unavailable",
-			args:     []string{"onboardings", "cancel", "o1"},
-			reply:    adminReply{http.StatusServiceUnavailable, `{"error":{"code":"service_unavailable","message":"the workflow service is unavailable; onboarding o1 was not changed, retry later","correlation_id":"c-10"}}`},
+			args:     []string{"onboardings", "cancel", "0b000000-0000-4000-8000-000000000001"},
+			reply:    adminReply{http.StatusServiceUnavailable, `{"error":{"code":"service_unavailable","message":"the workflow service is unavailable; onboarding 0b000000-0000-4000-8000-000000000001 was not changed, retry later","correlation_id":"c-10"}}`},
 			wantCode: 1,
 			wantErr:  "was not changed",
 		},
@@ -72,7 +72,7 @@ func TestAdminOnboardingsCancel(t *testing.T) {
 			name:     "id is required",
 			args:     []string{"onboardings", "cancel"},
 			wantCode: 2,
-			wantErr:  "expected 1 argument(s), got 0",
+			wantErr:  "expected 1 argument(s) (ONBOARDING), got 0",
 		},
 	}
 	for _, tc := range tests {
@@ -106,10 +106,14 @@ func TestAdminOnboardingsCancel(t *testing.T) {
 	}
 }
 
-func TestAdminOnboardingsCancelEscapesTheID(t *testing.T) {
+func TestAdminOnboardingsCancelByHostnameEscapesTheID(t *testing.T) {
 	api := newAdminFakeAPI(t)
+	api.on("GET /api/v1/admin/onboardings", adminReply{http.StatusOK, `{"items":[{"id":"a/b","site_id":"s"}],"next_cursor":""}`})
 	api.on("POST /api/v1/admin/onboardings/a%2Fb/cancel", adminReply{http.StatusOK, adminCancelledJSON})
-	res := api.run(t, adminInvocation{}, "onboardings", "cancel", "a/b")
+	res := api.run(t, adminInvocation{}, "onboardings", "cancel", "gpu-01")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Equal(t, "/api/v1/admin/onboardings/a%2Fb/cancel", api.requests()[0].Path)
+	reqs := api.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "hostname=gpu-01&limit=50", reqs[0].Query, "a host name is looked up")
+	assert.Equal(t, "/api/v1/admin/onboardings/a%2Fb/cancel", reqs[1].Path)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,68 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+
+	"go.yaml.in/yaml/v3"
 )
+
+// emit writes an API answer for programs: -o json verbatim, ending with a
+// newline; -o yaml the same document as YAML, keys in the API's order.
+func (r *adminRun) emit(body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	if r.yaml() {
+		y, err := jsonToYAML(body)
+		if err == nil {
+			_, _ = r.env.stdout.Write(y)
+			return
+		}
+		// Not JSON (never from this API): show it as it came.
+	}
+	_, _ = r.env.stdout.Write(body)
+	if body[len(body)-1] != '\n' {
+		_, _ = io.WriteString(r.env.stdout, "\n")
+	}
+}
+
+// emitValue marshals v and emits it.
+func (r *adminRun) emitValue(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode output: %w", err)
+	}
+	r.emit(b)
+	return nil
+}
+
+// jsonToYAML converts one JSON document to block-style YAML. JSON is YAML,
+// so the parser keeps the key order; clearing the flow style makes it
+// block style, and the encoder quotes any string that would otherwise read
+// as another type ("true", "1").
+func jsonToYAML(b []byte) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("convert to YAML: %w", err)
+	}
+	var blockStyle func(n *yaml.Node)
+	blockStyle = func(n *yaml.Node) {
+		n.Style &^= yaml.FlowStyle | yaml.DoubleQuotedStyle
+		for _, c := range n.Content {
+			blockStyle(c)
+		}
+	}
+	blockStyle(&doc)
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("convert to YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("convert to YAML: %w", err)
+	}
+	return out.Bytes(), nil
+}
 
 // adminText makes text from the API safe for a terminal: MAAS installation
 // output and script results are machine-written and may hold escape
@@ -59,8 +121,9 @@ func orDash(s string) string {
 
 // adminTable writes aligned columns; every cell is made terminal-safe.
 type adminTable struct {
-	tw   *tabwriter.Writer
-	rows int
+	tw        *tabwriter.Writer
+	rows      int
+	noHeaders bool
 }
 
 func newAdminTable(w io.Writer, header ...string) *adminTable {
@@ -68,6 +131,14 @@ func newAdminTable(w io.Writer, header ...string) *adminTable {
 	t.row(header...)
 	t.rows = 0
 	return t
+}
+
+// table is newAdminTable on stdout, without the header under --no-headers.
+func (r *adminRun) table(header ...string) *adminTable {
+	if !r.noHeaders {
+		return newAdminTable(r.env.stdout, header...)
+	}
+	return &adminTable{tw: tabwriter.NewWriter(r.env.stdout, 0, 0, 2, ' ', 0), noHeaders: true}
 }
 
 func (t *adminTable) row(cells ...string) {
@@ -78,9 +149,10 @@ func (t *adminTable) row(cells ...string) {
 	t.rows++
 }
 
-// flush writes the table; a table without rows says so under its header.
+// flush writes the table; a table without rows says so under its header
+// (and prints nothing at all without one, for scripts).
 func (t *adminTable) flush() {
-	if t.rows == 0 {
+	if t.rows == 0 && !t.noHeaders {
 		fmt.Fprintln(t.tw, "(none)")
 	}
 	_ = t.tw.Flush()

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // adminRoCEBatch is the most assignments one upsert request carries (the
@@ -149,39 +152,57 @@ func roceFromJSON(b []byte) ([]json.RawMessage, error) {
 
 var adminItemIndex = regexp.MustCompile(`^items\[(\d+)\]`)
 
-func runRoCEUpsert(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	file := fs.String("file", "", "")
-	asCSV := fs.Bool("csv", false, "")
-	pos, err := r.parse(fs, args, 1)
-	if err != nil {
-		return r.fail(err)
+func (c *cli) roceCommand() *cobra.Command {
+	return c.group("roce", "RoCE assignments of a site",
+		c.leaf(adminSpec{
+			use: "upsert SITE --file FILE|-", short: `bulk upsert RoCE assignments from {"items":[…]} JSON or hostname,interface,ipv4_cidr CSV`,
+			args: []string{"SITE"}, complete: completeSites,
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("file", "", "input file, - for stdin")
+				fs.Bool("csv", false, "the input is CSV (hostname,interface,ipv4_cidr; a header row in any order)")
+			},
+			run: runRoCEUpsert,
+		}),
+		c.leaf(adminSpec{
+			use: "list SITE", short: "list a site's RoCE assignments", args: []string{"SITE"}, complete: completeSites,
+			flags: func(fs *pflag.FlagSet) { fs.String("hostname", "", "only this host") },
+			run:   runRoCEList,
+		}),
+		c.leaf(adminSpec{use: "delete SITE ASSIGNMENT_ID", short: "delete one RoCE assignment", args: []string{"SITE", "ASSIGNMENT_ID"}, complete: completeSites, run: runRoCEDelete}),
+	)
+}
+
+func runRoCEUpsert(ctx context.Context, r *adminRun, args []string) error {
+	if err := r.requireFlags("file"); err != nil {
+		return err
 	}
-	if err := requireFlags(fs, "file"); err != nil {
-		return r.fail(err)
-	}
-	raw, err := r.readInput(*file)
+	file := r.str("file")
+	raw, err := r.readInput(file)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	var (
 		items []json.RawMessage
 		lines []int
 	)
-	if *asCSV {
+	if r.boolean("csv") {
 		items, lines, err = roceFromCSV(bytes.NewReader(raw))
 	} else {
 		items, err = roceFromJSON(raw)
 	}
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
+	}
+	site, err := r.siteID(ctx, c, args[0])
+	if err != nil {
+		return err
 	}
 
-	path := adminPath(adminSitesPath, pos[0]) + "/roce-assignments"
+	path := adminPath(adminSitesPath, site) + "/roce-assignments"
 	var (
 		stored []json.RawMessage
 		last   []byte
@@ -193,71 +214,66 @@ func runRoCEUpsert(ctx context.Context, r *adminRun, args []string) int {
 			Items []json.RawMessage `json:"items"`
 		}{items[start:end]})
 		if err != nil {
-			return r.fail(fmt.Errorf("encode request: %w", err))
+			return fmt.Errorf("encode request: %w", err)
 		}
 		resp, err := c.do(ctx, http.MethodPost, path, nil, json.RawMessage(body))
 		if err != nil {
-			code := r.fail(err)
-			r.roceHint(err, start, lines, *file, len(items))
-			return code
+			return r.roceHint(err, start, lines, file, len(items))
 		}
 		var l struct {
 			Items []json.RawMessage `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
-			return r.fail(err)
+			return err
 		}
 		stored = append(stored, l.Items...)
 		last = resp.Body
 		calls++
 	}
-	if r.json() {
+	if r.machine() {
 		if calls == 1 {
 			r.emit(last)
-			return adminExitOK
+			return nil
 		}
-		b, err := json.Marshal(struct {
+		return r.emitValue(struct {
 			Items []json.RawMessage `json:"items"`
 		}{stored})
-		if err != nil {
-			return r.fail(fmt.Errorf("encode output: %w", err))
-		}
-		r.emit(b)
-		return adminExitOK
 	}
 	rows := make([]adminRoCEView, 0, len(stored))
 	for _, s := range stored {
 		var v adminRoCEView
 		if err := json.Unmarshal(s, &v); err != nil {
-			return r.fail(fmt.Errorf("unexpected answer from the admin API: %w", err))
+			return fmt.Errorf("unexpected answer from the admin API: %w", err)
 		}
 		rows = append(rows, v)
 	}
-	printRoCE(r.env.stdout, rows)
-	fmt.Fprintf(r.env.stdout, "\nupserted %d assignment(s) for site %s in %d request(s)\n", len(rows), adminCell(pos[0]), calls)
-	return adminExitOK
+	r.printRoCE(rows)
+	fmt.Fprintf(r.env.stdout, "\nupserted %d assignment(s) for site %s in %d request(s)\n", len(rows), adminCell(args[0]), calls)
+	return nil
 }
 
 // roceHint relates an API error about items[i] of one batch to the input
 // the operator wrote, and says what was already applied.
-func (r *adminRun) roceHint(err error, start int, lines []int, file string, total int) {
+func (r *adminRun) roceHint(err error, start int, lines []int, file string, total int) error {
 	var apiE *adminAPIError
 	if !errors.As(err, &apiE) {
-		return
+		return err
 	}
+	var hints []string
 	if m := adminItemIndex.FindStringSubmatch(apiE.Field); m != nil {
 		i, _ := strconv.Atoi(m[1])
 		abs := start + i
 		switch {
 		case lines != nil && abs < len(lines):
-			fmt.Fprintf(r.env.stderr, "hint: items[%d] of that request is CSV line %d of %s\n", i, lines[abs], adminCell(file))
+			hints = append(hints, fmt.Sprintf("hint: items[%d] of that request is CSV line %d of %s", i, lines[abs], file))
 		case start > 0:
-			fmt.Fprintf(r.env.stderr, "hint: items[%d] of that request is items[%d] of %s\n", i, abs, adminCell(file))
+			hints = append(hints, fmt.Sprintf("hint: items[%d] of that request is items[%d] of %s", i, abs, file))
 		}
 	}
 	if start > 0 {
-		fmt.Fprintf(r.env.stderr, "note: the first %d of %d assignment(s) were stored; upsert is idempotent, so re-run after fixing the input\n", start, total)
+		hints = append(hints, fmt.Sprintf("note: the first %d of %d assignment(s) were stored; upsert is idempotent, so re-run after fixing the input", start, total))
 	}
+	return &adminHintedError{Err: err, Hints: hints}
 }
 
 // readInput reads a named file, or stdin for "-".
@@ -283,44 +299,50 @@ func (r *adminRun) readInput(name string) ([]byte, error) {
 	return b, nil
 }
 
-func printRoCE(w io.Writer, rows []adminRoCEView) {
-	t := newAdminTable(w, "ID", "HOSTNAME", "INTERFACE", "IPV4_CIDR", "UPDATED")
+func (r *adminRun) printRoCE(rows []adminRoCEView) {
+	t := r.table("ID", "HOSTNAME", "INTERFACE", "IPV4_CIDR", "UPDATED")
 	for _, v := range rows {
 		t.row(v.ID, v.Hostname, v.Interface, v.IPv4CIDR, adminTime(v.UpdatedAt))
 	}
 	t.flush()
 }
 
-func runRoCEList(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	host := fs.String("hostname", "", "")
-	pos, err := r.parse(fs, args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
+func runRoCEList(ctx context.Context, r *adminRun, args []string) error {
 	q := url.Values{}
-	if *host != "" {
-		q.Set("hostname", *host)
+	if h := r.str("hostname"); h != "" {
+		q.Set("hostname", h)
 	}
-	return r.callQuery(ctx, http.MethodGet, adminPath(adminSitesPath, pos[0])+"/roce-assignments", q, nil, func(resp *adminResponse) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	site, err := r.siteID(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	return r.callQuery(ctx, c, http.MethodGet, adminPath(adminSitesPath, site)+"/roce-assignments", q, nil, func(resp *adminResponse) error {
 		var l struct {
 			Items []adminRoCEView `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
 			return err
 		}
-		printRoCE(r.env.stdout, l.Items)
+		r.printRoCE(l.Items)
 		return nil
 	})
 }
 
-func runRoCEDelete(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 2)
+func runRoCEDelete(ctx context.Context, r *adminRun, args []string) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodDelete, adminPath(adminSitesPath, pos[0])+"/roce-assignments/"+url.PathEscape(pos[1]), nil, func(*adminResponse) error {
-		fmt.Fprintf(r.env.stdout, "deleted RoCE assignment %s of site %s\n", adminCell(pos[1]), adminCell(pos[0]))
+	site, err := r.siteID(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodDelete, adminPath(adminSitesPath, site, "roce-assignments", args[1]), nil, func(*adminResponse) error {
+		fmt.Fprintf(r.env.stdout, "deleted RoCE assignment %s of site %s\n", adminCell(args[1]), adminCell(args[0]))
 		return nil
 	})
 }

@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -63,90 +65,68 @@ func statusFlag(s string) error {
 	return nil
 }
 
-// parseBody parses a command that takes ids positional arguments and sends
-// the string flags named in flags as its body (see bodyFromFlags); the
-// required flags must be given.
-func (r *adminRun) parseBody(args []string, ids int, flags []string, required ...string) ([]string, map[string]any, error) {
-	fs := r.flags()
-	vals := make(map[string]*string, len(flags))
-	for _, n := range flags {
-		vals[n] = fs.String(n, "", "")
+// stringFlags declares string flags with their help.
+func stringFlags(fs *pflag.FlagSet, nameHelp ...string) {
+	for i := 0; i+1 < len(nameHelp); i += 2 {
+		fs.String(nameHelp[i], "", nameHelp[i+1])
 	}
-	pos, err := r.parse(fs, args, ids)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := requireFlags(fs, required...); err != nil {
-		return nil, nil, err
-	}
-	body, err := bodyFromFlags(fs, vals)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pos, body, nil
 }
 
-// parsePatch is parseBody for a PATCH, which must change something.
-func (r *adminRun) parsePatch(args []string, ids int, flags ...string) ([]string, map[string]any, error) {
-	pos, body, err := r.parseBody(args, ids, flags)
-	if err == nil && len(body) == 0 {
-		err = usagef("nothing to change: give at least one of --%s", strings.Join(flags, ", --"))
-	}
-	return pos, body, err
-}
-
-// bodyFromFlags copies the given string flags into a request body, under
-// their snake_case names; policy-json becomes "policy".
-func bodyFromFlags(fs *flag.FlagSet, vals map[string]*string) (map[string]any, error) {
-	set := flagsSet(fs)
+// body copies the given string flags, when given, into a request body
+// under their snake_case names; policy-json becomes "policy".
+func (r *adminRun) body(flags ...string) (map[string]any, error) {
 	body := map[string]any{}
-	for name, v := range vals {
-		if !set[name] {
+	for _, name := range flags {
+		if !r.changed(name) {
 			continue
 		}
+		v := r.str(name)
 		switch name {
 		case "policy-json":
-			p, err := policyFlag(*v)
+			p, err := policyFlag(v)
 			if err != nil {
 				return nil, err
 			}
 			body["policy"] = p
 		case "status":
-			if err := statusFlag(*v); err != nil {
+			if err := statusFlag(v); err != nil {
 				return nil, err
 			}
-			body["status"] = *v
+			body["status"] = v
 		default:
-			body[strings.ReplaceAll(name, "-", "_")] = *v
+			body[strings.ReplaceAll(name, "-", "_")] = v
 		}
 	}
 	return body, nil
 }
 
+// patchBody is body for a PATCH, which must change something.
+func (r *adminRun) patchBody(flags ...string) (map[string]any, error) {
+	body, err := r.body(flags...)
+	if err == nil && len(body) == 0 {
+		err = usagef("nothing to change: give at least one of --%s", strings.Join(flags, ", --"))
+	}
+	return body, err
+}
+
 // call runs the common tail of a command: the request, then either the
-// verbatim JSON or the human form printed by human.
-func (r *adminRun) call(ctx context.Context, method, path string, body any, human func(*adminResponse) error) int {
-	return r.callQuery(ctx, method, path, nil, body, human)
+// API's answer for programs (-o json|yaml) or the human form printed by
+// human.
+func (r *adminRun) call(ctx context.Context, c *adminClient, method, path string, body any, human func(*adminResponse) error) error {
+	return r.callQuery(ctx, c, method, path, nil, body, human)
 }
 
 // callQuery is call with a query string.
-func (r *adminRun) callQuery(ctx context.Context, method, path string, query url.Values, body any, human func(*adminResponse) error) int {
-	c, err := r.client()
-	if err != nil {
-		return r.fail(err)
-	}
+func (r *adminRun) callQuery(ctx context.Context, c *adminClient, method, path string, query url.Values, body any, human func(*adminResponse) error) error {
 	resp, err := c.do(ctx, method, path, query, body)
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	if r.json() {
+	if r.machine() {
 		r.emit(resp.Body)
-		return adminExitOK
+		return nil
 	}
-	if err := human(resp); err != nil {
-		return r.fail(err)
-	}
-	return adminExitOK
+	return human(resp)
 }
 
 func (r *adminRun) printSite(resp *adminResponse) error {
@@ -192,26 +172,68 @@ func printPolicies(w io.Writer, owner string, own, effective map[string]json.Raw
 	adminPolicyLines(w, effective)
 }
 
-func runSitesCreate(ctx context.Context, r *adminRun, args []string) int {
-	_, body, err := r.parseBody(args, 0, []string{"name", "maas-url", "description", "policy-json"}, "name", "maas-url")
-	if err != nil {
-		return r.fail(err)
-	}
-	return r.call(ctx, http.MethodPost, adminSitesPath, body, r.printSite)
+func (c *cli) sitesCommand() *cobra.Command {
+	site := []string{"SITE"}
+	return c.group("sites", "MAAS sites: create, list, show, change, credentials, probe",
+		c.leaf(adminSpec{
+			use: "create --name NAME --maas-url URL", short: "create a MAAS site",
+			example: `  maasflow sites create --name lab-a --maas-url http://maas.lab-a:5240/MAAS --policy-json '{"auto_claim_new":false}'`,
+			flags: func(fs *pflag.FlagSet) {
+				stringFlags(fs, "name", "site name, unique (commands take it instead of the id)", "maas-url", "MAAS region URL, http://host:5240/MAAS",
+					"description", "free text", "policy-json", "site policy, one JSON object")
+			},
+			run: runSitesCreate,
+		}),
+		c.leaf(adminSpec{use: "list", short: "list sites", run: runSitesList}),
+		c.leaf(adminSpec{use: "get SITE", short: "show a site and its effective policy (SITE is an id or a name)", args: site, complete: completeSites, run: runSitesGet}),
+		c.leaf(adminSpec{
+			use: "patch SITE", short: "change a site (--policy-json is merged into the site's policy)", args: site, complete: completeSites,
+			flags: func(fs *pflag.FlagSet) {
+				stringFlags(fs, "name", "new name", "maas-url", "new MAAS URL", "description", "free text",
+					"status", "active or disabled", "policy-json", "policy keys to set, one JSON object")
+			},
+			run: runSitesPatch,
+		}),
+		c.leaf(adminSpec{use: "disable SITE", short: "disable a site", args: site, complete: completeSites, run: runSitesDisable}),
+		c.leaf(adminSpec{
+			use: "credentials SITE < creds.json", short: "store the site's MAAS API key and BMC credentials",
+			long: `Store the site's MAAS API key and BMC credentials, read as one JSON object
+{"maas_api_key","bmc_username","bmc_password"} from stdin, or from $MAAS_API_KEY,
+$BMC_USERNAME and $BMC_PASSWORD. Never from flags, and never typed on a terminal.`,
+			args: site, complete: completeSites, run: runSitesCredentials,
+		}),
+		c.leaf(adminSpec{use: "probe SITE", short: "check MAAS reachability, version and capabilities (exit 1 when unhealthy)", args: site, complete: completeSites, run: runSitesProbe}),
+	)
 }
 
-func runSitesList(ctx context.Context, r *adminRun, args []string) int {
-	if _, err := r.parse(r.flags(), args, 0); err != nil {
-		return r.fail(err)
+func runSitesCreate(ctx context.Context, r *adminRun, _ []string) error {
+	if err := r.requireFlags("name", "maas-url"); err != nil {
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminSitesPath, nil, func(resp *adminResponse) error {
+	body, err := r.body("name", "maas-url", "description", "policy-json")
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodPost, adminSitesPath, body, r.printSite)
+}
+
+func runSitesList(ctx context.Context, r *adminRun, _ []string) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodGet, adminSitesPath, nil, func(resp *adminResponse) error {
 		var l struct {
 			Items []adminSiteView `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "ID", "NAME", "STATUS", "MAAS_URL", "CREDENTIALS", "PROBE")
+		t := r.table("ID", "NAME", "STATUS", "MAAS_URL", "CREDENTIALS", "PROBE")
 		for _, s := range l.Items {
 			probe := "never"
 			if s.Probe != nil {
@@ -224,28 +246,34 @@ func runSitesList(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
-func runSitesGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+// siteCall resolves the SITE argument and runs one request on the site's
+// path plus suffix.
+func (r *adminRun) siteCall(ctx context.Context, ref, method, suffix string, body any, human func(*adminResponse) error) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminPath(adminSitesPath, pos[0]), nil, r.printSite)
+	id, err := r.siteID(ctx, c, ref)
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, method, adminPath(adminSitesPath, id)+suffix, body, human)
 }
 
-func runSitesPatch(ctx context.Context, r *adminRun, args []string) int {
-	pos, body, err := r.parsePatch(args, 1, "name", "maas-url", "description", "status", "policy-json")
-	if err != nil {
-		return r.fail(err)
-	}
-	return r.call(ctx, http.MethodPatch, adminPath(adminSitesPath, pos[0]), body, r.printSite)
+func runSitesGet(ctx context.Context, r *adminRun, args []string) error {
+	return r.siteCall(ctx, args[0], http.MethodGet, "", nil, r.printSite)
 }
 
-func runSitesDisable(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+func runSitesPatch(ctx context.Context, r *adminRun, args []string) error {
+	body, err := r.patchBody("name", "maas-url", "description", "status", "policy-json")
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodDelete, adminPath(adminSitesPath, pos[0]), nil, r.printSite)
+	return r.siteCall(ctx, args[0], http.MethodPatch, "", body, r.printSite)
+}
+
+func runSitesDisable(ctx context.Context, r *adminRun, args []string) error {
+	return r.siteCall(ctx, args[0], http.MethodDelete, "", nil, r.printSite)
 }
 
 // Credential sources: stdin JSON, or these variables. Never flags.
@@ -312,16 +340,12 @@ func (r *adminRun) readCredentials() (adminCredentials, error) {
 	return c, nil
 }
 
-func runSitesCredentials(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
+func runSitesCredentials(ctx context.Context, r *adminRun, args []string) error {
 	creds, err := r.readCredentials()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodPost, adminPath(adminSitesPath, pos[0], "credentials"), creds, func(resp *adminResponse) error {
+	return r.siteCall(ctx, args[0], http.MethodPost, "/credentials", creds, func(resp *adminResponse) error {
 		var s adminSiteView
 		if err := resp.decode(&s); err != nil {
 			return err
@@ -337,24 +361,24 @@ type adminProbeView struct {
 	domain.ProbeResult
 }
 
-func runSitesProbe(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
-	if err != nil {
-		return r.fail(err)
-	}
+func runSitesProbe(ctx context.Context, r *adminRun, args []string) error {
 	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	resp, err := c.do(ctx, http.MethodPost, adminPath(adminSitesPath, pos[0], "probe"), nil, nil)
+	id, err := r.siteID(ctx, c, args[0])
 	if err != nil {
-		return r.fail(err)
+		return err
+	}
+	resp, err := c.do(ctx, http.MethodPost, adminPath(adminSitesPath, id, "probe"), nil, nil)
+	if err != nil {
+		return err
 	}
 	var p adminProbeView
 	if err := resp.decode(&p); err != nil {
-		return r.fail(err)
+		return err
 	}
-	if r.json() {
+	if r.machine() {
 		r.emit(resp.Body)
 	} else {
 		f := newAdminFields(r.env.stdout)
@@ -377,9 +401,9 @@ func runSitesProbe(ctx context.Context, r *adminRun, args []string) int {
 	// A failed probe is an answer, not an API error, but scripts gate on
 	// it (onboardings are refused until a probe is healthy).
 	if !p.Healthy {
-		return adminExitError
+		return &adminExitCodeError{Code: adminExitError}
 	}
-	return adminExitOK
+	return nil
 }
 
 func (r *adminRun) printProfile(resp *adminResponse) error {
@@ -407,27 +431,73 @@ func profilesPath(site string, ids ...string) string {
 	return adminPath(adminPath(adminSitesPath, site)+"/profiles", ids...)
 }
 
-func runProfilesCreate(ctx context.Context, r *adminRun, args []string) int {
-	pos, body, err := r.parseBody(args, 1, []string{"name", "architecture", "distro-series", "hwe-kernel", "policy-json"}, "name", "architecture", "distro-series")
-	if err != nil {
-		return r.fail(err)
+func (c *cli) profilesCommand() *cobra.Command {
+	sp := []string{"SITE", "PROFILE"}
+	profileFlags := func(fs *pflag.FlagSet) {
+		stringFlags(fs, "name", "profile name, unique in its site", "architecture", "MAAS architecture, e.g. amd64/generic",
+			"distro-series", "MAAS distro series, e.g. jammy", "hwe-kernel", "HWE kernel, e.g. hwe-22.04",
+			"policy-json", "profile policy overriding the site's, one JSON object")
 	}
-	return r.call(ctx, http.MethodPost, profilesPath(pos[0]), body, r.printProfile)
+	return c.group("profiles", "deployment profiles of a site",
+		c.leaf(adminSpec{
+			use: "create SITE --name NAME --architecture ARCH --distro-series SERIES", short: "create a profile under a site",
+			args: []string{"SITE"}, complete: completeSites, flags: profileFlags, run: runProfilesCreate,
+		}),
+		c.leaf(adminSpec{use: "list SITE", short: "list a site's profiles", args: []string{"SITE"}, complete: completeSites, run: runProfilesList}),
+		c.leaf(adminSpec{use: "get SITE PROFILE", short: "show a profile and its effective policy (ids or names)", args: sp, complete: completeSiteProfiles, run: runProfilesGet}),
+		c.leaf(adminSpec{
+			use: "patch SITE PROFILE", short: "change a profile", args: sp, complete: completeSiteProfiles,
+			flags: func(fs *pflag.FlagSet) {
+				profileFlags(fs)
+				fs.String("status", "", "active or disabled")
+			},
+			run: runProfilesPatch,
+		}),
+		c.leaf(adminSpec{use: "disable SITE PROFILE", short: "disable a profile", args: sp, complete: completeSiteProfiles, run: runProfilesDisable}),
+	)
 }
 
-func runProfilesList(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+// profileCall resolves SITE (and PROFILE when given) and runs one request.
+func (r *adminRun) profileCall(ctx context.Context, args []string, method string, body any, human func(*adminResponse) error) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodGet, profilesPath(pos[0]), nil, func(resp *adminResponse) error {
+	site, err := r.siteID(ctx, c, args[0])
+	if err != nil {
+		return err
+	}
+	path := profilesPath(site)
+	if len(args) > 1 {
+		profile, err := r.profileID(ctx, c, site, args[1])
+		if err != nil {
+			return err
+		}
+		path = profilesPath(site, profile)
+	}
+	return r.call(ctx, c, method, path, body, human)
+}
+
+func runProfilesCreate(ctx context.Context, r *adminRun, args []string) error {
+	if err := r.requireFlags("name", "architecture", "distro-series"); err != nil {
+		return err
+	}
+	body, err := r.body("name", "architecture", "distro-series", "hwe-kernel", "policy-json")
+	if err != nil {
+		return err
+	}
+	return r.profileCall(ctx, args, http.MethodPost, body, r.printProfile)
+}
+
+func runProfilesList(ctx context.Context, r *adminRun, args []string) error {
+	return r.profileCall(ctx, args, http.MethodGet, nil, func(resp *adminResponse) error {
 		var l struct {
 			Items []adminProfileView `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "ID", "NAME", "STATUS", "ARCHITECTURE", "DISTRO_SERIES", "HWE_KERNEL")
+		t := r.table("ID", "NAME", "STATUS", "ARCHITECTURE", "DISTRO_SERIES", "HWE_KERNEL")
 		for _, p := range l.Items {
 			t.row(p.ID, p.Name, p.Status, p.Architecture, p.DistroSeries, p.HWEKernel)
 		}
@@ -436,26 +506,18 @@ func runProfilesList(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
-func runProfilesGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 2)
-	if err != nil {
-		return r.fail(err)
-	}
-	return r.call(ctx, http.MethodGet, profilesPath(pos[0], pos[1]), nil, r.printProfile)
+func runProfilesGet(ctx context.Context, r *adminRun, args []string) error {
+	return r.profileCall(ctx, args, http.MethodGet, nil, r.printProfile)
 }
 
-func runProfilesPatch(ctx context.Context, r *adminRun, args []string) int {
-	pos, body, err := r.parsePatch(args, 2, "name", "architecture", "distro-series", "hwe-kernel", "status", "policy-json")
+func runProfilesPatch(ctx context.Context, r *adminRun, args []string) error {
+	body, err := r.patchBody("name", "architecture", "distro-series", "hwe-kernel", "status", "policy-json")
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	return r.call(ctx, http.MethodPatch, profilesPath(pos[0], pos[1]), body, r.printProfile)
+	return r.profileCall(ctx, args, http.MethodPatch, body, r.printProfile)
 }
 
-func runProfilesDisable(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 2)
-	if err != nil {
-		return r.fail(err)
-	}
-	return r.call(ctx, http.MethodDelete, profilesPath(pos[0], pos[1]), nil, r.printProfile)
+func runProfilesDisable(ctx context.Context, r *adminRun, args []string) error {
+	return r.profileCall(ctx, args, http.MethodDelete, nil, r.printProfile)
 }

@@ -6,6 +6,9 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // adminSKUView is one catalog entry.
@@ -36,42 +39,63 @@ func (r *adminRun) printSKU(resp *adminResponse) error {
 	return nil
 }
 
-func runSKUsCreate(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	id := fs.String("id", "", "")
-	model := fs.String("gpu-model", "", "")
-	gpus := fs.Int("gpus-total", 0, "")
-	desc := fs.String("description", "", "")
-	active := fs.Bool("active", true, "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
-	if err := requireFlags(fs, "id", "gpu-model", "gpus-total"); err != nil {
-		return r.fail(err)
-	}
-	set := flagsSet(fs)
-	body := map[string]any{"id": *id, "gpu_model": *model, "gpus_total": *gpus}
-	if set["description"] {
-		body["description"] = *desc
-	}
-	if set["active"] {
-		body["active"] = *active
-	}
-	return r.call(ctx, http.MethodPost, adminSKUsPath, body, r.printSKU)
+func (c *cli) skusCommand() *cobra.Command {
+	return c.group("skus", "the SKU catalog",
+		c.leaf(adminSpec{
+			use: "create --id ID --gpu-model MODEL --gpus-total N", short: "add a SKU to the catalog",
+			flags: func(fs *pflag.FlagSet) {
+				fs.String("id", "", "SKU id, e.g. h100-8x")
+				fs.String("gpu-model", "", "GPU model, e.g. \"NVIDIA H100 80GB\"")
+				fs.Int("gpus-total", 0, "GPUs per server")
+				fs.String("description", "", "free text")
+				fs.Bool("active", true, "whether new onboardings may use it")
+			},
+			run: runSKUsCreate,
+		}),
+		c.leaf(adminSpec{use: "list", short: "list the SKU catalog", run: runSKUsList}),
+		c.leaf(adminSpec{use: "get SKU", short: "show a SKU", args: []string{"SKU"}, complete: completeSKUs, run: runSKUsGet}),
+		c.leaf(adminSpec{
+			use: "patch SKU", short: "activate, deactivate or describe a SKU", args: []string{"SKU"}, complete: completeSKUs,
+			flags: func(fs *pflag.FlagSet) {
+				fs.Bool("active", true, "--active=false stops new onboardings from using it")
+				fs.String("description", "", "free text")
+			},
+			run: runSKUsPatch,
+		}),
+	)
 }
 
-func runSKUsList(ctx context.Context, r *adminRun, args []string) int {
-	if _, err := r.parse(r.flags(), args, 0); err != nil {
-		return r.fail(err)
+func runSKUsCreate(ctx context.Context, r *adminRun, _ []string) error {
+	if err := r.requireFlags("id", "gpu-model", "gpus-total"); err != nil {
+		return err
 	}
-	return r.call(ctx, http.MethodGet, adminSKUsPath, nil, func(resp *adminResponse) error {
+	body := map[string]any{"id": r.str("id"), "gpu_model": r.str("gpu-model"), "gpus_total": r.integer("gpus-total")}
+	if r.changed("description") {
+		body["description"] = r.str("description")
+	}
+	if r.changed("active") {
+		body["active"] = r.boolean("active")
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodPost, adminSKUsPath, body, r.printSKU)
+}
+
+func runSKUsList(ctx context.Context, r *adminRun, _ []string) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodGet, adminSKUsPath, nil, func(resp *adminResponse) error {
 		var l struct {
 			Items []adminSKUView `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "ID", "GPU_MODEL", "GPUS", "ACTIVE", "DESCRIPTION")
+		t := r.table("ID", "GPU_MODEL", "GPUS", "ACTIVE", "DESCRIPTION")
 		for _, s := range l.Items {
 			t.row(s.ID, s.GPUModel, strconv.Itoa(s.GPUsTotal), strconv.FormatBool(s.Active), s.Description)
 		}
@@ -80,34 +104,47 @@ func runSKUsList(ctx context.Context, r *adminRun, args []string) int {
 	})
 }
 
-func runSKUsGet(ctx context.Context, r *adminRun, args []string) int {
-	pos, err := r.parse(r.flags(), args, 1)
+// completeSKUs proposes the catalog's SKU ids (a SKU's id is its name).
+func completeSKUs(r *adminRun, _ []string) []string {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return nil
 	}
-	return r.call(ctx, http.MethodGet, adminPath(adminSKUsPath, pos[0]), nil, r.printSKU)
+	items, err := c.listNamed(completionContext(r), adminSKUsPath)
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	return ids
 }
 
-func runSKUsPatch(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	active := fs.Bool("active", true, "")
-	desc := fs.String("description", "", "")
-	pos, err := r.parse(fs, args, 1)
+func runSKUsGet(ctx context.Context, r *adminRun, args []string) error {
+	c, err := r.client()
 	if err != nil {
-		return r.fail(err)
+		return err
 	}
-	set := flagsSet(fs)
+	return r.call(ctx, c, http.MethodGet, adminPath(adminSKUsPath, args[0]), nil, r.printSKU)
+}
+
+func runSKUsPatch(ctx context.Context, r *adminRun, args []string) error {
 	body := map[string]any{}
-	if set["active"] {
-		body["active"] = *active
+	if r.changed("active") {
+		body["active"] = r.boolean("active")
 	}
-	if set["description"] {
-		body["description"] = *desc
+	if r.changed("description") {
+		body["description"] = r.str("description")
 	}
 	if len(body) == 0 {
-		return r.fail(usagef("nothing to change: give --active=true|false or --description"))
+		return usagef("nothing to change: give --active=true|false or --description")
 	}
-	return r.call(ctx, http.MethodPatch, adminPath(adminSKUsPath, pos[0]), body, r.printSKU)
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.call(ctx, c, http.MethodPatch, adminPath(adminSKUsPath, args[0]), body, r.printSKU)
 }
 
 // adminAuditView is one audit entry.
@@ -121,24 +158,31 @@ type adminAuditView struct {
 	CorrelationID string    `json:"correlation_id"`
 }
 
-func runAudit(ctx context.Context, r *adminRun, args []string) int {
-	fs := r.flags()
-	limit := fs.Int("limit", 0, "")
-	if _, err := r.parse(fs, args, 0); err != nil {
-		return r.fail(err)
-	}
+func (c *cli) auditCommand() *cobra.Command {
+	return c.leaf(adminSpec{
+		use: "audit", short: "show the latest audit entries",
+		flags: func(fs *pflag.FlagSet) { fs.Int("limit", 0, "how many entries (default: the API's page size)") },
+		run:   runAudit,
+	})
+}
+
+func runAudit(ctx context.Context, r *adminRun, _ []string) error {
 	q := url.Values{}
-	if err := setLimit(fs, *limit, q); err != nil {
-		return r.fail(err)
+	if err := r.limitQuery(q); err != nil {
+		return err
 	}
-	return r.callQuery(ctx, http.MethodGet, adminAuditPath, q, nil, func(resp *adminResponse) error {
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	return r.callQuery(ctx, c, http.MethodGet, adminAuditPath, q, nil, func(resp *adminResponse) error {
 		var l struct {
 			Items []adminAuditView `json:"items"`
 		}
 		if err := resp.decode(&l); err != nil {
 			return err
 		}
-		t := newAdminTable(r.env.stdout, "TIME", "ACTOR", "ACTION", "TARGET", "RESULT", "CORRELATION_ID")
+		t := r.table("TIME", "ACTOR", "ACTION", "TARGET", "RESULT", "CORRELATION_ID")
 		for _, e := range l.Items {
 			t.row(adminTime(e.Time), e.Actor, e.Action, e.Target, e.Result, e.CorrelationID)
 		}

@@ -18,16 +18,16 @@ import (
 )
 
 const (
-	adminSiteJSON = `{"id":"s1","name":"lab","maas_url":"http://maas.lab:5240/MAAS","status":"active",` +
+	adminSiteJSON = `{"id":"5e000000-0000-4000-8000-000000000001","name":"lab","maas_url":"http://maas.lab:5240/MAAS","status":"active",` +
 		`"policy":{"auto_claim_new":true},"credentials_set":true,` +
 		`"probe":{"healthy":true,"version":"3.5.0","is_admin":true,"checked_at":"2026-01-01T00:00:00Z"},` +
 		`"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z",` +
 		`"effective_policy":{"auto_claim_new":true,"deploy_retries":1,"storage_layout":"flat"}}`
-	adminProfileJSON = `{"id":"p1","site_id":"s1","name":"gpu","architecture":"amd64/generic","distro_series":"jammy",` +
+	adminProfileJSON = `{"id":"9f000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","name":"gpu","architecture":"amd64/generic","distro_series":"jammy",` +
 		`"status":"active","policy":{},"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z",` +
 		`"effective_policy":{"auto_claim_new":true}}`
 	adminSKUJSON        = `{"id":"h100x8","gpu_model":"H100","gpus_total":8,"active":true,"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
-	adminOnboardingJSON = `{"id":"o1","site_id":"s1","profile_id":"p1","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
+	adminOnboardingJSON = `{"id":"0b000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","profile_id":"9f000000-0000-4000-8000-000000000001","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
 		`"node_id":"n1","status":"pending","stage":"validate","attempt":1,"maas_system_id":"","correlation_id":"c1",` +
 		`"created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}`
 )
@@ -55,7 +55,7 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 			reply:  adminReply{http.StatusCreated, adminSiteJSON},
 			method: http.MethodPost, path: sites,
 			body:    `{"name":"lab","maas_url":"http://maas.lab:5240/MAAS","policy":{"auto_claim_new":true}}`,
-			wantOut: []string{"ID:", "s1", "healthy (MAAS 3.5.0", "Effective policy:", "storage_layout", "flat"},
+			wantOut: []string{"ID:", "5e000000-0000-4000-8000-000000000001", "healthy (MAAS 3.5.0", "Effective policy:", "storage_layout", "flat"},
 		},
 		{
 			name:   "sites list",
@@ -66,97 +66,91 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 		},
 		{
 			name:   "sites get",
-			args:   []string{"sites", "get", "s1"},
+			args:   []string{"sites", "get", "5e000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, adminSiteJSON},
-			method: http.MethodGet, path: sites + "/s1",
+			method: http.MethodGet, path: sites + "/5e000000-0000-4000-8000-000000000001",
 			wantOut: []string{"Credentials:", "set", "auto_claim_new"},
 		},
 		{
-			name:   "sites get escapes the id",
-			args:   []string{"sites", "get", "a/b?c"},
-			reply:  adminReply{http.StatusOK, adminSiteJSON},
-			method: http.MethodGet, path: sites + "/a%2Fb%3Fc",
-		},
-		{
 			name:   "sites patch",
-			args:   []string{"sites", "patch", "s1", "--policy-json", `{"deploy_retries":2}`, "--description", "lab A"},
+			args:   []string{"sites", "patch", "5e000000-0000-4000-8000-000000000001", "--policy-json", `{"deploy_retries":2}`, "--description", "lab A"},
 			reply:  adminReply{http.StatusOK, adminSiteJSON},
-			method: http.MethodPatch, path: sites + "/s1",
+			method: http.MethodPatch, path: sites + "/5e000000-0000-4000-8000-000000000001",
 			body: `{"policy":{"deploy_retries":2},"description":"lab A"}`,
 		},
 		{
 			name:   "sites disable",
-			args:   []string{"sites", "disable", "s1"},
+			args:   []string{"sites", "disable", "5e000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, adminSiteJSON},
-			method: http.MethodDelete, path: sites + "/s1",
+			method: http.MethodDelete, path: sites + "/5e000000-0000-4000-8000-000000000001",
 		},
 		{
 			name:   "sites probe healthy",
-			args:   []string{"sites", "probe", "s1"},
-			reply:  adminReply{http.StatusOK, `{"site_id":"s1","healthy":true,"version":"3.5.0","capabilities":["networks-management"],"user":"maasflow","is_admin":true,"checked_at":"2026-01-01T00:00:00Z"}`},
-			method: http.MethodPost, path: sites + "/s1/probe",
+			args:   []string{"sites", "probe", "5e000000-0000-4000-8000-000000000001"},
+			reply:  adminReply{http.StatusOK, `{"site_id":"5e000000-0000-4000-8000-000000000001","healthy":true,"version":"3.5.0","capabilities":["networks-management"],"user":"maasflow","is_admin":true,"checked_at":"2026-01-01T00:00:00Z"}`},
+			method: http.MethodPost, path: sites + "/5e000000-0000-4000-8000-000000000001/probe",
 			wantOut: []string{"3.5.0", "networks-management", "maasflow (admin)"},
 		},
 		{
 			name:   "sites probe unhealthy exits 1",
-			args:   []string{"sites", "probe", "s1"},
-			reply:  adminReply{http.StatusOK, `{"site_id":"s1","healthy":false,"error":"connection refused","is_admin":false,"checked_at":"2026-01-01T00:00:00Z"}`},
-			method: http.MethodPost, path: sites + "/s1/probe",
+			args:   []string{"sites", "probe", "5e000000-0000-4000-8000-000000000001"},
+			reply:  adminReply{http.StatusOK, `{"site_id":"5e000000-0000-4000-8000-000000000001","healthy":false,"error":"connection refused","is_admin":false,"checked_at":"2026-01-01T00:00:00Z"}`},
+			method: http.MethodPost, path: sites + "/5e000000-0000-4000-8000-000000000001/probe",
 			wantOut: []string{"connection refused"}, wantCode: 1,
 		},
 		{
 			name:   "profiles create",
-			args:   []string{"profiles", "create", "s1", "--name", "gpu", "--architecture", "amd64/generic", "--distro-series", "jammy", "--policy-json", `{"roce_phase2":true}`},
+			args:   []string{"profiles", "create", "5e000000-0000-4000-8000-000000000001", "--name", "gpu", "--architecture", "amd64/generic", "--distro-series", "jammy", "--policy-json", `{"roce_phase2":true}`},
 			reply:  adminReply{http.StatusCreated, adminProfileJSON},
-			method: http.MethodPost, path: sites + "/s1/profiles",
+			method: http.MethodPost, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles",
 			body:    `{"name":"gpu","architecture":"amd64/generic","distro_series":"jammy","policy":{"roce_phase2":true}}`,
-			wantOut: []string{"p1", "amd64/generic", "none (everything inherited)"},
+			wantOut: []string{"9f000000-0000-4000-8000-000000000001", "amd64/generic", "none (everything inherited)"},
 		},
 		{
 			name:   "profiles create with flags before the site",
-			args:   []string{"profiles", "create", "--name", "gpu", "--architecture", "amd64/generic", "s1", "--distro-series", "jammy"},
+			args:   []string{"profiles", "create", "--name", "gpu", "--architecture", "amd64/generic", "5e000000-0000-4000-8000-000000000001", "--distro-series", "jammy"},
 			reply:  adminReply{http.StatusCreated, adminProfileJSON},
-			method: http.MethodPost, path: sites + "/s1/profiles",
+			method: http.MethodPost, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles",
 			body: `{"name":"gpu","architecture":"amd64/generic","distro_series":"jammy"}`,
 		},
 		{
 			name:   "profiles list",
-			args:   []string{"profiles", "list", "s1"},
+			args:   []string{"profiles", "list", "5e000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, `{"items":[` + adminProfileJSON + `]}`},
-			method: http.MethodGet, path: sites + "/s1/profiles",
+			method: http.MethodGet, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles",
 			wantOut: []string{"DISTRO_SERIES", "jammy"},
 		},
 		{
 			name:   "profiles get",
-			args:   []string{"profiles", "get", "s1", "p1"},
+			args:   []string{"profiles", "get", "5e000000-0000-4000-8000-000000000001", "9f000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, adminProfileJSON},
-			method: http.MethodGet, path: sites + "/s1/profiles/p1",
+			method: http.MethodGet, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles/9f000000-0000-4000-8000-000000000001",
 		},
 		{
 			name:   "profiles patch",
-			args:   []string{"profiles", "patch", "s1", "p1", "--status", "active", "--hwe-kernel", "hwe-22.04"},
+			args:   []string{"profiles", "patch", "5e000000-0000-4000-8000-000000000001", "9f000000-0000-4000-8000-000000000001", "--status", "active", "--hwe-kernel", "hwe-22.04"},
 			reply:  adminReply{http.StatusOK, adminProfileJSON},
-			method: http.MethodPatch, path: sites + "/s1/profiles/p1",
+			method: http.MethodPatch, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles/9f000000-0000-4000-8000-000000000001",
 			body: `{"status":"active","hwe_kernel":"hwe-22.04"}`,
 		},
 		{
 			name:   "profiles disable",
-			args:   []string{"profiles", "disable", "s1", "p1"},
+			args:   []string{"profiles", "disable", "5e000000-0000-4000-8000-000000000001", "9f000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, adminProfileJSON},
-			method: http.MethodDelete, path: sites + "/s1/profiles/p1",
+			method: http.MethodDelete, path: sites + "/5e000000-0000-4000-8000-000000000001/profiles/9f000000-0000-4000-8000-000000000001",
 		},
 		{
 			name:   "roce list",
-			args:   []string{"roce", "list", "s1", "--hostname", "c07u31"},
-			reply:  adminReply{http.StatusOK, `{"items":[{"id":"a1","site_id":"s1","hostname":"c07u31","interface":"enp28s0np0","ipv4_cidr":"172.30.9.61/31","updated_at":"2026-01-01T00:00:00Z"}]}`},
-			method: http.MethodGet, path: sites + "/s1/roce-assignments", query: "hostname=c07u31",
+			args:   []string{"roce", "list", "5e000000-0000-4000-8000-000000000001", "--hostname", "c07u31"},
+			reply:  adminReply{http.StatusOK, `{"items":[{"id":"a1","site_id":"5e000000-0000-4000-8000-000000000001","hostname":"c07u31","interface":"enp28s0np0","ipv4_cidr":"172.30.9.61/31","updated_at":"2026-01-01T00:00:00Z"}]}`},
+			method: http.MethodGet, path: sites + "/5e000000-0000-4000-8000-000000000001/roce-assignments", query: "hostname=c07u31",
 			wantOut: []string{"enp28s0np0", "172.30.9.61/31"},
 		},
 		{
 			name:   "roce delete",
-			args:   []string{"roce", "delete", "s1", "a1"},
+			args:   []string{"roce", "delete", "5e000000-0000-4000-8000-000000000001", "a1"},
 			reply:  adminReply{http.StatusNoContent, ""},
-			method: http.MethodDelete, path: sites + "/s1/roce-assignments/a1",
+			method: http.MethodDelete, path: sites + "/5e000000-0000-4000-8000-000000000001/roce-assignments/a1",
 			wantOut: []string{"deleted RoCE assignment a1"},
 		},
 		{
@@ -189,32 +183,32 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 		},
 		{
 			name:   "onboard sends exactly the five request fields",
-			args:   []string{"onboard", "--site", "s1", "--profile", "p1", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5"},
+			args:   []string{"onboard", "--site", "5e000000-0000-4000-8000-000000000001", "--profile", "9f000000-0000-4000-8000-000000000001", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5"},
 			reply:  adminReply{http.StatusAccepted, adminOnboardingJSON},
 			method: http.MethodPost, path: obs,
-			body:    `{"site_id":"s1","profile_id":"p1","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5"}`,
-			wantOut: []string{"onboarding o1 accepted (status pending)", "maasflow onboardings watch o1"},
+			body:    `{"site_id":"5e000000-0000-4000-8000-000000000001","profile_id":"9f000000-0000-4000-8000-000000000001","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5"}`,
+			wantOut: []string{"onboarding 0b000000-0000-4000-8000-000000000001 accepted (status pending)", "maasflow onboardings watch 0b000000-0000-4000-8000-000000000001"},
 		},
 		{
 			name:   "onboardings list filters",
-			args:   []string{"onboardings", "list", "--status", "running", "--site", "s1", "--hostname", "gpu-01", "--limit", "10"},
+			args:   []string{"onboardings", "list", "--status", "running", "--site", "5e000000-0000-4000-8000-000000000001", "--hostname", "gpu-01", "--limit", "10"},
 			reply:  adminReply{http.StatusOK, `{"items":[` + adminOnboardingJSON + `],"next_cursor":""}`},
-			method: http.MethodGet, path: obs, query: "hostname=gpu-01&limit=10&site_id=s1&status=running",
-			wantOut: []string{"MAAS_SYSTEM_ID", "o1", "gpu-01"},
+			method: http.MethodGet, path: obs, query: "hostname=gpu-01&limit=10&site_id=5e000000-0000-4000-8000-000000000001&status=running",
+			wantOut: []string{"MAAS_SYSTEM_ID", "0b000000-0000-4000-8000-000000000001", "gpu-01"},
 		},
 		{
 			name:   "onboardings get",
-			args:   []string{"onboardings", "get", "o1"},
+			args:   []string{"onboardings", "get", "0b000000-0000-4000-8000-000000000001"},
 			reply:  adminReply{http.StatusOK, adminOnboardingJSON},
-			method: http.MethodGet, path: obs + "/o1",
+			method: http.MethodGet, path: obs + "/0b000000-0000-4000-8000-000000000001",
 			wantOut: []string{"Status:", "pending", "Timeline:", "(empty)"},
 		},
 		{
 			name:   "audit",
 			args:   []string{"audit", "--limit", "5"},
-			reply:  adminReply{http.StatusOK, `{"items":[{"id":"e1","time":"2026-01-01T00:00:00Z","actor":"admin","action":"site.create","target":"site:s1","result":"success","correlation_id":"c9"}]}`},
+			reply:  adminReply{http.StatusOK, `{"items":[{"id":"e1","time":"2026-01-01T00:00:00Z","actor":"admin","action":"site.create","target":"site:5e000000-0000-4000-8000-000000000001","result":"success","correlation_id":"c9"}]}`},
 			method: http.MethodGet, path: "/api/v1/admin/audit", query: "limit=5",
-			wantOut: []string{"ACTION", "site.create", "site:s1", "c9"},
+			wantOut: []string{"ACTION", "site.create", "site:5e000000-0000-4000-8000-000000000001", "c9"},
 		},
 	}
 	for _, tc := range cases {
@@ -246,12 +240,12 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 
 func TestAdminJSONOutputIsVerbatim(t *testing.T) {
 	api := newAdminFakeAPI(t)
-	api.on("GET /api/v1/admin/maas-sites/s1", adminReply{http.StatusOK, adminSiteJSON})
-	res := api.run(t, adminInvocation{}, "sites", "get", "s1", "-o", "json")
+	api.on("GET /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001", adminReply{http.StatusOK, adminSiteJSON})
+	res := api.run(t, adminInvocation{}, "sites", "get", "5e000000-0000-4000-8000-000000000001", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, adminSiteJSON+"\n", res.stdout)
 
-	res = api.run(t, adminInvocation{}, "sites", "get", "--output=json", "s1")
+	res = api.run(t, adminInvocation{}, "sites", "get", "--output=json", "5e000000-0000-4000-8000-000000000001")
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Equal(t, adminSiteJSON+"\n", res.stdout)
 }
@@ -323,14 +317,14 @@ func TestAdminCredentialsNeverEchoed(t *testing.T) {
 			name:     "secrets are not flags",
 			args:     []string{"--bmc-password", password},
 			inv:      adminInvocation{stdin: want},
-			wantCode: 2, wantErr: "flag provided but not defined",
+			wantCode: 2, wantErr: "unknown flag: --bmc-password",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newAdminFakeAPI(t)
-			api.on("POST /api/v1/admin/maas-sites/s1/credentials", tc.reply)
-			args := append([]string{"sites", "credentials", "s1"}, tc.args...)
+			api.on("POST /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001/credentials", tc.reply)
+			args := append([]string{"sites", "credentials", "5e000000-0000-4000-8000-000000000001"}, tc.args...)
 			res := api.run(t, tc.inv, args...)
 
 			assert.Equal(t, tc.wantCode, res.code, "stderr: %s", res.stderr)
@@ -348,7 +342,7 @@ func TestAdminCredentialsNeverEchoed(t *testing.T) {
 			if tc.wantErr != "" {
 				assert.Contains(t, res.stderr, tc.wantErr)
 			} else {
-				assert.Contains(t, res.stdout, "credentials stored for site s1")
+				assert.Contains(t, res.stdout, "credentials stored for site 5e000000-0000-4000-8000-000000000001")
 			}
 		})
 	}
@@ -412,8 +406,8 @@ func TestAdminRoCECSVConversion(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newAdminFakeAPI(t)
-			api.on("POST /api/v1/admin/maas-sites/s1/roce-assignments", adminReply{http.StatusOK, `{"items":[{"id":"a1","site_id":"s1","hostname":"c07u31","interface":"enp28s0np0","ipv4_cidr":"172.30.9.61/31","updated_at":"2026-01-01T00:00:00Z"}]}`})
-			args := []string{"roce", "upsert", "s1", "--file", "-"}
+			api.on("POST /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001/roce-assignments", adminReply{http.StatusOK, `{"items":[{"id":"a1","site_id":"5e000000-0000-4000-8000-000000000001","hostname":"c07u31","interface":"enp28s0np0","ipv4_cidr":"172.30.9.61/31","updated_at":"2026-01-01T00:00:00Z"}]}`})
+			args := []string{"roce", "upsert", "5e000000-0000-4000-8000-000000000001", "--file", "-"}
 			if tc.csv {
 				args = append(args, "--csv")
 			}
@@ -423,13 +417,13 @@ func TestAdminRoCECSVConversion(t *testing.T) {
 			reqs := api.requests()
 			if tc.wantErr != "" {
 				assert.Contains(t, res.stderr, tc.wantErr)
-				assert.Contains(t, res.stderr, "usage:")
+				assert.Contains(t, res.stderr, "Usage:")
 				assert.Empty(t, reqs)
 				return
 			}
 			require.Len(t, reqs, 1)
 			assert.JSONEq(t, `{"items":`+tc.want+`}`, reqs[0].Body)
-			assert.Contains(t, res.stdout, "upserted 1 assignment(s) for site s1 in 1 request(s)")
+			assert.Contains(t, res.stdout, "upserted 1 assignment(s) for site 5e000000-0000-4000-8000-000000000001 in 1 request(s)")
 		})
 	}
 }
@@ -438,15 +432,15 @@ func TestAdminRoCEFromFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rows.csv")
 	require.NoError(t, os.WriteFile(path, []byte("gpu-01,enp1s0,10.1.0.0/31\n"), 0o600))
 	api := newAdminFakeAPI(t)
-	api.on("POST /api/v1/admin/maas-sites/s1/roce-assignments", adminReply{http.StatusOK, `{"items":[]}`})
+	api.on("POST /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001/roce-assignments", adminReply{http.StatusOK, `{"items":[]}`})
 
-	res := api.run(t, adminInvocation{}, "roce", "upsert", "s1", "--csv", "--file", path)
+	res := api.run(t, adminInvocation{}, "roce", "upsert", "5e000000-0000-4000-8000-000000000001", "--csv", "--file", path)
 	require.Equal(t, 0, res.code, res.stderr)
 	reqs := api.requests()
 	require.Len(t, reqs, 1)
 	assert.JSONEq(t, `{"items":[{"hostname":"gpu-01","interface":"enp1s0","ipv4_cidr":"10.1.0.0/31"}]}`, reqs[0].Body)
 
-	res = api.run(t, adminInvocation{}, "roce", "upsert", "s1", "--file", filepath.Join(t.TempDir(), "missing.json"))
+	res = api.run(t, adminInvocation{}, "roce", "upsert", "5e000000-0000-4000-8000-000000000001", "--file", filepath.Join(t.TempDir(), "missing.json"))
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, "--file:")
 }
@@ -460,11 +454,11 @@ func TestAdminRoCEBatchesLargeInputs(t *testing.T) {
 
 	t.Run("all batches stored", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
-		api.on("POST /api/v1/admin/maas-sites/s1/roce-assignments",
+		api.on("POST /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001/roce-assignments",
 			adminReply{http.StatusOK, `{"items":[{"id":"a1"}]}`},
 			adminReply{http.StatusOK, `{"items":[{"id":"a2"}]}`},
 			adminReply{http.StatusOK, `{"items":[{"id":"a3"}]}`})
-		res := api.run(t, adminInvocation{stdin: csv.String()}, "roce", "upsert", "s1", "--csv", "--file", "-", "-o", "json")
+		res := api.run(t, adminInvocation{stdin: csv.String()}, "roce", "upsert", "5e000000-0000-4000-8000-000000000001", "--csv", "--file", "-", "-o", "json")
 		require.Equal(t, 0, res.code, res.stderr)
 
 		reqs := api.requests()
@@ -486,10 +480,10 @@ func TestAdminRoCEBatchesLargeInputs(t *testing.T) {
 
 	t.Run("an error in a later batch names the CSV line", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
-		api.on("POST /api/v1/admin/maas-sites/s1/roce-assignments",
+		api.on("POST /api/v1/admin/maas-sites/5e000000-0000-4000-8000-000000000001/roce-assignments",
 			adminReply{http.StatusOK, `{"items":[]}`},
 			adminReply{http.StatusBadRequest, `{"error":{"code":"invalid_request","field":"items[3].ipv4_cidr","message":"items[3].ipv4_cidr: must be an IPv4 CIDR","correlation_id":"c-2"}}`})
-		res := api.run(t, adminInvocation{stdin: csv.String()}, "roce", "upsert", "s1", "--csv", "--file", "-")
+		res := api.run(t, adminInvocation{stdin: csv.String()}, "roce", "upsert", "5e000000-0000-4000-8000-000000000001", "--csv", "--file", "-")
 
 		assert.Equal(t, 1, res.code)
 		assert.Len(t, api.requests(), 2)
@@ -502,12 +496,12 @@ func TestAdminRoCEBatchesLargeInputs(t *testing.T) {
 
 func TestAdminOnboardingsListAll(t *testing.T) {
 	ob := func(id string) string {
-		return strings.Replace(adminOnboardingJSON, `"id":"o1"`, `"id":"`+id+`"`, 1)
+		return strings.Replace(adminOnboardingJSON, `"id":"0b000000-0000-4000-8000-000000000001"`, `"id":"`+id+`"`, 1)
 	}
 	pages := []adminReply{
-		{http.StatusOK, `{"items":[` + ob("o1") + `,` + ob("o2") + `],"next_cursor":"c2"}`},
-		{http.StatusOK, `{"items":[` + ob("o3") + `,` + ob("o4") + `],"next_cursor":"c3"}`},
-		{http.StatusOK, `{"items":[` + ob("o5") + `],"next_cursor":""}`},
+		{http.StatusOK, `{"items":[` + ob("0b000000-0000-4000-8000-000000000001") + `,` + ob("0b000000-0000-4000-8000-000000000002") + `],"next_cursor":"c2"}`},
+		{http.StatusOK, `{"items":[` + ob("0b000000-0000-4000-8000-000000000003") + `,` + ob("0b000000-0000-4000-8000-000000000004") + `],"next_cursor":"c3"}`},
+		{http.StatusOK, `{"items":[` + ob("0b000000-0000-4000-8000-000000000005") + `],"next_cursor":""}`},
 	}
 
 	t.Run("table", func(t *testing.T) {
@@ -521,7 +515,7 @@ func TestAdminOnboardingsListAll(t *testing.T) {
 		assert.Equal(t, "limit=2&status=running", reqs[0].Query)
 		assert.Equal(t, "cursor=c2&limit=2&status=running", reqs[1].Query)
 		assert.Equal(t, "cursor=c3&limit=2&status=running", reqs[2].Query)
-		for _, id := range []string{"o1", "o2", "o3", "o4", "o5"} {
+		for _, id := range []string{"0b000000-0000-4000-8000-000000000001", "0b000000-0000-4000-8000-000000000002", "0b000000-0000-4000-8000-000000000003", "0b000000-0000-4000-8000-000000000004", "0b000000-0000-4000-8000-000000000005"} {
 			assert.Contains(t, res.stdout, id)
 		}
 		assert.Empty(t, res.stderr)
@@ -538,7 +532,7 @@ func TestAdminOnboardingsListAll(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out))
 		require.Len(t, out.Items, 5)
-		assert.Equal(t, "o5", out.Items[4]["id"])
+		assert.Equal(t, "0b000000-0000-4000-8000-000000000005", out.Items[4]["id"])
 		assert.Empty(t, out.NextCursor)
 	})
 
@@ -548,8 +542,8 @@ func TestAdminOnboardingsListAll(t *testing.T) {
 		res := api.run(t, adminInvocation{}, "onboardings", "list")
 		require.Equal(t, 0, res.code, res.stderr)
 		assert.Len(t, api.requests(), 1)
-		assert.Contains(t, res.stdout, "o2")
-		assert.NotContains(t, res.stdout, "o3")
+		assert.Contains(t, res.stdout, "0b000000-0000-4000-8000-000000000002")
+		assert.NotContains(t, res.stdout, "0b000000-0000-4000-8000-000000000003")
 		assert.Contains(t, res.stderr, "--cursor c2")
 	})
 
@@ -565,18 +559,36 @@ func TestAdminOnboardingsListAll(t *testing.T) {
 
 // adminState renders one onboarding snapshot.
 func adminState(status, stage string, attempt int, errJSON string) adminReply {
-	body := fmt.Sprintf(`{"id":"o1","site_id":"s1","hostname":"gpu-01","node_id":"n1","status":%q,"stage":%q,"attempt":%d,"maas_system_id":"abc123","updated_at":"2026-01-01T00:00:%02dZ"%s}`,
-		status, stage, attempt, attempt, errJSON)
+	return adminStateWith(status, stage, attempt, errJSON)
+}
+
+// adminStateWith renders one onboarding snapshot with timeline rows.
+func adminStateWith(status, stage string, attempt int, errJSON string, timeline ...string) adminReply {
+	body := fmt.Sprintf(`{"id":"0b000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","hostname":"gpu-01","node_id":"n1","status":%q,"stage":%q,"attempt":%d,"maas_system_id":"abc123","updated_at":"2026-01-01T00:00:%02dZ"%s,"timeline":[%s]}`,
+		status, stage, attempt, attempt, errJSON, strings.Join(timeline, ","))
 	return adminReply{http.StatusOK, body}
 }
 
+// Timeline rows of a watched onboarding, in the API's form.
+const (
+	tlEnterValidate   = `{"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"stage_entered","stage":"validate","detail":"from start; status running"}`
+	tlExitValidate    = `{"time":"2026-01-01T00:00:02Z","attempt":1,"kind":"stage_exited","stage":"validate","outcome":"ok","detail":"guardrails passed"}`
+	tlEnterCommission = `{"time":"2026-01-01T00:00:03Z","attempt":1,"kind":"stage_entered","stage":"commission","detail":"from validate"}`
+	tlExitCommission  = `{"time":"2026-01-01T00:00:04Z","attempt":1,"kind":"stage_exited","stage":"commission","outcome":"ok","detail":"commissioning started"}`
+	tlEnterWaitReady  = `{"time":"2026-01-01T00:00:05Z","attempt":1,"kind":"stage_entered","stage":"wait_ready","detail":"from commission"}`
+	// Copied after the fact: its time is before rows already shown.
+	tlMAASCommissioning = `{"time":"2026-01-01T00:00:04Z","attempt":1,"kind":"maas_event","stage":"wait_ready","detail":"INFO: Commissioning","source":"maas","maas_event_id":7}`
+	tlClassification    = `{"time":"2026-01-01T00:00:09Z","attempt":1,"kind":"note","stage":"wait_deployed","source":"classification","detail":"class datasource, retry"}`
+)
+
 func TestAdminWatchExitCodes(t *testing.T) {
 	running := []adminReply{
-		adminState("pending", "validate", 1, ""),
-		adminState("running", "commission", 1, ""),
-		adminState("running", "commission", 1, ""),
-		adminState("running", "deploy", 1, ""),
+		adminStateWith("pending", "validate", 1, ""),
+		adminStateWith("running", "commission", 1, "", tlEnterValidate, tlExitValidate, tlEnterCommission),
+		adminStateWith("running", "commission", 1, "", tlEnterValidate, tlExitValidate, tlEnterCommission),
+		adminStateWith("running", "wait_ready", 1, "", tlEnterValidate, tlExitValidate, tlEnterCommission, tlExitCommission, tlEnterWaitReady),
 	}
+	all := []string{tlEnterValidate, tlExitValidate, tlEnterCommission, tlMAASCommissioning, tlExitCommission, tlEnterWaitReady, tlClassification}
 	failure := `,"error":{"code":"DeployDatasourceError","message":"datasource not found","stage":"wait_deployed"}`
 	cases := []struct {
 		name     string
@@ -584,21 +596,21 @@ func TestAdminWatchExitCodes(t *testing.T) {
 		wantCode int
 		wantOut  string
 	}{
-		{"completed", adminState("completed", "done", 1, ""), 0, "onboarding o1 completed: node n1, MAAS system abc123"},
-		{"manual intervention", adminState("manual_intervention", "wait_deployed", 2, failure), 3,
-			"onboarding o1 needs manual intervention at stage wait_deployed: DeployDatasourceError: datasource not found"},
-		{"failed", adminState("failed", "deploy", 1, failure), 4, "onboarding o1 failed at stage deploy"},
-		{"cancelled", adminState("cancelled", "deploy", 1, ""), 4, "onboarding o1 cancelled at stage deploy"},
+		{"completed", adminStateWith("completed", "done", 1, "", all...), 0, "onboarding 0b000000-0000-4000-8000-000000000001 completed: node n1, MAAS system abc123"},
+		{"manual intervention", adminStateWith("manual_intervention", "wait_deployed", 2, failure, all...), 3,
+			"onboarding 0b000000-0000-4000-8000-000000000001 needs manual intervention at stage wait_deployed: DeployDatasourceError: datasource not found"},
+		{"failed", adminStateWith("failed", "deploy", 1, failure, all...), 4, "onboarding 0b000000-0000-4000-8000-000000000001 failed at stage deploy"},
+		{"cancelled", adminStateWith("cancelled", "deploy", 1, "", all...), 4, "onboarding 0b000000-0000-4000-8000-000000000001 cancelled at stage deploy"},
 	}
 	for _, tc := range cases {
 		for _, cmd := range [][]string{
-			{"onboardings", "watch", "o1", "--interval", "10s"},
-			{"onboard", "--site", "s1", "--profile", "p1", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5", "--wait", "--interval", "10s"},
+			{"onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "10s"},
+			{"onboard", "--site", "5e000000-0000-4000-8000-000000000001", "--profile", "9f000000-0000-4000-8000-000000000001", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5", "--wait", "--interval", "10s"},
 		} {
 			t.Run(tc.name+"/"+cmd[0], func(t *testing.T) {
 				api := newAdminFakeAPI(t)
 				api.on("POST /api/v1/admin/onboardings", adminReply{http.StatusAccepted, adminOnboardingJSON})
-				api.on("GET /api/v1/admin/onboardings/o1", append(append([]adminReply{}, running...), tc.final)...)
+				api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001", append(append([]adminReply{}, running...), tc.final)...)
 				clk := clockwork.NewFakeClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 				start := clk.Now()
 				res := api.run(t, adminInvocation{clock: clk, advance: 10 * time.Second}, cmd...)
@@ -614,10 +626,29 @@ func TestAdminWatchExitCodes(t *testing.T) {
 				assert.Equal(t, len(running)+1, gets, "polls until the terminal status, then stops")
 				// Four waits between five polls, on the fake clock only.
 				assert.Equal(t, 40*time.Second, clk.Since(start))
-				// Stage changes print once each, even when a poll repeats them.
-				assert.Equal(t, 1, strings.Count(res.stdout, "running              commission"))
-				assert.Equal(t, 1, strings.Count(res.stdout, "running              deploy"))
-				assert.Contains(t, res.stdout, "pending              validate")
+				// Every stage entered and left prints once, with its time,
+				// even when a poll repeats it; so do the MAAS event copied
+				// late and the classification note.
+				for _, want := range []string{
+					"2026-01-01T00:00:01Z  ▶ enter  validate          from start; status running",
+					"2026-01-01T00:00:02Z  ◀ exit   validate          ok: guardrails passed",
+					"2026-01-01T00:00:03Z  ▶ enter  commission        from validate",
+					"2026-01-01T00:00:04Z  ◀ exit   commission        ok: commissioning started",
+					"2026-01-01T00:00:05Z  ▶ enter  wait_ready        from commission",
+					"2026-01-01T00:00:04Z  MAAS     wait_ready        INFO: Commissioning",
+					"2026-01-01T00:00:09Z  note     wait_deployed     classification: class datasource, retry",
+				} {
+					assert.Equal(t, 1, strings.Count(res.stdout, want), "want once: %s\n%s", want, res.stdout)
+				}
+				assert.Equal(t, 1, strings.Count(res.stdout, "status   validate          pending"), res.stdout)
+				assert.Equal(t, 1, strings.Count(res.stdout, "status   commission        running"), res.stdout)
+				lines := strings.Split(res.stdout, "\n")
+				for i, l := range lines {
+					if strings.HasPrefix(l, "onboarding 0b000000-0000-4000-8000-000000000001 ") && i > 0 && !strings.Contains(l, "accepted") {
+						assert.Contains(t, lines[i-1], "  status   ", "the final status comes after the rows that led to it")
+						assert.Contains(t, lines[i-2], "classification")
+					}
+				}
 			})
 		}
 	}
@@ -625,39 +656,49 @@ func TestAdminWatchExitCodes(t *testing.T) {
 
 func TestAdminWatchJSONLines(t *testing.T) {
 	api := newAdminFakeAPI(t)
-	states := []adminReply{adminState("running", "deploy", 1, ""), adminState("running", "deploy", 1, ""), adminState("completed", "done", 1, "")}
-	api.on("GET /api/v1/admin/onboardings/o1", states...)
-	res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "o1", "--interval", "1s", "-o", "json")
+	states := []adminReply{
+		adminStateWith("running", "validate", 1, "", tlEnterValidate),
+		adminStateWith("running", "validate", 1, "", tlEnterValidate),
+		adminStateWith("completed", "done", 1, "", tlEnterValidate, tlMAASCommissioning),
+	}
+	api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001", states...)
+	res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "1s", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Equal(t, states[0].Body+"\n"+states[2].Body+"\n", res.stdout)
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	require.Len(t, lines, 4, res.stdout)
+	const ids = `"onboarding_id":"0b000000-0000-4000-8000-000000000001","hostname":"gpu-01",`
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"status","stage":"validate","status":"running","maas_system_id":"abc123"}`, lines[0])
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"stage_entered","stage":"validate","detail":"from start; status running"}`, lines[1])
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:04Z","attempt":1,"kind":"maas_event","stage":"wait_ready","detail":"INFO: Commissioning","source":"maas","maas_event_id":7}`, lines[2])
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"status","stage":"done","status":"completed","maas_system_id":"abc123"}`, lines[3])
 }
 
 func TestAdminWatchErrors(t *testing.T) {
 	t.Run("transient errors are retried", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
-		api.on("GET /api/v1/admin/onboardings/o1",
+		api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001",
 			adminReply{http.StatusServiceUnavailable, `{"error":{"code":"service_unavailable","message":"retry later","correlation_id":"c-5"}}`},
 			adminState("completed", "done", 1, ""))
-		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "o1", "--interval", "1s")
+		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "1s")
 		assert.Equal(t, 0, res.code)
 		assert.Contains(t, res.stderr, "warning: poll 1/5 failed")
 		assert.Contains(t, res.stdout, "completed")
 	})
 	t.Run("persistent errors give up", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
-		api.on("GET /api/v1/admin/onboardings/o1", adminReply{http.StatusBadGateway, `<html>bad gateway</html>`})
-		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "o1", "--interval", "1s")
+		api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001", adminReply{http.StatusBadGateway, `<html>bad gateway</html>`})
+		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "1s")
 		assert.Equal(t, 1, res.code)
 		assert.Len(t, api.requests(), adminWatchMaxFailures+1)
 		assert.Contains(t, res.stderr, "error: http_502")
 	})
 	t.Run("an unknown onboarding fails at once", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
-		api.on("GET /api/v1/admin/onboardings/o9", adminReply{http.StatusNotFound, `{"error":{"code":"not_found","message":"onboarding o9 not found","correlation_id":"c-6"}}`})
-		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "o9")
+		api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000009", adminReply{http.StatusNotFound, `{"error":{"code":"not_found","message":"onboarding 0b000000-0000-4000-8000-000000000009 not found","correlation_id":"c-6"}}`})
+		res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000009")
 		assert.Equal(t, 1, res.code)
 		assert.Len(t, api.requests(), 1)
-		assert.Equal(t, "error: not_found: onboarding o9 not found (correlation_id c-6)\n", res.stderr)
+		assert.Equal(t, "error: not_found: onboarding 0b000000-0000-4000-8000-000000000009 not found (correlation_id c-6)\n", res.stderr)
 	})
 }
 
@@ -681,8 +722,8 @@ func TestAdminErrorEnvelopePrinting(t *testing.T) {
 		},
 		{
 			name:    "conflict",
-			reply:   adminReply{http.StatusConflict, `{"error":{"code":"onboarding_exists","field":"hostname","message":"hostname: gpu-01 on site s1 already has open onboarding o1","correlation_id":"c-3"}}`},
-			wantErr: "error: onboarding_exists: hostname: gpu-01 on site s1 already has open onboarding o1 (correlation_id c-3)\n",
+			reply:   adminReply{http.StatusConflict, `{"error":{"code":"onboarding_exists","field":"hostname","message":"hostname: gpu-01 on site 5e000000-0000-4000-8000-000000000001 already has open onboarding 0b000000-0000-4000-8000-000000000001","correlation_id":"c-3"}}`},
+			wantErr: "error: onboarding_exists: hostname: gpu-01 on site 5e000000-0000-4000-8000-000000000001 already has open onboarding 0b000000-0000-4000-8000-000000000001 (correlation_id c-3)\n",
 			exact:   true,
 		},
 		{
@@ -711,7 +752,7 @@ func TestAdminErrorEnvelopePrinting(t *testing.T) {
 			if tc.apiURL != "" {
 				inv.env = map[string]string{envAdminAPIURL: tc.apiURL}
 			}
-			res := api.run(t, inv, "onboard", "--site", "s1", "--profile", "p1", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5")
+			res := api.run(t, inv, "onboard", "--site", "5e000000-0000-4000-8000-000000000001", "--profile", "9f000000-0000-4000-8000-000000000001", "--sku", "h100x8", "--hostname", "gpu-01", "--ipmi-ip", "10.0.0.5")
 			assert.Equal(t, 1, res.code)
 			assert.Empty(t, res.stdout)
 			if tc.exact {
@@ -732,24 +773,26 @@ func TestAdminMisuseExitsWithUsage(t *testing.T) {
 		wantErr string
 	}{
 		{"group without sub-command", nil, []string{"sites"}, "a sub-command is required"},
-		{"unknown sub-command", nil, []string{"sites", "explode"}, `unknown command "sites explode"`},
+		{"unknown sub-command", nil, []string{"sites", "explode"}, `unknown command "explode" for "maasflow sites"`},
+		{"unknown command", nil, []string{"nope"}, `unknown command "nope" for "maasflow"`},
 		{"missing required flag", nil, []string{"sites", "create", "--name", "lab"}, "--maas-url is required"},
-		{"missing argument", nil, []string{"profiles", "get", "s1"}, "expected 2 argument(s), got 1"},
-		{"extra argument", nil, []string{"sites", "get", "s1", "s2"}, `unexpected argument "s2"`},
+		{"missing argument", nil, []string{"profiles", "get", "5e000000-0000-4000-8000-000000000001"}, "expected 2 argument(s) (SITE PROFILE), got 1"},
+		{"extra argument", nil, []string{"sites", "get", "5e000000-0000-4000-8000-000000000001", "s2"}, `unexpected argument "s2"`},
 		{"dot-dot id", nil, []string{"sites", "get", ".."}, `".." is not a valid id`},
-		{"unknown flag", nil, []string{"skus", "list", "--bogus"}, "flag provided but not defined: -bogus"},
-		{"bad output", nil, []string{"skus", "list", "-o", "yaml"}, `-o must be "table" or "json"`},
-		{"policy not an object", nil, []string{"sites", "patch", "s1", "--policy-json", "[1]"}, "--policy-json must be one JSON object"},
+		{"unknown flag", nil, []string{"skus", "list", "--bogus"}, "unknown flag: --bogus"},
+		{"bad output", nil, []string{"skus", "list", "-o", "xml"}, `-o must be one of table, json, yaml, not "xml"`},
+		{"csv and hostname", nil, []string{"onboard", "--site", "s", "--profile", "p", "--sku", "k", "--csv", "x.csv", "--hostname", "h"}, "give either --csv or --hostname and --ipmi-ip, not both"},
+		{"policy not an object", nil, []string{"sites", "patch", "5e000000-0000-4000-8000-000000000001", "--policy-json", "[1]"}, "--policy-json must be one JSON object"},
 		{"nothing to patch", nil, []string{"skus", "patch", "h100x8"}, "nothing to change"},
-		{"nothing to patch on a site", nil, []string{"sites", "patch", "s1"}, "nothing to change: give at least one of --name, --maas-url, --description, --status, --policy-json"},
-		{"nothing to patch on a profile", nil, []string{"profiles", "patch", "s1", "p1"}, "nothing to change: give at least one of --name, --architecture, --distro-series, --hwe-kernel, --status, --policy-json"},
-		{"profile create without series", nil, []string{"profiles", "create", "s1", "--name", "gpu", "--architecture", "amd64/generic"}, "--distro-series is required"},
-		{"bad status", nil, []string{"profiles", "patch", "s1", "p1", "--status", "gone"}, "--status must be"},
-		{"onboard without ipmi", nil, []string{"onboard", "--site", "s1", "--profile", "p1", "--sku", "k", "--hostname", "h"}, "--ipmi-ip is required"},
-		{"bad interval", nil, []string{"onboardings", "watch", "o1", "--interval", "0s"}, "--interval must be positive"},
+		{"nothing to patch on a site", nil, []string{"sites", "patch", "5e000000-0000-4000-8000-000000000001"}, "nothing to change: give at least one of --name, --maas-url, --description, --status, --policy-json"},
+		{"nothing to patch on a profile", nil, []string{"profiles", "patch", "5e000000-0000-4000-8000-000000000001", "9f000000-0000-4000-8000-000000000001"}, "nothing to change: give at least one of --name, --architecture, --distro-series, --hwe-kernel, --status, --policy-json"},
+		{"profile create without series", nil, []string{"profiles", "create", "5e000000-0000-4000-8000-000000000001", "--name", "gpu", "--architecture", "amd64/generic"}, "--distro-series is required"},
+		{"bad status", nil, []string{"profiles", "patch", "5e000000-0000-4000-8000-000000000001", "9f000000-0000-4000-8000-000000000001", "--status", "gone"}, "--status must be"},
+		{"onboard without ipmi", nil, []string{"onboard", "--site", "5e000000-0000-4000-8000-000000000001", "--profile", "9f000000-0000-4000-8000-000000000001", "--sku", "k", "--hostname", "h"}, "--ipmi-ip is required"},
+		{"bad interval", nil, []string{"onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "0s"}, "--interval must be positive"},
 		{"bad limit", nil, []string{"audit", "--limit", "0"}, "--limit must be a positive integer"},
 		{"bad onboardings limit", nil, []string{"onboardings", "list", "--limit", "-1"}, "--limit must be a positive integer"},
-		{"roce without file", nil, []string{"roce", "upsert", "s1"}, "--file is required"},
+		{"roce without file", nil, []string{"roce", "upsert", "5e000000-0000-4000-8000-000000000001"}, "--file is required"},
 		{"bad api url", nil, []string{"skus", "list", "--api-url", "ftp://x"}, "must be an http or https base URL"},
 		{"no token", map[string]string{envAdminToken: ""}, []string{"skus", "list"}, "$MAASFLOW_ADMIN_TOKEN is not set"},
 	}
@@ -759,7 +802,7 @@ func TestAdminMisuseExitsWithUsage(t *testing.T) {
 			res := api.run(t, adminInvocation{env: tc.env}, tc.args...)
 			assert.Equal(t, 2, res.code)
 			assert.Contains(t, res.stderr, tc.wantErr)
-			assert.Contains(t, res.stderr, "usage:")
+			assert.Contains(t, res.stderr, "Usage:")
 			assert.Empty(t, res.stdout)
 			assert.Empty(t, api.requests(), "misuse sends nothing")
 		})
@@ -768,12 +811,19 @@ func TestAdminMisuseExitsWithUsage(t *testing.T) {
 
 func TestAdminHelp(t *testing.T) {
 	api := newAdminFakeAPI(t)
-	for _, args := range [][]string{{"sites", "--help"}, {"onboard", "-h"}, {"onboardings", "help"}, {"roce", "upsert", "--help"}} {
+	for _, args := range [][]string{
+		{"sites", "--help"}, {"onboard", "-h"}, {"onboardings", "help"}, {"roce", "upsert", "--help"},
+		{"help", "onboard"}, {"help", "sites", "create"}, {"batches", "watch", "--help"}, {"audit", "--help"},
+	} {
 		res := api.run(t, adminInvocation{}, args...)
 		assert.Equal(t, 0, res.code, args)
-		assert.Contains(t, res.stdout, "usage:", args)
+		assert.Contains(t, res.stdout, "Usage:", args)
 		assert.Contains(t, res.stdout, "MAASFLOW_ADMIN_TOKEN", args)
+		assert.Empty(t, res.stderr, args)
 	}
+	res := api.run(t, adminInvocation{}, "help", "onboard")
+	assert.Contains(t, res.stdout, "maasflow onboard --site SITE", "help <cmd> shows that command's help")
+	assert.NotContains(t, res.stdout, "sites create")
 	assert.Empty(t, api.requests())
 }
 
@@ -789,9 +839,9 @@ func TestAdminAPIURLFlagOverridesEnvironment(t *testing.T) {
 }
 
 func TestAdminPlainHTTPToRemoteHostWarns(t *testing.T) {
-	r := &adminRun{env: &adminEnv{stderr: &strings.Builder{}, getenv: func(k string) string {
+	r := &adminRun{cli: &cli{env: &cliEnv{stderr: &strings.Builder{}, getenv: func(k string) string {
 		return map[string]string{envAdminToken: adminTestToken}[k]
-	}}, apiURL: "http://maasflow.example.com"}
+	}}, apiURL: "http://maasflow.example.com"}}
 	_, err := r.client()
 	require.NoError(t, err)
 	msg := r.env.stderr.(*strings.Builder).String()
@@ -800,7 +850,7 @@ func TestAdminPlainHTTPToRemoteHostWarns(t *testing.T) {
 }
 
 func TestAdminOnboardingDetail(t *testing.T) {
-	detail := `{"id":"o1","site_id":"s1","profile_id":"p1","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
+	detail := `{"id":"0b000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","profile_id":"9f000000-0000-4000-8000-000000000001","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
 		`"node_id":"n1","status":"manual_intervention","stage":"wait_deployed","attempt":1,"deploy_attempts":2,` +
 		`"maas_system_id":"abc123","correlation_id":"c1","created_by":"admin",` +
 		`"error":{"code":"DeployDatasourceError","message":"datasource not found twice","stage":"wait_deployed"},` +
@@ -814,8 +864,8 @@ func TestAdminOnboardingDetail(t *testing.T) {
 		`"installation_output":"curtin: running\n\u001b[31mDataSourceNotFound\u001b[0m\n",` +
 		`"script_results":[{"name":"smartctl-validate","stage":"commission","attempt":1,"time":"2026-01-01T00:05:00Z","output":"PASSED"}]}}`
 	api := newAdminFakeAPI(t)
-	api.on("GET /api/v1/admin/onboardings/o1", adminReply{http.StatusOK, detail})
-	res := api.run(t, adminInvocation{}, "onboardings", "get", "o1")
+	api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001", adminReply{http.StatusOK, detail})
+	res := api.run(t, adminInvocation{}, "onboardings", "get", "0b000000-0000-4000-8000-000000000001")
 	require.Equal(t, 0, res.code, res.stderr)
 
 	for _, want := range []string{
@@ -834,18 +884,19 @@ func TestAdminOnboardingDetail(t *testing.T) {
 
 func TestAdminCLIDispatchFromMain(t *testing.T) {
 	var out, errb strings.Builder
-	code := runAdminWith(t.Context(), &adminEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, []string{"onboardings"})
+	code := execute(t.Context(), &cliEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}, []string{"onboardings"})
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errb.String(), "maasflow onboardings watch")
-	assert.NotContains(t, errb.String(), "maasflow sites create", "only the group's commands")
+	assert.Contains(t, errb.String(), "maasflow onboardings: a sub-command is required")
+	assert.Regexp(t, `(?m)^\s+watch\s+follow an onboarding`, errb.String())
+	assert.NotContains(t, errb.String(), "create a MAAS site", "only the group's commands")
 }
 
 func TestAdminWatchInterrupted(t *testing.T) {
 	api := newAdminFakeAPI(t)
-	api.on("GET /api/v1/admin/onboardings/o1", adminState("running", "deploy", 1, ""))
+	api.on("GET /api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001", adminState("running", "deploy", 1, ""))
 	var out, errb strings.Builder
 	clk := clockwork.NewFakeClock()
-	env := &adminEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
+	env := &cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
 		return map[string]string{envAdminAPIURL: api.srv.URL, envAdminToken: adminTestToken}[k]
 	}, clock: clk, http: &http.Client{}}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -855,7 +906,7 @@ func TestAdminWatchInterrupted(t *testing.T) {
 			cancel()
 		}
 	}()
-	code := runAdminWith(ctx, env, []string{"onboardings", "watch", "o1"})
+	code := execute(ctx, env, []string{"onboardings", "watch", "0b000000-0000-4000-8000-000000000001"})
 	cancel()
 	assert.Equal(t, 130, code)
 	assert.Contains(t, out.String(), "running")

@@ -4,101 +4,97 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/maasflow/maasflow/shared/asl"
 )
 
-const aslUsage = `usage:
-  maasflow asl validate [--sub NAME=VALUE ...] FILE...
-  maasflow asl run --definition FILE [--input JSON|@FILE] [--task RESOURCE=@FILE ...]
-                   [--sub NAME=VALUE ...] [--history]
+func (c *cli) aslCommand() *cobra.Command {
+	var subs []string
+	validate := &cobra.Command{
+		Use:   "validate [--sub NAME=VALUE ...] FILE...",
+		Short: "check state machine definitions",
+		Long: `Exit 0 when every file is a valid definition, else print the problems (state and
+field) on stderr and exit 1.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("no file given")
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			c.err = aslValidate(args, subs, c.env.stderr)
+			return nil
+		},
+	}
+	validate.Flags().StringArrayVar(&subs, "sub", nil, "definition substitution NAME=VALUE (repeatable)")
 
-validate exits 0 when every file is a valid definition, else prints the problems
-(state and field) on stderr and exits 1.
-
-run executes the definition on the embedded runtime in virtual time (Wait states
-and retries take no real time) and prints one JSON object:
+	o := &aslRunOptions{}
+	runCmd := &cobra.Command{
+		Use:   "run --definition FILE [--input JSON|@FILE] [--task RESOURCE=@FILE ...] [--sub NAME=VALUE ...] [--history]",
+		Short: "run a state machine on the embedded runtime in virtual time",
+		Long: `Execute the definition on the embedded runtime in virtual time (Wait states and
+retries take no real time) and print one JSON object:
   {"status":"SUCCEEDED","output":...} or {"status":"FAILED","error":"...","cause":"..."}
 plus "history":[...] with --history. --task answers every call of the Task whose
 Resource (or lambda:invoke FunctionName) is RESOURCE with the JSON in FILE; a file
 holding {"$fail":{"error":"Name","cause":"..."}} fails the task instead. It exits 0
-whatever the execution's outcome, 1 for an invalid definition and 2 for misuse.
-`
-
-// runASL implements `maasflow asl`.
-func runASL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, aslUsage)
-		return 2
+whatever the execution's outcome, 1 for an invalid definition and 2 for misuse.`,
+		Args: noPositional,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.err = aslRun(cmd.Context(), o, c.env.stdout, c.env.stderr)
+			return nil
+		},
 	}
-	switch args[0] {
-	case "validate":
-		return aslValidate(args[1:], stderr)
-	case "run":
-		return aslRun(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, aslUsage)
-		return 0
-	}
-	fmt.Fprintf(stderr, "maasflow asl: unknown subcommand %q\n\n%s", args[0], aslUsage)
-	return 2
+	fs := runCmd.Flags()
+	fs.StringVar(&o.definition, "definition", "", "state machine definition file (required)")
+	fs.StringVar(&o.input, "input", "{}", "execution input: JSON text or @FILE")
+	fs.BoolVar(&o.history, "history", false, "include the execution history")
+	fs.StringArrayVar(&o.tasks, "task", nil, "canned task answer RESOURCE=@FILE (repeatable)")
+	fs.StringArrayVar(&o.subs, "sub", nil, "definition substitution NAME=VALUE (repeatable)")
+	return c.group("asl", "validate or run Amazon States Language definitions", validate, runCmd)
 }
 
-// multiFlag collects a repeated flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-func parseSubs(subs multiFlag) (map[string]string, error) {
+func parseSubs(subs []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, s := range subs {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--sub %q: want NAME=VALUE", s)
+			return nil, usagef("--sub %q: want NAME=VALUE", s)
 		}
 		out[k] = v
 	}
 	return out, nil
 }
 
-func aslValidate(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("asl validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var subs multiFlag
-	fs.Var(&subs, "sub", "definition substitution NAME=VALUE (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprint(stderr, "maasflow asl validate: no file given\n\n"+aslUsage)
-		return 2
-	}
+func aslValidate(files, subs []string, stderr io.Writer) error {
 	sm, err := parseSubs(subs)
 	if err != nil {
-		fmt.Fprintln(stderr, "maasflow asl validate:", err)
-		return 2
+		return err
 	}
-	code := 0
-	for _, file := range fs.Args() {
+	bad := false
+	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", file, err)
-			code = 1
+			bad = true
 			continue
 		}
 		if _, err := asl.Parse(b, sm); err != nil {
 			printDefinitionError(stderr, file, err)
-			code = 1
+			bad = true
 		}
 	}
-	return code
+	if bad {
+		return &adminExitCodeError{Code: adminExitError}
+	}
+	return nil
 }
 
 func printDefinitionError(w io.Writer, file string, err error) {
@@ -121,70 +117,62 @@ type runOutput struct {
 	History []asl.HistoryEvent `json:"history,omitempty"`
 }
 
-func aslRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("asl run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	defFile := fs.String("definition", "", "state machine definition file (required)")
-	input := fs.String("input", "{}", "execution input: JSON text or @FILE")
-	history := fs.Bool("history", false, "include the execution history")
-	var tasks, subs multiFlag
-	fs.Var(&tasks, "task", "canned task answer RESOURCE=@FILE (repeatable)")
-	fs.Var(&subs, "sub", "definition substitution NAME=VALUE (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// aslRunOptions are the flags of `maasflow asl run`.
+type aslRunOptions struct {
+	definition, input string
+	history           bool
+	tasks, subs       []string
+}
+
+func aslRun(ctx context.Context, o *aslRunOptions, stdout, stderr io.Writer) error {
+	if o.definition == "" {
+		return usagef("--definition FILE is required")
 	}
-	misuse := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "maasflow asl run: "+format+"\n", a...)
-		return 2
-	}
-	if *defFile == "" || fs.NArg() > 0 {
-		return misuse("--definition FILE is required and no positional arguments are taken")
-	}
-	sm, err := parseSubs(subs)
+	sm, err := parseSubs(o.subs)
 	if err != nil {
-		return misuse("%v", err)
+		return err
 	}
-	def, err := os.ReadFile(*defFile)
+	def, err := os.ReadFile(o.definition)
 	if err != nil {
-		return misuse("%v", err)
+		return usagef("%v", err)
 	}
 	machine, err := asl.Parse(def, sm)
 	if err != nil {
-		printDefinitionError(stderr, *defFile, err)
-		return 1
+		printDefinitionError(stderr, o.definition, err)
+		return &adminExitCodeError{Code: adminExitError}
 	}
-	in, err := readArg(*input)
+	in, err := readArg(o.input)
 	if err != nil {
-		return misuse("--input: %v", err)
+		return usagef("--input: %v", err)
 	}
 	if !json.Valid(in) {
-		return misuse("--input is not valid JSON")
+		return usagef("--input is not valid JSON")
 	}
 	vc := asl.NewVirtualClock(time.Now().UTC().Truncate(time.Millisecond))
 	handlers := map[string]asl.TaskHandler{}
 	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: handlers})
-	for _, spec := range tasks {
+	for _, spec := range o.tasks {
 		res, file, ok := strings.Cut(spec, "=@")
 		if !ok || res == "" || file == "" {
-			return misuse("--task %q: want RESOURCE=@FILE", spec)
+			return usagef("--task %q: want RESOURCE=@FILE", spec)
 		}
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return misuse("--task %s: %v", res, err)
+			return usagef("--task %s: %v", res, err)
 		}
 		h, err := newCannedTask(engine, b)
 		if err != nil {
-			return misuse("--task %s: %v", res, err)
+			return usagef("--task %s: %v", res, err)
 		}
 		handlers[res] = h
 	}
 	smARN, err := engine.CreateStateMachine("cli", machine)
 	if err != nil {
-		return misuse("%v", err)
+		return usagef("%v", err)
 	}
 	arn, err := engine.StartExecution(ctx, smARN, "", in)
 	if err != nil {
-		return misuse("%v", err)
+		return usagef("%v", err)
 	}
 	ex, err := engine.Wait(ctx, arn)
 	if err != nil {
@@ -198,20 +186,19 @@ func aslRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		out.Error, out.Cause = &ex.Error, &ex.Cause
 	}
-	if *history {
+	if o.history {
 		h, err := engine.History(arn)
 		if err != nil {
-			return misuse("%v", err)
+			return fmt.Errorf("read history: %w", err)
 		}
 		out.History = h
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		fmt.Fprintln(stderr, "maasflow asl run:", err)
-		return 1
+		return fmt.Errorf("encode output: %w", err)
 	}
 	fmt.Fprintln(stdout, string(b))
-	return 0
+	return nil
 }
 
 func readArg(v string) ([]byte, error) {

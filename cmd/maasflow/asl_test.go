@@ -186,8 +186,8 @@ func TestASLRunMisuse(t *testing.T) {
 		{"task without @", []string{"run", "--definition", f("ok.asl.json"), "--task", "X=file"}, 2, "RESOURCE=@FILE"},
 		{"task file not JSON", []string{"run", "--definition", f("ok.asl.json"), "--task", "X=@" + f("notjson.json")}, 2, "not valid JSON"},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "bogus"},
-		{"unknown subcommand", []string{"frobnicate"}, 2, "unknown subcommand"},
-		{"no subcommand", []string{}, 2, "usage"},
+		{"unknown subcommand", []string{"frobnicate"}, 2, `unknown command "frobnicate" for "maasflow asl"`},
+		{"no subcommand", []string{}, 2, "Usage:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

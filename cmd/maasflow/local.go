@@ -2,110 +2,260 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/config"
 )
 
+// demoTimeScale is how much faster time runs under --demo: MAAS phases
+// take minutes in real time, and a demo onboarding should take well under
+// one (commissioning, deploy and the retried deploy of gpu-node-03 included).
+const demoTimeScale = 40
+
+// localOptions are the flags of `maasflow local`.
+type localOptions struct {
+	cfg       localstack.Config
+	demo      bool
+	reset     bool
+	logLevel  string
+	timeScale float64
+	// timeScaleSet tells an explicit --time-scale from the default, which
+	// depends on --demo.
+	timeScaleSet bool
+}
+
+func (c *cli) localCommand() *cobra.Command {
+	o := &localOptions{}
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "run the embedded stack (API, workflows, MAAS simulator)",
+		Long: `Run the embedded stack on this machine: the admin and node API, the onboarding state
+machine on the embedded ASL runtime, the activity handlers, DynamoDB (minidyn,
+journalled to the data dir), the event bus and, unless --maas-url is given, the MAAS
+simulator.
+
+Logs go to maasflow.log in the data dir; only warnings and errors reach the terminal.
+The admin token is kept in the data dir (unless $MAASFLOW_ADMIN_TOKEN is set), so it
+stays the same across restarts. --reset starts from an empty data dir.`,
+		Example: `  maasflow local --demo                 # what make run does: demo data, time x` + fmt.Sprint(demoTimeScale) + `
+  maasflow local --demo --time-scale 1  # the demo in real time
+  maasflow local --reset                # forget every site, onboarding and secret`,
+		Args: noPositional,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.timeScaleSet = cmd.Flags().Changed("time-scale")
+			c.err = runLocal(cmd.Context(), o, c.env)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.cfg.Listen, "listen", "127.0.0.1:8080", "admin and node API listen address")
+	fs.StringVar(&o.cfg.SimListen, "sim-listen", "127.0.0.1:5240", "MAAS simulator listen address")
+	fs.StringVar(&o.cfg.SimAPIKey, "sim-api-key", "", "simulator API key consumer:token:secret (generated when empty)")
+	fs.StringVar(&o.cfg.MAASURL, "maas-url", "", "use a real MAAS region (http://host:5240/MAAS) instead of the simulator")
+	fs.Float64Var(&o.timeScale, "time-scale", 0, fmt.Sprintf("run time this many times faster (waits, timeouts, simulated MAAS phases); default %d with --demo, else 1", demoTimeScale))
+	fs.StringVar(&o.cfg.DataDir, "data-dir", defaultDataDir(c.env.getenv), "directory holding state that survives a restart")
+	fs.BoolVar(&o.demo, "demo", false, "create a demo site, profile, SKU and simulated hosts")
+	fs.BoolVar(&o.reset, "reset", false, "empty the data dir first: start from nothing")
+	fs.StringVar(&o.logLevel, "log-level", "info", "level of the log file: debug, info, warn, error")
+	return cmd
+}
+
+// noPositional refuses positional arguments as a usage error.
+func noPositional(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
 // runLocal runs the embedded stack until ctx ends.
-func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("maasflow local", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg := localstack.Config{}
-	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "admin and node API listen address")
-	fs.StringVar(&cfg.SimListen, "sim-listen", "127.0.0.1:5240", "MAAS simulator listen address")
-	fs.StringVar(&cfg.SimAPIKey, "sim-api-key", "", "simulator API key consumer:token:secret (generated when empty)")
-	fs.StringVar(&cfg.MAASURL, "maas-url", "", "use a real MAAS region (http://host:5240/MAAS) instead of the simulator")
-	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "run time this many times faster (waits, timeouts, simulated MAAS phases)")
-	fs.StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory holding state that survives a restart")
-	demo := fs.Bool("demo", false, "create a demo site, profile, SKU and simulated hosts")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "maasflow local: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	if cfg.TimeScale <= 0 {
-		fmt.Fprintln(stderr, "maasflow local: --time-scale must be positive")
-		return 2
+func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
+	cfg := o.cfg
+	switch {
+	case o.timeScaleSet && o.timeScale <= 0:
+		return usagef("--time-scale must be positive")
+	case o.timeScaleSet:
+		cfg.TimeScale = o.timeScale
+	case o.demo && cfg.MAASURL == "":
+		cfg.TimeScale = demoTimeScale
+	default:
+		cfg.TimeScale = 1
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "maasflow local: --log-level: %v\n", err)
-		return 2
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level: %v", err)
 	}
-	tokenFromEnv := os.Getenv(config.EnvAdminToken)
+	if o.reset {
+		if err := localstack.Reset(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	logPath := filepath.Join(cfg.DataDir, localstack.LogFile)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log file: %w", err)
+	}
+	defer func() { _ = logFile.Close() }()
+	// The terminal keeps the banner readable: only what needs a person.
+	cfg.Logger = slog.New(fanout{
+		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}),
+		slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
+	})
+	tokenFromEnv := env.getenv(config.EnvAdminToken)
 	cfg.AdminToken = tokenFromEnv
-	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	stack, err := localstack.Start(ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "maasflow local: %v\n", err)
-		return 1
+		return err
 	}
 	defer func() {
 		if err := stack.Close(); err != nil {
-			fmt.Fprintf(stderr, "maasflow local: shutdown: %v\n", err)
+			fmt.Fprintf(env.stderr, "maasflow local: shutdown: %v\n", err)
 		}
 	}()
 
-	fmt.Fprintf(stdout, "maasflow local is running (data in %s, time x%g)\n\n", cfg.DataDir, cfg.TimeScale)
-	fmt.Fprintf(stdout, "  admin API   %s/api/v1/admin/\n", stack.APIURL)
+	w := env.stdout
+	fmt.Fprintf(w, "maasflow local is running\n\n")
+	fmt.Fprintf(w, "  admin API   %s/api/v1/admin/\n", stack.APIURL)
 	if tokenFromEnv != "" {
-		fmt.Fprintf(stdout, "  admin token from $%s\n", config.EnvAdminToken)
+		fmt.Fprintf(w, "  admin token from $%s\n", config.EnvAdminToken)
 	} else {
-		fmt.Fprintf(stdout, "  admin token %s   (set $%s to choose one)\n", stack.AdminToken, config.EnvAdminToken)
+		fmt.Fprintf(w, "  admin token %s   (kept in %s; set $%s to choose one)\n", stack.AdminToken,
+			filepath.Join(cfg.DataDir, localstack.AdminTokenFile), config.EnvAdminToken)
 	}
 	if stack.SimURL != "" {
-		fmt.Fprintf(stdout, "  MAAS sim    %s   API key %s\n", stack.SimURL, stack.SimAPIKey)
+		fmt.Fprintf(w, "  MAAS sim    %s   API key %s\n", stack.SimURL, stack.SimAPIKey)
 	} else {
-		fmt.Fprintf(stdout, "  MAAS        %s\n", cfg.MAASURL)
+		fmt.Fprintf(w, "  MAAS        %s\n", cfg.MAASURL)
+	}
+	fmt.Fprintf(w, "  data dir    %s   (--reset starts from empty)\n", cfg.DataDir)
+	fmt.Fprintf(w, "  log file    %s   (only warnings are shown here)\n", logPath)
+	if cfg.TimeScale == 1 {
+		fmt.Fprintf(w, "  time        real time: an onboarding takes about %s\n", demoDuration(1))
+	} else {
+		fmt.Fprintf(w, "  time        %gx faster than real time: an onboarding takes about %s (--time-scale 1 for real time)\n",
+			cfg.TimeScale, demoDuration(cfg.TimeScale))
 	}
 	if tokenFromEnv == "" {
-		fmt.Fprintf(stdout, "\n  export MAASFLOW_API_URL=%s MAASFLOW_ADMIN_TOKEN=%s\n", stack.APIURL, stack.AdminToken)
+		fmt.Fprintf(w, "\n  export MAASFLOW_API_URL=%s MAASFLOW_ADMIN_TOKEN=%s\n", stack.APIURL, stack.AdminToken)
 	} else {
-		fmt.Fprintf(stdout, "\n  export MAASFLOW_API_URL=%s\n", stack.APIURL)
+		fmt.Fprintf(w, "\n  export MAASFLOW_API_URL=%s\n", stack.APIURL)
 	}
 
-	if *demo {
+	if o.demo {
 		d, err := stack.SeedDemo(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "maasflow local: demo data: %v\n", err)
-			return 1
+			return fmt.Errorf("demo data: %w", err)
 		}
-		h := d.Hosts[0]
-		fmt.Fprintf(stdout, "\nDemo site %s, profile %s, SKU %s; simulated hosts:", d.SiteID, d.ProfileID, d.SKUID)
-		for _, h := range d.Hosts {
-			fmt.Fprintf(stdout, " %s (%s)", h.Hostname, h.BMCIP)
-		}
-		fmt.Fprintf(stdout, "\n\nOnboard one:\n\n  curl -s -X POST %s/api/v1/admin/onboardings \\\n"+
-			"    -H \"Authorization: Bearer $MAASFLOW_ADMIN_TOKEN\" -H 'Content-Type: application/json' \\\n"+
-			"    -d '{\"site_id\":%q,\"profile_id\":%q,\"sku_id\":%q,\"hostname\":%q,\"ipmi_ip\":%q}'\n",
-			stack.APIURL, d.SiteID, d.ProfileID, d.SKUID, h.Hostname, h.BMCIP)
-		fmt.Fprintf(stdout, "\nor with the CLI:\n\n  go run ./cmd/maasflow onboard --site %s --profile %s --sku %s --hostname %s --ipmi-ip %s --wait\n",
-			d.SiteID, d.ProfileID, d.SKUID, h.Hostname, h.BMCIP)
+		printDemo(w, stack.APIURL, d)
 	}
-	fmt.Fprintln(stdout, "\nCtrl-C stops it.")
+	fmt.Fprintln(w, "\nCtrl-C stops it.")
 	<-ctx.Done()
-	return 0
+	return nil
+}
+
+// demoReal is how long a demo onboarding takes at time scale 1 (measured
+// on the simulator: commissioning and deploy dominate).
+const demoReal = 13 * time.Minute
+
+func demoDuration(scale float64) string {
+	d := time.Duration(float64(demoReal) / scale)
+	if d >= time.Minute {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(5 * time.Second).String()
+}
+
+func printDemo(w io.Writer, apiURL string, d localstack.Demo) {
+	fmt.Fprintf(w, "\nDemo site %q (%s), profile %q, SKU %s; simulated hosts:", d.SiteName, d.SiteID, d.ProfileName, d.SKUID)
+	for _, h := range d.Hosts {
+		fmt.Fprintf(w, " %s (%s)", h.Hostname, h.BMCIP)
+	}
+	fmt.Fprintln(w)
+	if len(d.Fresh) == 0 {
+		fmt.Fprintln(w, "\nEvery demo host was onboarded by an earlier run; `maasflow local --demo --reset` starts over.")
+		return
+	}
+	h := d.Fresh[0]
+	fmt.Fprintf(w, "\nOnboard %s and follow every stage (in another terminal, after the export above):\n\n"+
+		"  go run ./cmd/maasflow onboard --site %s --profile %s --sku %s --hostname %s --ipmi-ip %s --wait\n",
+		h.Hostname, d.SiteName, d.ProfileName, d.SKUID, h.Hostname, h.BMCIP)
+	fmt.Fprintf(w, "\nor with curl:\n\n  curl -s -X POST %s/api/v1/admin/onboardings \\\n"+
+		"    -H \"Authorization: Bearer $MAASFLOW_ADMIN_TOKEN\" -H 'Content-Type: application/json' \\\n"+
+		"    -d '{\"site_id\":%q,\"profile_id\":%q,\"sku_id\":%q,\"hostname\":%q,\"ipmi_ip\":%q}'\n",
+		apiURL, d.SiteID, d.ProfileID, d.SKUID, h.Hostname, h.BMCIP)
+	if len(d.Fresh) > 1 {
+		fmt.Fprintf(w, "\nNot onboarded yet:")
+		for _, h := range d.Fresh {
+			fmt.Fprintf(w, " %s (%s)", h.Hostname, h.BMCIP)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, h := range d.Fresh {
+		if h.Hostname == localstack.DemoRetryHost {
+			fmt.Fprintf(w, "%s fails its first deployment with a cloud-init datasource error: watch the classified retry.\n", h.Hostname)
+		}
+	}
 }
 
 // defaultDataDir is $XDG_STATE_HOME/maasflow (~/.local/state/maasflow):
 // the read models, secrets and events are state to keep, not a cache.
-func defaultDataDir() string {
-	if dir := os.Getenv("XDG_STATE_HOME"); dir != "" {
+func defaultDataDir(getenv func(string) string) string {
+	if dir := getenv("XDG_STATE_HOME"); dir != "" {
 		return filepath.Join(dir, "maasflow")
 	}
 	if home, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(home, ".local", "state", "maasflow")
 	}
 	return ".maasflow"
+}
+
+// fanout sends each record to every handler that takes its level.
+type fanout []slog.Handler
+
+func (f fanout) Enabled(ctx context.Context, l slog.Level) bool {
+	for _, h := range f {
+		if h.Enabled(ctx, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f fanout) Handle(ctx context.Context, r slog.Record) error {
+	var errs []error
+	for _, h := range f {
+		if h.Enabled(ctx, r.Level) {
+			errs = append(errs, h.Handle(ctx, r.Clone()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (f fanout) WithAttrs(attrs []slog.Attr) slog.Handler {
+	out := make(fanout, len(f))
+	for i, h := range f {
+		out[i] = h.WithAttrs(attrs)
+	}
+	return out
+}
+
+func (f fanout) WithGroup(name string) slog.Handler {
+	out := make(fanout, len(f))
+	for i, h := range f {
+		out[i] = h.WithGroup(name)
+	}
+	return out
 }

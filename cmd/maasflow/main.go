@@ -1,27 +1,23 @@
 // Command maasflow is the operator's binary: `local` runs the embedded stack
 // (ASL runtime, handlers, DynamoDB, bus, secrets, admin API), `sim` runs the
-// MAAS simulator alone, and `asl` validates and runs state machines.
+// MAAS simulator alone, `asl` validates and runs state machines, and the
+// admin commands (sites, profiles, roce, skus, onboard, onboardings,
+// batches, audit) are a client of the admin API.
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/maasflow/maasflow/shared/clock"
 )
-
-const usage = `usage: maasflow <command> [flags]
-
-commands:
-  local   run the embedded stack (API, workflows, MAAS simulator)
-  sim     run the MAAS API 2.0 simulator alone
-  asl     validate or run Amazon States Language definitions
-
-admin commands (talk to the admin API at $MAASFLOW_API_URL with $MAASFLOW_ADMIN_TOKEN):
-  sites, profiles, roce, skus, onboard, onboardings, audit
-`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -30,12 +26,17 @@ func main() {
 	os.Exit(code)
 }
 
-// run dispatches a command and returns the process exit code. A command
-// prints without checking each write; run checks stdout once at the end, so
-// output lost to a full disk or a closed pipe still fails the command.
+// run executes one command line and returns the process exit code. A
+// command prints without checking each write; run checks stdout once at the
+// end, so output lost to a full disk or a closed pipe still fails the
+// command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
-	code := dispatch(ctx, args, out, stderr)
+	env := newEnv(out, stderr)
+	if f, ok := stdout.(*os.File); ok {
+		env.stdoutTTY, env.width = terminal(f)
+	}
+	code := execute(ctx, env, args)
 	if err := out.Err(); err != nil && code == 0 {
 		fmt.Fprintf(stderr, "maasflow: write output: %v\n", err)
 		return 1
@@ -43,25 +44,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+// newEnv is the environment of a real run: this process's stdin and
+// environment, the wall clock, a plain HTTP client.
+func newEnv(stdout, stderr io.Writer) *cliEnv {
+	return &cliEnv{
+		stdout:   stdout,
+		stderr:   stderr,
+		stdin:    os.Stdin,
+		stdinTTY: isTerminal(os.Stdin),
+		getenv:   os.Getenv,
+		clock:    clock.Real(),
+		http:     &http.Client{},
 	}
-	switch args[0] {
-	case "local":
-		return runLocal(ctx, args[1:], stdout, stderr)
-	case "sim":
-		return runSim(ctx, args[1:], stdout, stderr)
-	case "asl":
-		return runASL(ctx, args[1:], stdout, stderr)
-	case "sites", "profiles", "roce", "skus", "onboard", "onboardings", "audit", "nodes", "decommission":
-		return runAdmin(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "maasflow: unknown command %q\n\n%s", args[0], usage)
-		return 2
+}
+
+// terminal reports whether f is a terminal and how to read its width.
+func terminal(f *os.File) (bool, func() int) {
+	fd := int(f.Fd())
+	if !term.IsTerminal(fd) {
+		return false, nil
 	}
+	return true, func() int {
+		w, _, err := term.GetSize(fd)
+		if err != nil {
+			return 0
+		}
+		return w
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -21,7 +21,7 @@ func TestRunSimServesUntilCancelled(t *testing.T) {
 	var errb bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- runSim(ctx, []string{"--listen", "127.0.0.1:0", "--seed", "3", "--time-scale", "60"}, outW, &errb)
+		done <- run(ctx, []string{"sim", "--listen", "127.0.0.1:0", "--seed", "3", "--time-scale", "60"}, outW, &errb)
 		_ = outW.Close()
 	}()
 
@@ -68,13 +68,13 @@ func TestRunSimFlags(t *testing.T) {
 		{"bad key", []string{"--api-key", "just-one-part"}, 2, "--api-key must be consumer:token:secret"},
 		{"bad scale", []string{"--time-scale", "0"}, 2, "--time-scale must be positive"},
 		{"bad rate", []string{"--error-rate", "1.5"}, 2, "--error-rate must be between 0 and 1"},
-		{"unknown flag", []string{"--nope"}, 2, "flag provided but not defined"},
+		{"unknown flag", []string{"--nope"}, 2, "unknown flag: --nope"},
 		{"busy address", []string{"--listen", "256.0.0.1:1"}, 1, "listen on 256.0.0.1:1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			assert.Equal(t, tc.code, runSim(context.Background(), tc.args, &out, &errb))
+			assert.Equal(t, tc.code, run(context.Background(), append([]string{"sim"}, tc.args...), &out, &errb))
 			assert.Contains(t, errb.String(), tc.msg)
 			assert.Empty(t, out.String())
 		})

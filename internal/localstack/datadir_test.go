@@ -71,6 +71,8 @@ func TestASecondStackOnTheSameDataDirIsRefused(t *testing.T) {
 	require.ErrorAs(t, err, &inUse)
 	assert.Equal(t, child.Process.Pid, inUse.PID)
 	assert.Contains(t, err.Error(), "is in use by another process (pid")
+	require.ErrorAs(t, localstack.Reset(dir), &inUse, "--reset refuses a directory a running stack holds")
+	assert.FileExists(t, filepath.Join(dir, "dynamodb.jsonl"), "and leaves its files alone")
 
 	require.NoError(t, child.Process.Kill())
 	_ = child.Wait()

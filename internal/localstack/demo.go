@@ -7,17 +7,26 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // Demo is what SeedDemo created: a site with credentials and a healthy
 // probe, a profile, an SKU and simulated hosts ready to onboard.
 type Demo struct {
-	SiteID    string
-	ProfileID string
-	SKUID     string
-	Hosts     []DemoHost
+	SiteID      string
+	SiteName    string
+	ProfileID   string
+	ProfileName string
+	SKUID       string
+	// Hosts are the simulated servers added on this start; Fresh are those
+	// of them no earlier run onboarded (or is onboarding), so a command
+	// naming one works after a restart on the same data dir.
+	Hosts []DemoHost
+	Fresh []DemoHost
 }
 
 // DemoHost is a simulated GPU server nobody has onboarded yet.
@@ -27,7 +36,18 @@ type DemoHost struct {
 	PXEMAC   string `json:"pxe_mac"`
 }
 
-const demoSiteName = "demo"
+const (
+	demoSiteName    = "demo"
+	demoProfileName = "gpu-jammy"
+	// demoFreshHosts is how many never-onboarded hosts each start offers.
+	demoFreshHosts = 3
+	// demoMaxHosts bounds the simulated hosts one start adds.
+	demoMaxHosts = 99
+)
+
+// DemoRetryHost is the demo host whose first deployment fails with a
+// datasource error, so the classified retry can be watched.
+const DemoRetryHost = "gpu-node-03"
 
 // demoHosts are the simulated servers `make run` adds; gpu-node-03 carries a
 // datasource fault so the classified deploy retry can be watched.
@@ -37,7 +57,7 @@ var demoHosts = []struct {
 }{
 	{DemoHost: DemoHost{Hostname: "gpu-node-01", BMCIP: "10.20.0.101", PXEMAC: "52:54:00:20:01:01"}},
 	{DemoHost: DemoHost{Hostname: "gpu-node-02", BMCIP: "10.20.0.102", PXEMAC: "52:54:00:20:01:02"}},
-	{DemoHost: DemoHost{Hostname: "gpu-node-03", BMCIP: "10.20.0.103", PXEMAC: "52:54:00:20:01:03"},
+	{DemoHost: DemoHost{Hostname: DemoRetryHost, BMCIP: "10.20.0.103", PXEMAC: "52:54:00:20:01:03"},
 		faults: map[string]any{"deploy_datasource_failures": 1}},
 }
 
@@ -104,7 +124,7 @@ func (s *Stack) SeedDemo(ctx context.Context) (Demo, error) {
 		return d, err
 	}
 	for _, p := range profiles.Items {
-		if p.Name == "gpu-jammy" {
+		if p.Name == demoProfileName {
 			d.ProfileID = p.ID
 		}
 	}
@@ -113,7 +133,7 @@ func (s *Stack) SeedDemo(ctx context.Context) (Demo, error) {
 			ID string `json:"id"`
 		}
 		if err := c.do(ctx, http.MethodPost, "/api/v1/admin/maas-sites/"+d.SiteID+"/profiles", map[string]any{
-			"name": "gpu-jammy", "architecture": "amd64/generic", "distro_series": "jammy",
+			"name": demoProfileName, "architecture": "amd64/generic", "distro_series": "jammy",
 		}, &p); err != nil {
 			return d, err
 		}
@@ -128,14 +148,57 @@ func (s *Stack) SeedDemo(ctx context.Context) (Demo, error) {
 		return d, err
 	}
 
-	for _, h := range demoHosts {
-		body := map[string]any{"hostname": h.Hostname, "bmc_ip": h.BMCIP, "pxe_mac": h.PXEMAC, "faults": h.faults}
-		if err := (&adminClient{base: strings.TrimSuffix(s.SimURL, "/MAAS")}).do(ctx, http.MethodPost, "/_sim/hardware", body, nil); err != nil {
+	d.SiteName, d.ProfileName = demoSiteName, demoProfileName
+	sim := &adminClient{base: strings.TrimSuffix(s.SimURL, "/MAAS")}
+	for i := 1; i <= demoMaxHosts && (i <= len(demoHosts) || len(d.Fresh) < demoFreshHosts); i++ {
+		h, faults := demoHost(i)
+		body := map[string]any{"hostname": h.Hostname, "bmc_ip": h.BMCIP, "pxe_mac": h.PXEMAC, "faults": faults}
+		if err := sim.do(ctx, http.MethodPost, "/_sim/hardware", body, nil); err != nil {
 			return d, err
 		}
-		d.Hosts = append(d.Hosts, h.DemoHost)
+		d.Hosts = append(d.Hosts, h)
+		fresh, err := c.fresh(ctx, d.SiteID, h.Hostname)
+		if err != nil {
+			return d, err
+		}
+		if fresh {
+			d.Fresh = append(d.Fresh, h)
+		}
 	}
 	return d, nil
+}
+
+// demoHost is the i-th demo host (from 1): the fixed ones first, then
+// plain ones numbered on.
+func demoHost(i int) (DemoHost, map[string]any) {
+	if i <= len(demoHosts) {
+		return demoHosts[i-1].DemoHost, demoHosts[i-1].faults
+	}
+	return DemoHost{
+		Hostname: fmt.Sprintf("gpu-node-%02d", i),
+		BMCIP:    fmt.Sprintf("10.20.0.%d", 100+i),
+		PXEMAC:   fmt.Sprintf("52:54:00:20:01:%02x", i),
+	}, nil
+}
+
+// fresh reports whether no onboarding of host on the site completed or is
+// still open: only then does onboarding it again succeed.
+func (c *adminClient) fresh(ctx context.Context, siteID, host string) (bool, error) {
+	var page struct {
+		Items []struct {
+			Status domain.OnboardingStatus `json:"status"`
+		} `json:"items"`
+	}
+	q := url.Values{"site_id": {siteID}, "hostname": {host}, "limit": {"200"}}
+	if err := c.do(ctx, http.MethodGet, "/api/v1/admin/onboardings?"+q.Encode(), nil, &page); err != nil {
+		return false, err
+	}
+	for _, o := range page.Items {
+		if o.Status != domain.OnboardingFailed && o.Status != domain.OnboardingCancelled {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // adminClient is the few lines of HTTP the demo seeding needs.

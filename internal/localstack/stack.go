@@ -39,13 +39,15 @@ import (
 
 // Config is what `maasflow local` takes from its flags and environment.
 type Config struct {
-	Listen     string  // admin and node API, e.g. 127.0.0.1:8080
-	SimListen  string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
-	MAASURL    string  // a real MAAS region; empty runs the simulator
-	SimAPIKey  string  // simulator API key; empty generates one
-	TimeScale  float64 // 1 = real time
-	DataDir    string  // state that survives a restart
-	AdminToken string  // bearer token of the admin API; empty generates one
+	Listen    string  // admin and node API, e.g. 127.0.0.1:8080
+	SimListen string  // simulator, e.g. 127.0.0.1:5240; ignored with MAASURL
+	MAASURL   string  // a real MAAS region; empty runs the simulator
+	SimAPIKey string  // simulator API key; empty generates one
+	TimeScale float64 // 1 = real time
+	DataDir   string  // state that survives a restart
+	// AdminToken is the bearer token of the admin API; empty uses the one
+	// kept in DataDir (AdminTokenFile), generated on first start.
+	AdminToken string
 	// FunctionConcurrency caps each function's concurrent invocations, as
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
@@ -120,7 +122,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
-		s.AdminToken = randomToken()
+		if s.AdminToken, err = loadOrCreateToken(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
 
 	var lc net.ListenConfig
@@ -163,11 +167,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
 	}
 
-	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, "secrets.json"))
+	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
 	if err := secretStore.Check(ctx); err != nil {
 		return nil, fmt.Errorf("open secrets: %w", err)
 	}
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, "events.jsonl"), events.WithLogger(s.logger))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -141,14 +142,24 @@ func New(cfg Config, deps Deps) http.Handler {
 	}
 	// A path that exists under other methods is a 405 with Allow; ServeMux
 	// prefers the method patterns above, so these catch only the rest.
+	// They are registered per method: a method-less pattern would conflict
+	// with a wildcard sibling under another method (POST …/onboardings/batch
+	// beside GET …/onboardings/{id}).
 	for pattern, ms := range methods {
 		sort.Strings(ms)
 		allow := strings.Join(ms, ", ")
-		mux.Handle(pattern, s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
+		notAllowed := s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 			rq.w.Header().Set("Allow", allow)
 			return 0, nil, &StatusError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 				Message: fmt.Sprintf("method %s is not allowed here; use %s", rq.r.Method, allow)}
-		}}))
+		}})
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodOptions, http.MethodTrace, http.MethodConnect} {
+			if slices.Contains(ms, m) || (m == http.MethodHead && slices.Contains(ms, http.MethodGet)) {
+				continue
+			}
+			mux.Handle(m+" "+pattern, notAllowed)
+		}
 	}
 	mux.Handle("/", s.wrap(route{pattern: "/", access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 		return 0, nil, &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint"}

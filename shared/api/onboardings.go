@@ -50,40 +50,63 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 	rq.target = "onboarding:(new) site:" + in.SiteID + " host:" + host
 	ctx := rq.ctx()
 
-	site, err := s.store.GetSite(ctx, in.SiteID)
-	switch {
-	case isNotFound(err):
-		return 0, nil, referenceError("site_id", "site %q does not exist", in.SiteID)
-	case err != nil:
-		return 0, nil, err
-	case site.Status != domain.StatusActive:
-		return 0, nil, referenceError("site_id", "site %q is %s", in.SiteID, site.Status)
-	}
-	profile, err := s.store.GetProfile(ctx, in.SiteID, in.ProfileID)
-	switch {
-	case isNotFound(err):
-		return 0, nil, referenceError("profile_id", "profile %q does not exist on site %q", in.ProfileID, in.SiteID)
-	case err != nil:
-		return 0, nil, err
-	case profile.Status != domain.StatusActive:
-		return 0, nil, referenceError("profile_id", "profile %q is %s", in.ProfileID, profile.Status)
-	}
-	sku, err := s.store.GetSKU(ctx, in.SKUID)
-	switch {
-	case isNotFound(err):
-		return 0, nil, referenceError("sku_id", "SKU %q is not in the catalog", in.SKUID)
-	case err != nil:
-		return 0, nil, err
-	case !sku.Active:
-		return 0, nil, referenceError("sku_id", "SKU %q is not active", in.SKUID)
-	}
-	if err := siteReady(site); err != nil {
-		return 0, nil, err
-	}
-
-	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
+	site, profile, sku, err := s.onboardingRefs(ctx, in.SiteID, in.ProfileID, in.SKUID)
 	if err != nil {
 		return 0, nil, err
+	}
+	o, err := s.startOnboarding(rq, site, profile, sku, host, in.IPMIIP, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	rq.w.Header().Set("Location", "/api/v1/admin/onboardings/"+o.ID)
+	return http.StatusAccepted, o, nil
+}
+
+// onboardingRefs reads the site, profile and SKU an onboarding names and
+// checks they are active and the site is ready; errors name the field.
+func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID string) (domain.Site, domain.Profile, domain.SKU, error) {
+	var (
+		profile domain.Profile
+		sku     domain.SKU
+	)
+	site, err := s.store.GetSite(ctx, siteID)
+	switch {
+	case isNotFound(err):
+		return site, profile, sku, referenceError("site_id", "site %q does not exist", siteID)
+	case err != nil:
+		return site, profile, sku, err
+	case site.Status != domain.StatusActive:
+		return site, profile, sku, referenceError("site_id", "site %q is %s", siteID, site.Status)
+	}
+	profile, err = s.store.GetProfile(ctx, siteID, profileID)
+	switch {
+	case isNotFound(err):
+		return site, profile, sku, referenceError("profile_id", "profile %q does not exist on site %q", profileID, siteID)
+	case err != nil:
+		return site, profile, sku, err
+	case profile.Status != domain.StatusActive:
+		return site, profile, sku, referenceError("profile_id", "profile %q is %s", profileID, profile.Status)
+	}
+	sku, err = s.store.GetSKU(ctx, skuID)
+	switch {
+	case isNotFound(err):
+		return site, profile, sku, referenceError("sku_id", "SKU %q is not in the catalog", skuID)
+	case err != nil:
+		return site, profile, sku, err
+	case !sku.Active:
+		return site, profile, sku, referenceError("sku_id", "SKU %q is not active", skuID)
+	}
+	return site, profile, sku, siteReady(site)
+}
+
+// startOnboarding creates the onboarding record for host (taking the host
+// lock), marks its node and starts its workflow. Any failure after the
+// record exists closes it, so nothing is left half-started.
+func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
+	if err != nil {
+		return domain.Onboarding{}, err
 	}
 	now := s.clock.Now().UTC()
 	o := domain.Onboarding{
@@ -92,7 +115,8 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		ProfileID:     profile.ID,
 		SKUID:         sku.ID,
 		Hostname:      host,
-		IPMIIP:        in.IPMIIP,
+		IPMIIP:        ipmiIP,
+		BatchID:       batchID,
 		NodeID:        node.ID,
 		Status:        domain.OnboardingPending,
 		Stage:         domain.StageValidate,
@@ -102,10 +126,13 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	rq.target = "onboarding:" + o.ID
+	if batchID == "" {
+		// The audit names the onboarding, even when its start fails.
+		rq.target = "onboarding:" + o.ID
+	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	if err := s.store.CreateOnboarding(ctx, o); err != nil {
-		return 0, nil, err
+		return domain.Onboarding{}, err
 	}
 
 	// From here on the onboarding holds the host lock: any failure closes
@@ -118,13 +145,13 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		return nil
 	}); err != nil {
 		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
-		return 0, nil, err
+		return domain.Onboarding{}, err
 	}
 	execID, err := s.starter.StartOnboarding(ctx, o)
 	if err != nil {
 		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
 		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
-		return 0, nil, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		return domain.Onboarding{}, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("the workflow service is unavailable; onboarding %s was closed as failed, retry later", o.ID)}
 	}
 	if updated, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
@@ -139,8 +166,7 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 		o = updated
 	}
 	log.InfoContext(ctx, "onboarding started")
-	rq.w.Header().Set("Location", "/api/v1/admin/onboardings/"+o.ID)
-	return http.StatusAccepted, o, nil
+	return o, nil
 }
 
 // siteReady is the site guardrail: credentials set and the last probe
@@ -237,9 +263,12 @@ type onboardingPage struct {
 }
 
 func (s *server) listOnboardings(rq *request) (int, any, error) {
-	q, err := queryParams(rq, "status", "site_id", "hostname", "limit", "cursor")
+	q, err := queryParams(rq, "status", "site_id", "hostname", "limit", "cursor", "batch_id")
 	if err != nil {
 		return 0, nil, err
+	}
+	if id, ok := q["batch_id"]; ok {
+		return s.listBatchOnboardings(rq, id, q)
 	}
 	f := store.OnboardingFilter{Status: domain.OnboardingStatus(q["status"]), SiteID: q["site_id"], Cursor: q["cursor"], Limit: defaultPageLimit}
 	if f.Status != "" && !slices.Contains(onboardingStatuses, string(f.Status)) {

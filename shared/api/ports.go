@@ -107,6 +107,7 @@ type Store interface {
 	TokenConsumer
 	AuditLog
 	LifecycleStore
+	BatchRepository
 }
 
 var _ Store = (*store.Store)(nil)

@@ -47,6 +47,9 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},
 		{method: http.MethodGet, pattern: obs + "/{id}", handle: (*server).getOnboarding},
 		{method: http.MethodPost, pattern: obs + "/{id}/cancel", action: "onboarding.cancel", target: "onboarding:{id}", handle: (*server).cancelOnboarding},
+		{method: http.MethodPost, pattern: obs + "/batch", action: "onboarding.batch.create", target: "batch", handle: (*server).createBatch},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches", handle: (*server).listBatches},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}", handle: (*server).getBatch},
 
 		{method: http.MethodGet, pattern: nodes, handle: (*server).listNodes},
 		{method: http.MethodGet, pattern: node, handle: (*server).getNode},

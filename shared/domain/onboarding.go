@@ -77,6 +77,8 @@ type Onboarding struct {
 	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
 	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
 	Version        int64      `json:"-" dynamodbav:"version"`
+	// BatchID is the batch that started this onboarding, if any.
+	BatchID string `json:"batch_id,omitempty" dynamodbav:"batch_id,omitempty"`
 
 	// EnrollmentTaskToken is the workflow callback token of the enrollment
 	// wait (.waitForTaskToken); the enrollment API completes it. It is an

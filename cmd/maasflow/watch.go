@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// Watching follows an onboarding's timeline, not only its latest record:
+// polls are seconds apart and stages can be shorter, so comparing records
+// would miss stages, the classified deploy retry and MAAS's own events.
+// Each poll reads GET …/onboardings/{id} and prints the timeline entries
+// not printed yet (MAAS events are copied onto the timeline after the fact,
+// so entries are told apart by content, not position), then any change of
+// the record itself (status, attempt, MAAS system id).
+
+// adminWatchEvent is one line of a watch: a timeline entry, or a change of
+// the record (kind "status"). -o json prints it as one JSON line.
+type adminWatchEvent struct {
+	OnboardingID string              `json:"onboarding_id"`
+	Hostname     string              `json:"hostname"`
+	Time         time.Time           `json:"time"`
+	Attempt      int                 `json:"attempt"`
+	Kind         domain.TimelineKind `json:"kind"`
+	Stage        string              `json:"stage,omitempty"`
+	Outcome      string              `json:"outcome,omitempty"`
+	Detail       string              `json:"detail,omitempty"`
+	Source       string              `json:"source,omitempty"`
+	MAASEventID  int64               `json:"maas_event_id,omitempty"`
+	// Set on kind "status" only.
+	Status       string `json:"status,omitempty"`
+	MAASSystemID string `json:"maas_system_id,omitempty"`
+}
+
+// adminWatchStatus is the kind of a record change.
+const adminWatchStatus domain.TimelineKind = "status"
+
+// adminFollower turns successive reads of one onboarding into the events
+// not reported yet.
+type adminFollower struct {
+	id       string
+	seen     map[adminTimelineEntry]bool
+	last     *domain.Onboarding
+	maasStat string // the MAAS status the latest MAAS event names
+}
+
+func newFollower(id string) *adminFollower {
+	return &adminFollower{id: id, seen: map[adminTimelineEntry]bool{}}
+}
+
+// poll reads the onboarding and returns what is new since the last poll.
+func (f *adminFollower) poll(ctx context.Context, c *adminClient) (adminOnboardingDetail, []adminWatchEvent, error) {
+	resp, err := c.do(ctx, http.MethodGet, adminPath(adminOnboardingsPath, f.id), nil, nil)
+	if err != nil {
+		return adminOnboardingDetail{}, nil, err
+	}
+	var d adminOnboardingDetail
+	if err := resp.decode(&d); err != nil {
+		return d, nil, err
+	}
+	return d, f.next(d), nil
+}
+
+// next compares a read with the previous ones.
+func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
+	var evs []adminWatchEvent
+	o := d.Onboarding
+	if f.last == nil || f.last.Status != o.Status || f.last.Attempt != o.Attempt || f.last.MAASSystemID != o.MAASSystemID {
+		at := o.UpdatedAt
+		if at.IsZero() {
+			at = o.CreatedAt
+		}
+		evs = append(evs, adminWatchEvent{Time: at, Attempt: o.Attempt, Kind: adminWatchStatus, Stage: string(o.Stage),
+			Status: string(o.Status), MAASSystemID: o.MAASSystemID})
+	}
+	f.last = &o
+	for _, e := range d.Timeline {
+		// The diagnostics' bodies are not on the timeline; its marker is.
+		if f.seen[e] {
+			continue
+		}
+		f.seen[e] = true
+		if e.Kind == domain.TimelineMAASEvent {
+			if st := maasStatusOf(e.Detail); st != "" {
+				f.maasStat = st
+			}
+		}
+		evs = append(evs, adminWatchEvent{Time: e.Time, Attempt: e.Attempt, Kind: e.Kind, Stage: e.Stage, Outcome: e.Outcome,
+			Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
+	}
+	// A status change belongs after the timeline rows that led to it.
+	if _, ended := adminOutcome(string(o.Status)); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
+		evs = append(evs[1:], evs[0])
+	}
+	for i := range evs {
+		evs[i].OnboardingID, evs[i].Hostname = o.ID, o.Hostname
+	}
+	return evs
+}
+
+// maasStatuses are the MAAS event types that name the status a machine
+// enters (docs/maas-behaviour.md §11: MAAS logs a status change as an event
+// whose type is the new status).
+var maasStatuses = []string{
+	"Commissioning", "Ready", "Failed commissioning", "Failed testing", "Deploying", "Deployed",
+	"Failed deployment", "Releasing", "Released", "Disk erasing", "Disks erased", "Rescue mode", "Exited rescue mode",
+	"Marking node failed",
+}
+
+// maasStatusOf reads "LEVEL: Type - description" and returns the status the
+// event's type names, or "".
+func maasStatusOf(detail string) string {
+	_, typ, ok := strings.Cut(detail, ": ")
+	if !ok {
+		typ = detail
+	}
+	typ, _, _ = strings.Cut(typ, " - ")
+	for _, s := range maasStatuses {
+		if typ == s {
+			switch s {
+			case "Disks erased", "Released":
+				return "Ready"
+			case "Exited rescue mode":
+				return ""
+			case "Marking node failed":
+				return "Failed"
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// watch follows one onboarding until it ends, printing each new event,
+// and returns nil for completed, else an exit code error: 3 for
+// manual_intervention, 4 for failed or cancelled.
+func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interval time.Duration) error {
+	f := newFollower(id)
+	failures := 0
+	for {
+		d, evs, err := f.poll(ctx, c)
+		switch {
+		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
+			failures++
+			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
+		case err != nil:
+			return err
+		default:
+			failures = 0
+			for _, e := range evs {
+				r.printWatchEvent(e, false)
+			}
+			if code, done := adminOutcome(string(d.Status)); done {
+				r.printOutcome(d.Onboarding)
+				if code == adminExitOK {
+					return nil
+				}
+				return &adminExitCodeError{Code: code}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.env.clock.After(interval):
+		}
+	}
+}
+
+// printWatchEvent prints one event: a JSON line (-o json), a YAML document
+// (-o yaml) or a line for people, prefixed with the host name in a batch.
+func (r *adminRun) printWatchEvent(e adminWatchEvent, withHost bool) {
+	if r.machine() {
+		if r.yaml() {
+			fmt.Fprintln(r.env.stdout, "---")
+		}
+		b, err := json.Marshal(e)
+		if err == nil {
+			r.emit(b)
+		}
+		return
+	}
+	fmt.Fprintln(r.env.stdout, adminCell(watchLine(e, withHost)))
+}
+
+// watchLine is the human form of an event:
+//
+//	2026-03-02T10:00:04Z  gpu-node-01  ▶ enter     commission        from discover
+func watchLine(e adminWatchEvent, withHost bool) string {
+	var what, detail string
+	switch e.Kind {
+	case adminWatchStatus:
+		what = "status"
+		detail = e.Status
+		if e.MAASSystemID != "" {
+			detail += "  maas_system_id=" + e.MAASSystemID
+		}
+	case domain.TimelineStageEntered:
+		what, detail = "▶ enter", e.Detail
+	case domain.TimelineStageExited:
+		what = "◀ exit"
+		detail = strings.TrimSpace(e.Outcome + ": " + e.Detail)
+		detail = strings.TrimSuffix(detail, ":")
+	case domain.TimelineMAASEvent:
+		what, detail = "MAAS", e.Detail
+	case domain.TimelineDiagnostic:
+		what, detail = "diag", "captured "+e.Source
+	default:
+		what = string(e.Kind)
+		detail = e.Detail
+		if e.Source != "" {
+			detail = e.Source + ": " + detail
+		}
+	}
+	var b strings.Builder
+	b.WriteString(adminTime(e.Time))
+	if withHost {
+		fmt.Fprintf(&b, "  %-16s", e.Hostname)
+	}
+	fmt.Fprintf(&b, "  %-7s  %-16s", what, orDash(e.Stage))
+	if e.Attempt > 1 {
+		b.WriteString("  attempt=" + strconv.Itoa(e.Attempt))
+	}
+	if detail != "" {
+		b.WriteString("  " + detail)
+	}
+	return strings.TrimRight(b.String(), " ")
+}

@@ -14,8 +14,6 @@ const (
 	decomManual    = "node.decommission.manual_intervention_required"
 )
 
-var onboardingTypes = []string{started, completed, failed, manual}
-
 func decomDetail(dt string) map[string]any {
 	d := map[string]any{
 		"site_id": "site-1", "decommission_id": "dec-01", "node_id": "node-1", "maas_system_id": "k3tgaq",

@@ -56,11 +56,23 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestDetailTypes(t *testing.T) {
-	assert.Equal(t, []string{decomCompleted, decomFailed, decomManual, decomStarted, completed, failed, manual, started}, DetailTypes())
+	assert.Equal(t, []string{decomCompleted, decomFailed, decomManual, decomStarted, drift, completed, failed, manual, started}, DetailTypes())
+}
+
+// onboardingDetailTypes are the detail types that share the onboarding
+// detail shape.
+func onboardingDetailTypes() []string {
+	var out []string
+	for _, dt := range DetailTypes() {
+		if strings.HasPrefix(dt, "node.onboarding.") {
+			out = append(out, dt)
+		}
+	}
+	return out
 }
 
 func TestValidateAcceptsGoodDetails(t *testing.T) {
-	for _, dt := range onboardingTypes {
+	for _, dt := range onboardingDetailTypes() {
 		t.Run(dt, func(t *testing.T) {
 			require.NoError(t, Validate(dt, mustJSON(t, detail(dt))))
 
@@ -88,7 +100,7 @@ func TestValidateRejects(t *testing.T) {
 		want       string
 	}
 	var tests []tc
-	for _, dt := range onboardingTypes {
+	for _, dt := range onboardingDetailTypes() {
 		for _, f := range required {
 			tests = append(tests, tc{
 				name: dt + " without " + f, detailType: dt,
@@ -182,7 +194,7 @@ func TestValidateUnknownType(t *testing.T) {
 }
 
 func TestSchemaFiles(t *testing.T) {
-	for _, dt := range onboardingTypes {
+	for _, dt := range onboardingDetailTypes() {
 		t.Run(dt, func(t *testing.T) {
 			raw, err := Schema(dt)
 			require.NoError(t, err)

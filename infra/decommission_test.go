@@ -26,12 +26,14 @@ func hasDecommission(t *testing.T, root string) bool {
 	return src.DecommissionASL != ""
 }
 
-func stateMachines(t *testing.T, root string) int {
+// decommissionMachines is how many decommission state machines the tree at
+// root builds (0 or 1).
+func decommissionMachines(t *testing.T, root string) int {
 	t.Helper()
 	if hasDecommission(t, root) {
-		return 2
+		return 1
 	}
-	return 1
+	return 0
 }
 
 // splitAllocationSecret separates the grants on the allocation service's

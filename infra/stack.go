@@ -174,6 +174,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.httpAPI()
 	b.functions()
 	b.stateMachine()
+	b.reconcile()
 	b.decommissionMachine()
 	b.routes()
 	b.outputs()

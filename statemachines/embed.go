@@ -11,6 +11,10 @@ import _ "embed"
 //go:embed onboarding.asl.json
 var Onboarding []byte
 
+// Reconcile is reconcile.asl.json: one reconcile run, fanned out per site.
+//
+//go:embed reconcile.asl.json
+var Reconcile []byte
 // Decommission is decommission.asl.json: one node drained, released with
 // erase (or the release fallback) and removed, retired or reimaged.
 //

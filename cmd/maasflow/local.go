@@ -31,6 +31,8 @@ type localOptions struct {
 	// timeScaleSet tells an explicit --time-scale from the default, which
 	// depends on --demo.
 	timeScaleSet bool
+	// reconcileEvery is the schedule of reconcile runs; 0 turns it off.
+	reconcileEvery time.Duration
 }
 
 func (c *cli) localCommand() *cobra.Command {
@@ -66,6 +68,8 @@ stays the same across restarts. --reset starts from an empty data dir.`,
 	fs.BoolVar(&o.demo, "demo", false, "create a demo site, profile, SKU and simulated hosts")
 	fs.BoolVar(&o.reset, "reset", false, "empty the data dir first: start from nothing")
 	fs.StringVar(&o.logLevel, "log-level", "info", "level of the log file: debug, info, warn, error")
+	fs.DurationVar(&o.reconcileEvery, "reconcile-interval", localstack.DefaultReconcileInterval,
+		"period of the reconcile runs in the stack's (scaled) time; 0 turns the schedule off")
 	return cmd
 }
 
@@ -80,6 +84,14 @@ func noPositional(_ *cobra.Command, args []string) error {
 // runLocal runs the embedded stack until ctx ends.
 func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	cfg := o.cfg
+	switch {
+	case o.reconcileEvery < 0:
+		return usagef("--reconcile-interval must not be negative")
+	case o.reconcileEvery == 0:
+		cfg.ReconcileInterval = -1 // off
+	default:
+		cfg.ReconcileInterval = o.reconcileEvery
+	}
 	switch {
 	case o.timeScaleSet && o.timeScale <= 0:
 		return usagef("--time-scale must be positive")

@@ -29,6 +29,8 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/store/journal"
@@ -48,6 +50,9 @@ type Config struct {
 	// AdminToken is the bearer token of the admin API; empty uses the one
 	// kept in DataDir (AdminTokenFile), generated on first start.
 	AdminToken string
+	// ReconcileInterval is the period of reconcile runs in the stack's
+	// time: zero is DefaultReconcileInterval, negative turns them off.
+	ReconcileInterval time.Duration
 	// FunctionConcurrency caps each function's concurrent invocations, as
 	// Lambda's reserved concurrency does; 0 means
 	// asl.DefaultFunctionConcurrency (sized from the cores).
@@ -75,22 +80,27 @@ type Stack struct {
 	Engine *asl.Engine
 	Store  *store.Store
 	Bus    *events.LocalBus
+	// Reconciler runs reconcile runs (on the schedule and on request);
+	// Metrics is what GET /metrics serves.
+	Reconciler *reconcile.Runner
+	Metrics    *metrics.Prometheus
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
 
 	onboardingARN string
+	reconcileARN  string
 	// Allocations is the simulated allocation service (control API at
 	// /_local/allocations on the API listener).
 	Allocations     *allocation.Local
 	decommissionARN string
+	dbOps           *store.Counting
 	closeOnce       sync.Once
 	closeErr        error
 	servers         []*http.Server
 	closers         []func() error
 	wg              sync.WaitGroup
 	logger          *slog.Logger
-	dbOps           *store.Counting
 }
 
 // Start builds and starts the stack. The listeners are bound before Start
@@ -206,6 +216,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
+	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
 	concurrency := cfg.FunctionConcurrency
 	if concurrency == 0 {
 		concurrency = asl.DefaultFunctionConcurrency()
@@ -228,6 +239,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.onboardingARN = arn
 	flow := workflow.NewLocal(s.Engine, arn)
+	reconciler, err := s.startReconcile(cfg, clk)
+	if err != nil {
+		return nil, err
+	}
 	reimages.Local = flow
 	decoms, err := s.registerDecommission(subs)
 	if err != nil {
@@ -244,6 +259,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		// Reconciler serves /api/v1/admin/reconciliation.
+		Reconciler: reconciler,
 
 		Decommissions: decoms,
 		Allocations:   s.Allocations,
@@ -262,6 +279,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")

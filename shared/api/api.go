@@ -73,6 +73,8 @@ type Deps struct {
 	Bundles       BundleConfig
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
+	// Reconciler serves /reconciliation; without it those routes answer 503.
+	Reconciler Reconciler
 }
 
 type server struct {
@@ -89,6 +91,7 @@ type server struct {
 	log       *slog.Logger
 	lifecycle lifecycleDeps
 	refusals  *RefusalCounter
+	reconcile Reconciler
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -108,6 +111,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		log:       deps.Logger,
 		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
 		refusals:  deps.Refusals,
+		reconcile: deps.Reconciler,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

@@ -106,8 +106,8 @@ type Store interface {
 	OnboardingWriter
 	TokenConsumer
 	AuditLog
-	LifecycleStore
 	BatchRepository
+	LifecycleStore
 }
 
 var _ Store = (*store.Store)(nil)

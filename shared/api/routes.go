@@ -13,6 +13,7 @@ func routeTable() []route {
 		roce     = site + "/roce-assignments"
 		skus     = "/api/v1/admin/skus"
 		obs      = "/api/v1/admin/onboardings"
+		recon    = "/api/v1/admin/reconciliation"
 		nodes    = "/api/v1/admin/nodes"
 		node     = nodes + "/{id}"
 		decoms   = "/api/v1/admin/decommissions"
@@ -50,6 +51,11 @@ func routeTable() []route {
 		{method: http.MethodPost, pattern: obs + "/batch", action: "onboarding.batch.create", target: "batch", handle: (*server).createBatch},
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches", handle: (*server).listBatches},
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}", handle: (*server).getBatch},
+
+		{method: http.MethodPost, pattern: recon + "/run", action: "reconciliation.run", target: "reconciliation", handle: (*server).runReconcile},
+		{method: http.MethodGet, pattern: recon + "/status", handle: (*server).reconcileStatus},
+		{method: http.MethodGet, pattern: recon + "/drift", handle: (*server).listDrift},
+		{method: http.MethodPost, pattern: recon + "/drift/{node_id}/resolve", action: "reconciliation.drift.resolve", target: "node:{node_id}", handle: (*server).resolveDrift},
 
 		{method: http.MethodGet, pattern: nodes, handle: (*server).listNodes},
 		{method: http.MethodGet, pattern: node, handle: (*server).getNode},

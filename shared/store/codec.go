@@ -38,6 +38,19 @@ const (
 	gsiOnbStatus      = "ONBSTATUS#"
 	gsiOnbSite        = "ONBSITE#"
 	gsiOnbHost        = "ONBHOST#"
+
+	// Reconciliation (reconcile.go).
+	pkMAASState  = "MAASSTATE#"
+	skMAASState  = "NODE#"
+	pkDrift      = "DRIFT#"
+	pkRun        = "RECONRUN#"
+	pkRunLock    = "RECONCILE"
+	skRunLock    = "LOCK"
+	gsiDrift     = "DRIFT#"
+	gsiDriftKind = "DRIFTKIND#"
+	gsiDriftSite = "DRIFTSITE#"
+	gsiDriftNode = "DRIFTNODE#"
+	gsiAllRuns   = "RECONRUNS"
 )
 
 // sortTime is a fixed-width UTC layout: unlike RFC3339Nano it keeps trailing

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	schemas "github.com/maasflow/maasflow/events"
-	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
 )
@@ -87,14 +86,6 @@ func (e *env) decommissionEvents(id string, n int) []string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// maasClient talks to the simulator as maasflow does.
-func (e *env) maasClient() *maas.Client {
-	e.t.Helper()
-	c, err := maas.NewClient(e.stack.SimURL, domain.Secret(e.stack.SimAPIKey))
-	require.NoError(e.t, err)
-	return c
 }
 
 func erase(d map[string]any) map[string]any {

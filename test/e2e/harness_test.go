@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/localstack"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
 )
 
 // timeScale makes one simulated minute take 100 ms of wall time.
@@ -234,4 +236,13 @@ func callsWithOp(counts map[string]int, op string) int {
 		}
 	}
 	return n
+}
+
+// maasClient talks to the simulator through the MAAS API, as an operator
+// changing things behind maasflow's back would.
+func (e *env) maasClient() *maas.Client {
+	e.t.Helper()
+	c, err := maas.NewClient(e.stack.SimURL, domain.Secret(e.stack.SimAPIKey))
+	require.NoError(e.t, err)
+	return c
 }

@@ -149,6 +149,13 @@ func API(ctx context.Context) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	rc, ok, err := c.reconcilerForAPI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		deps.Reconciler = rc
+	}
 	return api.New(api.Config{}, deps), nil
 }
 

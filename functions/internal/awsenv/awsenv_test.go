@@ -43,7 +43,7 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 	for _, m := range mains {
 		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
 	}
-	want := []string{"api"}
+	want := []string{"api", "reconcile"}
 	for _, f := range append(activities.Catalog(activities.Deps{}), activities.DecommissionCatalog(activities.Deps{})...) {
 		want = append(want, f.Name)
 		src, err := os.ReadFile(filepath.Join("../..", f.Name, "main.go"))

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/statemachines"
+)
+
+// reconcileMachines is how many reconcile state machines a repository with
+// fns builds (0 or 1).
+func reconcileMachines(fns []string) int {
+	if slices.Contains(fns, functionReconcile) {
+		return 1
+	}
+	return 0
+}
+
+// functionTimeout is the Lambda timeout of a non-api function.
+func functionTimeout(fn string) int {
+	if fn == functionReconcile {
+		return reconcileTimeoutSec
+	}
+	return activityTimeoutSec
+}
+
+// checkReconcile checks the reconcile state machine, its schedule and the
+// api's access to it, when the repository has functions/reconcile.
+func checkReconcile(t *testing.T, cfn *cfnTemplate, fns []string) {
+	t.Helper()
+	if !slices.Contains(fns, functionReconcile) {
+		t.Log("no functions/reconcile in this repository: nothing to check")
+		return
+	}
+	smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "ReconcileStateMachine")
+	def, ok := sm.Properties["DefinitionString"].(string)
+	require.True(t, ok)
+	assert.JSONEq(t, string(statemachines.Reconcile), def)
+	subs, _ := sm.Properties["DefinitionSubstitutions"].(map[string]any)
+	target, attr := getAtt(subs["ReconcileFunctionArn"])
+	assert.Equal(t, "Arn", attr)
+	assert.Equal(t, "ReconcileFunction", functionIDPrefix(target))
+
+	_, sched := cfn.one(t, "AWS::Scheduler::Schedule")
+	assert.Equal(t, "rate(15 minutes)", sched.Properties["ScheduleExpression"], "the default interval")
+	tgt, _ := sched.Properties["Target"].(map[string]any)
+	assert.Equal(t, ref(smID), tgt["Arn"])
+	assert.JSONEq(t, `{"trigger":"schedule"}`, tgt["Input"].(string))
+
+	_, api := cfn.byID(t, "AWS::Lambda::Function", "ApiFunction")
+	env := envVars(api)
+	assert.Equal(t, ref(smID), env[config.EnvReconcileStateMachine])
+	assert.Equal(t, "15", env[config.EnvReconcileInterval])
+}
+
+func TestRateExpression(t *testing.T) {
+	assert.Equal(t, "rate(1 minute)", rateExpression(1))
+	assert.Equal(t, "rate(15 minutes)", rateExpression(15))
+}
+
+// withoutReconcile drops the statements about the reconcile state machine
+// (the api function may start it besides the onboarding machine).
+func withoutReconcile(sts []statement) []statement {
+	var out []statement
+	for _, s := range sts {
+		if len(s.resources) == 1 && strings.Contains(s.resources[0], "ReconcileStateMachine") {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}

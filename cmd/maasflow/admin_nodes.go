@@ -227,7 +227,7 @@ func runNodesReissue(ctx context.Context, r *adminRun, args []string) error {
 
 // writeSecretFile creates path with mode 0600; an existing file is kept.
 func writeSecretFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G304: the operator names the file
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("write bundle: %w", err)
 	}

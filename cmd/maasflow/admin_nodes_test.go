@@ -85,7 +85,7 @@ func TestNodeAndDecommissionVerbsOnTheLocalStack(t *testing.T) {
 	fi, err := os.Stat(out)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	raw, err := os.ReadFile(out) //nolint:gosec // G304: the test's own temp file
+	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
 	var bundle map[string]any
 	require.NoError(t, json.Unmarshal(raw, &bundle))

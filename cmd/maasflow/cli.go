@@ -217,6 +217,10 @@ func noArgsOrUnknown(cmd *cobra.Command, args []string) error {
 // its help, `GROUP` alone is a misuse.
 func (c *cli) groupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && args[0] == "help" {
+		// `GROUP help SUB` is `GROUP SUB --help`.
+		if sub, rest, err := cmd.Find(args[1:]); err == nil && sub != cmd && len(rest) == 0 {
+			return sub.Help()
+		}
 		return cmd.Help()
 	}
 	if cmd.HasParent() {
@@ -323,7 +327,6 @@ type adminRun struct {
 	cmd *cobra.Command
 }
 
-func (r *adminRun) json() bool { return r.output == adminOutputJSON }
 func (r *adminRun) yaml() bool { return r.output == adminOutputYAML }
 
 // machine reports whether the output is for programs (json or yaml).

@@ -38,7 +38,7 @@ func lockDataDir(dir string) (unlock func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock data directory: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { //nolint:gosec // G115: a file descriptor fits an int
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		defer func() { _ = f.Close() }()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			b, _ := os.ReadFile(path) //nolint:gosec // G304: as above
@@ -52,7 +52,7 @@ func lockDataDir(dir string) (unlock func() error, err error) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return func() error {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) //nolint:gosec // G115: as above
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return f.Close()
 	}, nil
 }

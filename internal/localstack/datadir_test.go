@@ -3,7 +3,6 @@ package localstack_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -49,7 +48,7 @@ func TestMain(m *testing.M) {
 // URL and the process.
 func startChild(t *testing.T, dir string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
+	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -141,8 +140,7 @@ func TestEveryAcknowledgedWriteSurvivesKill9(t *testing.T) {
 	for _, id := range acked {
 		if _, err := s.Store.GetSKU(ctx, id); err != nil {
 			missing++
-			var nf *store.ItemNotFoundError
-			require.True(t, errors.As(err, &nf), "%s: %v", id, err)
+			require.ErrorAs(t, err, new(*store.ItemNotFoundError), id)
 		}
 	}
 	assert.Zero(t, missing, "of %d acknowledged writes", len(acked))

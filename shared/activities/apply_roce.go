@@ -36,7 +36,9 @@ type ApplyRoCEOutput struct {
 // Errors: RoCEAssignmentError (no rows, unknown interface, bad address, no
 // subnet); MAAS errors.
 func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out ApplyRoCEOutput, err error) {
-	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef, domain.StagePXEPreflight)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

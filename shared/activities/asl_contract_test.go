@@ -34,7 +34,14 @@ type aslState struct {
 		ErrorEquals []string `json:"ErrorEquals"`
 		Next        string   `json:"Next"`
 	} `json:"Catch"`
-	Result map[string]any `json:"Result"`
+	Result  map[string]any `json:"Result"`
+	Next    string         `json:"Next"`
+	Choices []struct {
+		Variable     string `json:"Variable"`
+		StringEquals string `json:"StringEquals"`
+		Next         string `json:"Next"`
+	} `json:"Choices"`
+	Default string `json:"Default"`
 }
 
 func loadASL(t *testing.T) (raw []byte, states map[string]aslState) {
@@ -188,6 +195,64 @@ func classMismatches(states map[string]aslState, routes map[string]domain.ErrorC
 func TestASLRetryAndCatchAgreeWithTheDeclaredClasses(t *testing.T) {
 	states := everyASLState(t)
 	assert.Empty(t, classMismatches(states, errorRoutes))
+	assert.Empty(t, routingMismatches(states, errorRoutes))
+}
+
+// beforeMAAS are the Tasks that run before the workflow touches MAAS:
+// failing there frees the host safely. Every later Task may leave MAAS
+// holding a half-done machine.
+var beforeMAAS = map[string]bool{"ValidateOnboarding": true, "decommission/BeginDecommission": true}
+
+// panicName is what a Go panic is reported as: the panic value's type
+// (aws-lambda-go, and the embedded runtime the same way).
+const panicName = "string"
+
+// catchTarget is where a Task's Catch sends error name e: the first
+// catcher that matches, followed through Pass states to the state that
+// records the outcome ("" when nothing catches it).
+func catchTarget(states map[string]aslState, st aslState, e string) string {
+	for _, c := range st.Catch {
+		for _, want := range c.ErrorEquals {
+			if want == e || (want == "States.ALL" && e != "States.Runtime") || (want == "States.TaskFailed" && e != "States.Timeout") {
+				next := c.Next
+				for i := 0; i < len(states) && states[next].Type == "Pass"; i++ {
+					next = states[next].Next
+				}
+				return next
+			}
+		}
+	}
+	return ""
+}
+
+// routingMismatches checks each Task's Catch, name by name, against the
+// classes: before MAAS is touched everything ends as failed; after it,
+// only terminal errors do, and everything else (retryable once its
+// retries are spent, needs an operator, a Lambda-level failure, a crash
+// under any name) ends in manual intervention.
+func routingMismatches(states map[string]aslState, routes map[string]domain.ErrorClass) []string {
+	names := maps.Clone(routes)
+	for e := range lambdaLevel {
+		names[e] = ""
+	}
+	names[panicName] = ""
+	var out []string
+	for name, st := range states {
+		if st.Type != "Task" || catchTarget(states, st, "States.ALL") != toManual && catchTarget(states, st, "States.ALL") != toFailure {
+			continue // the Tasks that record the outcome catch into the end states
+		}
+		for e, class := range names {
+			want := toManual
+			if beforeMAAS[name] || class == domain.ErrorTerminal {
+				want = toFailure
+			}
+			if got := catchTarget(states, st, e); got != want {
+				out = append(out, fmt.Sprintf("%s sends %s to %s, want %s", name, e, got, want))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestClassMismatchesAreFound edits the routing table and the ASL in
@@ -204,6 +269,21 @@ func TestClassMismatchesAreFound(t *testing.T) {
 	assert.Contains(t, got, "retry MAASTimeoutError, which is needs_operator")
 	assert.Contains(t, got, "GuardrailError needs an operator but is never routed to manual intervention")
 	assert.Contains(t, got, "catch PXEPreflightError, which names no error type")
+
+	broken := maps.Clone(states)
+	crash := broken["CheckReady"]
+	crash.Catch = crash.Catch[len(crash.Catch)-1:]
+	crash.Catch[0].Next = toFailure
+	broken["CheckReady"] = crash
+	got = strings.Join(routingMismatches(broken, errorRoutes), "\n")
+	assert.Contains(t, got, "CheckReady sends Lambda.Unknown to RecordFailure, want RecordManualIntervention")
+	assert.Contains(t, got, "CheckReady sends string to RecordFailure, want RecordManualIntervention")
+	assert.Contains(t, got, "CheckReady sends MachineWaitTimeoutError to RecordFailure, want RecordManualIntervention")
+	assert.NotContains(t, got, "GuardrailError")
+	routes = maps.Clone(errorRoutes)
+	routes["MAASNotFoundError"] = domain.ErrorTerminal
+	assert.Contains(t, strings.Join(routingMismatches(states, routes), "\n"),
+		"DeployMachine sends MAASNotFoundError to RecordManualIntervention, want RecordFailure")
 
 	st := states["DeployMachine"]
 	st.Retry = append(st.Retry, struct {
@@ -287,4 +367,59 @@ func TestCatalog(t *testing.T) {
 		require.NoError(t, err, "activity %s has no file of its own", f.Activity)
 	}
 	assert.Len(t, seen, 14)
+}
+
+// TestASLEntersAtEveryStage: a run can enter the workflow at any stage
+// (start_stage), and the entry Choice names only stages that exist.
+func TestASLEntersAtEveryStage(t *testing.T) {
+	_, states := loadASL(t)
+	entry, ok := states["EnterAtStage"]
+	require.True(t, ok)
+	routed := map[domain.Stage]string{}
+	for _, c := range entry.Choices {
+		assert.Equal(t, "$.start_stage", c.Variable)
+		routed[domain.Stage(c.StringEquals)] = c.Next
+		assert.Contains(t, states, c.Next, "start_stage %s goes to a missing state", c.StringEquals)
+	}
+	assert.Contains(t, states, entry.Default)
+	stages := declaredStageNames(t)
+	for _, s := range stages {
+		if s == domain.StageDone {
+			assert.NotContains(t, routed, s, "a finished run is not entered")
+			continue
+		}
+		assert.Contains(t, routed, s, "stage %s cannot be entered", s)
+	}
+	for s := range routed {
+		assert.Contains(t, stages, s, "EnterAtStage routes %s, which is no stage", s)
+	}
+}
+
+// declaredStageNames parses the domain.Stage constants from their source.
+func declaredStageNames(t *testing.T) []domain.Stage {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "domain", "onboarding.go"))
+	require.NoError(t, err)
+	var out []domain.Stage
+	for _, m := range regexp.MustCompile(`(?m)^\s*Stage\w+\s+Stage\s*=\s*"(\w+)"`).FindAllSubmatch(src, -1) {
+		out = append(out, domain.Stage(m[1]))
+	}
+	require.GreaterOrEqual(t, len(out), 10)
+	return out
+}
+
+// TestASLPollStagesAreStages: the poll loops run in the stage their Task
+// names, which must be a declared stage.
+func TestASLPollStagesAreStages(t *testing.T) {
+	_, states := loadASL(t)
+	stages := declaredStageNames(t)
+	n := 0
+	for name, st := range states {
+		payload, _ := st.Parameters["Payload"].(map[string]any)
+		if s, ok := payload["stage"]; ok {
+			n++
+			assert.Contains(t, stages, domain.Stage(s.(string)), "state %s polls in an unknown stage", name)
+		}
+	}
+	assert.Equal(t, 3, n, "CheckReady, CheckDeployed and CheckRecovered name their stage")
 }

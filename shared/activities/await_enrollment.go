@@ -46,6 +46,8 @@ type EnrollmentResult struct {
 //
 // Errors: EnrollmentCompletionError (retryable); store errors.
 func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInput) (out AwaitEnrollmentOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "AwaitEnrollment", domain.StageWaitEnrollment, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
@@ -54,7 +56,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	if in.TaskToken == "" {
 		return out, &InvalidInputError{Field: "task_token", Reason: "is required"}
 	}
-	if err := c.enter(ctx, []domain.Stage{domain.StageWaitDeployed}, func(o *domain.Onboarding) error {
+	if err := c.enter(ctx, func(o *domain.Onboarding) error {
 		o.EnrollmentTaskToken = in.TaskToken
 		return nil
 	}); err != nil {

@@ -44,6 +44,8 @@ type CheckCompletionGatesOutput struct {
 //
 // Errors: CompletionGateError naming the gate; MAAS errors.
 func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletionGatesInput) (out CheckCompletionGatesOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "CheckCompletionGates", domain.StageCompletionGates, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
@@ -57,7 +59,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 			return out, err
 		}
 	}
-	if err := c.enter(ctx, []domain.Stage{domain.StageWaitEnrollment}, nil); err != nil {
+	if err := c.enter(ctx, nil); err != nil {
 		return out, err
 	}
 	gate := func(name, format string, args ...any) error {

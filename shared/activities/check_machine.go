@@ -58,11 +58,14 @@ type Poll struct {
 	LastEventID int64  `json:"last_event_id"`
 }
 
-// CheckMachineInput is one poll.
+// CheckMachineInput is one poll: what it waits for, and the stage the
+// state machine runs the wait in (wait_ready, wait_deployed,
+// recover_deploy), so the workflow's structure stays in the ASL.
 type CheckMachineInput struct {
 	OnboardingRef
-	Target PollTarget `json:"target"`
-	Poll   Poll       `json:"poll"`
+	Target PollTarget   `json:"target"`
+	Stage  domain.Stage `json:"stage"`
+	Poll   Poll         `json:"poll"`
 }
 
 // CheckMachineOutput is the machine's status, the outcome the Choice
@@ -83,31 +86,24 @@ type CheckMachineOutput struct {
 // at once: the machine would sit in Deploying until MAAS's 30–60 min
 // timeout (maas-behaviour §14.1).
 //
-// Stages: ready polls in wait_ready (from commission), deployed in
-// wait_deployed (from deploy), deployable in recover_deploy.
+// It polls in the stage the state machine names (wait_ready,
+// wait_deployed, recover_deploy), from whatever stage came before.
 //
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
 // (ready 60 min, deployed 90 min, deployable 30 min); MAAS errors.
 func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (out CheckMachineOutput, err error) {
-	var (
-		stage domain.Stage
-		from  []domain.Stage
-	)
-	switch in.Target {
-	case TargetReady:
-		stage, from = domain.StageWaitReady, []domain.Stage{domain.StageCommission}
-	case TargetDeployed:
-		stage, from = domain.StageWaitDeployed, []domain.Stage{domain.StageDeploy}
-	case TargetDeployable:
-		stage = domain.StageRecoverDeploy
-	}
-	c, err := a.begin(ctx, "CheckMachine", stage, in.OnboardingRef)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.begin(ctx, "CheckMachine", in.Stage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if stage == "" {
+	if _, ok := pollBounds[in.Target]; !ok {
 		return out, &InvalidInputError{Field: "target", Reason: "must be ready, deployed or deployable"}
+	}
+	if in.Stage == "" {
+		return out, &InvalidInputError{Field: "stage", Reason: "is required"}
 	}
 	now := a.d.Clock.Now().UTC()
 	started := now
@@ -116,7 +112,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
 		}
 	}
-	if err := c.enter(ctx, from, nil); err != nil {
+	if err := c.enter(ctx, nil); err != nil {
 		return out, err
 	}
 	client, m, err := c.maasMachine(ctx)

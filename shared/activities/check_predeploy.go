@@ -55,7 +55,9 @@ type CheckPredeployOutput struct {
 //
 // Errors: PredeployCheckError naming the failed check.
 func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput) (out CheckPredeployOutput, err error) {
-	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef, domain.StagePXEPreflight, domain.StageRoCE)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -36,11 +36,11 @@ type ClassifyDeployFailureInput struct {
 	DeployStartedAt string `json:"deploy_started_at"`
 }
 
-// ClassifyDeployFailureOutput is the class, whether the state machine
-// retries, and a secret-free summary the failure path records.
+// ClassifyDeployFailureOutput is the class, the counts the state machine's
+// RetryDeploy Choice compares, and a secret-free summary the failure path
+// records.
 type ClassifyDeployFailureOutput struct {
 	Class          string `json:"class"`
-	Retry          bool   `json:"retry"`
 	Reason         string `json:"reason"`
 	DeployAttempts int    `json:"deploy_attempts"`
 	DeployRetries  int    `json:"deploy_retries"`
@@ -52,18 +52,22 @@ type ClassifyDeployFailureOutput struct {
 // (current-installation script results), never from the status alone
 // (domain.ClassifyDeployFailure). It copies the diagnostics onto the
 // timeline as diagnostic rows: the installation output's tail and the
-// failing events. retry is class == datasource && deploy attempts <=
-// policy deploy_retries (one retry by default, seed 000 §4.4). Read-only
-// towards MAAS; a repeat writes the same diagnostics again.
+// failing events. It reports the deploy count and the policy's
+// deploy_retries; whether to retry is the state machine's decision (its
+// RetryDeploy Choice: class datasource and deploy_attempts <=
+// deploy_retries, one retry by default, seed 000 §4.4). Read-only towards
+// MAAS; a repeat writes the same diagnostics again.
 //
-// It stays in stage wait_deployed.
+// It works in stage wait_deployed, the deploy wait it explains.
 func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeployFailureInput) (out ClassifyDeployFailureOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "ClassifyDeployFailure", domain.StageWaitDeployed, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if err := c.expectStage(); err != nil {
+	if err := c.requireRunning(); err != nil {
 		return out, err
 	}
 	var since time.Time
@@ -97,16 +101,17 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	cls := domain.ClassifyDeployFailure(evidence)
 	out = ClassifyDeployFailureOutput{
 		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.ob.DeployAttempts, DeployRetries: pol.DeployRetries,
-		Retry: cls.Class == domain.DeployFailureDatasource && c.ob.DeployAttempts <= pol.DeployRetries,
 	}
-	verdict := "no retry"
-	if out.Retry {
-		verdict = "retry"
+	// The summary says whether the class is one the state machine retries
+	// and the counts it compares; the decision itself is RetryDeploy's.
+	retryable := "not retried"
+	if cls.Class == domain.DeployFailureDatasource {
+		retryable = "retry while deploys <= deploy_retries"
 	}
-	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy_retries %d): %s",
-		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, verdict, pol.DeployRetries, cls.Reason), 1024)
-	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class), slog.Bool("retry", out.Retry),
-		slog.Int("deploy_attempts", out.DeployAttempts))
+	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy %d, deploy_retries %d): %s",
+		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, retryable, out.DeployAttempts, pol.DeployRetries, cls.Reason), 1024)
+	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
+		slog.Int("deploy_attempts", out.DeployAttempts), slog.Int("deploy_retries", out.DeployRetries))
 
 	rows := []domain.TimelineEntry{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
 	if install != "" {

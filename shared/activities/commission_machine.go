@@ -28,7 +28,9 @@ type CommissionMachineOutput struct {
 //
 // Errors: MachineStateUnsafeError for any other status; MAAS errors.
 func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachineInput) (out CommissionMachineOutput, err error) {
-	c, err := a.beginIn(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef, domain.StageDiscover)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

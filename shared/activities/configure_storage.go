@@ -26,7 +26,9 @@ type ConfigureStorageOutput struct {
 //
 // Errors: MachineStateUnsafeError outside Ready/Allocated; MAAS errors.
 func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageInput) (out ConfigureStorageOutput, err error) {
-	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef, domain.StageWaitReady)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

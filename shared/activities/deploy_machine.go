@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -60,6 +59,8 @@ type DeployMachineOutput struct {
 // Errors: MachineNotDeployableError, PayloadRenderError,
 // TokenPersistenceError (manual intervention); MAAS errors.
 func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (out DeployMachineOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "DeployMachine", domain.StageDeploy, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
@@ -67,10 +68,6 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	}
 	if err := c.requireRunning(); err != nil {
 		return out, err
-	}
-	from := []domain.Stage{domain.StageHardening, domain.StageRecoverDeploy}
-	if c.ob.Stage != domain.StageDeploy && !slices.Contains(from, c.ob.Stage) {
-		return out, &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: append(from, domain.StageDeploy)}
 	}
 	pol, _, profile, err := c.policy(ctx)
 	if err != nil {
@@ -118,7 +115,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		c.log.InfoContext(ctx, "superseded enrollment token revoked")
 	}
 
-	if err := c.enter(ctx, from, func(o *domain.Onboarding) error {
+	if err := c.enter(ctx, func(o *domain.Onboarding) error {
 		if o.Stage != domain.StageDeploy {
 			o.DeployAttempts++
 		}

@@ -140,7 +140,7 @@ func TestRedeployRevokesTheSupersededToken(t *testing.T) {
 
 	var cls activities.ClassifyDeployFailureOutput
 	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d1.StartedAt}, &cls)
-	require.True(t, cls.Retry)
+	require.Equal(t, domain.DeployFailureDatasource, cls.Class)
 	e.must("RecoverDeploy", refIn{ref(o)}, nil)
 	require.Equal(t, activities.OutcomeDone, e.poll(o, activities.TargetDeployable, activities.Poll{}).Outcome)
 

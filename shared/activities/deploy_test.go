@@ -131,8 +131,8 @@ func TestDatasourceFailureClassifiedAndRecoveredByAbort(t *testing.T) {
 	var cls activities.ClassifyDeployFailureOutput
 	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
 	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
-	assert.True(t, cls.Retry)
 	assert.Equal(t, 1, cls.DeployAttempts)
+	assert.Equal(t, 1, cls.DeployRetries, "the state machine retries: deploy 1 <= deploy_retries 1")
 	assertDiagnostics(t, e, o.ID)
 
 	var rec activities.RecoverDeployOutput
@@ -167,7 +167,8 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 	var cls activities.ClassifyDeployFailureOutput
 	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
 	require.Equal(t, domain.DeployFailureDatasource, cls.Class)
-	require.True(t, cls.Retry)
+	require.Equal(t, 1, cls.DeployAttempts)
+	require.Equal(t, 1, cls.DeployRetries)
 	var rec activities.RecoverDeployOutput
 	e.must("RecoverDeploy", refIn{ref(o)}, &rec)
 	assert.Equal(t, activities.RecoveryReleased, rec.Action, "abort is refused from Failed deployment: release")
@@ -179,8 +180,10 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
 	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d2.StartedAt}, &cls)
 	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
-	assert.False(t, cls.Retry, "deploy 2 > deploy_retries 1")
-	assert.Contains(t, cls.Summary, "no retry")
+	assert.Equal(t, 2, cls.DeployAttempts, "deploy 2 > deploy_retries 1: the state machine does not retry")
+	assert.Equal(t, 1, cls.DeployRetries)
+	assert.Contains(t, cls.Summary, "deploy 2 of machine")
+	assert.Contains(t, cls.Summary, "class datasource, retry while deploys <= deploy_retries (deploy 2, deploy_retries 1)")
 }
 
 func TestRecoverDeployRepeatFindsTheReleaseUnderWay(t *testing.T) {
@@ -212,7 +215,6 @@ func TestOtherDeployFailureIsClassifiedOther(t *testing.T) {
 	var cls activities.ClassifyDeployFailureOutput
 	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
 	assert.Equal(t, domain.DeployFailureOther, cls.Class)
-	assert.False(t, cls.Retry)
 	assert.Contains(t, cls.Reason, "curtin")
 	assertDiagnostics(t, e, o.ID)
 }

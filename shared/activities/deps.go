@@ -119,7 +119,8 @@ type Config struct {
 }
 
 // Deps are the activities' dependencies. Nil Clock, NewID, Logger and HTTP
-// get defaults (wall clock, UUIDs, discarded logs, http.DefaultClient).
+// and a zero InvocationBudget get defaults (wall clock, UUIDs, discarded
+// logs, http.DefaultClient, DefaultInvocationBudget).
 type Deps struct {
 	Store     Store
 	MAAS      Connector
@@ -135,6 +136,9 @@ type Deps struct {
 	Decommissions DecommissionStore
 	Allocations   AllocationService
 	Starter       OnboardingStarter
+	// InvocationBudget bounds each activity invocation and so each MAAS
+	// call in it; zero means DefaultInvocationBudget.
+	InvocationBudget time.Duration
 }
 
 func (d Deps) withDefaults() Deps {
@@ -149,6 +153,9 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.HTTP == nil {
 		d.HTTP = http.DefaultClient
+	}
+	if d.InvocationBudget <= 0 {
+		d.InvocationBudget = DefaultInvocationBudget
 	}
 	return d
 }

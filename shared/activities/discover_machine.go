@@ -46,7 +46,9 @@ type DiscoverMachineOutput struct {
 // Errors: AmbiguousMachineMatchError, MachineClaimNotAllowedError,
 // MachineStateUnsafeError (manual intervention); MAAS errors.
 func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInput) (out DiscoverMachineOutput, err error) {
-	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef, domain.StageValidate)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -267,20 +267,15 @@ func (e *OnboardingClosedError) Error() string {
 	return fmt.Sprintf("onboarding %s is %s", e.OnboardingID, e.Status)
 }
 
-// StageConflictError: the onboarding is in a stage this activity does not
-// move from (the conditional stage transition refused it).
-type StageConflictError struct {
-	Activity string         `json:"activity"`
-	Stage    domain.Stage   `json:"stage"`
-	Expected []domain.Stage `json:"expected"`
+// MachineNotRecordedError: the activity needs the onboarding's MAAS
+// machine, and the onboarding records none (discovery has not run for it).
+type MachineNotRecordedError struct {
+	OnboardingID string `json:"onboarding_id"`
+	Activity     string `json:"activity"`
 }
 
-func (e *StageConflictError) Error() string {
-	expected := make([]string, len(e.Expected))
-	for i, s := range e.Expected {
-		expected[i] = string(s)
-	}
-	return fmt.Sprintf("%s cannot run from stage %q (expected one of %s)", e.Activity, e.Stage, strings.Join(expected, ", "))
+func (e *MachineNotRecordedError) Error() string {
+	return fmt.Sprintf("%s needs a MAAS machine and onboarding %s records none: discovery has not run", e.Activity, e.OnboardingID)
 }
 
 // InvalidInputError: the activity's input is malformed (a bug in the state
@@ -324,14 +319,14 @@ func (*TokenPersistenceError) Class() domain.ErrorClass       { return domain.Er
 func (*MachineNotDeployableError) Class() domain.ErrorClass   { return domain.ErrorNeedsOperator }
 func (*CompletionGateError) Class() domain.ErrorClass         { return domain.ErrorNeedsOperator }
 
-func (*GuardrailError) Class() domain.ErrorClass        { return domain.ErrorTerminal }
-func (*SiteCredentialsError) Class() domain.ErrorClass  { return domain.ErrorTerminal }
-func (*RecordNotFoundError) Class() domain.ErrorClass   { return domain.ErrorTerminal }
-func (*StaleAttemptError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
-func (*OnboardingClosedError) Class() domain.ErrorClass { return domain.ErrorTerminal }
-func (*StageConflictError) Class() domain.ErrorClass    { return domain.ErrorTerminal }
-func (*InvalidInputError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
-func (*ActivityFailedError) Class() domain.ErrorClass   { return domain.ErrorTerminal }
+func (*GuardrailError) Class() domain.ErrorClass          { return domain.ErrorTerminal }
+func (*SiteCredentialsError) Class() domain.ErrorClass    { return domain.ErrorTerminal }
+func (*RecordNotFoundError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
+func (*StaleAttemptError) Class() domain.ErrorClass       { return domain.ErrorTerminal }
+func (*OnboardingClosedError) Class() domain.ErrorClass   { return domain.ErrorTerminal }
+func (*MachineNotRecordedError) Class() domain.ErrorClass { return domain.ErrorTerminal }
+func (*InvalidInputError) Class() domain.ErrorClass       { return domain.ErrorTerminal }
+func (*ActivityFailedError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
 
 // vocabulary holds one value of every error type an activity returns, its
 // own and the MAAS client's: the routing table is built from it, and the
@@ -358,7 +353,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*RecordNotFoundError)(nil),
 	(*StaleAttemptError)(nil),
 	(*OnboardingClosedError)(nil),
-	(*StageConflictError)(nil),
+	(*MachineNotRecordedError)(nil),
 	(*InvalidInputError)(nil),
 	(*ActivityFailedError)(nil),
 	(*AllocationUnavailableError)(nil),
@@ -381,7 +376,8 @@ var vocabulary = []domain.ClassifiedError{
 
 // Workflow codes: error names the state machine itself writes (Pass states
 // that turn a "failed" poll outcome or a States.Timeout into the error that
-// FinishOnboarding records). They are not Go errors.
+// FinishOnboarding records, or that refuse the input). They are not Go
+// errors.
 const (
 	// CodeCommissioningFailed: the machine failed commissioning or testing
 	// while the workflow waited for Ready.
@@ -395,4 +391,7 @@ const (
 	// CodeEnrollmentTimeout: the node did not enroll within the policy's
 	// enrollment timeout.
 	CodeEnrollmentTimeout = "EnrollmentTimeout"
+	// CodeInvalidStartStage: the execution input's start_stage names no
+	// stage a run can enter at.
+	CodeInvalidStartStage = "InvalidStartStage"
 )

@@ -54,6 +54,8 @@ const maxFailureMessage = 1024
 // onboarding another attempt owns, or that is already closed with another
 // status (cancelled), is left alone.
 func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingInput) (out FinishOnboardingOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "FinishOnboarding", "", in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	var stale *StaleAttemptError

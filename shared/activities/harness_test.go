@@ -23,6 +23,13 @@ import (
 
 var t0 = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 
+// pollStages are the stages the state machine runs each poll loop in.
+var pollStages = map[activities.PollTarget]domain.Stage{
+	activities.TargetReady:      domain.StageWaitReady,
+	activities.TargetDeployed:   domain.StageWaitDeployed,
+	activities.TargetDeployable: domain.StageRecoverDeploy,
+}
+
 // env runs activities the way both runtimes do: through aws-lambda-go's
 // handler with unknown fields refused, on a fake clock shared with the
 // simulator and the store.
@@ -149,7 +156,7 @@ func (e *env) poll(o domain.Onboarding, target activities.PollTarget, p activiti
 	e.t.Helper()
 	for range 200 {
 		var out activities.CheckMachineOutput
-		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: target, Poll: p}, &out)
+		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: target, Stage: pollStages[target], Poll: p}, &out)
 		if out.Outcome != activities.OutcomeInProgress {
 			return out
 		}

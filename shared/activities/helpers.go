@@ -54,7 +54,7 @@ func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
 		return nil, maas.Machine{}, err
 	}
 	if c.ob.MAASSystemID == "" {
-		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no MAAS machine yet"}
+		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
 	}
 	m, err := client.Get(ctx, c.ob.MAASSystemID)
 	if err != nil {
@@ -114,6 +114,7 @@ func (c *call) eventDetail() events.OnboardingDetail {
 	return events.OnboardingDetail{
 		SiteID:        c.ob.SiteID,
 		OnboardingID:  c.ob.ID,
+		BatchID:       c.ob.BatchID,
 		NodeID:        c.ob.NodeID,
 		MAASSystemID:  c.ob.MAASSystemID,
 		Hostname:      c.ob.Hostname,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +53,7 @@ func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
 		{&store.ItemNotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
 		{fmt.Errorf("x: %w", &store.ItemConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
 		{&store.InvalidRecordError{Kind: "node", Field: "id"}, "ActivityFailedError"},
-		{&StageConflictError{Activity: "X"}, "StageConflictError"},
+		{&StaleAttemptError{OnboardingID: "o", Attempt: 1, Current: 2}, "StaleAttemptError"},
 		{errors.New("throttled"), "StoreUnavailableError"},
 	}
 	for _, tc := range tests {
@@ -178,4 +179,22 @@ func TestFailureFrom(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	assert.Equal(t, "https://h/b/site.sh", redactURL("https://user:pw@h/b/site.sh?X-Amz-Signature=abc#f"))
 	assert.Equal(t, "http://h/x", redactURL("http://h/x"))
+}
+
+func TestBoundKeepsAReserveBeforeTheRuntimesDeadline(t *testing.T) {
+	a := New(Deps{InvocationBudget: time.Hour})
+	parent, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ctx, done := a.bound(parent)
+	defer done()
+	dl, ok := ctx.Deadline()
+	require.True(t, ok)
+	parentDL, _ := parent.Deadline()
+	assert.False(t, dl.After(parentDL.Add(-invocationReserve)), "the reserve is kept back to report the error")
+
+	ctx, done2 := New(Deps{}).bound(context.Background())
+	defer done2()
+	dl, ok = ctx.Deadline()
+	require.True(t, ok, "without a runtime deadline the default budget bounds the invocation")
+	assert.False(t, dl.After(time.Now().Add(DefaultInvocationBudget)))
 }

@@ -51,7 +51,7 @@ func TestCheckMachineWaitsWithBackoff(t *testing.T) {
 	p := activities.Poll{}
 	for range 4 {
 		var out activities.CheckMachineOutput
-		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Poll: p}, &out)
+		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady, Poll: p}, &out)
 		require.Equal(t, activities.OutcomeInProgress, out.Outcome)
 		waits = append(waits, out.Poll.WaitSeconds)
 		assert.Equal(t, t0.Format(time.RFC3339Nano), out.Poll.StartedAt, "the wait keeps its start")
@@ -80,13 +80,13 @@ func TestCheckMachineCopiesMAASEventsOnce(t *testing.T) {
 		return n
 	}
 	var out activities.CheckMachineOutput
-	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady}, &out)
+	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady}, &out)
 	n := count()
 	require.Positive(t, n)
 	assert.Positive(t, out.Poll.LastEventID)
 	// A repeat from the same poll state (a Lambda retry) copies the same
 	// events again: the store keeps one row per MAAS event.
-	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady}, nil)
+	e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady}, nil)
 	assert.Equal(t, n, count())
 }
 
@@ -109,7 +109,7 @@ func TestCheckMachineOutcomes(t *testing.T) {
 		e.toDiscovered(o)
 		e.must("CommissionMachine", refIn{ref(o)}, nil)
 		started := t0.Add(-61 * time.Minute).Format(time.RFC3339Nano)
-		err := e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady,
+		err := e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady,
 			Poll: activities.Poll{Count: 40, StartedAt: started}}, nil)
 		requireErrorName(t, err, "MachineWaitTimeoutError")
 		var te *activities.MachineWaitTimeoutError
@@ -119,7 +119,7 @@ func TestCheckMachineOutcomes(t *testing.T) {
 	t.Run("bad input", func(t *testing.T) {
 		e := newEnv(t, activitiestest.Options{})
 		o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
-		requireErrorName(t, e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: "sideways"}, nil), "InvalidInputError")
+		requireErrorName(t, e.call("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: "sideways", Stage: domain.StageWaitReady}, nil), "InvalidInputError")
 		err := e.call("CheckMachine", map[string]any{"onboarding_id": o.ID, "attempt": 1, "target": "ready", "poll": map[string]any{"count": 0, "stray": 1}}, nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `unknown field "stray"`, "unknown fields are refused")

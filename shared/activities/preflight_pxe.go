@@ -41,7 +41,9 @@ type PreflightPXEOutput struct {
 //
 // Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
 func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (out PreflightPXEOutput, err error) {
-	c, err := a.beginIn(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef, domain.StageStorage)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

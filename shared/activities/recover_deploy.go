@@ -36,7 +36,9 @@ type RecoverDeployOutput struct {
 //
 // Errors: MachineStateUnsafeError from any other status; MAAS errors.
 func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (out RecoverDeployOutput, err error) {
-	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef, domain.StageWaitDeployed)
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
@@ -53,6 +53,36 @@ type call struct {
 	base *slog.Logger
 }
 
+// DefaultInvocationBudget bounds one activity invocation, and with it
+// every MAAS call it makes, when Deps.InvocationBudget is zero. It sits
+// below the functions' Lambda timeout (60 s) and far below the Tasks'
+// TimeoutSeconds, so a MAAS that is slow to answer surfaces as a retryable
+// MAASTimeoutError the state machine backs off from, never as the
+// platform killing the function mid-call.
+const DefaultInvocationBudget = 45 * time.Second
+
+// invocationReserve is kept back from a deadline the runtime set (the
+// Lambda's), to report the error and write the timeline before it.
+const invocationReserve = 5 * time.Second
+
+// bound returns ctx limited to the invocation budget, and to the runtime's
+// own deadline less the reserve when it has one.
+func (a *Activities) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	// Wall time on purpose: the runtime's deadline is wall time.
+	deadline := time.Now().Add(a.d.InvocationBudget)
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = minTime(deadline, dl.Add(-invocationReserve))
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // begin reads the onboarding and fences the execution: a different attempt
 // owns the onboarding → StaleAttemptError, and nothing is written.
 func (a *Activities) begin(ctx context.Context, activity string, stage domain.Stage, ref OnboardingRef) (*call, error) {
@@ -76,15 +106,15 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 	return c, nil
 }
 
-// beginIn is begin followed by enter(from, nil): the prologue of the
-// activities that move the onboarding into their stage before any other
-// work. The call is returned even on error, for the deferred finish.
-func (a *Activities) beginIn(ctx context.Context, activity string, stage domain.Stage, ref OnboardingRef, from ...domain.Stage) (*call, error) {
+// beginIn is begin followed by enter(nil): the prologue of the activities
+// that move the onboarding into their stage before any other work. The
+// call is returned even on error, for the deferred finish.
+func (a *Activities) beginIn(ctx context.Context, activity string, stage domain.Stage, ref OnboardingRef) (*call, error) {
 	c, err := a.begin(ctx, activity, stage, ref)
 	if err != nil {
 		return c, err
 	}
-	return c, c.enter(ctx, from, nil)
+	return c, c.enter(ctx, nil)
 }
 
 func (c *call) setOnboarding(ob domain.Onboarding) {
@@ -102,12 +132,14 @@ func (c *call) requireRunning() error {
 	return nil
 }
 
-// enter moves the onboarding into the activity's stage, only from one of
-// the stages in from (or from the stage itself, for a retry), in one
-// conditional update that also applies change (called with the previous
-// stage still set). A stage change adds a
-// stage_entered row to the timeline.
-func (c *call) enter(ctx context.Context, from []domain.Stage, change func(*domain.Onboarding) error) error {
+// enter moves the running onboarding of this attempt into the activity's
+// stage, from whatever stage it is in: the state machine alone orders the
+// steps, so an activity never lists the stages it may follow, and an
+// execution may enter the workflow at any stage. One conditional update
+// also applies change (called with the previous stage still set, so an
+// activity can tell a retry of itself from a fresh entry). A stage change
+// adds a stage_entered row to the timeline.
+func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error) error {
 	if change == nil && c.ob.Stage == c.stage && c.ob.Status == domain.OnboardingRunning {
 		// Already there (a poll, a retry): nothing to write. The onboarding
 		// was read for this attempt in begin, and every later write is
@@ -121,9 +153,6 @@ func (c *call) enter(ctx context.Context, from []domain.Stage, change func(*doma
 		}
 		if o.Status != domain.OnboardingRunning {
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
-		}
-		if o.Stage != c.stage && !slices.Contains(from, o.Stage) {
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: append(slices.Clone(from), c.stage)}
 		}
 		prev = o.Stage
 		// change sees the previous stage (DeployMachine counts a deploy only
@@ -147,26 +176,14 @@ func (c *call) enter(ctx context.Context, from []domain.Stage, change func(*doma
 	return nil
 }
 
-// expectStage checks, without writing, that the running onboarding is in
-// the activity's stage (for activities that work inside another's stage).
-func (c *call) expectStage() error {
-	if err := c.requireRunning(); err != nil {
-		return err
-	}
-	if c.ob.Stage != c.stage {
-		return &StageConflictError{Activity: c.activity, Stage: c.ob.Stage, Expected: []domain.Stage{c.stage}}
-	}
-	return nil
-}
-
-// update changes the onboarding while it stays in the activity's stage.
+// update changes the running onboarding of this attempt without moving it.
 func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error) error {
 	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
-		if o.Stage != c.stage {
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []domain.Stage{c.stage}}
+		if o.Status != domain.OnboardingRunning {
+			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
 		return change(o)
 	})
@@ -226,10 +243,9 @@ func (c *call) finish(ctx context.Context, errp *error) {
 		c.log.ErrorContext(ctx, "activity failed", attrs...)
 	}
 	var stale *StaleAttemptError
-	var conflict *StageConflictError
 	var closed *OnboardingClosedError
 	var invalid *InvalidInputError
-	if errors.As(err, &stale) || errors.As(err, &conflict) || errors.As(err, &closed) || errors.As(err, &invalid) ||
+	if errors.As(err, &stale) || errors.As(err, &closed) || errors.As(err, &invalid) ||
 		c.ob.ID == "" || c.ob.Stage != c.stage {
 		return
 	}

@@ -119,7 +119,7 @@ func TestActivitiesFenceTheAttempt(t *testing.T) {
 
 	requireErrorName(t, e.call("DiscoverMachine", refIn{ref(o)}, nil), "OnboardingClosedError")
 	e.must("ValidateOnboarding", refIn{ref(o)}, nil)
-	requireErrorName(t, e.call("CommissionMachine", refIn{ref(o)}, nil), "StageConflictError")
+	requireErrorName(t, e.call("CommissionMachine", refIn{ref(o)}, nil), "MachineNotRecordedError")
 	requireErrorName(t, e.call("ValidateOnboarding", refIn{activities.OnboardingRef{}}, nil), "InvalidInputError")
 }
 

@@ -36,6 +36,8 @@ type ValidateOnboardingOutput struct {
 // OnboardingClosedError, StaleAttemptError, and the retryable store and
 // bus errors.
 func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardingInput) (out ValidateOnboardingOutput, err error) {
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
 	c, err := a.begin(ctx, "ValidateOnboarding", domain.StageValidate, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
@@ -83,7 +85,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 }
 
 // startRunning moves a pending onboarding to running in stage validate, in
-// one conditional update; a running one in stage validate is a retry.
+// one conditional update; a running one is a retry.
 func (c *call) startRunning(ctx context.Context) error {
 	var (
 		prevStage  domain.Stage
@@ -93,12 +95,9 @@ func (c *call) startRunning(ctx context.Context) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
-		switch {
-		case o.Status == domain.OnboardingPending && (o.Stage == "" || o.Stage == domain.StageValidate):
-		case o.Status == domain.OnboardingRunning && o.Stage == domain.StageValidate:
-		case o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning:
-			return &StageConflictError{Activity: c.activity, Stage: o.Stage, Expected: []domain.Stage{"", domain.StageValidate}}
-		default:
+		// Pending (a new run, or a run an operator reopened at a later
+		// stage) or running (a retry): the stage it was in does not matter.
+		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
 		prevStage, prevStatus = o.Stage, o.Status

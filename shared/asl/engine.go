@@ -77,10 +77,10 @@ type Options struct {
 }
 
 // DefaultFunctionConcurrency is the per-function concurrency local mode
-// gives each function: a few invocations per core keep every core busy
-// while handlers wait on I/O, without letting a thousand executions
-// share the CPU so thinly that none of them finishes.
-func DefaultFunctionConcurrency() int { return 4 * runtime.NumCPU() }
+// gives each function: eight invocations per core keep every core busy
+// while handlers wait on I/O (MAAS, the database), without letting a
+// thousand executions share the CPU so thinly that none of them finishes.
+func DefaultFunctionConcurrency() int { return 8 * runtime.NumCPU() }
 
 // Engine runs state machines. It is safe for concurrent use.
 type Engine struct {
@@ -105,6 +105,21 @@ type Engine struct {
 	byMachine  map[string][]*execution
 	tokens     map[string]*tokenWait
 	fnSlots    map[string]chan struct{} // function ARN → its concurrency slots
+	backlog    int64                    // executions waiting to retry a throttled invocation (under mu)
+}
+
+// addBacklog changes the backlog and tells a clock that governs its speed
+// by it (LoadClock).
+func (e *Engine) addBacklog(d int) {
+	if d == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock() // held so that the clock sees the changes in order
+	e.backlog += int64(d)
+	if lc, ok := e.clock.(interface{ SetBacklog(n int64) }); ok {
+		lc.SetBacklog(e.backlog)
+	}
 }
 
 // acquireSlot takes one of fnARN's concurrency slots without waiting;

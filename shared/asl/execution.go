@@ -30,7 +30,9 @@ type execution struct {
 	limitHit   bool
 	root       *thread
 	timeoutTmr interface{ Stop() bool }
-	done       chan struct{}
+	// throttledThreads counts its threads in the engine's backlog.
+	throttledThreads int
+	done             chan struct{}
 }
 
 func newExecution(e *Engine, r *registered, arn, name string, in any, inText string) *execution {
@@ -62,6 +64,28 @@ func (x *execution) run() {
 	defer x.e.idle()
 	out, f := x.root.runMachine(x.sm.sm.root, x.input)
 	x.finish(out, f)
+	x.mu.Lock()
+	n := x.throttledThreads
+	x.throttledThreads = 0
+	x.mu.Unlock()
+	x.e.addBacklog(-n) // an execution that ended waits for nothing
+}
+
+// setThrottled moves t in or out of the engine's backlog of executions
+// waiting to retry a refused invocation.
+func (t *thread) setThrottled(on bool) {
+	if t.throttled == on {
+		return
+	}
+	t.throttled = on
+	d := 1
+	if !on {
+		d = -1
+	}
+	t.x.mu.Lock()
+	t.x.throttledThreads += d
+	t.x.mu.Unlock()
+	t.x.e.addBacklog(d)
 }
 
 // finish records the execution's end exactly once.
@@ -154,6 +178,10 @@ type thread struct {
 	waiter   *waiter
 	hcancel  context.CancelFunc
 	last     int64 // id of this thread's latest event
+	// throttled is set while the thread's last invocation was refused
+	// (Lambda.TooManyRequestsException) and no later one admitted; only the
+	// thread itself touches it.
+	throttled bool
 }
 
 func (t *thread) reason() *cancelReason { return t.canceled.Load() }

@@ -199,6 +199,7 @@ func (r *stateRun) task() (any, *failure) {
 
 	requestID := e.newID()
 	release, admitted := e.acquireSlot(fnARN)
+	t.setThrottled(!admitted)
 	if !admitted {
 		return failed(&failure{Error: ErrLambdaTooManyRequests, HasCause: true,
 			Cause: fmt.Sprintf("Rate Exceeded. (Service: AWSLambda; Status Code: 429; Error Code: TooManyRequestsException; Request ID: %s; Proxy: null)", requestID)})

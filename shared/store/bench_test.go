@@ -12,12 +12,13 @@ import (
 )
 
 // BenchmarkListOnboardings reads one 50-row page out of 10,000 onboardings
-// (4 sites, 2,500 hosts, 1% still open) through each index, against
-// minidyn. minidyn walks a whole index per Query, so these figures bound
-// the store's own cost from above; DynamoDB reads only the page.
+// (4 sites, 2,500 hosts, 1% still open) through each index, on local
+// mode's database (memdb).
 func BenchmarkListOnboardings(b *testing.B) {
 	ctx := context.Background()
-	s, _, _ := newTestStore(b)
+	db, err := NewLocalDB(ctx, "")
+	require.NoError(b, err)
+	s := New(db, "", nil)
 	statuses := []domain.OnboardingStatus{domain.OnboardingCompleted, domain.OnboardingFailed, domain.OnboardingCancelled, domain.OnboardingManualIntervention}
 	for i := range 10_000 {
 		o := onboarding(fmt.Sprintf("o%05d", i), fmt.Sprintf("s%d", i%4), fmt.Sprintf("gpu%04d", i%2500))

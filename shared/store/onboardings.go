@@ -328,13 +328,22 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		return err
 	}
 	release, take := lockDiff(*prev, *next)
-	var revoke *types.TransactWriteItem
+	var revoke types.TransactWriteItem
+	revoking := false
 	if next.Status != prev.Status && revokesToken(next.Status) && next.EnrollmentTokenHash != "" {
-		if revoke, err = s.revokeForClose(ctx, next.EnrollmentTokenHash); err != nil {
+		if revoke, revoking, err = s.revokeForClose(ctx, next.EnrollmentTokenHash); err != nil {
 			return err
 		}
 	}
-	if len(release) == 0 && len(take) == 0 && revoke == nil {
+	var owed []types.TransactWriteItem // the outbox row of a terminal status (outbox.go)
+	if owesEvent(prev.Status, next.Status) {
+		row, err := s.outboxPut(next)
+		if err != nil {
+			return err
+		}
+		owed = append(owed, row)
+	}
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
@@ -355,10 +364,11 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			tx = append(tx, s.putLock(lock, "onboarding_id", next.ID))
 		}
 		revokeAt := -1
-		if revoke != nil {
+		if revoking {
 			revokeAt = len(tx)
-			tx = append(tx, *revoke)
+			tx = append(tx, revoke)
 		}
+		tx = append(tx, owed...) // unconditional: never a failed code
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
@@ -405,6 +415,20 @@ func (f OnboardingFilter) matches(o domain.Onboarding) bool {
 	return (f.Status == "" || o.Status == f.Status) &&
 		(f.SiteID == "" || o.SiteID == f.SiteID) &&
 		(f.Hostname == "" || hostKey(o.Hostname) == hostKey(f.Hostname))
+}
+
+// mayMatch applies the filters to the stored attributes before the item
+// is decoded; matches stays the judge.
+func (f OnboardingFilter) mayMatch(item map[string]types.AttributeValue) bool {
+	attr := func(name string) string {
+		v, _ := item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	return (f.Status == "" || attr("status") == string(f.Status)) &&
+		(f.SiteID == "" || attr("site_id") == f.SiteID)
 }
 
 // filtered reports whether some filter is applied after the Query.
@@ -463,6 +487,9 @@ func (s *Store) ListOnboardings(ctx context.Context, f OnboardingFilter) (Onboar
 			return OnboardingPage{}, fmt.Errorf("list onboardings: %w", err)
 		}
 		for _, item := range out.Items {
+			if !f.mayMatch(item) { // most filtered-out rows are never decoded
+				continue
+			}
 			var o domain.Onboarding
 			if err := attributevalue.UnmarshalMap(item, &o); err != nil {
 				return OnboardingPage{}, fmt.Errorf("decode onboarding: %w", err)

@@ -435,3 +435,35 @@ func TestOnboardingErrorsAreTyped(t *testing.T) {
 		require.NotErrorIs(t, tc.err, errVersionConflict)
 	}
 }
+
+func TestReachingATerminalStatusOwesAnEvent(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
+	set := func(status domain.OnboardingStatus) {
+		t.Helper()
+		_, err := s.UpdateOnboarding(ctx, "o1", func(o *domain.Onboarding) error { o.Status = status; return nil })
+		require.NoError(t, err)
+	}
+	set(domain.OnboardingRunning)
+	owed, err := s.ListOutbox(ctx, 10)
+	require.NoError(t, err)
+	assert.Empty(t, owed, "running owes nothing")
+
+	set(domain.OnboardingManualIntervention) // keeps the host lock: a plain put before
+	set(domain.OnboardingFailed)             // releases it
+	set(domain.OnboardingFailed)             // no change, no second entry
+	owed, err = s.ListOutbox(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, owed, 2)
+	assert.ElementsMatch(t, []domain.OnboardingStatus{domain.OnboardingManualIntervention, domain.OnboardingFailed}, []domain.OnboardingStatus{owed[0].Status, owed[1].Status})
+	assert.Equal(t, "o1", owed[1].OnboardingID)
+
+	require.NoError(t, s.DeleteOutbox(ctx, owed[0]))
+	owed, err = s.ListOutbox(ctx, 10)
+	require.NoError(t, err)
+	assert.Len(t, owed, 1)
+	_, found, err := s.FindOpenOnboarding(ctx, "s1", "gpu01")
+	require.NoError(t, err)
+	assert.False(t, found, "the host lock went with the close")
+}

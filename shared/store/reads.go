@@ -33,6 +33,7 @@ func (s *Store) get(ctx context.Context, kind, id string, k key, out any) error 
 	if !found {
 		return &ItemNotFoundError{Kind: kind, ID: id}
 	}
+	s.recent.put(k, raw)
 	if err := attributevalue.UnmarshalMap(raw, out); err != nil {
 		return fmt.Errorf("decode %s %s: %w", kind, id, err)
 	}

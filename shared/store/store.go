@@ -49,6 +49,8 @@ type Store struct {
 	// seq numbers the timeline rows this Store writes, so rows written with
 	// the same timestamp keep their order.
 	seq atomic.Uint64
+	// recent lets an update skip the read a get just made (recent.go).
+	recent recentItems
 }
 
 // New returns a Store over table, using now for timestamps (the clock's

@@ -145,10 +145,17 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 	prepare func(prev, next *T), write func(ctx context.Context, prev, next *T) error,
 ) (T, error) {
 	var zero T
-	for range updateAttempts {
-		raw, found, err := s.getRaw(ctx, k)
-		if err != nil {
-			return zero, fmt.Errorf("get %s %s: %w", kind, id, err)
+	for attempt := range updateAttempts {
+		// The first attempt may start from the item a get just read; a
+		// stale one fails the version condition and the next attempt reads.
+		raw, cached := s.recent.take(k)
+		found := cached
+		if attempt > 0 || !cached {
+			cached = false
+			var err error
+			if raw, found, err = s.getRaw(ctx, k); err != nil {
+				return zero, fmt.Errorf("get %s %s: %w", kind, id, err)
+			}
 		}
 		if !found {
 			return zero, &ItemNotFoundError{Kind: kind, ID: id}
@@ -163,10 +170,13 @@ func updateLoop[T any](ctx context.Context, s *Store, kind, id string, k key, mu
 			return zero, fmt.Errorf("decode %s %s: %w", kind, id, err)
 		}
 		if err := mutate(&next); err != nil {
+			if cached {
+				continue // judged on a guess: judge again on the stored record
+			}
 			return zero, err
 		}
 		prepare(&prev, &next)
-		err = write(ctx, &prev, &next)
+		err := write(ctx, &prev, &next)
 		if errors.Is(err, errVersionConflict) {
 			continue
 		}

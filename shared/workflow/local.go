@@ -33,7 +33,13 @@ func NewLocal(engine LocalEngine, onboardingARN string) *Local {
 // execution ARN. Starting an attempt that is already running fails with the
 // runtime's duplicate-name error.
 func (l *Local) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
-	input, err := marshalInput(o)
+	return l.StartOnboardingAt(ctx, o, "")
+}
+
+// StartOnboardingAt starts the onboarding's current attempt at stage start
+// (after the guardrails); an empty start is StartOnboarding.
+func (l *Local) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
+	input, err := marshalInput(o, start)
 	if err != nil {
 		return "", err
 	}

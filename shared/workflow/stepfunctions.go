@@ -48,7 +48,13 @@ func NewStepFunctions(client SFNAPI, onboardingARN string) *StepFunctions {
 // answers a repeated start with the same name and input with the running
 // execution (idempotent); a different input is ExecutionAlreadyExists.
 func (s *StepFunctions) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
-	input, err := marshalInput(o)
+	return s.StartOnboardingAt(ctx, o, "")
+}
+
+// StartOnboardingAt starts the onboarding's current attempt at stage start
+// (after the guardrails); an empty start is StartOnboarding.
+func (s *StepFunctions) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
+	input, err := marshalInput(o, start)
 	if err != nil {
 		return "", err
 	}

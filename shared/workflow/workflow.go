@@ -14,13 +14,16 @@ const CancelledErrorName = "OnboardingCancelled"
 
 // OnboardingInput is the onboarding state machine's execution input. The
 // activities read everything else from the read model, so the input stays
-// small and holds no secret.
+// small and holds no secret. StartStage, when set, enters the workflow at
+// that stage once the guardrails passed (the state machine's EnterAtStage
+// Choice routes on it); empty starts at the beginning.
 type OnboardingInput struct {
-	OnboardingID  string `json:"onboarding_id"`
-	SiteID        string `json:"site_id"`
-	Hostname      string `json:"hostname"`
-	Attempt       int    `json:"attempt"`
-	CorrelationID string `json:"correlation_id"`
+	OnboardingID  string       `json:"onboarding_id"`
+	SiteID        string       `json:"site_id"`
+	Hostname      string       `json:"hostname"`
+	Attempt       int          `json:"attempt"`
+	CorrelationID string       `json:"correlation_id"`
+	StartStage    domain.Stage `json:"start_stage,omitempty"`
 }
 
 // NewOnboardingInput builds the execution input for an onboarding's current
@@ -42,8 +45,10 @@ func ExecutionName(o domain.Onboarding) string {
 	return fmt.Sprintf("onboarding-%s-%d", o.ID, o.Attempt)
 }
 
-func marshalInput(o domain.Onboarding) ([]byte, error) {
-	b, err := json.Marshal(NewOnboardingInput(o))
+func marshalInput(o domain.Onboarding, start domain.Stage) ([]byte, error) {
+	in := NewOnboardingInput(o)
+	in.StartStage = start
+	b, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("marshal onboarding input: %w", err)
 	}

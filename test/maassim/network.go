@@ -1,6 +1,7 @@
 package maassim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -409,9 +410,8 @@ func newNetwork(cidr string, secondSubnet bool) network {
 	prefix = prefix.Masked()
 	at := func(n int) netip.Addr {
 		a := prefix.Addr().As4()
-		v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-		v += uint32(n) //nolint:gosec // G115: n is a small positive offset
-		return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+		binary.BigEndian.PutUint32(a[:], binary.BigEndian.Uint32(a[:])+uint32(n)) //nolint:gosec // G115: n is a small positive offset
+		return netip.AddrFrom4(a)
 	}
 	f := &fabric{id: 0, name: "fabric-0"}
 	v := &vlan{id: 5001, name: "untagged", vid: 0, mtu: 1500, dhcpOn: true, fabric: f, rackSID: "rack01"}

@@ -39,6 +39,7 @@ type harness struct {
 	f      *activitiestest.Fixture
 	engine *asl.Engine
 	smARN  string
+	clock  *asl.VirtualClock
 }
 
 type options struct {
@@ -48,6 +49,12 @@ type options struct {
 	tokenWaitsIdle bool
 	// localDB runs the store on local mode's database (benchmarks).
 	localDB bool
+	// deps adjusts the activities' dependencies before the handlers are
+	// built (a slow MAAS, a short invocation budget).
+	deps func(f *activitiestest.Fixture, d *activities.Deps)
+	// handlers replace activities' handlers by activity name (a crash, a
+	// hang); each is built with the harness's clock.
+	handlers map[string]func(vc *asl.VirtualClock) asl.TaskHandler
 }
 
 func newHarness(t testing.TB, o options) *harness {
@@ -56,10 +63,16 @@ func newHarness(t testing.TB, o options) *harness {
 	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
+	if o.deps != nil {
+		o.deps(f, &f.Deps)
+	}
 	for _, fn := range activities.Catalog(f.Deps) {
 		arn := "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + fn.Name
 		subs[fn.Substitution] = arn
 		tasks[arn] = lambda.NewHandlerWithOptions(fn.Handler, config.HandlerOptions()...)
+		if replace, ok := o.handlers[fn.Activity]; ok {
+			tasks[arn] = replace(vc)
+		}
 	}
 	def, err := os.ReadFile("../../statemachines/onboarding.asl.json")
 	require.NoError(t, err)
@@ -69,7 +82,7 @@ func newHarness(t testing.TB, o options) *harness {
 	arn, err := engine.CreateStateMachine("onboarding", sm)
 	require.NoError(t, err)
 	f.Completer.Set(workflow.NewLocal(engine, arn))
-	return &harness{t: t, f: f, engine: engine, smARN: arn}
+	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc}
 }
 
 type result struct {
@@ -84,9 +97,16 @@ type result struct {
 // the admin API does, and waits for it to end.
 func (h *harness) run(o domain.Onboarding) result {
 	h.t.Helper()
+	return h.runAt(o, "")
+}
+
+// runAt starts the onboarding's execution at stage start (empty: at the
+// beginning) and waits for it to end.
+func (h *harness) runAt(o domain.Onboarding, start domain.Stage) result {
+	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	execARN, err := workflow.NewLocal(h.engine, h.smARN).StartOnboarding(ctx, o)
+	execARN, err := workflow.NewLocal(h.engine, h.smARN).StartOnboardingAt(ctx, o, start)
 	require.NoError(h.t, err)
 	exec, err := h.engine.Wait(ctx, execARN)
 	require.NoError(h.t, err, "execution did not end")

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -60,85 +59,85 @@ func avToJSON(av types.AttributeValue) (map[string]any, error) {
 	return nil, fmt.Errorf("unsupported attribute value %T", av)
 }
 
-func itemFromJSON(raw map[string]json.RawMessage) (map[string]types.AttributeValue, error) {
-	item := make(map[string]types.AttributeValue, len(raw))
-	for name, r := range raw {
-		av, err := avFromJSON(r)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %s: %w", name, err)
-		}
-		item[name] = av
-	}
-	return item, nil
+// taggedAV is one attribute value in DynamoDB JSON, decoded by a single
+// json.Unmarshal of the whole record (replay's hot path); exactly one field
+// is set in a well-formed value.
+type taggedAV struct {
+	S    *string              `json:"S"`
+	N    *string              `json:"N"`
+	B    []byte               `json:"B"`
+	BOOL *bool                `json:"BOOL"`
+	NULL *bool                `json:"NULL"`
+	SS   []string             `json:"SS"`
+	NS   []string             `json:"NS"`
+	BS   [][]byte             `json:"BS"`
+	L    []*taggedAV          `json:"L"`
+	M    map[string]*taggedAV `json:"M"`
 }
 
-func avFromJSON(r json.RawMessage) (types.AttributeValue, error) {
-	var tagged map[string]json.RawMessage
-	if err := json.Unmarshal(r, &tagged); err != nil {
-		return nil, err
+func (t *taggedAV) value() (types.AttributeValue, error) {
+	if t == nil {
+		return nil, fmt.Errorf("empty attribute value")
 	}
-	if len(tagged) != 1 {
-		return nil, fmt.Errorf("want one type tag, got %d", len(tagged))
+	var out types.AttributeValue
+	n := 0
+	set := func(v types.AttributeValue) { out = v; n++ }
+	if t.S != nil {
+		set(&types.AttributeValueMemberS{Value: *t.S})
 	}
-	for tag, v := range tagged {
-		switch tag {
-		case "S":
-			var x string
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberS{Value: x}, err
-		case "N":
-			var x string
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberN{Value: x}, err
-		case "B":
-			var x []byte
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberB{Value: x}, err
-		case "BOOL":
-			var x bool
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberBOOL{Value: x}, err
-		case "NULL":
-			return &types.AttributeValueMemberNULL{Value: true}, nil
-		case "SS":
-			var x []string
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberSS{Value: x}, err
-		case "NS":
-			var x []string
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberNS{Value: x}, err
-		case "BS":
-			var x [][]byte
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberBS{Value: x}, err
-		case "L":
-			var raw []json.RawMessage
-			if err := json.Unmarshal(v, &raw); err != nil {
-				return nil, err
-			}
-			l := make([]types.AttributeValue, len(raw))
-			for i, e := range raw {
-				av, err := avFromJSON(e)
-				if err != nil {
-					return nil, err
-				}
-				l[i] = av
-			}
-			return &types.AttributeValueMemberL{Value: l}, nil
-		case "M":
-			var raw map[string]json.RawMessage
-			if err := json.Unmarshal(v, &raw); err != nil {
-				return nil, err
-			}
-			m, err := itemFromJSON(raw)
+	if t.N != nil {
+		set(&types.AttributeValueMemberN{Value: *t.N})
+	}
+	if t.B != nil {
+		set(&types.AttributeValueMemberB{Value: t.B})
+	}
+	if t.BOOL != nil {
+		set(&types.AttributeValueMemberBOOL{Value: *t.BOOL})
+	}
+	if t.NULL != nil {
+		set(&types.AttributeValueMemberNULL{Value: true})
+	}
+	if t.SS != nil {
+		set(&types.AttributeValueMemberSS{Value: t.SS})
+	}
+	if t.NS != nil {
+		set(&types.AttributeValueMemberNS{Value: t.NS})
+	}
+	if t.BS != nil {
+		set(&types.AttributeValueMemberBS{Value: t.BS})
+	}
+	if t.L != nil {
+		l := make([]types.AttributeValue, len(t.L))
+		for i, e := range t.L {
+			v, err := e.value()
 			if err != nil {
 				return nil, err
 			}
-			return &types.AttributeValueMemberM{Value: m}, nil
-		default:
-			return nil, fmt.Errorf("unknown type tag %q", tag)
+			l[i] = v
 		}
+		set(&types.AttributeValueMemberL{Value: l})
 	}
-	return nil, fmt.Errorf("empty attribute value")
+	if t.M != nil {
+		m, err := taggedItem(t.M)
+		if err != nil {
+			return nil, err
+		}
+		set(&types.AttributeValueMemberM{Value: m})
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("want one type tag, got %d", n)
+	}
+	return out, nil
+}
+
+func taggedItem(raw map[string]*taggedAV) (map[string]types.AttributeValue, error) {
+	item := make(map[string]types.AttributeValue, len(raw))
+	for name, t := range raw {
+		v, err := t.value()
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", name, err)
+		}
+		item[name] = v
+	}
+	return item, nil
 }

@@ -279,13 +279,19 @@ func TestAttributeValueJSONRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			b, err := json.Marshal(js)
 			require.NoError(t, err)
-			back, err := avFromJSON(b)
+			var tagged taggedAV
+			require.NoError(t, json.Unmarshal(b, &tagged))
+			back, err := tagged.value()
 			require.NoError(t, err)
 			assert.Equal(t, av, back)
 		})
 	}
 	for _, bad := range []string{`{}`, `{"S":"a","N":"1"}`, `{"X":1}`, `[]`} {
-		_, err := avFromJSON([]byte(bad))
+		var tagged taggedAV
+		err := json.Unmarshal([]byte(bad), &tagged)
+		if err == nil {
+			_, err = tagged.value()
+		}
 		assert.Error(t, err, bad)
 	}
 }

@@ -367,13 +367,13 @@ func tokenize(expr string) []string {
 	var toks []string
 	for i := 0; i < len(expr); {
 		c := expr[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
+		switch c {
+		case ' ', '\t', '\n':
 			i++
-		case c == '(' || c == ')' || c == ',' || c == '=':
+		case '(', ')', ',', '=':
 			toks = append(toks, string(c))
 			i++
-		case c == '<' || c == '>':
+		case '<', '>':
 			j := i + 1
 			if j < len(expr) && (expr[j] == '=' || (c == '<' && expr[j] == '>')) {
 				j++

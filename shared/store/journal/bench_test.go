@@ -1,0 +1,63 @@
+package journal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// BenchmarkReplay100k opens a journal of 100,000 onboardings, as local
+// mode does at start-up: replay into a fresh memdb.
+func BenchmarkReplay100k(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	{ // write the journal once, through the store
+		db, err := store.NewLocalDB(ctx, "")
+		require.NoError(b, err)
+		j, err := Open(ctx, db, dir)
+		require.NoError(b, err)
+		s := store.New(j, "", nil)
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range 100_000 {
+			o := domain.Onboarding{ID: fmt.Sprintf("o%06d", i), SiteID: fmt.Sprintf("site-%d", i%4), ProfileID: "p1", SKUID: "h100",
+				Hostname: fmt.Sprintf("gpu-%05d", i%25_000), IPMIIP: "10.0.0.1", Status: domain.OnboardingCompleted,
+				CreatedAt: t0.Add(time.Duration(i) * time.Second)}
+			require.NoError(b, s.CreateOnboarding(ctx, o))
+		}
+		require.NoError(b, j.Close())
+	}
+	f, err := os.Open(filepath.Join(dir, File))
+	require.NoError(b, err)
+	lines := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		lines++
+	}
+	_ = f.Close()
+	var ru0, ru1 syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru0))
+	b.ResetTimer()
+	for b.Loop() {
+		db, err := store.NewLocalDB(ctx, "")
+		require.NoError(b, err)
+		j, err := Open(ctx, db, dir)
+		require.NoError(b, err)
+		b.StopTimer()
+		require.NoError(b, j.Close())
+		b.StartTimer()
+	}
+	b.StopTimer()
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru1))
+	cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / time.Duration(b.N)
+	b.ReportMetric(cpu.Seconds(), "cpu-s/replay")
+	b.ReportMetric(float64(lines), "records")
+}

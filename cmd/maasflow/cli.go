@@ -187,20 +187,21 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		&cobra.Group{ID: "stack", Title: "Run the stack:"},
 		&cobra.Group{ID: "admin", Title: "Admin API commands:"},
 	)
-	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand()} {
+	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand(), c.connectorCommand()} {
 		cmd.GroupID = "stack"
 		root.AddCommand(cmd)
 	}
 	for _, cmd := range []*cobra.Command{
 		c.sitesCommand(), c.profilesCommand(), c.roceCommand(), c.skusCommand(),
 		c.onboardCommand(), c.onboardingsCommand(), c.batchesCommand(), c.auditCommand(),
+		c.reconcileCommand(), c.driftCommand(),
 		c.nodesCommand(), c.decommissionCommand(),
 	} {
 		cmd.GroupID = "admin"
 		c.addAdminFlags(cmd)
 		root.AddCommand(cmd)
 	}
-	root.AddCommand(c.versionCommand())
+	root.AddCommand(c.versionCommand(), c.loginCommand())
 	return root
 }
 

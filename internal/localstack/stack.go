@@ -25,6 +25,7 @@ import (
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
@@ -60,6 +61,13 @@ type Config struct {
 	// HTTP bounds the API server (timeouts, connections); zero fields take
 	// DefaultHTTPLimits.
 	HTTP HTTPLimits
+	// ConnectorRelay, when set, carries connector sites' requests instead
+	// of the built-in long-poll broker (the e2e suite against LocalStack's
+	// SQS and DynamoDB); it must also read heartbeats.
+	ConnectorRelay interface {
+		connector.Relay
+		connector.StatusReader
+	}
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -90,6 +98,10 @@ type Stack struct {
 	// refusals counts the API's refused unauthenticated requests; Close
 	// logs the totals.
 	refusals api.RefusalCounter
+
+	// Connectors is the local site-connector transport, served on the API
+	// listener under /_connector/.
+	Connectors *connector.Broker
 
 	onboardingARN string
 	reconcileARN  string
@@ -208,6 +220,19 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
 	s.closers = append(s.closers, relay.start())
 
+	connectorKey, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "connector.key"))
+	if err != nil {
+		return nil, err
+	}
+	// Connector deadlines come from request contexts, which run on the
+	// wall clock whatever the time scale.
+	s.Connectors = connector.NewBroker(connectorKey, time.Now)
+	s.closers = append(s.closers, func() error { s.Connectors.Close(); return nil })
+	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors}
+	if cfg.ConnectorRelay != nil {
+		paths.Relay, paths.Status = cfg.ConnectorRelay, cfg.ConnectorRelay
+	}
+
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
 	ref := &engineRef{}
@@ -215,7 +240,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	reimages := &onboardingStarterRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
+		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths),
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -236,7 +261,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
+	s.prepareReconcile(cfg, clk, secretStore, paths, ref, tasks)
 	concurrency := cfg.FunctionConcurrency
 	if concurrency == 0 {
 		concurrency = asl.DefaultFunctionConcurrency()
@@ -276,6 +301,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Stopper:   flow,
 		Completer: flow,
 		Prober:    maas.SiteProber{},
+		Paths:     paths,
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
@@ -300,6 +326,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("/_connector/", s.Connectors.Handler())
+	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
 	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
@@ -347,6 +375,11 @@ func (s *Stack) Close() error {
 }
 
 func (s *Stack) close() error {
+	// Long polls of connected site connectors end now, not at the
+	// shutdown timeout.
+	if s.Connectors != nil {
+		s.Connectors.Close()
+	}
 	// Running executions die with the process; stopping them first keeps
 	// their tasks from writing to stores that are about to close. The next
 	// start reports them (failInterrupted). StopExecution returns once the

@@ -64,6 +64,9 @@ type Deps struct {
 	Clock     clock.Clock
 	NewID     func() string
 	Logger    *slog.Logger
+	// Paths, when set, probes each site over its own network path (VPC
+	// rules, site connector) instead of Prober.
+	Paths PathProber
 
 	// The node lifecycle's ports (lifecycle_ports.go). Without
 	// Decommissions a decommission answers 503; without Allocations the
@@ -85,6 +88,7 @@ type server struct {
 	stopper   OnboardingStopper
 	completer EnrollmentCompleter
 	prober    SiteProber
+	paths     PathProber
 	auth      Authenticator
 	clock     clock.Clock
 	newID     func() string
@@ -105,6 +109,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		stopper:   deps.Stopper,
 		completer: deps.Completer,
 		prober:    deps.Prober,
+		paths:     deps.Paths,
 		auth:      deps.Auth,
 		clock:     deps.Clock,
 		newID:     deps.NewID,

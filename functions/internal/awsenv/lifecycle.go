@@ -38,7 +38,7 @@ func allocationService(getter *secrets.SecretsManager) (svc *allocation.HTTP, ok
 
 // withLifecycle adds the decommission ports to the activities' deps.
 func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
-	svc, ok, err := allocationService(c.secrets)
+	svc, ok, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}
@@ -52,7 +52,7 @@ func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
 
 // withAPILifecycle adds the node lifecycle's ports to the API's deps.
 func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.Deps, error) {
-	svc, ok, err := allocationService(c.secrets)
+	svc, ok, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}

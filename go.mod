@@ -20,7 +20,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/canonical/gomaasclient v0.20.0
-	github.com/creack/pty v1.1.9
+	github.com/creack/pty v1.1.24
 	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0

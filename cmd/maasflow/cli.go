@@ -194,6 +194,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 	for _, cmd := range []*cobra.Command{
 		c.sitesCommand(), c.profilesCommand(), c.roceCommand(), c.skusCommand(),
 		c.onboardCommand(), c.onboardingsCommand(), c.batchesCommand(), c.auditCommand(),
+		c.reconcileCommand(), c.driftCommand(),
 	} {
 		cmd.GroupID = "admin"
 		c.addAdminFlags(cmd)
@@ -216,6 +217,10 @@ func noArgsOrUnknown(cmd *cobra.Command, args []string) error {
 // its help, `GROUP` alone is a misuse.
 func (c *cli) groupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && args[0] == "help" {
+		// `GROUP help SUB` is `GROUP SUB --help`.
+		if sub, rest, err := cmd.Find(args[1:]); err == nil && sub != cmd && len(rest) == 0 {
+			return sub.Help()
+		}
 		return cmd.Help()
 	}
 	if cmd.HasParent() {
@@ -322,7 +327,6 @@ type adminRun struct {
 	cmd *cobra.Command
 }
 
-func (r *adminRun) json() bool { return r.output == adminOutputJSON }
 func (r *adminRun) yaml() bool { return r.output == adminOutputYAML }
 
 // machine reports whether the output is for programs (json or yaml).

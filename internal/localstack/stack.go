@@ -95,6 +95,9 @@ type Stack struct {
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
+	// refusals counts the API's refused unauthenticated requests; Close
+	// logs the totals.
+	refusals api.RefusalCounter
 
 	// Connectors is the local site-connector transport, served on the API
 	// listener under /_connector/.
@@ -139,13 +142,16 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
-	if clk == nil && cfg.TimeScale > 1 {
-		// Sped up, but slowed while functions are throttled, so that the
-		// simulated world never races ahead of what the machine can compute.
-		clk = asl.NewLoadClock(cfg.TimeScale)
-	}
+	var resume *resumeClock
 	if clk == nil {
-		clk = clock.Real()
+		var base clock.Clock = clock.Real()
+		if cfg.TimeScale > 1 {
+			// Sped up, but slowed while functions are throttled, so that the
+			// simulated world never races ahead of what the machine can compute.
+			base = asl.NewLoadClock(cfg.TimeScale)
+		}
+		resume = &resumeClock{Clock: base}
+		clk = resume
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
@@ -188,22 +194,29 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.closers = append(s.closers, db.Close)
 	s.dbOps = store.NewCounting(db)
 	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
-	if n, err := failInterrupted(ctx, s.Store); err != nil {
-		return nil, err
-	} else if n > 0 {
-		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	if resume != nil {
+		hw, err := highWater(ctx, s.Store)
+		if err != nil {
+			return nil, err
+		}
+		resume.resumeAfter(hw)
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
 	if err := secretStore.Check(ctx); err != nil {
 		return nil, fmt.Errorf("open secrets: %w", err)
 	}
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger), events.WithClock(clk))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
 	s.Bus = bus
 	s.closers = append(s.closers, bus.Close)
+	if n, err := failInterrupted(ctx, s.Store, clk); err != nil {
+		return nil, err
+	} else if n > 0 {
+		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	}
 	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
 	s.closers = append(s.closers, relay.start())
 
@@ -292,6 +305,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		Refusals:  &s.refusals,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
 
@@ -324,6 +338,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// activities, which must not be refused.
 	limits := cfg.HTTP.withDefaults()
 	s.apiListener = limitListener(apiLn, limits)
+	if s.Metrics != nil {
+		if err := s.Metrics.Register(refusalCollector{s}); err != nil {
+			return nil, fmt.Errorf("register the API's refusal metrics: %w", err)
+		}
+	}
 	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
@@ -382,6 +401,12 @@ func (s *Stack) close() error {
 		}
 	}
 	s.wg.Wait()
+	if counts := s.refusals.Counts(); len(counts) > 0 {
+		s.logger.Info("requests refused while running", "by_code", counts)
+	}
+	if s.apiListener != nil && s.apiListener.Refused() > 0 {
+		s.logger.Info("connections refused past the per-client bound", "count", s.apiListener.Refused())
+	}
 	var errs []error
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())

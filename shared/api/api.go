@@ -160,7 +160,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		notAllowed := s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 			rq.w.Header().Set("Allow", allow)
 			return 0, nil, &StatusError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-				Message: fmt.Sprintf("method %s is not allowed here; use %s", rq.r.Method, allow)}
+				Message: fmt.Sprintf("method %s is not allowed here; use %s", boundedForRecord(rq.r.Method, maxMethod), allow)}
 		}})
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 			http.MethodDelete, http.MethodOptions, http.MethodTrace, http.MethodConnect} {
@@ -253,7 +253,7 @@ func (s *server) wrap(rt route) http.Handler {
 			s.audit(rq, rt.action, failure)
 		}
 
-		attrs := []any{"method", r.Method, "route", rt.pattern, "status", status,
+		attrs := []any{"method", boundedForRecord(r.Method, maxMethod), "route", rt.pattern, "status", status,
 			"duration_ms", s.clock.Since(start).Milliseconds(), "actor", rq.actor}
 		switch {
 		case status >= 500:

@@ -80,3 +80,32 @@ synth: build ## synthesise the CDK app into cdk.out (needs node)
 
 clean: ## remove build output
 	rm -rf bin cdk.out
+
+# --- AWS deployment (docs/deploy.md). The CDK CLI is pinned; node is required.
+CDK       ?= npx --yes aws-cdk@2.1148.1
+.PHONY: deploy
+
+deploy: ## build every function, then cdk deploy the stage: make deploy STAGE=prod [CDK_ARGS='-c …']
+	@test -n "$(STAGE)" || { echo "make deploy: name the stage, e.g. make deploy STAGE=dev (docs/deploy.md)" >&2; exit 2; }
+	$(MAKE) build
+	$(CDK) deploy --require-approval broadening -c maasflow:stage=$(STAGE) $(CDK_ARGS)
+
+# --- LocalStack profile (needs Docker; CI has none). docs/deploy.md, "LocalStack".
+LOCALSTACK_URL ?= http://localhost:4566
+CDKLOCAL  ?= npx --yes -p aws-cdk@2.1148.1 -p aws-cdk-local@3.0.4 cdklocal
+.PHONY: localstack-up localstack-deploy localstack-test localstack-down
+
+localstack-up: ## start LocalStack in Docker (localstack/compose.yaml) and wait until healthy
+	docker compose -f localstack/compose.yaml up -d --wait
+
+localstack-deploy: ## build, then deploy the dev stage to LocalStack with cdklocal
+	$(MAKE) build
+	AWS_ENDPOINT_URL=$(LOCALSTACK_URL) $(CDKLOCAL) bootstrap
+	AWS_ENDPOINT_URL=$(LOCALSTACK_URL) $(CDKLOCAL) deploy --require-approval never -c maasflow:stage=dev \
+		-c maasflow:connectorSites=localstack-site $(CDK_ARGS)
+
+localstack-test: ## the e2e suite and the AWS-transport tests with the connector on LocalStack's SQS and DynamoDB
+	MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/ ./test/e2e/
+
+localstack-down: ## stop LocalStack
+	docker compose -f localstack/compose.yaml down

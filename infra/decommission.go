@@ -72,7 +72,7 @@ func (p *MaasflowStackProps) validateDecommission() []error {
 	return errs
 }
 
-func (b *builder) decommissionName() string { return *b.stack.StackName() + "-decommission" }
+func (b *builder) decommissionName() string { return b.name("decommission") }
 
 func (b *builder) allocationSecretARN() *string {
 	return b.stack.FormatArn(&awscdk.ArnComponents{
@@ -98,9 +98,13 @@ func (b *builder) decommissionMachine() {
 		subs[ph] = b.fns[fn].FunctionArn()
 		invoked[fn] = true
 	}
+	// Named with part of the stack ID, as the onboarding's: a log group a
+	// destroyed stack retained never blocks the next deploy.
 	logs := awslogs.NewLogGroup(b.stack, jsii.String("DecommissionLogs"), &awslogs.LogGroupProps{
-		LogGroupName: jsii.String("/aws/vendedlogs/states/" + b.decommissionName()),
-		Retention:    logRetention,
+		LogGroupName: awscdk.Fn_Join(jsii.String(""), &[]*string{
+			jsii.String("/aws/vendedlogs/states/" + b.decommissionName() + "-"), b.stackIDSuffix(),
+		}),
+		Retention: logRetention,
 	})
 	b.decom = awsstepfunctions.NewStateMachine(b.stack, jsii.String("Decommission"), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(b.decommissionName()),
@@ -125,6 +129,11 @@ func (b *builder) decommissionMachine() {
 	api.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("states:StartExecution"),
 		Resources: jsii.Strings(*b.decom.StateMachineArn()),
+	}))
+	// Stop and Describe are authorised on the executions, not the machine.
+	api.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("states:StopExecution", "states:DescribeExecution"),
+		Resources: jsii.Strings(*b.arn("states", "execution", b.decommissionName()+":*")),
 	}))
 	if fn, ok := b.fns[functionStartReimage]; ok {
 		// The onboarding's ARN from its name: no reference, no cycle.

@@ -12,26 +12,54 @@ import (
 
 // Context keys (cdk.json "context", or `cdk synth -c key=value`).
 const (
-	ctxStackName   = "maasflow:stackName"
+	// ctxStage names the deployment (dev, staging, prod, …). Required: it
+	// prefixes every named resource, so stages share an account and region.
+	ctxStage       = "maasflow:stage"
 	ctxJWTIssuer   = "maasflow:jwtIssuer"
 	ctxJWTAudience = "maasflow:jwtAudience"
 	ctxAdminGroup  = "maasflow:adminGroup"
+	// ctxGroupsClaim names the token claim holding the caller's groups
+	// (default cognito:groups).
+	ctxGroupsClaim = "maasflow:adminGroupsClaim"
 	// The node-agent package and the task-signing public keys the
 	// bootstrap bundles carry.
 	ctxNodeAgentOCIRef    = "maasflow:nodeAgentOciRef"
 	ctxNodeAgentDigest    = "maasflow:nodeAgentDigest"
 	ctxTaskSigningPubKeys = "maasflow:taskSigningPubKeys"
+	// The enrollment API URL nodes call (a custom domain in production)
+	// and the CA bundle (a PEM file) its certificate chains to.
+	ctxEnrollmentAPIURL = "maasflow:enrollmentApiUrl"
+	ctxCABundleFile     = "maasflow:caBundleFile"
+	// ctxImportTable makes the stack use the table a destroyed stack of the
+	// same stage retained, instead of creating it.
+	ctxImportTable = "maasflow:importTable"
+	// ctxSecretsKMSKey is an optional customer-managed KMS key ARN for the
+	// site secrets.
+	ctxSecretsKMSKey = "maasflow:secretsKmsKeyArn"
+	// The MAAS VPC path: an existing VPC, the private subnets the
+	// MAAS-facing functions run in, and the CIDRs MAAS regions live in.
+	ctxVPCID     = "maasflow:vpcId"
+	ctxSubnetIDs = "maasflow:subnetIds"
+	ctxMAASCIDRs = "maasflow:maasCidrs"
+	// ctxConnectorSites lists the site IDs reached through a site connector.
+	ctxConnectorSites = "maasflow:connectorSites"
+	// ctxAlarmEmail subscribes an address to the alarm topic.
+	ctxAlarmEmail = "maasflow:alarmEmail"
+	// ctxCognito creates a Cognito user pool for operators when no JWT
+	// issuer is given.
+	ctxCognito = "maasflow:cognito"
 	// Provisioning.Allocation: its base URL and the Secrets Manager secret
 	// (maasflow/allocation-service/…) with its bearer token.
 	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
 	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
 )
 
+// envStage is read when the context holds no stage (`MAASFLOW_STAGE=dev make synth`).
+const envStage = "MAASFLOW_STAGE"
+
 // envAssetDir overrides where the function bootstraps are read from
 // (default <root>/bin, the output of make build).
 const envAssetDir = "MAASFLOW_ASSET_DIR"
-
-const defaultStackName = "Maasflow"
 
 func main() {
 	app := awscdk.NewApp(nil)
@@ -57,46 +85,72 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	if assetDir == "" {
 		assetDir = filepath.Join(root, "bin")
 	}
-	audience, err := contextList(app, ctxJWTAudience)
-	if err != nil {
-		return nil, err
-	}
-	signingKeys, err := contextList(app, ctxTaskSigningPubKeys)
-	if err != nil {
-		return nil, err
+	lists := map[string][]string{}
+	for _, key := range []string{ctxJWTAudience, ctxTaskSigningPubKeys, ctxSubnetIDs, ctxMAASCIDRs, ctxConnectorSites} {
+		if lists[key], err = contextList(app, key); err != nil {
+			return nil, err
+		}
 	}
 	strs := map[string]string{}
-	for _, key := range []string{ctxStackName, ctxJWTIssuer, ctxAdminGroup, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
+	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
+		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail,
 		ctxAllocationServiceURL, ctxAllocationSecretName} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
 	}
+	flags := map[string]bool{}
+	for _, key := range []string{ctxImportTable, ctxCognito} {
+		if flags[key], err = contextBool(app, key); err != nil {
+			return nil, err
+		}
+	}
+	stage := strs[ctxStage]
+	if stage == "" {
+		stage = strings.TrimSpace(getenv(envStage))
+	}
+	var caBundle string
+	if f := strs[ctxCABundleFile]; f != "" {
+		b, err := os.ReadFile(f) //nolint:gosec // G304: the operator names the file
+		if err != nil {
+			return nil, fmt.Errorf("context %s: %w", ctxCABundleFile, err)
+		}
+		caBundle = string(b)
+	}
 	props := &MaasflowStackProps{
 		StackProps: awscdk.StackProps{
-			Description: jsii.String("maasflow: bare-metal GPU server onboarding through Canonical MAAS"),
+			Description: jsii.String("maasflow " + stage + ": bare-metal GPU server onboarding through Canonical MAAS"),
 		},
+		Stage:       stage,
 		Sources:     src,
 		AssetDir:    assetDir,
 		JWTIssuer:   strs[ctxJWTIssuer],
-		JWTAudience: audience,
+		JWTAudience: lists[ctxJWTAudience],
 		AdminGroup:  strs[ctxAdminGroup],
+		GroupsClaim: strs[ctxGroupsClaim],
+		Cognito:     flags[ctxCognito],
 
 		NodeAgentOCIRef:    strs[ctxNodeAgentOCIRef],
 		NodeAgentDigest:    strs[ctxNodeAgentDigest],
-		TaskSigningPubKeys: signingKeys,
+		TaskSigningPubKeys: lists[ctxTaskSigningPubKeys],
+		EnrollmentAPIURL:   strs[ctxEnrollmentAPIURL],
+		CABundle:           caBundle,
+
+		ImportTable:      flags[ctxImportTable],
+		SecretsKMSKeyARN: strs[ctxSecretsKMSKey],
+		ConnectorSites:   lists[ctxConnectorSites],
+		AlarmEmail:       strs[ctxAlarmEmail],
 
 		AllocationServiceURL: strs[ctxAllocationServiceURL],
 		AllocationSecretName: strs[ctxAllocationSecretName],
 	}
+	if strs[ctxVPCID] != "" || len(lists[ctxSubnetIDs]) > 0 || len(lists[ctxMAASCIDRs]) > 0 {
+		props.VPC = &VPCConfig{VPCID: strs[ctxVPCID], SubnetIDs: lists[ctxSubnetIDs], MAASCIDRs: lists[ctxMAASCIDRs]}
+	}
 	if err := props.Validate(); err != nil {
 		return nil, err
 	}
-	id := strs[ctxStackName]
-	if id == "" {
-		id = defaultStackName
-	}
-	return NewMaasflowStack(app, id, props), nil
+	return NewMaasflowStack(app, props.StackName(), props), nil
 }
 
 // contextString reads a string context value; absent is "".
@@ -109,6 +163,25 @@ func contextString(app awscdk.App, key string) (string, error) {
 	default:
 		return "", fmt.Errorf("context %s must be a string, not %T", key, v)
 	}
+}
+
+// contextBool reads a boolean context value given as JSON (cdk.json) or as
+// the string true/false (-c key=true); absent is false.
+func contextBool(app awscdk.App, key string) (bool, error) {
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	case string:
+		switch strings.TrimSpace(v) {
+		case "true":
+			return true, nil
+		case "false", "":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("context %s must be true or false", key)
 }
 
 // contextList reads a list context value given as a JSON array (cdk.json)

@@ -31,7 +31,7 @@ const (
 	reconcileMemoryMB   = 512
 )
 
-func (b *builder) reconcileName() string { return *b.stack.StackName() + "-reconcile" }
+func (b *builder) reconcileName() string { return b.name("reconcile") }
 
 // reconcileInterval reads the context setting; a value that is not a
 // whole number of minutes fails synthesis.
@@ -71,18 +71,17 @@ func (b *builder) reconcile() {
 	}
 	// An open onboarding's execution status (execution_not_running drift).
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("states:DescribeExecution"),
-		Resources: jsii.Strings(*b.stack.FormatArn(&awscdk.ArnComponents{
-			Service:      jsii.String("states"),
-			Resource:     jsii.String("execution"),
-			ResourceName: jsii.String(b.onboardingName() + ":*"),
-			ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
-		})),
+		Actions:   jsii.Strings("states:DescribeExecution"),
+		Resources: jsii.Strings(*b.executionsARN()),
 	}))
 
+	// Named with part of the stack ID, as the onboarding's: a log group a
+	// destroyed stack retained never blocks the next deploy.
 	logs := awslogs.NewLogGroup(b.stack, jsii.String("ReconcileStateMachineLogs"), &awslogs.LogGroupProps{
-		LogGroupName: jsii.String("/aws/vendedlogs/states/" + b.reconcileName()),
-		Retention:    logRetention,
+		LogGroupName: awscdk.Fn_Join(jsii.String(""), &[]*string{
+			jsii.String("/aws/vendedlogs/states/" + b.reconcileName() + "-"), b.stackIDSuffix(),
+		}),
+		Retention: logRetention,
 	})
 	sm := awsstepfunctions.NewStateMachine(b.stack, jsii.String("ReconcileStateMachine"), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(b.reconcileName()),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,17 +60,4 @@ func checkReconcile(t *testing.T, cfn *cfnTemplate, fns []string) {
 func TestRateExpression(t *testing.T) {
 	assert.Equal(t, "rate(1 minute)", rateExpression(1))
 	assert.Equal(t, "rate(15 minutes)", rateExpression(15))
-}
-
-// withoutReconcile drops the statements about the reconcile state machine
-// (the api function may start it besides the onboarding machine).
-func withoutReconcile(sts []statement) []statement {
-	var out []statement
-	for _, s := range sts {
-		if len(s.resources) == 1 && strings.Contains(s.resources[0], "ReconcileStateMachine") {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
 }

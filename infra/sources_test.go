@@ -224,7 +224,7 @@ func TestValidateProps(t *testing.T) {
 		root := fixtureRoot(t)
 		src, err := LoadSources(root)
 		require.NoError(t, err)
-		return &MaasflowStackProps{Sources: src, AssetDir: fixtureAssets(t, src.Functions)}
+		return &MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: fixtureAssets(t, src.Functions)}
 	}
 	tests := []struct {
 		name    string

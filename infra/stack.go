@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -26,10 +29,10 @@ import (
 	"github.com/maasflow/maasflow/shared/store"
 )
 
-// sitesSecretName matches every per-site secret (domain.SiteCredentialsSecretName
-// writes maasflow/sites/<site>/credentials); Secrets Manager appends a
-// random suffix to secret ARNs, which the trailing * also covers.
-const sitesSecretName = "maasflow/sites/*" //nolint:gosec // G101: a secret name pattern for IAM, not a credential
+// siteSecretsPath is where site credentials live under a stage's secret
+// prefix (domain.SiteCredentialsSecretName writes maasflow/sites/<site>/credentials;
+// the functions put "<stage>/" before it).
+const siteSecretsPath = "maasflow/sites/" //nolint:gosec // G101: a secret name prefix for IAM, not a credential
 
 // API routes. Admin routes need a JWT from the configured issuer; healthz is
 // public and enroll is authenticated by the handler with the node's
@@ -66,6 +69,24 @@ const (
 	logRetention       = awslogs.RetentionDays_ONE_MONTH
 )
 
+// devStage is the one stage that may deploy without the production
+// settings (requiredSettings): it gets the development node-agent package
+// and the execute-api URL as the enrollment URL.
+const devStage = "dev"
+
+// stageRE: a short lower-case name, since it prefixes resource names with
+// tight length limits (an SQS queue name has 80 characters).
+var stageRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+
+// EC2 resource IDs: the old 8-digit or the 17-digit form.
+var (
+	vpcIDRE    = regexp.MustCompile(`^vpc-([0-9a-f]{8}|[0-9a-f]{17})$`)
+	subnetIDRE = regexp.MustCompile(`^subnet-([0-9a-f]{8}|[0-9a-f]{17})$`)
+)
+
+// siteIDRE: a site ID as the API generates it (UUID) or an operator's slug.
+var siteIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,39}$`)
+
 // tableActions is what the functions may do to the table: every item read
 // and write the store issues (TransactWriteItems is authorised per item as
 // Put/Update/Delete/ConditionCheck), but no Scan, which no request path may
@@ -76,34 +97,66 @@ var tableActions = []string{
 	"dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem",
 }
 
+// VPCConfig is the MAAS VPC path: the MAAS-facing functions run in these
+// existing private subnets, with a security group the stack creates that
+// may reach only the MAAS CIDRs and HTTPS (AWS APIs through NAT or VPC
+// endpoints).
+type VPCConfig struct {
+	VPCID     string
+	SubnetIDs []string
+	MAASCIDRs []string
+}
+
 // MaasflowStackProps configures the maasflow stack.
 type MaasflowStackProps struct {
 	awscdk.StackProps
+	// Stage names the deployment; every named resource starts with
+	// maasflow-<stage>. Only "dev" may leave the production settings unset.
+	Stage string
 	// Sources are the functions and the onboarding ASL (LoadSources).
 	Sources Sources
 	// AssetDir holds <function>/bootstrap for every function (make build
 	// writes bin/<function>/bootstrap).
 	AssetDir string
-	// JWTIssuer is the admin API's token issuer URL. Empty: the stack takes
-	// it as the CloudFormation parameter JwtIssuer at deploy time.
+	// JWTIssuer is the admin API's token issuer URL. Empty: the stack
+	// creates a Cognito user pool when Cognito is set, else takes the
+	// issuer as the CloudFormation parameter JwtIssuer at deploy time.
 	JWTIssuer string
-	// JWTAudience lists accepted token audiences. Empty: the stack takes
-	// them as the comma-separated CloudFormation parameter JwtAudience.
+	// JWTAudience lists accepted token audiences. Empty: the user pool's
+	// client, or the comma-separated parameter JwtAudience.
 	JWTAudience []string
 	// AdminGroup is the token group that grants admin; empty means
 	// config.DefaultAdminGroup.
 	AdminGroup string
-	// TableName defaults to store.DefaultTable, EventBusName to
-	// config.DefaultEventBus.
-	TableName    string
-	EventBusName string
+	// GroupsClaim is the token claim listing the caller's groups; empty
+	// means cognito:groups.
+	GroupsClaim string
+	// Cognito creates a user pool for operators (with the admin group)
+	// when no JWT issuer is given.
+	Cognito bool
 	// NodeAgentOCIRef and NodeAgentDigest name the node-agent package the
 	// bootstrap bundles install, TaskSigningPubKeys the keys nodes verify
-	// tasks with. Empty leaves the variable unset: the functions then use
-	// their built-in development package and no keys.
+	// tasks with. EnrollmentAPIURL is the URL nodes enroll at and CABundle
+	// the PEM bundle its certificate chains to. All four are required
+	// unless Stage is dev.
 	NodeAgentOCIRef    string
 	NodeAgentDigest    string
 	TaskSigningPubKeys []string
+	EnrollmentAPIURL   string
+	CABundle           string
+	// ImportTable uses the table maasflow-<stage> a destroyed stack left
+	// behind (the table is retained) instead of creating it.
+	ImportTable bool
+	// SecretsKMSKeyARN is an optional customer-managed key for the site
+	// secrets.
+	SecretsKMSKeyARN string
+	// VPC, when set, puts the functions that reach MAAS in the VPC path.
+	VPC *VPCConfig
+	// ConnectorSites are the sites reached through a site connector: each
+	// gets a request queue and an IAM user the connector runs as.
+	ConnectorSites []string
+	// AlarmEmail, when set, is subscribed to the alarm topic.
+	AlarmEmail string
 	// AllocationServiceURL is Provisioning.Allocation's base URL, and
 	// AllocationSecretName the Secrets Manager secret (under
 	// maasflow/allocation-service/) with its bearer token. Empty: no
@@ -112,6 +165,9 @@ type MaasflowStackProps struct {
 	AllocationSecretName string
 }
 
+// StackName is the CloudFormation stack name: maasflow-<stage>.
+func (p *MaasflowStackProps) StackName() string { return "maasflow-" + p.Stage }
+
 // Validate reports what would make the stack unbuildable or undeployable,
 // every problem at once.
 func (p *MaasflowStackProps) Validate() error {
@@ -119,9 +175,21 @@ func (p *MaasflowStackProps) Validate() error {
 		return errors.New("stack props are required")
 	}
 	var errs []error
+	switch {
+	case p.Stage == "":
+		errs = append(errs, fmt.Errorf("no stage: set -c %s=<stage> (dev, prod, …) or $%s", ctxStage, envStage))
+	case !stageRE.MatchString(p.Stage):
+		errs = append(errs, fmt.Errorf("stage %q: want 1-12 lower-case letters and digits, starting with a letter", p.Stage))
+	}
+	if p.Stage != devStage && p.Stage != "" {
+		errs = append(errs, p.productionSettings()...)
+	}
 	fns := p.Sources.Functions
 	if !slices.Contains(fns, functionAPI) {
 		errs = append(errs, fmt.Errorf("functions/%s/main.go is missing: the HTTP API needs it", functionAPI))
+	}
+	if err := unlistedFunctions(fns); err != nil {
+		errs = append(errs, err)
 	}
 	if p.Sources.OnboardingASL == "" {
 		errs = append(errs, errors.New("the onboarding ASL is empty"))
@@ -136,6 +204,14 @@ func (p *MaasflowStackProps) Validate() error {
 			// The api function holds the state machine's ARN, so the state
 			// machine cannot also hold the api function's.
 			errs = append(errs, fmt.Errorf("placeholder ${%s}: the %s function cannot be a state machine task", ph, functionAPI))
+		}
+	}
+	if p.VPC != nil {
+		errs = append(errs, p.VPC.validate()...)
+	}
+	for _, site := range p.ConnectorSites {
+		if !siteIDRE.MatchString(site) {
+			errs = append(errs, fmt.Errorf("connector site %q: want a site ID (letters, digits, hyphens, at most 40)", site))
 		}
 	}
 	if p.AssetDir == "" {
@@ -155,6 +231,48 @@ func (p *MaasflowStackProps) Validate() error {
 	return errors.Join(errs...)
 }
 
+// productionSettings lists the settings a non-dev stage lacks: without
+// them the functions would hand nodes the development package, which no
+// real node can pull, or an enrollment URL nobody vouches for.
+func (p *MaasflowStackProps) productionSettings() []error {
+	var errs []error
+	need := func(ok bool, what, key string) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("stage %s: %s is not configured (-c %s=…); only stage %q may use the development defaults",
+				p.Stage, what, key, devStage))
+		}
+	}
+	need(p.NodeAgentOCIRef != "", "the node-agent package OCI reference", ctxNodeAgentOCIRef)
+	need(strings.HasPrefix(p.NodeAgentDigest, "sha256:"), "the node-agent package digest (sha256:…)", ctxNodeAgentDigest)
+	need(strings.Contains(p.CABundle, "-----BEGIN CERTIFICATE-----"), "the enrollment CA bundle (a PEM file)", ctxCABundleFile)
+	need(strings.HasPrefix(p.EnrollmentAPIURL, "https://"), "the enrollment API URL (https://…)", ctxEnrollmentAPIURL)
+	return errs
+}
+
+func (v *VPCConfig) validate() []error {
+	var errs []error
+	if !vpcIDRE.MatchString(v.VPCID) {
+		errs = append(errs, fmt.Errorf("context %s: want an existing VPC ID (vpc-…), got %q", ctxVPCID, v.VPCID))
+	}
+	if len(v.SubnetIDs) == 0 {
+		errs = append(errs, fmt.Errorf("context %s: the VPC path needs at least one private subnet ID", ctxSubnetIDs))
+	}
+	for _, s := range v.SubnetIDs {
+		if !subnetIDRE.MatchString(s) {
+			errs = append(errs, fmt.Errorf("context %s: %q is not a subnet ID (subnet-…)", ctxSubnetIDs, s))
+		}
+	}
+	if len(v.MAASCIDRs) == 0 {
+		errs = append(errs, fmt.Errorf("context %s: the VPC path needs the CIDRs of the MAAS regions", ctxMAASCIDRs))
+	}
+	for _, c := range v.MAASCIDRs {
+		if _, _, err := net.ParseCIDR(c); err != nil {
+			errs = append(errs, fmt.Errorf("context %s: %q is not a CIDR", ctxMAASCIDRs, c))
+		}
+	}
+	return errs
+}
+
 // NewMaasflowStack builds the whole deployment: table, bus, one Lambda per
 // function, the onboarding state machine and the HTTP API. Invalid props
 // (see Validate) make synthesis fail with their message.
@@ -168,15 +286,21 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 		stack.Node().AddValidation(&invalidProps{err: err})
 		return stack
 	}
-	b := &builder{stack: stack, props: props, fns: map[string]awslambda.Function{}}
+	awscdk.Tags_Of(stack).Add(jsii.String("maasflow:stage"), jsii.String(props.Stage), nil)
+	b := &builder{stack: stack, props: props, fns: map[string]awslambda.Function{}, roles: map[string]awsiam.Role{}}
 	b.table()
 	b.bus()
 	b.httpAPI()
+	b.network()
+	b.connectorResources()
 	b.functions()
+	b.siteSecretsRole()
 	b.stateMachine()
 	b.reconcile()
 	b.decommissionMachine()
 	b.routes()
+	b.connectorUsers()
+	b.operate()
 	b.outputs()
 	return stack
 }
@@ -196,21 +320,44 @@ type builder struct {
 	stack awscdk.Stack
 	props *MaasflowStackProps
 
-	tbl     awsdynamodb.Table
+	tbl     awsdynamodb.ITable
 	evbus   awsevents.EventBus
 	api     awsapigatewayv2.HttpApi
 	fns     map[string]awslambda.Function
+	roles   map[string]awsiam.Role
 	machine awsstepfunctions.StateMachine
-	decom   awsstepfunctions.StateMachine
+
+	// sg is the MAAS-facing functions' security group (VPC path only).
+	sg awsec2.CfnSecurityGroup
+	// connector holds the site connectors' queues and reply table.
+	connector connectorResources
+	// secretsRole is assumed, tagged with one site, to read that site's
+	// credentials.
+	secretsRole awsiam.Role
+	// decom is the decommission state machine (infra/decommission.go).
+	decom awsstepfunctions.StateMachine
+}
+
+// name is a physical resource name: maasflow-<stage>[-suffix].
+func (b *builder) name(suffix string) string {
+	n := "maasflow-" + b.props.Stage
+	if suffix != "" {
+		n += "-" + suffix
+	}
+	return n
 }
 
 func (b *builder) table() {
-	name := b.props.TableName
-	if name == "" {
-		name = store.DefaultTable
+	name := b.name("")
+	if b.props.ImportTable {
+		// The table a destroyed stack of this stage retained (docs/deploy.md,
+		// "Destroy and deploy again"). The stack refers to it by name and
+		// no longer manages it.
+		b.tbl = awsdynamodb.Table_FromTableName(b.stack, jsii.String("Table"), jsii.String(name))
+		return
 	}
 	str := awsdynamodb.AttributeType_STRING
-	b.tbl = awsdynamodb.NewTable(b.stack, jsii.String("Table"), &awsdynamodb.TableProps{
+	tbl := awsdynamodb.NewTable(b.stack, jsii.String("Table"), &awsdynamodb.TableProps{
 		TableName:    jsii.String(name),
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(store.AttrPK), Type: str},
 		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(store.AttrSK), Type: str},
@@ -223,53 +370,71 @@ func (b *builder) table() {
 		TimeToLiveAttribute: jsii.String(store.AttrTTL),
 	})
 	for _, ix := range store.Indexes() {
-		b.tbl.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		tbl.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 			IndexName:      jsii.String(ix.Name),
 			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix.PartitionKey), Type: str},
 			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix.SortKey), Type: str},
 			ProjectionType: awsdynamodb.ProjectionType_ALL,
 		})
 	}
+	b.tbl = tbl
 }
 
 func (b *builder) bus() {
-	name := b.props.EventBusName
-	if name == "" {
-		name = config.DefaultEventBus
-	}
 	b.evbus = awsevents.NewEventBus(b.stack, jsii.String("EventBus"), &awsevents.EventBusProps{
-		EventBusName: jsii.String(name),
+		EventBusName: jsii.String(b.name("")),
 	})
 }
 
 func (b *builder) httpAPI() {
 	b.api = awsapigatewayv2.NewHttpApi(b.stack, jsii.String("HttpApi"), &awsapigatewayv2.HttpApiProps{
-		ApiName:     jsii.String(*b.stack.StackName() + "-api"),
+		ApiName:     jsii.String(b.name("api")),
 		Description: jsii.String("maasflow admin REST API and node enrollment"),
+		// The default stage is built in operate(), with access logs and
+		// throttling.
+		CreateDefaultStage: jsii.Bool(false),
 	})
 }
 
 // onboardingName is the state machine's physical name. Functions the state
 // machine invokes must reach it by an ARN built from this name: referencing
 // the resource would make it depend on itself through their policies.
-func (b *builder) onboardingName() string { return *b.stack.StackName() + "-onboarding" }
+func (b *builder) onboardingName() string { return b.name("onboarding") }
 
 func (b *builder) onboardingARN() *string {
+	return b.arn("states", "stateMachine", b.onboardingName())
+}
+
+// executionsARN covers every execution of the onboarding state machine:
+// StopExecution and DescribeExecution are authorised on the execution, not
+// on the state machine.
+func (b *builder) executionsARN() *string {
+	return b.arn("states", "execution", b.onboardingName()+":*")
+}
+
+func (b *builder) arn(service, resource, name string) *string {
 	return b.stack.FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("states"),
-		Resource:     jsii.String("stateMachine"),
-		ResourceName: jsii.String(b.onboardingName()),
+		Service:      jsii.String(service),
+		Resource:     jsii.String(resource),
+		ResourceName: jsii.String(name),
 		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
 	})
 }
 
-func (b *builder) sitesSecretARN() *string {
-	return b.stack.FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("secretsmanager"),
-		Resource:     jsii.String("secret"),
-		ResourceName: jsii.String(sitesSecretName),
-		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
-	})
+// secretPrefix goes before every secret name of this stage.
+func (b *builder) secretPrefix() string { return b.props.Stage + "/" }
+
+// siteSecretsARN matches every site's credentials of this stage (the api
+// writes them).
+func (b *builder) siteSecretsARN() *string {
+	return b.arn("secretsmanager", "secret", b.secretPrefix()+siteSecretsPath+"*")
+}
+
+// taggedSiteSecretARN matches only the secret of the site the session is
+// tagged with; Secrets Manager appends "-" and six random characters.
+func (b *builder) taggedSiteSecretARN() *string {
+	return b.arn("secretsmanager", "secret",
+		b.secretPrefix()+siteSecretsPath+"${aws:PrincipalTag/"+config.SiteTagKey+"}/credentials-??????")
 }
 
 func (b *builder) functions() {
@@ -278,11 +443,20 @@ func (b *builder) functions() {
 	}
 }
 
+// enrollmentURL is the URL nodes enroll at: the configured one, or on the
+// dev stage the HTTP API's own endpoint.
+func (b *builder) enrollmentURL() *string {
+	if b.props.EnrollmentAPIURL != "" {
+		return jsii.String(b.props.EnrollmentAPIURL)
+	}
+	return b.api.ApiEndpoint()
+}
+
 // function builds one Lambda with its own role and log group and the grants
-// every function has: item reads and writes on the table, PutEvents on the
-// bus, and GetSecretValue on the site secrets.
+// its access entry names.
 func (b *builder) function(name string) awslambda.Function {
 	id := CamelCase(name)
+	acc := functionAccess[name]
 	logs := awslogs.NewLogGroup(b.stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention: logRetention,
 	})
@@ -290,8 +464,9 @@ func (b *builder) function(name string) awslambda.Function {
 	// AWSLambdaBasicExecutionRole, which may write to every log group.
 	role := awsiam.NewRole(b.stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
-		Description: jsii.String("maasflow function " + name),
+		Description: jsii.String("maasflow " + b.props.Stage + " function " + name),
 	})
+	b.roles[name] = role
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
 		Resources: jsii.Strings(*logs.LogGroupArn()),
@@ -299,19 +474,31 @@ func (b *builder) function(name string) awslambda.Function {
 
 	memory, timeout := activityMemoryMB, activityTimeoutSec
 	env := map[string]*string{
+		config.EnvStage:      jsii.String(b.props.Stage),
 		config.EnvTable:      b.tbl.TableName(),
 		config.EnvEventBus:   b.evbus.EventBusName(),
-		config.EnvNodeAPIURL: b.api.ApiEndpoint(),
+		config.EnvNodeAPIURL: b.enrollmentURL(),
 	}
 	optional := map[string]string{
 		config.EnvPackageOCIRef:   b.props.NodeAgentOCIRef,
 		config.EnvPackageDigest:   b.props.NodeAgentDigest,
 		config.EnvTaskSigningKeys: strings.Join(b.props.TaskSigningPubKeys, ","),
+		config.EnvCABundle:        b.props.CABundle,
 	}
 	for k, v := range optional {
 		if v != "" {
 			env[k] = jsii.String(v)
 		}
+	}
+	if acc.reachesSite() {
+		env[config.EnvRequireHTTPS] = jsii.String("true")
+		if b.connector.table != nil {
+			env[config.EnvConnectorTable] = b.connector.table.TableName()
+			env[config.EnvConnectorQueuePrefix] = b.connectorQueueURLPrefix()
+		}
+	}
+	if acc.maas || acc.api {
+		env[config.EnvSecretPrefix] = jsii.String(b.secretPrefix())
 	}
 	if name == functionAPI {
 		memory, timeout = apiMemoryMB, apiTimeoutSec
@@ -320,6 +507,12 @@ func (b *builder) function(name string) awslambda.Function {
 			adminGroup = config.DefaultAdminGroup
 		}
 		env[config.EnvAdminGroup] = jsii.String(adminGroup)
+		if b.props.GroupsClaim != "" {
+			env[config.EnvAdminGroupsClaim] = jsii.String(b.props.GroupsClaim)
+		}
+		if b.props.SecretsKMSKeyARN != "" {
+			env[config.EnvSecretsKMSKey] = jsii.String(b.props.SecretsKMSKeyARN)
+		}
 		// The api gets the state machine's own ARN in stateMachine(), once
 		// it exists; nothing the state machine refers to depends on the api.
 	} else {
@@ -329,6 +522,7 @@ func (b *builder) function(name string) awslambda.Function {
 	}
 
 	fn := awslambda.NewFunction(b.stack, jsii.String(id+"Function"), &awslambda.FunctionProps{
+		FunctionName:          jsii.String(b.name(name)),
 		Description:           jsii.String("maasflow " + name + " (functions/" + name + ")"),
 		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:          awslambda.Architecture_ARM_64(),
@@ -346,27 +540,108 @@ func (b *builder) function(name string) awslambda.Function {
 	})
 
 	b.tbl.Grant(fn, *jsii.Strings(tableActions...)...)
-	b.evbus.GrantPutEventsTo(fn, nil)
-	secretActions := []string{"secretsmanager:GetSecretValue"}
-	if name == functionAPI {
-		// The API writes a site's credentials when the site is registered
-		// or its credentials are rotated.
-		secretActions = append(secretActions, "secretsmanager:PutSecretValue", "secretsmanager:CreateSecret")
+	if acc.publish {
+		b.evbus.GrantPutEventsTo(fn, nil)
 	}
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings(secretActions...),
-		Resources: jsii.Strings(*b.sitesSecretARN()),
-	}))
-	if name == functionAwaitEnrollment {
-		// Completes the enrollment wait itself when the node enrolled
-		// before the wait began. SendTaskSuccess is authorised against the
-		// state machine that issued the token.
-		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+	if acc.reachesSite() {
+		b.placeInVPC(fn, role)
+		b.grantConnectorRelay(role)
+	}
+	if acc.api {
+		b.grantAPI(fn, role)
+	}
+	if acc.completeTask {
+		// SendTaskSuccess is authorised against the state machine that
+		// issued the token. Built from the name for the functions the
+		// state machine invokes (await-enrollment completes the wait itself
+		// when the node enrolled before the wait began).
+		role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:   jsii.Strings("states:SendTaskSuccess"),
 			Resources: jsii.Strings(*b.onboardingARN()),
 		}))
 	}
 	return fn
+}
+
+// grantAPI adds what only the admin API does: write site credentials,
+// start, stop and describe executions.
+func (b *builder) grantAPI(fn awslambda.Function, role awsiam.Role) {
+	// The API writes a site's credentials when they are set or rotated;
+	// it reads them only through the site-scoped role, like the activities.
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("secretsmanager:CreateSecret", "secretsmanager:PutSecretValue"),
+		Resources: jsii.Strings(*b.siteSecretsARN()),
+	}))
+	if k := b.props.SecretsKMSKeyARN; k != "" {
+		role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("kms:GenerateDataKey", "kms:Decrypt"),
+			Resources:  jsii.Strings(k),
+			Conditions: b.viaSecretsManager(),
+		}))
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("states:StopExecution", "states:DescribeExecution"),
+		Resources: jsii.Strings(*b.executionsARN()),
+	}))
+}
+
+// viaSecretsManager limits a KMS grant to calls Secrets Manager makes for
+// the principal.
+func (b *builder) viaSecretsManager() *map[string]any {
+	return &map[string]any{"StringEquals": map[string]any{
+		"kms:ViaService": "secretsmanager." + *b.stack.Region() + ".amazonaws.com",
+	}}
+}
+
+// siteSecretsRole is the only principal that may read site credentials. A
+// function assumes it with the session tag maasflow-site=<site>, and the
+// role's policy names only the secret of the tagged site, so a session
+// opened for one site cannot read another's (attribute-based access
+// control; docs/deploy.md, "Site secrets").
+func (b *builder) siteSecretsRole() {
+	var readers []string
+	for _, name := range b.props.Sources.Functions {
+		if functionAccess[name].maas {
+			readers = append(readers, name)
+		}
+	}
+	var principals []awsiam.IPrincipal
+	for _, name := range readers {
+		principals = append(principals, b.roles[name])
+	}
+	sessionTagged := &map[string]any{
+		"StringLike":                map[string]any{"aws:RequestTag/" + config.SiteTagKey: "?*"},
+		"ForAllValues:StringEquals": map[string]any{"aws:TagKeys": []string{config.SiteTagKey}},
+	}
+	b.secretsRole = awsiam.NewRole(b.stack, jsii.String("SiteSecretsRole"), &awsiam.RoleProps{
+		AssumedBy:          awsiam.NewCompositePrincipal(principals...),
+		Description:        jsii.String("maasflow " + b.props.Stage + ": reads one site's credentials per session, chosen by the session tag " + config.SiteTagKey),
+		MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(1)),
+	})
+	b.secretsRole.AssumeRolePolicy().AddStatements(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("sts:TagSession"),
+		Principals: &principals,
+		Conditions: sessionTagged,
+	}))
+	b.secretsRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
+		Resources: jsii.Strings(*b.taggedSiteSecretARN()),
+	}))
+	if k := b.props.SecretsKMSKeyARN; k != "" {
+		b.secretsRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("kms:Decrypt"),
+			Resources:  jsii.Strings(k),
+			Conditions: b.viaSecretsManager(),
+		}))
+	}
+	for _, name := range readers {
+		b.roles[name].AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("sts:AssumeRole", "sts:TagSession"),
+			Resources:  jsii.Strings(*b.secretsRole.RoleArn()),
+			Conditions: sessionTagged,
+		}))
+		b.fns[name].AddEnvironment(jsii.String(config.EnvSiteSecretsRole), b.secretsRole.RoleArn(), nil)
+	}
 }
 
 func (b *builder) stateMachine() {
@@ -389,10 +664,15 @@ func (b *builder) stateMachine() {
 	}
 
 	// The /aws/vendedlogs/ prefix keeps the log group out of the account's
-	// CloudWatch Logs resource-policy size limit.
+	// CloudWatch Logs resource-policy size limit. The suffix from the
+	// stack ID is new for every stack creation, so the log group a
+	// destroyed stack retained never blocks the next deploy.
 	logs := awslogs.NewLogGroup(b.stack, jsii.String("OnboardingLogs"), &awslogs.LogGroupProps{
-		LogGroupName: jsii.String("/aws/vendedlogs/states/" + b.onboardingName()),
-		Retention:    logRetention,
+		LogGroupName: awscdk.Fn_Join(jsii.String(""), &[]*string{
+			jsii.String("/aws/vendedlogs/states/" + b.onboardingName() + "-"),
+			b.stackIDSuffix(),
+		}),
+		Retention: logRetention,
 	})
 	b.machine = awsstepfunctions.NewStateMachine(b.stack, jsii.String("Onboarding"), &awsstepfunctions.StateMachineProps{
 		StateMachineName:        jsii.String(b.onboardingName()),
@@ -424,32 +704,20 @@ func (b *builder) stateMachine() {
 	api := b.fns[functionAPI]
 	api.AddEnvironment(jsii.String(config.EnvOnboardingStateMachine), b.machine.StateMachineArn(), nil)
 	api.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("states:StartExecution", "states:SendTaskSuccess"),
+		Actions:   jsii.Strings("states:StartExecution"),
 		Resources: jsii.Strings(*b.machine.StateMachineArn()),
 	}))
 }
 
-func (b *builder) routes() {
-	var issuer *string
-	var audience *[]*string
-	if b.props.JWTIssuer != "" {
-		issuer = jsii.String(b.props.JWTIssuer)
-	} else {
-		issuer = awscdk.NewCfnParameter(b.stack, jsii.String(paramJWTIssuer), &awscdk.CfnParameterProps{
-			Type:        jsii.String("String"),
-			Description: jsii.String("Issuer URL of the JWTs the admin API accepts (e.g. https://cognito-idp.<region>.amazonaws.com/<pool-id>)"),
-			MinLength:   jsii.Number(1),
-		}).ValueAsString()
-	}
-	if len(b.props.JWTAudience) > 0 {
-		audience = jsii.Strings(b.props.JWTAudience...)
-	} else {
-		audience = awscdk.NewCfnParameter(b.stack, jsii.String(paramJWTAudience), &awscdk.CfnParameterProps{
-			Type:        jsii.String("CommaDelimitedList"),
-			Description: jsii.String("Audiences (client IDs) the admin API accepts, comma-separated"),
-		}).ValueAsList()
-	}
+// stackIDSuffix is the last group of the stack ID's UUID: fixed for the
+// life of a stack, new when the stack is created again.
+func (b *builder) stackIDSuffix() *string {
+	uuid := awscdk.Fn_Select(jsii.Number(2), awscdk.Fn_Split(jsii.String("/"), b.stack.StackId(), nil))
+	return awscdk.Fn_Select(jsii.Number(4), awscdk.Fn_Split(jsii.String("-"), uuid, nil))
+}
 
+func (b *builder) routes() {
+	issuer, audience := b.jwtSettings()
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("ApiIntegration"), b.fns[functionAPI], nil)
 	authorizer := awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("AdminJwtAuthorizer"), issuer,
 		&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: audience})
@@ -472,12 +740,42 @@ func (b *builder) routes() {
 	})
 }
 
+// jwtSettings returns the admin API's issuer and audiences: from the
+// context, from a Cognito user pool the stack creates, or from deploy-time
+// parameters.
+func (b *builder) jwtSettings() (*string, *[]*string) {
+	if b.props.JWTIssuer == "" && b.props.Cognito {
+		return b.cognito()
+	}
+	var issuer *string
+	var audience *[]*string
+	if b.props.JWTIssuer != "" {
+		issuer = jsii.String(b.props.JWTIssuer)
+	} else {
+		issuer = awscdk.NewCfnParameter(b.stack, jsii.String(paramJWTIssuer), &awscdk.CfnParameterProps{
+			Type:        jsii.String("String"),
+			Description: jsii.String("Issuer URL of the JWTs the admin API accepts (e.g. https://cognito-idp.<region>.amazonaws.com/<pool-id>)"),
+			MinLength:   jsii.Number(1),
+		}).ValueAsString()
+	}
+	if len(b.props.JWTAudience) > 0 {
+		audience = jsii.Strings(b.props.JWTAudience...)
+	} else {
+		audience = awscdk.NewCfnParameter(b.stack, jsii.String(paramJWTAudience), &awscdk.CfnParameterProps{
+			Type:        jsii.String("CommaDelimitedList"),
+			Description: jsii.String("Audiences (client IDs) the admin API accepts, comma-separated"),
+		}).ValueAsList()
+	}
+	return issuer, audience
+}
+
 func (b *builder) outputs() {
 	out := func(id string, value *string, desc string) {
 		awscdk.NewCfnOutput(b.stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
-	out(outputAPIURL, b.api.Url(), "Base URL of the admin and node API")
+	out(outputAPIURL, awscdk.Fn_Join(jsii.String(""), &[]*string{b.api.ApiEndpoint(), jsii.String("/")}), "Base URL of the admin and node API")
 	out(outputTableName, b.tbl.TableName(), "DynamoDB table")
 	out(outputEventBusName, b.evbus.EventBusName(), "EventBridge bus the workflow events go to")
 	out(outputStateMachineArn, b.machine.StateMachineArn(), "Onboarding state machine")
+	out("SiteSecretsRoleArn", b.secretsRole.RoleArn(), "Role that reads one site's credentials per tagged session")
 }

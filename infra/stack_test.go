@@ -40,22 +40,46 @@ func requireNode(t *testing.T) {
 	}
 }
 
-// Admin API settings the test synthesises with.
+// Settings the production synthesis uses.
 const (
+	testStage      = "prod"
 	testIssuer     = "https://issuer.example.com/pool-1"
 	testAdminGroup = "gpu-admins"
 	testOCIRef     = "registry.example.com/node-agent:1.2.3"
+	testDigest     = "sha256:0f0e0d0c0b0a09080706050403020100ffeeddccbbaa99887766554433221100"
+	testEnrollURL  = "https://enroll.gpu.example.com"
+	testKMSKey     = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	testVPC        = "vpc-0123456789abcdef0"
+	testSite       = "site-a"
+	testCA         = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 )
 
-var testAudience = []string{"client-a", "client-b"}
+var (
+	testAudience = []string{"client-a", "client-b"}
+	testSubnets  = []string{"subnet-0123456789abcdef1", "subnet-0123456789abcdef2"}
+	testMAASNets = []string{"10.20.0.0/16"}
+)
 
-// TestStack synthesises the app once, as `cdk synth` would, and checks the
-// template. It builds the repository itself when TestRepositoryIsDeployable
-// passes, and the fixture (testdata/onboarding.asl.json with placeholder
-// functions) until then.
-func TestStack(t *testing.T) {
-	requireNode(t)
+// cdkContext returns cdk.json's context (the feature flags of a new app
+// and the defaults), as `cdk synth` passes it, plus extra.
+func cdkContext(t *testing.T, extra map[string]any) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "cdk.json"))
+	require.NoError(t, err)
+	var doc struct {
+		Context map[string]any `json:"context"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc))
+	for k, v := range extra {
+		doc.Context[k] = v
+	}
+	return doc.Context
+}
 
+// synth synthesises the repository (or the fixture until the repository
+// is deployable) with ctx and returns the template.
+func synth(t *testing.T, ctx map[string]any) (*cfnTemplate, assertions.Template, string, []string) {
+	t.Helper()
 	root := ".."
 	if err := repositoryProblem(t); err != nil {
 		t.Logf("synthesising the fixture: the repository cannot be synthesised yet: %v", err)
@@ -63,30 +87,51 @@ func TestStack(t *testing.T) {
 	}
 	fns, err := DiscoverFunctions(filepath.Join(root, functionsDir))
 	require.NoError(t, err)
-	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
-	require.NoError(t, err)
 	t.Setenv(envAssetDir, fixtureAssets(t, fns))
-
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{
-		ctxJWTIssuer:   testIssuer,
-		ctxJWTAudience: strings.Join(testAudience, ","),
-		ctxAdminGroup:  testAdminGroup,
-		// As cdk.json would give them.
-		ctxNodeAgentOCIRef:      testOCIRef,
-		ctxTaskSigningPubKeys:   []any{"ed25519:key-1", "ed25519:key-2"},
-		ctxAllocationServiceURL: testAllocationURL,
-		ctxAllocationSecretName: testAllocationSecret,
-	}})
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	stack, err := buildStack(app, root, os.Getenv)
 	require.NoError(t, err)
 	// Template_FromStack also runs CloudFormation's template checks, so a
 	// dependency cycle between resources fails here.
 	tpl := assertions.Template_FromStack(stack, nil)
-	cfn := decodeTemplate(t, tpl)
+	return decodeTemplate(t, tpl), tpl, root, fns
+}
+
+// TestStack synthesises a production stage with every option (VPC path,
+// one connector site, customer-managed KMS key) and checks the template.
+func TestStack(t *testing.T) {
+	requireNode(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, []byte(testCA), 0o600))
+	cfn, tpl, root, fns := synth(t, cdkContext(t, map[string]any{
+		ctxStage:       testStage,
+		ctxJWTIssuer:   testIssuer,
+		ctxJWTAudience: strings.Join(testAudience, ","),
+		ctxAdminGroup:  testAdminGroup,
+		ctxGroupsClaim: "groups",
+		// As cdk.json would give them.
+		ctxNodeAgentOCIRef:    testOCIRef,
+		ctxNodeAgentDigest:    testDigest,
+		ctxTaskSigningPubKeys: []any{"ed25519:key-1", "ed25519:key-2"},
+		ctxEnrollmentAPIURL:   testEnrollURL,
+		ctxCABundleFile:       caFile,
+		ctxSecretsKMSKey:      testKMSKey,
+		ctxVPCID:              testVPC,
+		ctxSubnetIDs:          strings.Join(testSubnets, ","),
+		ctxMAASCIDRs:          testMAASNets,
+		ctxConnectorSites:     []any{testSite},
+		ctxAlarmEmail:         "oncall@example.com",
+		// The decommission path's allocation service.
+		ctxAllocationServiceURL: testAllocationURL,
+		ctxAllocationSecretName: testAllocationSecret,
+	}))
+	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
+	require.NoError(t, err)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
 		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(1+reconcileMachines(fns)+decommissionMachines(t, root))))
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
+			"StateMachineName":     "maasflow-prod-onboarding",
 			"StateMachineType":     "STANDARD",
 			"TracingConfiguration": map[string]any{"Enabled": true},
 			"LoggingConfiguration": map[string]any{"Level": "ERROR", "IncludeExecutionData": false},
@@ -126,16 +171,19 @@ func TestStack(t *testing.T) {
 
 	t.Run("every function is provided.al2023 on arm64 with its environment", func(t *testing.T) {
 		tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(float64(len(fns))))
-		tableID, _ := cfn.one(t, "AWS::DynamoDB::Table")
+		tableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
+		connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
 		busID, _ := cfn.one(t, "AWS::Events::EventBus")
 		smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 		smName, _ := sm.Properties["StateMachineName"].(string)
 		require.NotEmpty(t, smName, "the state machine has a fixed name")
-		apiID, _ := cfn.one(t, "AWS::ApiGatewayV2::Api")
+		secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
 		for _, fn := range fns {
 			t.Run(fn, func(t *testing.T) {
 				_, res := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+				acc := functionAccess[fn]
 				p := res.Properties
+				assert.Equal(t, "maasflow-prod-"+fn, p["FunctionName"])
 				assert.Equal(t, "provided.al2023", p["Runtime"])
 				assert.Equal(t, []any{"arm64"}, p["Architectures"])
 				assert.Equal(t, "bootstrap", p["Handler"])
@@ -144,12 +192,15 @@ func TestStack(t *testing.T) {
 				assert.Equal(t, "JSON", logging["LogFormat"])
 
 				env := envVars(res)
+				assert.Equal(t, testStage, env[config.EnvStage])
 				assert.Equal(t, ref(tableID), env[config.EnvTable])
 				assert.Equal(t, ref(busID), env[config.EnvEventBus])
-				assert.Equal(t, map[string]any{"Fn::GetAtt": []any{apiID, "ApiEndpoint"}}, env[config.EnvNodeAPIURL])
+				assert.Equal(t, testEnrollURL, env[config.EnvNodeAPIURL], "the configured enrollment URL, not execute-api")
 				if fn == functionAPI {
 					assert.Equal(t, ref(smID), env[config.EnvOnboardingStateMachine])
 					assert.Equal(t, testAdminGroup, env[config.EnvAdminGroup])
+					assert.Equal(t, "groups", env[config.EnvAdminGroupsClaim])
+					assert.Equal(t, testKMSKey, env[config.EnvSecretsKMSKey])
 					assert.InDelta(t, apiTimeoutSec, p["Timeout"], 0)
 				} else {
 					// The ARN built from the name, not a reference.
@@ -157,10 +208,25 @@ func TestStack(t *testing.T) {
 					require.NoError(t, err)
 					assert.Contains(t, string(arn), `":stateMachine:`+smName+`"`)
 					assert.NotContains(t, string(arn), smID)
+					assert.NotContains(t, env, config.EnvSecretsKMSKey)
 					assert.InDelta(t, functionTimeout(fn), p["Timeout"], 0)
 				}
+				if acc.maas {
+					assert.Equal(t, map[string]any{"Fn::GetAtt": []any{secretsRoleID, "Arn"}}, env[config.EnvSiteSecretsRole])
+					assert.Equal(t, testStage+"/", env[config.EnvSecretPrefix])
+				} else {
+					assert.NotContains(t, env, config.EnvSiteSecretsRole, "reads no site secret")
+				}
+				if acc.reachesSite() {
+					assert.Equal(t, "true", env[config.EnvRequireHTTPS])
+					assert.Equal(t, ref(connTableID), env[config.EnvConnectorTable])
+					assert.Contains(t, fmt.Sprint(env[config.EnvConnectorQueuePrefix]), "/maasflow-prod-connector-")
+				} else {
+					assert.NotContains(t, env, config.EnvConnectorTable)
+				}
 				assert.Equal(t, testOCIRef, env[config.EnvPackageOCIRef])
-				assert.NotContains(t, env, config.EnvPackageDigest, "not configured, not set")
+				assert.Equal(t, testDigest, env[config.EnvPackageDigest])
+				assert.Equal(t, testCA, env[config.EnvCABundle])
 				assert.Equal(t, "ed25519:key-1,ed25519:key-2", env[config.EnvTaskSigningKeys])
 				for name, v := range env {
 					assert.NotContains(t, strings.ToLower(name), "token", "secrets never go in the environment")
@@ -172,130 +238,128 @@ func TestStack(t *testing.T) {
 
 	t.Run("reconcile state machine and schedule", func(t *testing.T) { checkReconcile(t, cfn, fns) })
 
-	t.Run("IAM is least privilege", func(t *testing.T) {
-		stmts := cfn.statements(t)
-		require.NotEmpty(t, stmts)
-		seenExceptions := map[string]bool{}
-		for _, s := range stmts {
-			for _, a := range s.actions {
-				assert.NotContains(t, a, "*", "wildcard action in %s", s)
-			}
-			if !slices.Contains(s.resources, "*") {
-				continue
-			}
-			for _, a := range s.actions {
-				reason, ok := wildcardResourceActions[a]
-				if assert.True(t, ok, "%s allows %s on every resource", s.policy, a) {
-					seenExceptions[reason] = true
-				}
-			}
-		}
-		// The exceptions are asserted, not only tolerated: if the CDK stops
-		// needing one, the list above and docs/deploy.md must shrink.
-		assert.True(t, seenExceptions[reasonXRay], "X-Ray statements with Resource *")
-		assert.True(t, seenExceptions[reasonLogDelivery], "log-delivery statement with Resource *")
+	t.Run("every grant is one a principal needs", func(t *testing.T) {
+		checkGrants(t, cfn, expectedGrants(t, cfn, fns, true))
+	})
 
-		all := cfn.raw(t)
-		assert.NotContains(t, all, "FullAccess")
-		assert.NotContains(t, all, "AWS::IAM::ManagedPolicy")
-		for id, r := range cfn.Resources {
-			if r.Type == "AWS::IAM::Role" {
-				assert.NotContains(t, r.Properties, "ManagedPolicyArns", "role %s", id)
+	t.Run("site secrets are read only through the site-tagged role", func(t *testing.T) {
+		roleID, role := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
+		trust, _ := role.Properties["AssumeRolePolicyDocument"].(map[string]any)
+		var assumers []string
+		for _, raw := range list(trust["Statement"]) {
+			s, _ := raw.(map[string]any)
+			principal, _ := s["Principal"].(map[string]any)
+			ids := map[string]bool{}
+			collectRefs(principal["AWS"], ids)
+			for id := range ids {
+				assumers = append(assumers, functionIDPrefix(id))
+			}
+			if slices.Contains(list(s["Action"]), any("sts:TagSession")) {
+				assert.Contains(t, fmt.Sprint(s["Condition"]), "aws:RequestTag/"+config.SiteTagKey)
 			}
 		}
-
-		// Who may do what beyond the common grants.
-		byRole := map[string][]statement{}
-		for _, s := range stmts {
-			for _, r := range s.roles {
-				byRole[r] = append(byRole[r], s)
-			}
-		}
-		smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
+		var want []string
 		for _, fn := range fns {
-			roleID, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
-			has := func(action string) []statement {
-				var out []statement
-				for _, s := range byRole[roleID] {
-					if slices.Contains(s.actions, action) {
-						out = append(out, s)
-					}
-				}
-				return out
+			if functionAccess[fn].maas {
+				want = append(want, CamelCase(fn)+"Role")
 			}
-			get := has("secretsmanager:GetSecretValue")
-			get, allocationGrants := splitAllocationSecret(get)
-			if assert.Len(t, get, 1, fn) {
-				assert.Len(t, get[0].resources, 1)
-				assert.Contains(t, get[0].resources[0], ":secret:"+sitesSecretName, fn)
+		}
+		assert.ElementsMatch(t, dedupe(want), dedupe(assumers))
+		for _, s := range cfn.statements(t) {
+			if _, allocation := splitAllocationSecret([]statement{s}); len(allocation) > 0 {
+				continue // the allocation service's token, not a site's secret
 			}
-			checkAllocationSecret(t, root, fn, allocationGrants)
-			assert.NotEmpty(t, has("events:PutEvents"), fn)
-			assert.NotEmpty(t, has("dynamodb:PutItem"), fn)
-			assert.Empty(t, has("dynamodb:Scan"), fn)
-			assert.Empty(t, has("dynamodb:DeleteTable"), fn)
-			switch fn {
-			case functionAPI:
-				assert.NotEmpty(t, has("secretsmanager:CreateSecret"))
-				assert.NotEmpty(t, has("secretsmanager:PutSecretValue"))
-				if sts := withoutReconcile(has("states:SendTaskSuccess")); assert.Len(t, sts, 1) {
-					assert.Equal(t, []string{`{"Ref":"` + smID + `"}`}, sts[0].resources)
-				}
-				var started []string
-				for _, st := range withoutReconcile(has("states:StartExecution")) {
-					started = append(started, st.resources...)
-				}
-				assert.ElementsMatch(t, apiStartable(t, cfn, root, smID), started)
-			case functionStartReimage:
-				if sts := has("states:StartExecution"); assert.Len(t, sts, 1) {
-					assert.Contains(t, sts[0].resources[0], ":stateMachine:", "the onboarding, by name")
-				}
-				assert.Empty(t, has("states:SendTaskSuccess"))
-			case functionAwaitEnrollment:
-				if sts := has("states:SendTaskSuccess"); assert.Len(t, sts, 1) {
-					assert.Contains(t, sts[0].resources[0], ":stateMachine:")
-				}
-				assert.Empty(t, has("states:StartExecution"))
-				assert.Empty(t, has("secretsmanager:PutSecretValue"))
-			default:
-				assert.Empty(t, has("states:SendTaskSuccess"), fn)
-				assert.Empty(t, has("states:StartExecution"), fn)
-				assert.Empty(t, has("secretsmanager:PutSecretValue"), fn)
-				assert.Empty(t, has("secretsmanager:CreateSecret"), fn)
+			if slices.Contains(s.actions, "secretsmanager:GetSecretValue") {
+				assert.Equal(t, []string{roleID}, s.roles, "only the site-tagged role reads secrets: %s", s)
+				assert.Contains(t, strings.Join(s.resources, ""),
+					":secret:prod/maasflow/sites/${aws:PrincipalTag/"+config.SiteTagKey+"}/credentials-??????")
 			}
 		}
 	})
 
-	t.Run("state machine may invoke exactly the functions it names", func(t *testing.T) {
-		src, err := LoadSources(root)
-		require.NoError(t, err)
-		smRoleID := cfn.smRole(t)
-		var invoked []string
-		for _, s := range cfn.statements(t) {
-			if slices.Contains(s.roles, smRoleID) && slices.Contains(s.actions, "lambda:InvokeFunction") {
-				ids := map[string]bool{}
-				collectRefs(s.rawResources, ids)
-				for id := range ids {
-					if cfn.Resources[id].Type == "AWS::Lambda::Function" {
-						invoked = append(invoked, functionIDPrefix(id))
-					}
-				}
+	t.Run("MAAS-facing functions run in the VPC path", func(t *testing.T) {
+		sgID, sg := cfn.one(t, "AWS::EC2::SecurityGroup")
+		assert.Equal(t, testVPC, sg.Properties["VpcId"])
+		assert.Empty(t, sg.Properties["SecurityGroupIngress"])
+		egress := list(sg.Properties["SecurityGroupEgress"])
+		var toMAAS []float64
+		for _, raw := range egress {
+			e, _ := raw.(map[string]any)
+			switch e["CidrIp"] {
+			case testMAASNets[0]:
+				toMAAS = append(toMAAS, e["FromPort"].(float64))
+			case "0.0.0.0/0":
+				assert.InDelta(t, 443, e["FromPort"], 0, "only HTTPS leaves for anywhere")
+			default:
+				t.Errorf("unexpected egress %v", e)
 			}
 		}
-		var want []string
-		for _, fn := range src.FunctionPlaceholders {
-			want = append(want, CamelCase(fn)+"Function")
+		assert.ElementsMatch(t, maasPorts, toMAAS)
+		for _, fn := range fns {
+			_, res := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+			vpc, ok := res.Properties["VpcConfig"].(map[string]any)
+			if !functionAccess[fn].reachesSite() {
+				assert.False(t, ok, "%s does not reach MAAS: not in the VPC", fn)
+				continue
+			}
+			require.True(t, ok, "%s reaches MAAS: in the VPC", fn)
+			assert.Equal(t, []any{testSubnets[0], testSubnets[1]}, vpc["SubnetIds"], fn)
+			assert.Equal(t, []any{map[string]any{"Fn::GetAtt": []any{sgID, "GroupId"}}}, vpc["SecurityGroupIds"], fn)
 		}
-		assert.ElementsMatch(t, dedupe(want), dedupe(invoked))
+	})
+
+	t.Run("every named resource carries the stage", func(t *testing.T) {
+		nameProps := []string{"TableName", "EventBusName", "StateMachineName", "FunctionName", "QueueName",
+			"AlarmName", "DashboardName", "ArchiveName", "RegistryName", "TopicName", "UserPoolName", "LogGroupName"}
+		seen := 0
+		for id, r := range cfn.Resources {
+			for _, prop := range nameProps {
+				v, ok := r.Properties[prop]
+				if !ok {
+					continue
+				}
+				b, err := json.Marshal(v)
+				require.NoError(t, err)
+				if _, isRef := getAtt(v); isRef != "" {
+					continue // a reference to a resource checked on its own
+				}
+				seen++
+				assert.Contains(t, string(b), "maasflow-prod", "%s %s.%s", r.Type, id, prop)
+			}
+			if r.Type == "AWS::ApiGatewayV2::Api" {
+				assert.Equal(t, "maasflow-prod-api", r.Properties["Name"])
+			}
+		}
+		assert.Greater(t, seen, len(fns), "named resources found")
+		_, tbl := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
+		assert.Equal(t, "maasflow-prod", tbl.Properties["TableName"])
+		_, logs := cfn.byID(t, "AWS::Logs::LogGroup", "OnboardingLogs")
+		assert.Contains(t, fmt.Sprint(logs.Properties["LogGroupName"]), "AWS::StackId",
+			"a name no retained log group of an earlier stack holds")
+	})
+
+	t.Run("connector site queue and user", func(t *testing.T) {
+		_, q := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
+		assert.Equal(t, "maasflow-prod-connector-site-a", q.Properties["QueueName"])
+		assert.Equal(t, true, q.Properties["SqsManagedSseEnabled"])
+		assert.InDelta(t, 20, q.Properties["ReceiveMessageWaitTimeSeconds"], 0)
+		assert.Contains(t, fmt.Sprint(q.Properties["RedrivePolicy"]), "maxReceiveCount:5")
+		_, user := cfn.byID(t, "AWS::IAM::User", "ConnectorSiteAUser")
+		assert.Equal(t, "/maasflow/prod/", user.Properties["Path"])
+		for _, s := range cfn.statements(t) {
+			if slices.Contains(s.actions, "dynamodb:PutItem") && s.users != nil {
+				assert.Equal(t, map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []any{testSite}}},
+					s.conditions, "a connector writes only under its site")
+			}
+		}
 	})
 
 	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
 
 	t.Run("table matches the store schema", func(t *testing.T) {
-		_, tbl := cfn.one(t, "AWS::DynamoDB::Table")
+		_, tbl := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
 		assert.Equal(t, "Retain", tbl.DeletionPolicy)
 		p := tbl.Properties
-		assert.Equal(t, store.DefaultTable, p["TableName"])
 		assert.Equal(t, "PAY_PER_REQUEST", p["BillingMode"])
 		assert.Equal(t, true, p["DeletionProtectionEnabled"])
 		assert.Equal(t, map[string]any{"PointInTimeRecoveryEnabled": true}, p["PointInTimeRecoverySpecification"])
@@ -345,12 +409,165 @@ func TestStack(t *testing.T) {
 		assert.Contains(t, fmt.Sprint(integ.Properties["IntegrationUri"]), apiFnID)
 	})
 
+	t.Run("API stage logs access and throttles the enroll route", func(t *testing.T) {
+		_, stage := cfn.one(t, "AWS::ApiGatewayV2::Stage")
+		p := stage.Properties
+		assert.Equal(t, "$default", p["StageName"])
+		logs, _ := p["AccessLogSettings"].(map[string]any)
+		assert.Contains(t, fmt.Sprint(logs["Format"]), "$context.requestId")
+		assert.NotEmpty(t, logs["DestinationArn"])
+		routes, _ := p["RouteSettings"].(map[string]any)
+		enroll, _ := routes["POST "+routeEnroll].(map[string]any)
+		assert.InDelta(t, enrollRateLimit, enroll["ThrottlingRateLimit"], 0)
+		assert.InDelta(t, enrollBurstLimit, enroll["ThrottlingBurstLimit"], 0)
+		def, _ := p["DefaultRouteSettings"].(map[string]any)
+		assert.Greater(t, def["ThrottlingRateLimit"], enroll["ThrottlingRateLimit"])
+	})
+
+	t.Run("alarms, dashboard, archive and schemas", func(t *testing.T) {
+		alarms := map[string]map[string]any{}
+		for _, r := range cfn.Resources {
+			if r.Type == "AWS::CloudWatch::Alarm" {
+				alarms[fmt.Sprint(r.Properties["AlarmName"])] = r.Properties
+				assert.NotEmpty(t, r.Properties["AlarmActions"], "every alarm notifies the topic")
+			}
+		}
+		want := []string{"maasflow-prod-executions-failed", "maasflow-prod-executions-timed-out",
+			"maasflow-prod-api5xx", "maasflow-prod-connector-site-a-dlq"}
+		for _, fn := range fns {
+			want = append(want, "maasflow-prod-"+kebab(CamelCase(fn))+"-errors", "maasflow-prod-"+kebab(CamelCase(fn))+"-throttles")
+		}
+		for _, name := range want {
+			assert.Contains(t, alarms, name)
+		}
+		assert.Equal(t, "ExecutionsFailed", alarms["maasflow-prod-executions-failed"]["MetricName"])
+		assert.Equal(t, "5xx", alarms["maasflow-prod-api5xx"]["MetricName"])
+		tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1))
+		tpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{"Protocol": "email", "Endpoint": "oncall@example.com"})
+
+		_, archive := cfn.one(t, "AWS::Events::Archive")
+		assert.Equal(t, "maasflow-prod-events", archive.Properties["ArchiveName"])
+		assert.InDelta(t, archiveRetentionDays, archive.Properties["RetentionDays"], 0)
+		assert.Equal(t, map[string]any{"source": []any{config.EventSource}}, archive.Properties["EventPattern"])
+
+		var detailTypes []string
+		for _, r := range cfn.Resources {
+			if r.Type != "AWS::EventSchemas::Schema" {
+				continue
+			}
+			assert.Equal(t, "JSONSchemaDraft4", r.Properties["Type"])
+			var content map[string]any
+			require.NoError(t, json.Unmarshal([]byte(fmt.Sprint(r.Properties["Content"])), &content))
+			detailTypes = append(detailTypes, fmt.Sprint(content["title"]))
+		}
+		assert.Contains(t, detailTypes, "node.onboarding.started")
+		assert.Contains(t, detailTypes, "node.onboarding.completed")
+	})
+
 	t.Run("outputs", func(t *testing.T) {
 		for _, name := range []string{outputAPIURL, outputTableName, outputEventBusName, outputStateMachineArn} {
 			assert.Contains(t, cfn.Outputs, name)
 		}
 		assert.Empty(t, cfn.Parameters[paramJWTIssuer], "issuer given by context: no parameter")
 	})
+}
+
+// TestDevStage synthesises the dev stage with nothing but the stage: the
+// development package, the execute-api URL, a Cognito pool for operators,
+// no VPC and no connector.
+func TestDevStage(t *testing.T) {
+	requireNode(t)
+	cfn, _, _, fns := synth(t, cdkContext(t, map[string]any{ctxStage: devStage, ctxCognito: "true"}))
+	apiID, _ := cfn.one(t, "AWS::ApiGatewayV2::Api")
+	for _, fn := range fns {
+		_, res := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+		env := envVars(res)
+		assert.NotContains(t, env, config.EnvPackageOCIRef, "the development package")
+		assert.Equal(t, map[string]any{"Fn::GetAtt": []any{apiID, "ApiEndpoint"}}, env[config.EnvNodeAPIURL])
+		assert.NotContains(t, res.Properties, "VpcConfig")
+		assert.Equal(t, "maasflow-dev-"+fn, res.Properties["FunctionName"])
+	}
+	_, tbl := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
+	assert.Equal(t, "maasflow-dev", tbl.Properties["TableName"])
+	_, pool := cfn.one(t, "AWS::Cognito::UserPool")
+	assert.Equal(t, "maasflow-dev-operators", pool.Properties["UserPoolName"])
+	assert.Equal(t, map[string]any{"AllowAdminCreateUserOnly": true}, pool.Properties["AdminCreateUserConfig"])
+	_, group := cfn.one(t, "AWS::Cognito::UserPoolGroup")
+	assert.Equal(t, config.DefaultAdminGroup, group.Properties["GroupName"])
+	_, auth := cfn.one(t, "AWS::ApiGatewayV2::Authorizer")
+	assert.Contains(t, fmt.Sprint(auth.Properties["JwtConfiguration"]), "cognito-idp")
+	assert.Empty(t, cfn.Parameters[paramJWTIssuer], "the pool is the issuer: no parameter")
+	checkGrants(t, cfn, expectedGrants(t, cfn, fns, false))
+}
+
+// TestImportTable: after a destroy, the retained table is used by name.
+func TestImportTable(t *testing.T) {
+	requireNode(t)
+	cfn, _, _, fns := synth(t, cdkContext(t, map[string]any{ctxStage: devStage, ctxImportTable: true}))
+	for _, r := range cfn.Resources {
+		assert.NotEqual(t, "AWS::DynamoDB::Table", r.Type, "the table is not created again")
+	}
+	_, res := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fns[0])+"Function")
+	assert.Equal(t, "maasflow-dev", envVars(res)[config.EnvTable])
+	checkGrants(t, cfn, expectedGrants(t, cfn, fns, false))
+}
+
+// TestProductionSettingsRequired: every stage but dev refuses to deploy
+// without the node-agent package, the CA bundle and the enrollment URL.
+func TestProductionSettingsRequired(t *testing.T) {
+	src, err := LoadSources("..")
+	require.NoError(t, err)
+	assets := fixtureAssets(t, src.Functions)
+
+	err = (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets}).Validate()
+	require.Error(t, err)
+	for _, key := range []string{ctxNodeAgentOCIRef, ctxNodeAgentDigest, ctxCABundleFile, ctxEnrollmentAPIURL} {
+		assert.Contains(t, err.Error(), key)
+	}
+	assert.Contains(t, err.Error(), `only stage "dev" may use the development defaults`)
+
+	err = (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
+		NodeAgentDigest: testDigest, CABundle: testCA, EnrollmentAPIURL: "http://enroll.example.com"}).Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "enrollment API URL (https://…)")
+	assert.NotContains(t, err.Error(), ctxNodeAgentOCIRef)
+
+	require.NoError(t, (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
+		NodeAgentDigest: testDigest, CABundle: testCA, EnrollmentAPIURL: testEnrollURL}).Validate())
+	require.NoError(t, (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets}).Validate())
+
+	for _, stage := range []string{"", "Prod", "prod-eu", "averyveryverylongstage"} {
+		err := (&MaasflowStackProps{Stage: stage, Sources: src, AssetDir: assets}).Validate()
+		require.ErrorContains(t, err, "stage", "stage %q", stage)
+	}
+	err = (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets,
+		VPC: &VPCConfig{VPCID: "x", SubnetIDs: []string{"y"}, MAASCIDRs: []string{"10.0.0.0/33"}}}).Validate()
+	require.Error(t, err)
+	for _, want := range []string{ctxVPCID, ctxSubnetIDs, ctxMAASCIDRs} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// TestEveryFunctionDeclaresItsAccess: a new functions/<name> must say what
+// it calls before it can deploy.
+func TestEveryFunctionDeclaresItsAccess(t *testing.T) {
+	fns, err := DiscoverFunctions(filepath.Join("..", functionsDir))
+	require.NoError(t, err)
+	require.NoError(t, unlistedFunctions(fns))
+	require.ErrorContains(t, unlistedFunctions([]string{"api", "decommission-machine"}),
+		"functions/decommission-machine: no entry in functionAccess")
+}
+
+// TestFeatureFlags: cdk.json sets the feature flags a new CDK app gets.
+func TestFeatureFlags(t *testing.T) {
+	ctx := cdkContext(t, nil)
+	for _, flag := range []string{"@aws-cdk/aws-iam:minimizePolicies", "@aws-cdk/core:checkSecretUsage",
+		"@aws-cdk/aws-lambda:recognizeLayerVersion", "@aws-cdk/aws-events:requireEventBusPolicySid",
+		"@aws-cdk/core:enablePartitionLiterals"} {
+		assert.Equal(t, true, ctx[flag], flag)
+	}
+	assert.NotContains(t, ctx, ctxStage, "no stage by default: a deploy names its stage")
+	assert.NotContains(t, ctx, "maasflow:stackName", "the stack name follows the stage")
 }
 
 func TestContextValues(t *testing.T) {
@@ -377,7 +594,7 @@ func TestContextValues(t *testing.T) {
 			app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 			got, err := contextList(app, ctxJWTAudience)
 			if tt.wantErr != "" {
-				assert.ErrorContains(t, err, tt.wantErr)
+				require.ErrorContains(t, err, tt.wantErr)
 				return
 			}
 			require.NoError(t, err)
@@ -385,13 +602,19 @@ func TestContextValues(t *testing.T) {
 		})
 	}
 
-	t.Run("string value", func(t *testing.T) {
-		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxAdminGroup: " ops ", ctxStackName: 7}})
+	t.Run("string and bool values", func(t *testing.T) {
+		app := awscdk.NewApp(&awscdk.AppProps{Context: &map[string]any{ctxAdminGroup: " ops ", ctxStage: 7,
+			ctxImportTable: "true", ctxCognito: "yes"}})
 		got, err := contextString(app, ctxAdminGroup)
 		require.NoError(t, err)
 		assert.Equal(t, "ops", got)
-		_, err = contextString(app, ctxStackName)
-		assert.ErrorContains(t, err, "must be a string")
+		_, err = contextString(app, ctxStage)
+		require.ErrorContains(t, err, "must be a string")
+		on, err := contextBool(app, ctxImportTable)
+		require.NoError(t, err)
+		assert.True(t, on)
+		_, err = contextBool(app, ctxCognito)
+		require.ErrorContains(t, err, "must be true or false")
 	})
 }
 
@@ -407,14 +630,15 @@ func TestInvalidPropsFailSynthesis(t *testing.T) {
 	require.NotNil(t, recovered, "synthesis must fail")
 	assert.Contains(t, fmt.Sprint(recovered), "functions/api/main.go is missing")
 	assert.Contains(t, fmt.Sprint(recovered), "the asset directory is not set")
+	assert.Contains(t, fmt.Sprint(recovered), "no stage")
 }
 
 // TestRepositoryIsDeployable checks the repository the way synthesis
 // would, without synthesising: statemachines/onboarding.asl.json exists and
-// parses, each of its placeholders has a function under functions/, and
-// functions/api exists.
+// parses, each of its placeholders has a function under functions/, every
+// function declares its access, and functions/api exists.
 func TestRepositoryIsDeployable(t *testing.T) {
-	assert.NoError(t, repositoryProblem(t))
+	require.NoError(t, repositoryProblem(t))
 }
 
 func repositoryProblem(t *testing.T) error {
@@ -423,7 +647,7 @@ func repositoryProblem(t *testing.T) error {
 	if err != nil {
 		return err
 	}
-	props := &MaasflowStackProps{Sources: src, AssetDir: fixtureAssets(t, src.Functions)}
+	props := &MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: fixtureAssets(t, src.Functions)}
 	return props.Validate()
 }
 
@@ -432,21 +656,285 @@ func repositoryProblem(t *testing.T) error {
 const (
 	reasonXRay        = "X-Ray trace segments have no resource ARN"
 	reasonLogDelivery = "Step Functions log delivery is configured account-wide"
+	reasonENI         = "Lambda's VPC network interfaces are created before their ARN exists"
 )
 
 var wildcardResourceActions = map[string]string{
-	"xray:PutTraceSegments":         reasonXRay,
-	"xray:PutTelemetryRecords":      reasonXRay,
-	"xray:GetSamplingRules":         reasonXRay,
-	"xray:GetSamplingTargets":       reasonXRay,
-	"logs:CreateLogDelivery":        reasonLogDelivery,
-	"logs:GetLogDelivery":           reasonLogDelivery,
-	"logs:UpdateLogDelivery":        reasonLogDelivery,
-	"logs:DeleteLogDelivery":        reasonLogDelivery,
-	"logs:ListLogDeliveries":        reasonLogDelivery,
-	"logs:PutResourcePolicy":        reasonLogDelivery,
-	"logs:DescribeResourcePolicies": reasonLogDelivery,
-	"logs:DescribeLogGroups":        reasonLogDelivery,
+	"xray:PutTraceSegments":          reasonXRay,
+	"xray:PutTelemetryRecords":       reasonXRay,
+	"xray:GetSamplingRules":          reasonXRay,
+	"xray:GetSamplingTargets":        reasonXRay,
+	"logs:CreateLogDelivery":         reasonLogDelivery,
+	"logs:GetLogDelivery":            reasonLogDelivery,
+	"logs:UpdateLogDelivery":         reasonLogDelivery,
+	"logs:DeleteLogDelivery":         reasonLogDelivery,
+	"logs:ListLogDeliveries":         reasonLogDelivery,
+	"logs:PutResourcePolicy":         reasonLogDelivery,
+	"logs:DescribeResourcePolicies":  reasonLogDelivery,
+	"logs:DescribeLogGroups":         reasonLogDelivery,
+	"ec2:CreateNetworkInterface":     reasonENI,
+	"ec2:DescribeNetworkInterfaces":  reasonENI,
+	"ec2:DescribeSubnets":            reasonENI,
+	"ec2:DeleteNetworkInterface":     reasonENI,
+	"ec2:AssignPrivateIpAddresses":   reasonENI,
+	"ec2:UnassignPrivateIpAddresses": reasonENI,
+}
+
+// --- the grant walker
+
+// grant is one permission a principal needs: an action on the resources
+// match accepts (a resource is its literal text, or the JSON of an
+// intrinsic function).
+type grant struct {
+	principal string // logical ID of the role or user
+	action    string
+	what      string // for messages
+	match     func(resource string) bool
+}
+
+func literal(s string) func(string) bool { return func(r string) bool { return r == s } }
+
+func containsAll(parts ...string) func(string) bool {
+	return func(r string) bool {
+		for _, p := range parts {
+			if !strings.Contains(r, p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// refersTo matches a resource built from the logical ID id.
+func refersTo(id string) func(string) bool { return containsAll(`"` + id + `"`) }
+
+// expectedGrants lists every permission each principal of the template
+// needs, from functionAccess and the props the synthesis used.
+func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []grant {
+	t.Helper()
+	var out []grant
+	add := func(principal, what string, match func(string) bool, actions ...string) {
+		for _, a := range actions {
+			out = append(out, grant{principal: principal, action: a, what: what, match: match})
+		}
+	}
+	tableID := ""
+	for id, r := range cfn.Resources {
+		if r.Type == "AWS::DynamoDB::Table" && functionIDPrefix(id) == "Table" {
+			tableID = id
+		}
+	}
+	tableMatch := containsAll(":table/maasflow-")
+	if tableID != "" {
+		tableMatch = refersTo(tableID)
+	}
+	busID, _ := cfn.one(t, "AWS::Events::EventBus")
+	smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
+	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
+	stage := testStage
+	if !full {
+		stage = devStage
+	}
+	smName := "maasflow-" + stage + "-onboarding"
+
+	for _, fn := range fns {
+		roleID, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
+		logsID, _ := cfn.byID(t, "AWS::Logs::LogGroup", CamelCase(fn)+"Logs")
+		acc := functionAccess[fn]
+		add(roleID, "own log group", refersTo(logsID), "logs:CreateLogStream", "logs:PutLogEvents")
+		add(roleID, "X-Ray", literal("*"), "xray:PutTraceSegments", "xray:PutTelemetryRecords")
+		add(roleID, "the table", tableMatch, tableActions...)
+		if acc.publish {
+			add(roleID, "the bus", refersTo(busID), "events:PutEvents")
+		}
+		if acc.maas {
+			add(roleID, "the site-secrets role", refersTo(secretsRoleID), "sts:AssumeRole", "sts:TagSession")
+		}
+		if acc.completeTask {
+			add(roleID, "the onboarding state machine", containsAll(":stateMachine:"+smName), "states:SendTaskSuccess")
+		}
+		if acc.api {
+			add(roleID, "this stage's site secrets", containsAll(":secret:"+stage+"/maasflow/sites/*"),
+				"secretsmanager:CreateSecret", "secretsmanager:PutSecretValue")
+			add(roleID, "the onboarding state machine", refersTo(smID), "states:StartExecution")
+			add(roleID, "the onboarding executions", containsAll(":execution:"+smName+":*"),
+				"states:StopExecution", "states:DescribeExecution")
+			if full {
+				add(roleID, "the secrets key", literal(testKMSKey), "kms:GenerateDataKey", "kms:Decrypt")
+			}
+		}
+		if full && acc.reachesSite() {
+			add(roleID, "VPC network interfaces", literal("*"), eniActions...)
+			queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
+			connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
+			add(roleID, "the connector queues", refersTo(queueID), "sqs:SendMessage")
+			add(roleID, "the connector replies", refersTo(connTableID), "dynamodb:GetItem", "dynamodb:DeleteItem")
+		}
+	}
+	add(secretsRoleID, "the tagged site's secret",
+		containsAll(":secret:"+stage+"/maasflow/sites/${aws:PrincipalTag/"+config.SiteTagKey+"}/credentials-??????"),
+		"secretsmanager:GetSecretValue")
+	if full {
+		add(secretsRoleID, "the secrets key", literal(testKMSKey), "kms:Decrypt")
+		userID, _ := cfn.byID(t, "AWS::IAM::User", "ConnectorSiteAUser")
+		queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
+		connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
+		add(userID, "its site's queue", refersTo(queueID),
+			"sqs:ReceiveMessage", "sqs:DeleteMessage")
+		add(userID, "its site's replies", refersTo(connTableID), "dynamodb:PutItem")
+	}
+
+	if slices.Contains(fns, functionReconcile) {
+		out = append(out, reconcileGrants(t, cfn, smName)...)
+	}
+	if _, ok := cfn.find("AWS::StepFunctions::StateMachine", "Decommission"); ok {
+		out = append(out, decommissionGrants(t, cfn, stage, smName, full)...)
+	}
+
+	smRole := cfn.smRole(t)
+	src, err := LoadSources("..")
+	require.NoError(t, err)
+	for _, fn := range src.FunctionPlaceholders {
+		fnID, _ := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+		add(smRole, "function "+fn, refersTo(fnID), "lambda:InvokeFunction")
+	}
+	add(smRole, "X-Ray", literal("*"), "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+		"xray:GetSamplingRules", "xray:GetSamplingTargets")
+	for a, reason := range wildcardResourceActions {
+		if reason == reasonLogDelivery {
+			add(smRole, "log delivery", literal("*"), a)
+		}
+	}
+	if slices.Contains(src.ResourcePlaceholders, placeholderEventBusName) || slices.Contains(src.ResourcePlaceholders, placeholderEventBusArn) {
+		add(smRole, "the bus", refersTo(busID), "events:PutEvents")
+	}
+	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
+		add(smRole, "the table", tableMatch, tableActions...)
+	}
+	return out
+}
+
+// reconcileGrants are the grants of the reconcile state machine, its
+// schedule, and the api's and the reconcile function's extra grants.
+func reconcileGrants(t *testing.T, cfn *cfnTemplate, onboarding string) []grant {
+	t.Helper()
+	smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "ReconcileStateMachine")
+	smRole, _ := getAtt(sm.Properties["RoleArn"])
+	fnID, _ := cfn.byID(t, "AWS::Lambda::Function", CamelCase(functionReconcile)+"Function")
+	fnRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionReconcile)+"Role")
+	apiRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionAPI)+"Role")
+	out := []grant{
+		{principal: fnRole, action: "states:DescribeExecution", what: "onboarding executions", match: containsAll(":execution:" + onboarding + ":*")},
+		{principal: smRole, action: "lambda:InvokeFunction", what: "the reconcile function", match: refersTo(fnID)},
+		{principal: apiRole, action: "states:StartExecution", what: "the reconcile state machine", match: refersTo(smID)},
+	}
+	for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"} {
+		out = append(out, grant{principal: smRole, action: a, what: "X-Ray", match: literal("*")})
+	}
+	for a, reason := range wildcardResourceActions {
+		if reason == reasonLogDelivery {
+			out = append(out, grant{principal: smRole, action: a, what: "log delivery", match: literal("*")})
+		}
+	}
+	for id, r := range cfn.Resources {
+		if r.Type == "AWS::IAM::Role" && functionIDPrefix(id) == "ReconcileScheduleRole" {
+			out = append(out, grant{principal: id, action: "states:StartExecution", what: "the reconcile state machine", match: refersTo(smID)})
+		}
+	}
+	return out
+}
+
+// decommissionGrants are the grants of the decommission path: its state
+// machine, the api starting, stopping and describing it, start-reimage
+// starting onboardings, and the allocation service's secret.
+func decommissionGrants(t *testing.T, cfn *cfnTemplate, stage, onboarding string, allocation bool) []grant {
+	t.Helper()
+	src, err := LoadSources("..")
+	require.NoError(t, err)
+	smID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")
+	smRole, _ := getAtt(sm.Properties["RoleArn"])
+	apiRole, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionAPI)+"Role")
+	out := []grant{
+		{principal: apiRole, action: "states:StartExecution", what: "the decommission state machine", match: refersTo(smID)},
+		{principal: apiRole, action: "states:StopExecution", what: "decommission executions", match: containsAll(":execution:maasflow-" + stage + "-decommission:*")},
+		{principal: apiRole, action: "states:DescribeExecution", what: "decommission executions", match: containsAll(":execution:maasflow-" + stage + "-decommission:*")},
+	}
+	for _, fn := range src.DecommissionPlaceholders {
+		fnID, _ := cfn.byID(t, "AWS::Lambda::Function", CamelCase(fn)+"Function")
+		out = append(out, grant{principal: smRole, action: "lambda:InvokeFunction", what: "function " + fn, match: refersTo(fnID)})
+	}
+	for _, a := range []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"} {
+		out = append(out, grant{principal: smRole, action: a, what: "X-Ray", match: literal("*")})
+	}
+	for a, reason := range wildcardResourceActions {
+		if reason == reasonLogDelivery {
+			out = append(out, grant{principal: smRole, action: a, what: "log delivery", match: literal("*")})
+		}
+	}
+	if _, ok := cfn.find("AWS::IAM::Role", CamelCase(functionStartReimage)+"Role"); ok {
+		role, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(functionStartReimage)+"Role")
+		out = append(out, grant{principal: role, action: "states:StartExecution", what: "onboardings", match: containsAll(":stateMachine:" + onboarding)})
+	}
+	if allocation {
+		for _, fn := range []string{functionAPI, functionDrainAllocations} {
+			role, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
+			out = append(out, grant{principal: role, action: "secretsmanager:GetSecretValue", what: "the allocation token",
+				match: containsAll(":secret:" + allocationSecretName)})
+		}
+	}
+	return out
+}
+
+// find returns the resource of type typ built by the construct id, if any.
+func (c *cfnTemplate) find(typ, id string) (string, bool) {
+	for lid, r := range c.Resources {
+		if r.Type == typ && functionIDPrefix(lid) == id {
+			return lid, true
+		}
+	}
+	return "", false
+}
+
+// checkGrants walks every IAM statement of the template: each action on
+// each resource must be a grant of want (no unneeded grant), and each
+// grant of want must be in the template (no missing one).
+func checkGrants(t *testing.T, cfn *cfnTemplate, want []grant) {
+	t.Helper()
+	stmts := cfn.statements(t)
+	require.NotEmpty(t, stmts)
+	used := make([]bool, len(want))
+	for _, s := range stmts {
+		principals := append(slices.Clone(s.roles), s.users...)
+		for _, a := range s.actions {
+			assert.NotContains(t, a, "*", "wildcard action in %s", s)
+			for _, r := range s.resources {
+				for _, p := range principals {
+					ok := false
+					for i, g := range want {
+						if g.principal == p && g.action == a && g.match(r) {
+							used[i], ok = true, true
+						}
+					}
+					assert.True(t, ok, "unneeded grant: %s may %s on %s", p, a, r)
+				}
+				if r == "*" {
+					assert.Contains(t, wildcardResourceActions, a, "Resource * for %s", a)
+				}
+			}
+		}
+	}
+	for i, g := range want {
+		assert.True(t, used[i], "missing grant: %s may %s on %s", g.principal, g.action, g.what)
+	}
+	all := cfn.raw(t)
+	assert.NotContains(t, all, "FullAccess")
+	assert.NotContains(t, all, "AWS::IAM::ManagedPolicy")
+	assert.NotContains(t, all, "AWS::IAM::AccessKey", "connector keys are made by the operator, never in a template")
+	for id, r := range cfn.Resources {
+		if r.Type == "AWS::IAM::Role" || r.Type == "AWS::IAM::User" {
+			assert.NotContains(t, r.Properties, "ManagedPolicyArns", "%s %s", r.Type, id)
+		}
+	}
 }
 
 // --- template decoding and lookups
@@ -529,10 +1017,12 @@ func (c *cfnTemplate) smRole(t *testing.T) string {
 
 // statement is one IAM policy statement, flattened for checks.
 type statement struct {
-	policy    string
-	roles     []string
-	actions   []string
-	resources []string
+	policy     string
+	roles      []string
+	users      []string
+	conditions any
+	actions    []string
+	resources  []string
 	// rawResources are the Resource entries as in the template.
 	rawResources []any
 }
@@ -546,12 +1036,12 @@ func (s statement) String() string {
 func (c *cfnTemplate) statements(t *testing.T) []statement {
 	t.Helper()
 	var out []statement
-	add := func(policy string, roles []string, doc any) {
+	add := func(policy string, roles, users []string, doc any) {
 		d, _ := doc.(map[string]any)
 		for _, raw := range list(d["Statement"]) {
 			s, _ := raw.(map[string]any)
 			require.Equal(t, "Allow", s["Effect"], policy)
-			st := statement{policy: policy, roles: roles}
+			st := statement{policy: policy, roles: roles, users: users, conditions: s["Condition"]}
 			for _, a := range list(s["Action"]) {
 				st.actions = append(st.actions, fmt.Sprint(a))
 			}
@@ -571,15 +1061,18 @@ func (c *cfnTemplate) statements(t *testing.T) []statement {
 	for id, r := range c.Resources {
 		switch r.Type {
 		case "AWS::IAM::Policy":
-			var roles []string
+			var roles, users []string
 			for _, role := range list(r.Properties["Roles"]) {
 				roles = append(roles, fmt.Sprint(refTarget(role)))
 			}
-			add(id, roles, r.Properties["PolicyDocument"])
+			for _, user := range list(r.Properties["Users"]) {
+				users = append(users, fmt.Sprint(refTarget(user)))
+			}
+			add(id, roles, users, r.Properties["PolicyDocument"])
 		case "AWS::IAM::Role":
 			for _, p := range list(r.Properties["Policies"]) {
 				pm, _ := p.(map[string]any)
-				add(id, []string{id}, pm["PolicyDocument"])
+				add(id, []string{id}, nil, pm["PolicyDocument"])
 			}
 		}
 	}

@@ -260,6 +260,16 @@ func TestDriftResolve(t *testing.T) {
 		assert.Contains(t, res.stderr, `"gpu-01" names 2 nodes (`+testNodeID+`, n-other); give the id`)
 		assert.Len(t, api.requests(), 1, "nothing resolved")
 	})
+	t.Run("start says what it started and how to follow it", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		started := strings.NewReplacer(`"action":"adopt"`, `"action":"start"`,
+			`"detail":"node status active → retired (MAAS shows Broken)"`, `"detail":"decommission `+testDecomID+` (full)"`).Replace(driftResolvedJSON)
+		api.on("POST "+resolvePath, adminReply{http.StatusOK, started})
+		res := api.run(t, adminInvocation{}, "drift", "resolve", testNodeID, "--kind", "status_mismatch", "--action", "start", "--reason", "RMA")
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "status_mismatch drift of node "+testNodeID+" (gpu-01) is closed (start)\n"+
+			"started: decommission "+testDecomID+" (full)\nfollow it with: maasflow decommission watch "+testNodeID+"\n", res.stdout)
+	})
 	t.Run("a subject that is not a node is used as it is", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
 		api.on("POST "+driftPath+"/maas:p8k2qd/resolve", adminReply{http.StatusConflict,
@@ -383,6 +393,10 @@ func (f *recordingReconciler) ListDrift(_ context.Context, filter store.DriftFil
 	f.filters = append(f.filters, filter)
 	return store.DriftPage{Items: []domain.DriftItem{{ID: "d1", NodeID: "node-1", Hostname: "gpu-01", SiteID: filter.SiteID,
 		Kind: domain.DriftPowerOff, Expected: "on", Observed: "off", State: domain.DriftOpen}}}, nil
+}
+
+func (f *recordingReconciler) OpenDrift(_ context.Context, nodeID, kind string) (domain.DriftItem, error) {
+	return domain.DriftItem{ID: "d1", NodeID: nodeID, Kind: kind, State: domain.DriftOpen}, nil
 }
 
 func (f *recordingReconciler) Resolve(_ context.Context, res reconcile.Resolution) (domain.DriftItem, error) {

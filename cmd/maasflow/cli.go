@@ -187,7 +187,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		&cobra.Group{ID: "stack", Title: "Run the stack:"},
 		&cobra.Group{ID: "admin", Title: "Admin API commands:"},
 	)
-	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand()} {
+	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand(), c.connectorCommand()} {
 		cmd.GroupID = "stack"
 		root.AddCommand(cmd)
 	}
@@ -200,7 +200,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		c.addAdminFlags(cmd)
 		root.AddCommand(cmd)
 	}
-	root.AddCommand(c.versionCommand())
+	root.AddCommand(c.versionCommand(), c.loginCommand())
 	return root
 }
 
@@ -217,6 +217,10 @@ func noArgsOrUnknown(cmd *cobra.Command, args []string) error {
 // its help, `GROUP` alone is a misuse.
 func (c *cli) groupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && args[0] == "help" {
+		// `GROUP help SUB` is `GROUP SUB --help`.
+		if sub, rest, err := cmd.Find(args[1:]); err == nil && sub != cmd && len(rest) == 0 {
+			return sub.Help()
+		}
 		return cmd.Help()
 	}
 	if cmd.HasParent() {
@@ -241,6 +245,35 @@ func (c *cli) addAdminFlags(cmd *cobra.Command) {
 	pf.BoolVar(&c.noHeaders, "no-headers", false, "print tables without their header line")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(adminOutputs, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetUsageTemplate(cmd.UsageTemplate() + adminUsageFooter)
+}
+
+// selfParsed runs a command that parses its own flags (connector, login):
+// its exit code becomes the command's, and its help goes to stdout like
+// every other command's help.
+func (c *cli) selfParsed(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		stderr := c.env.stderr
+		if wantsHelp(args) {
+			stderr = c.env.stdout
+		}
+		if code := run(cmd.Context(), args, c.env.stdout, stderr); code != 0 {
+			c.err = &adminExitCodeError{Code: code}
+		}
+		return nil
+	}
+}
+
+// wantsHelp reports whether args ask the standard flag package for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // adminSpec describes one admin command that does something.

@@ -177,13 +177,19 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"}, {"help"}, {"help", "local"}, {"local", "--help"}, {"sim", "-h"}, {"asl", "--help"},
 		{"asl", "run", "--help"}, {"asl", "help"}, {"help", "asl", "validate"}, {"version", "--help"},
-		{"completion", "--help"}, {"help", "batches", "watch"}, {"skus", "help"},
+		{"completion", "--help"}, {"help", "batches", "watch"}, {"skus", "help"}, {"sites", "help", "create"},
 	} {
 		res := runAdminTest(t, nil, adminInvocation{}, args...)
 		assert.Equal(t, 0, res.code, args)
 		assert.Contains(t, res.stdout, "Usage:", args)
 		assert.Empty(t, res.stderr, args)
 	}
+}
+
+func TestGroupHelpNamesTheSubCommand(t *testing.T) {
+	res := runAdminTest(t, nil, adminInvocation{}, "sites", "help", "create")
+	require.Equal(t, 0, res.code)
+	assert.Contains(t, res.stdout, "maasflow sites create --name NAME --maas-url URL")
 }
 
 func TestOnboardCSVBatch(t *testing.T) {

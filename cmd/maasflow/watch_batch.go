@@ -182,11 +182,14 @@ func (r *adminRun) drawBatch(b adminBatch, nodes map[string]*adminBatchNode) int
 			continue
 		}
 		o := n.last.Onboarding
-		end := now
-		if o.CompletedAt != nil {
+		end := lastKnown(n.last)
+		switch {
+		case o.CompletedAt != nil:
 			end = *o.CompletedAt
-		} else if n.done {
-			end = o.UpdatedAt
+		case !n.done && now.After(end):
+			// The stack's clock may run faster than this one (a local
+			// stack's time scale): never count back before what it reported.
+			end = now
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", adminCell(o.Hostname), adminCell(string(o.Status)), adminCell(orDash(string(o.Stage))),
 			adminCell(orDash(n.follow.maasStat)), strconv.Itoa(o.Attempt), elapsed(end.Sub(o.CreatedAt)))
@@ -222,4 +225,15 @@ func elapsed(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// lastKnown is the latest time an onboarding's record or timeline shows.
+func lastKnown(d adminOnboardingDetail) time.Time {
+	t := d.UpdatedAt
+	for _, e := range d.Timeline {
+		if e.Time.After(t) {
+			t = e.Time
+		}
+	}
+	return t
 }

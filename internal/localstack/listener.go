@@ -90,10 +90,11 @@ type connLimiter struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	mu     sync.Mutex
-	byIP   map[string]int
-	open   atomic.Int64
-	refuse atomic.Int64
+	mu       sync.Mutex
+	byIP     map[string]int
+	open     atomic.Int64
+	accepted atomic.Int64
+	refuse   atomic.Int64
 }
 
 func limitListener(ln net.Listener, l HTTPLimits) *connLimiter {
@@ -141,6 +142,7 @@ func (c *connLimiter) Accept() (net.Conn, error) {
 			continue
 		}
 		c.open.Add(1)
+		c.accepted.Add(1)
 		return &limitedConn{Conn: conn, release: func() { c.release(ip) }}, nil
 	}
 }
@@ -162,6 +164,9 @@ func (c *connLimiter) Close() error {
 
 // Open is the number of connections accepted and not yet closed.
 func (c *connLimiter) Open() int64 { return c.open.Load() }
+
+// Accepted is the number of connections handed to the server so far.
+func (c *connLimiter) Accepted() int64 { return c.accepted.Load() }
 
 // Refused is the number of connections closed for their client's bound.
 func (c *connLimiter) Refused() int64 { return c.refuse.Load() }

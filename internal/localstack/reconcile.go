@@ -8,6 +8,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/metrics"
 	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
@@ -38,13 +39,13 @@ func reconcileInterval(cfg Config) time.Duration {
 // prepareReconcile builds the runner and the metrics, and registers the
 // reconcile function as a task of the runtime about to be built (ref
 // reaches that runtime once it exists).
-func (s *Stack) prepareReconcile(cfg Config, clk clock.Clock, secretStore secrets.Getter, ref *engineRef, tasks map[string]asl.TaskHandler) {
+func (s *Stack) prepareReconcile(cfg Config, clk clock.Clock, secretStore secrets.Getter, paths *connector.Paths, ref *engineRef, tasks map[string]asl.TaskHandler) {
 	s.Metrics = metrics.NewPrometheus()
 	cancelSub := s.Bus.Subscribe(s.Metrics.ObserveEvent)
 	s.closers = append(s.closers, func() error { cancelSub(); return nil })
 	s.Reconciler = reconcile.New(reconcile.Config{Interval: reconcileInterval(cfg)}, reconcile.Deps{
 		Store:      s.Store,
-		MAAS:       reconcile.SiteConnector{Sites: s.Store, Secrets: secretStore},
+		MAAS:       reconcile.SiteConnector{Sites: s.Store, Secrets: secretStore, Paths: paths},
 		Executions: workflow.LocalStatus{Engine: ref},
 		Events:     s.Bus,
 		Metrics:    s.Metrics,

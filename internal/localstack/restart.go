@@ -3,7 +3,10 @@ package localstack
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
+	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
 )
@@ -12,12 +15,18 @@ import (
 // with the previous local stack process.
 const interruptedCode = "LocalStackRestarted"
 
+// interruptedMessage is the failure message of such an onboarding.
+const interruptedMessage = "the local stack stopped while this onboarding ran; start a new onboarding"
+
 // failInterrupted closes the onboardings a previous run left pending or
 // running. Their executions lived in that process's memory and are gone;
-// leaving them open would hold their hosts' locks for ever. Closing them as
-// failed, with a reason and a timeline note, tells the operator to start
-// again (discovery adopts whatever state the machine reached).
-func failInterrupted(ctx context.Context, st *store.Store) (int, error) {
+// leaving them open would hold their servers' locks for ever. Each is
+// closed as the workflow would have closed it: status failed with a reason,
+// completed_at, its enrollment token revoked (store.CloseOnboarding), a
+// timeline note, and its node.onboarding.failed event, owed in the close's
+// own transaction through the store's outbox. Starting again is the
+// operator's call (discovery adopts whatever state the machine reached).
+func failInterrupted(ctx context.Context, st *store.Store, clk clock.Clock) (int, error) {
 	n := 0
 	for _, status := range []domain.OnboardingStatus{domain.OnboardingPending, domain.OnboardingRunning} {
 		cursor := ""
@@ -27,7 +36,7 @@ func failInterrupted(ctx context.Context, st *store.Store) (int, error) {
 				return n, fmt.Errorf("list %s onboardings: %w", status, err)
 			}
 			for _, o := range page.Items {
-				if err := failOne(ctx, st, o); err != nil {
+				if err := failOne(ctx, st, clk, o); err != nil {
 					return n, err
 				}
 				n++
@@ -41,21 +50,105 @@ func failInterrupted(ctx context.Context, st *store.Store) (int, error) {
 	return n, nil
 }
 
-func failOne(ctx context.Context, st *store.Store, o domain.Onboarding) error {
-	const msg = "the local stack stopped while this onboarding ran; start a new onboarding"
-	updated, err := st.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
-		if !domain.IsOpenStatus(cur.Status) || cur.Status == domain.OnboardingManualIntervention {
-			return nil
+// failOne closes one interrupted onboarding. The close writes the outbox
+// row of its node.onboarding.failed event in the same transaction, and the
+// outbox relay publishes it (outbox.go), so a crash right after the close
+// still publishes the event once.
+func failOne(ctx context.Context, st *store.Store, clk clock.Clock, o domain.Onboarding) error {
+	now := clk.Now().UTC()
+	updated, err := st.CloseOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Status == domain.OnboardingPending || cur.Status == domain.OnboardingRunning {
+			cur.Status = domain.OnboardingFailed
+			cur.Error = &domain.Failure{Code: interruptedCode, Message: interruptedMessage, Stage: cur.Stage}
+			cur.EnrollmentTaskToken = ""
 		}
-		cur.Status = domain.OnboardingFailed
-		cur.Error = &domain.Failure{Code: interruptedCode, Message: msg, Stage: cur.Stage}
+		if cur.CompletedAt == nil && !domain.IsOpenStatus(cur.Status) {
+			cur.CompletedAt = &now
+		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("close interrupted onboarding %s: %w", o.ID, err)
 	}
 	return st.AppendOnboardingEvents(ctx, domain.TimelineEntry{
-		OnboardingID: o.ID, Time: updated.UpdatedAt, Attempt: updated.Attempt,
-		Kind: domain.TimelineNote, Stage: updated.Stage, Detail: msg,
+		OnboardingID: o.ID, Time: now, Attempt: updated.Attempt, Kind: domain.TimelineNote,
+		Stage: updated.Stage, Outcome: "failed", Source: "restart", Detail: interruptedMessage,
 	})
+}
+
+// resumeClock is the stack's scaled clock, moved forward at start past the
+// latest time the data directory holds. Under --time-scale the previous
+// process's clock ran ahead of the wall clock; starting again from the wall
+// clock would stamp new writes (the close of an interrupted onboarding
+// first) before older ones. Only Now moves: timers take durations.
+type resumeClock struct {
+	clock.Clock
+	offset atomic.Int64 // nanoseconds
+}
+
+func (c *resumeClock) Now() time.Time                  { return c.Clock.Now().Add(time.Duration(c.offset.Load())) }
+func (c *resumeClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+func (c *resumeClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// resumeAfter moves the clock just past t when t is not already past.
+// SetBacklog passes the engine's throttling backlog on to a clock that
+// governs its speed by it (asl.LoadClock), which embedding would hide.
+func (c *resumeClock) SetBacklog(n int64) {
+	if lc, ok := c.Clock.(interface{ SetBacklog(n int64) }); ok {
+		lc.SetBacklog(n)
+	}
+}
+
+func (c *resumeClock) resumeAfter(t time.Time) {
+	if d := t.Sub(c.Now()); d >= 0 {
+		c.offset.Add(int64(d + time.Millisecond))
+	}
+}
+
+// highWater is the latest time the records hold: every onboarding's
+// created, updated and completed times, the timelines of the open ones
+// (the close appends to them) and the newest audit entry.
+func highWater(ctx context.Context, st *store.Store) (time.Time, error) {
+	var hw time.Time
+	later := func(t time.Time) {
+		if t.After(hw) {
+			hw = t
+		}
+	}
+	cursor := ""
+	for {
+		page, err := st.ListOnboardings(ctx, store.OnboardingFilter{Limit: store.MaxPageSize, Cursor: cursor})
+		if err != nil {
+			return hw, fmt.Errorf("list onboardings: %w", err)
+		}
+		for _, o := range page.Items {
+			later(o.CreatedAt)
+			later(o.UpdatedAt)
+			if o.CompletedAt != nil {
+				later(*o.CompletedAt)
+			}
+			if !domain.IsOpenStatus(o.Status) {
+				continue
+			}
+			rows, err := st.ListOnboardingEvents(ctx, o.ID)
+			if err != nil {
+				return hw, fmt.Errorf("read timeline of onboarding %s: %w", o.ID, err)
+			}
+			for _, r := range rows {
+				later(r.Time)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	audit, err := st.ListAuditPage(ctx, 1, "")
+	if err != nil {
+		return hw, fmt.Errorf("read the audit trail: %w", err)
+	}
+	for _, e := range audit.Items {
+		later(e.Time)
+	}
+	return hw, nil
 }

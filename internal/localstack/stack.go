@@ -25,6 +25,7 @@ import (
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
@@ -60,6 +61,13 @@ type Config struct {
 	// HTTP bounds the API server (timeouts, connections); zero fields take
 	// DefaultHTTPLimits.
 	HTTP HTTPLimits
+	// ConnectorRelay, when set, carries connector sites' requests instead
+	// of the built-in long-poll broker (the e2e suite against LocalStack's
+	// SQS and DynamoDB); it must also read heartbeats.
+	ConnectorRelay interface {
+		connector.Relay
+		connector.StatusReader
+	}
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -87,6 +95,13 @@ type Stack struct {
 
 	// apiListener caps the API server's connections.
 	apiListener *connLimiter
+	// refusals counts the API's refused unauthenticated requests; Close
+	// logs the totals.
+	refusals api.RefusalCounter
+
+	// Connectors is the local site-connector transport, served on the API
+	// listener under /_connector/.
+	Connectors *connector.Broker
 
 	onboardingARN string
 	reconcileARN  string
@@ -127,13 +142,16 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, unlock)
 	clk := cfg.Clock
-	if clk == nil && cfg.TimeScale > 1 {
-		// Sped up, but slowed while functions are throttled, so that the
-		// simulated world never races ahead of what the machine can compute.
-		clk = asl.NewLoadClock(cfg.TimeScale)
-	}
+	var resume *resumeClock
 	if clk == nil {
-		clk = clock.Real()
+		var base clock.Clock = clock.Real()
+		if cfg.TimeScale > 1 {
+			// Sped up, but slowed while functions are throttled, so that the
+			// simulated world never races ahead of what the machine can compute.
+			base = asl.NewLoadClock(cfg.TimeScale)
+		}
+		resume = &resumeClock{Clock: base}
+		clk = resume
 	}
 	s.AdminToken = cfg.AdminToken
 	if s.AdminToken == "" {
@@ -176,24 +194,44 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.closers = append(s.closers, db.Close)
 	s.dbOps = store.NewCounting(db)
 	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
-	if n, err := failInterrupted(ctx, s.Store); err != nil {
-		return nil, err
-	} else if n > 0 {
-		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	if resume != nil {
+		hw, err := highWater(ctx, s.Store)
+		if err != nil {
+			return nil, err
+		}
+		resume.resumeAfter(hw)
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
 	if err := secretStore.Check(ctx); err != nil {
 		return nil, fmt.Errorf("open secrets: %w", err)
 	}
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger))
+	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger), events.WithClock(clk))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}
 	s.Bus = bus
 	s.closers = append(s.closers, bus.Close)
+	if n, err := failInterrupted(ctx, s.Store, clk); err != nil {
+		return nil, err
+	} else if n > 0 {
+		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
+	}
 	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
 	s.closers = append(s.closers, relay.start())
+
+	connectorKey, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "connector.key"))
+	if err != nil {
+		return nil, err
+	}
+	// Connector deadlines come from request contexts, which run on the
+	// wall clock whatever the time scale.
+	s.Connectors = connector.NewBroker(connectorKey, time.Now)
+	s.closers = append(s.closers, func() error { s.Connectors.Close(); return nil })
+	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors}
+	if cfg.ConnectorRelay != nil {
+		paths.Relay, paths.Status = cfg.ConnectorRelay, cfg.ConnectorRelay
+	}
 
 	// The activities complete the enrollment wait through the engine, and
 	// the engine needs the activities as its tasks: ref breaks the cycle.
@@ -202,7 +240,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	reimages := &onboardingStarterRef{}
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient),
+		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths),
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -223,7 +261,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}
 	}
-	s.prepareReconcile(cfg, clk, secretStore, ref, tasks)
+	s.prepareReconcile(cfg, clk, secretStore, paths, ref, tasks)
 	concurrency := cfg.FunctionConcurrency
 	if concurrency == 0 {
 		concurrency = asl.DefaultFunctionConcurrency()
@@ -263,9 +301,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Stopper:   flow,
 		Completer: flow,
 		Prober:    maas.SiteProber{},
+		Paths:     paths,
 		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
 		Clock:     clk,
 		Logger:    s.logger,
+		Refusals:  &s.refusals,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
 
@@ -286,6 +326,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", handler)
+	mux.Handle("/_connector/", s.Connectors.Handler())
+	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
 	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
@@ -296,6 +338,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// activities, which must not be refused.
 	limits := cfg.HTTP.withDefaults()
 	s.apiListener = limitListener(apiLn, limits)
+	if s.Metrics != nil {
+		if err := s.Metrics.Register(refusalCollector{s}); err != nil {
+			return nil, fmt.Errorf("register the API's refusal metrics: %w", err)
+		}
+	}
 	s.serveWith(limits.newServer(mux), s.apiListener)
 	served = true
 	return s, nil
@@ -328,6 +375,11 @@ func (s *Stack) Close() error {
 }
 
 func (s *Stack) close() error {
+	// Long polls of connected site connectors end now, not at the
+	// shutdown timeout.
+	if s.Connectors != nil {
+		s.Connectors.Close()
+	}
 	// Running executions die with the process; stopping them first keeps
 	// their tasks from writing to stores that are about to close. The next
 	// start reports them (failInterrupted). StopExecution returns once the
@@ -349,6 +401,12 @@ func (s *Stack) close() error {
 		}
 	}
 	s.wg.Wait()
+	if counts := s.refusals.Counts(); len(counts) > 0 {
+		s.logger.Info("requests refused while running", "by_code", counts)
+	}
+	if s.apiListener != nil && s.apiListener.Refused() > 0 {
+		s.logger.Info("connections refused past the per-client bound", "count", s.apiListener.Refused())
+	}
 	var errs []error
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		errs = append(errs, s.closers[i]())

@@ -86,12 +86,18 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	}
 	out.Checks = append(out.Checks, CheckCAMaterial)
 
-	if _, err := a.fetch(ctx, api+"/api/v1/healthz"); err != nil {
+	// The checks run from the site's network: through a connector site's
+	// connector (seed 000 §8.1, "from the MAAS node subnet").
+	doer, err := a.siteHTTP(ctx, c.ob.SiteID)
+	if err != nil {
+		return out, err
+	}
+	if _, err := a.fetch(ctx, doer, api+"/api/v1/healthz"); err != nil {
 		return out, fail(CheckEnrollmentAPI, err.Error())
 	}
 	out.Checks = append(out.Checks, CheckEnrollmentAPI)
 
-	body, err := a.fetch(ctx, site.URL)
+	body, err := a.fetch(ctx, doer, site.URL)
 	if err != nil {
 		return out, fail(CheckBootstrapFetch, err.Error())
 	}
@@ -119,14 +125,14 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 
 // fetch GETs url and returns the body of a 200. Errors say what failed
 // without the URL's query (which may carry a signature).
-func (a *Activities) fetch(ctx context.Context, url string) ([]byte, error) {
+func (a *Activities) fetch(ctx context.Context, doer HTTPDoer, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, predeployHTTPTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %s", redactURL(url))
 	}
-	resp, err := a.d.HTTP.Do(req)
+	resp, err := doer.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("GET %s timed out", redactURL(url))
@@ -145,6 +151,20 @@ func (a *Activities) fetch(ctx context.Context, url string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: body larger than %d bytes", redactURL(url), maxBootstrapBytes)
 	}
 	return body, nil
+}
+
+// siteHTTP is the client the site's fetch checks use: the site's own path
+// when the MAAS connector offers one (SiteConnector.SiteHTTP), else Deps.HTTP.
+func (a *Activities) siteHTTP(ctx context.Context, siteID string) (HTTPDoer, error) {
+	if sh, ok := a.d.MAAS.(interface {
+		SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, bool, error)
+	}); ok {
+		doer, own, err := sh.SiteHTTP(ctx, siteID)
+		if err != nil || own {
+			return doer, err
+		}
+	}
+	return a.d.HTTP, nil
 }
 
 // redactURL drops a URL's query and user info for messages.

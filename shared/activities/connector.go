@@ -2,8 +2,10 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
@@ -21,6 +23,9 @@ type SiteConnector struct {
 	sites     SiteGetter
 	secrets   SecretGetter
 	newClient func(maasURL string, apiKey domain.Secret) (MAAS, error)
+	// paths, when set, chooses each site's network path: the VPC rules
+	// and connector sites (WithPaths).
+	paths *connector.Paths
 }
 
 var _ Connector = (*SiteConnector)(nil)
@@ -30,14 +35,26 @@ func NewSiteConnector(sites SiteGetter, secrets SecretGetter, newClient func(maa
 	return &SiteConnector{sites: sites, secrets: secrets, newClient: newClient}
 }
 
+// WithPaths makes the connector reach each site over its own path
+// (shared/connector): a connector site's calls go through its connector,
+// which may keep the MAAS API key; a VPC site's URL must satisfy the
+// deployment's https rule.
+func (c *SiteConnector) WithPaths(p *connector.Paths) *SiteConnector {
+	c.paths = p
+	return c
+}
+
 // ForSite returns the site's MAAS client. A missing site is
-// RecordNotFoundError; missing or malformed credentials are
-// SiteCredentialsError (terminal: an operator must set them). Neither
-// message holds the key.
+// RecordNotFoundError; missing or malformed credentials, or a site the
+// deployment cannot reach as configured, are SiteCredentialsError
+// (terminal: an operator must fix the site). Neither message holds the key.
 func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error) {
 	site, err := c.sites.GetSite(ctx, siteID)
 	if err != nil {
 		return nil, storeError("read site "+siteID, err)
+	}
+	if c.paths != nil {
+		return c.viaPath(ctx, site)
 	}
 	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, siteID)
 	if err != nil {
@@ -52,6 +69,50 @@ func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error
 		return nil, &SiteCredentialsError{SiteID: siteID, Reason: fmt.Sprintf("cannot build a MAAS client: %v", err)}
 	}
 	return client, nil
+}
+
+// viaPath builds the client over the site's network path. A connector
+// site may have no MAAS key in its credentials (its connector signs).
+func (c *SiteConnector) viaPath(ctx context.Context, site domain.Site) (MAAS, error) {
+	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, site.ID)
+	var missing *secrets.SecretNotFoundError
+	switch {
+	case err != nil && (!site.ThroughConnector() || !errors.As(err, &missing)):
+		return nil, credentialsError(site.ID, err)
+	case !site.ThroughConnector() && creds.MAASAPIKey.Reveal() == "":
+		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: "the MAAS API key is empty"}
+	}
+	client, err := c.paths.MAASClient(ctx, site, creds.MAASAPIKey)
+	var unreachable *connector.NotReachableError
+	switch {
+	case errors.As(err, &unreachable):
+		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: unreachable.Reason}
+	case err != nil:
+		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: fmt.Sprintf("cannot build a MAAS client: %v", err)}
+	}
+	return client, nil
+}
+
+// SiteHTTP returns the HTTP client a connector site's pre-deploy fetch
+// checks run through, its connector; false when the site uses the default
+// client.
+func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, bool, error) {
+	if c.paths == nil {
+		return nil, false, nil
+	}
+	site, err := c.sites.GetSite(ctx, siteID)
+	if err != nil {
+		return nil, false, storeError("read site "+siteID, err)
+	}
+	hc, ok, err := c.paths.FetchClient(site)
+	var unreachable *connector.NotReachableError
+	switch {
+	case errors.As(err, &unreachable):
+		return nil, false, &SiteCredentialsError{SiteID: site.ID, Reason: unreachable.Reason}
+	case err != nil || !ok:
+		return nil, false, err
+	}
+	return hc, true, nil
 }
 
 // NewMAASClient is the connector's client factory over the real MAAS API 2.0

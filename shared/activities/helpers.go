@@ -114,6 +114,7 @@ func (c *call) eventDetail() events.OnboardingDetail {
 	return events.OnboardingDetail{
 		SiteID:        c.ob.SiteID,
 		OnboardingID:  c.ob.ID,
+		BatchID:       c.ob.BatchID,
 		NodeID:        c.ob.NodeID,
 		MAASSystemID:  c.ob.MAASSystemID,
 		Hostname:      c.ob.Hostname,

@@ -64,6 +64,9 @@ type Deps struct {
 	Clock     clock.Clock
 	NewID     func() string
 	Logger    *slog.Logger
+	// Paths, when set, probes each site over its own network path (VPC
+	// rules, site connector) instead of Prober.
+	Paths PathProber
 
 	// The node lifecycle's ports (lifecycle_ports.go). Without
 	// Decommissions a decommission answers 503; without Allocations the
@@ -85,6 +88,7 @@ type server struct {
 	stopper   OnboardingStopper
 	completer EnrollmentCompleter
 	prober    SiteProber
+	paths     PathProber
 	auth      Authenticator
 	clock     clock.Clock
 	newID     func() string
@@ -105,6 +109,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		stopper:   deps.Stopper,
 		completer: deps.Completer,
 		prober:    deps.Prober,
+		paths:     deps.Paths,
 		auth:      deps.Auth,
 		clock:     deps.Clock,
 		newID:     deps.NewID,
@@ -155,7 +160,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		notAllowed := s.wrap(route{pattern: pattern, access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 			rq.w.Header().Set("Allow", allow)
 			return 0, nil, &StatusError{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-				Message: fmt.Sprintf("method %s is not allowed here; use %s", rq.r.Method, allow)}
+				Message: fmt.Sprintf("method %s is not allowed here; use %s", boundedForRecord(rq.r.Method, maxMethod), allow)}
 		}})
 		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 			http.MethodDelete, http.MethodOptions, http.MethodTrace, http.MethodConnect} {
@@ -248,7 +253,7 @@ func (s *server) wrap(rt route) http.Handler {
 			s.audit(rq, rt.action, failure)
 		}
 
-		attrs := []any{"method", r.Method, "route", rt.pattern, "status", status,
+		attrs := []any{"method", boundedForRecord(r.Method, maxMethod), "route", rt.pattern, "status", status,
 			"duration_ms", s.clock.Since(start).Milliseconds(), "actor", rq.actor}
 		switch {
 		case status >= 500:

@@ -45,7 +45,7 @@ func (s *server) decommissionNode(rq *request) (int, any, error) {
 	if err := checkText("reason", in.Reason, false, maxReason); err != nil {
 		return 0, nil, err
 	}
-	return s.startDecommission(rq, in.Mode, in.Reason)
+	return s.startDecommission(rq, rq.r.PathValue("id"), in.Mode, in.Reason)
 }
 
 // cleanupRequest is the optional body of POST …/nodes/{id}/storage-cleanup.
@@ -68,15 +68,15 @@ func (s *server) storageCleanup(rq *request) (int, any, error) {
 	if err := checkText("reason", in.Reason, false, maxReason); err != nil {
 		return 0, nil, err
 	}
-	return s.startDecommission(rq, domain.DecommissionStorageCleanup, in.Reason)
+	return s.startDecommission(rq, rq.r.PathValue("id"), domain.DecommissionStorageCleanup, in.Reason)
 }
 
 // startDecommission creates the decommission (taking the node in the same
 // write, on condition that no onboarding of the host is open) and starts
 // its workflow; a workflow that does not start closes it as failed.
-func (s *server) startDecommission(rq *request, mode, reason string) (int, any, error) {
+func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (int, any, error) {
 	ctx := rq.ctx()
-	node, err := s.store.GetNode(ctx, rq.r.PathValue("id"))
+	node, err := s.store.GetNode(ctx, nodeID)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -240,7 +240,7 @@ func TestEnrollFinishesWhenTheNodeHangsUp(t *testing.T) {
 	assert.Len(t, h.completer.completions(), 1, "the workflow's wait is completed")
 }
 
-// TestEnrollmentAfterCancelIsRefused is the probe's reproducer: a cancelled
+// TestEnrollmentAfterCancelIsRefused reproduces a defect a security review found: a cancelled
 // onboarding's token used to enroll the node (active), after which every
 // new onboarding of the host was refused.
 func TestEnrollmentAfterCancelIsRefused(t *testing.T) {

@@ -27,6 +27,7 @@ var fuzzSeeds = []string{
 
 // fuzzRoute fuzzes the body of one route; seeds add to fuzzSeeds.
 func fuzzRoute(f *testing.F, method string, path func(fixture) string, seeds ...string) {
+	f.Helper()
 	h := newHarness(f)
 	fx := h.fixture()
 	target := path(fx)
@@ -129,4 +130,10 @@ func FuzzCancelOnboarding(f *testing.F) {
 func FuzzEnroll(f *testing.F) {
 	fuzzRoute(f, "POST", func(fixture) string { return "/api/v1/nodes/node-1/enroll" },
 		`{"token":"abc"}`)
+}
+
+func FuzzCreateBatch(f *testing.F) {
+	fuzzRoute(f, "POST", func(fixture) string { return "/api/v1/admin/onboardings/batch" },
+		`{"site_id":"s","profile_id":"p","sku_id":"k","nodes":[{"hostname":"gpu-01","ipmi_ip":"10.0.0.21"},{"hostname":"gpu-02","ipmi_ip":"10.0.0.22"}]}`,
+		`{"nodes":[{"hostname":"a","hostname":"b"}]}`)
 }

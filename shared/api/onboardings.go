@@ -104,6 +104,15 @@ func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID st
 // record exists closes it, so nothing is left half-started.
 func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, error) {
 	ctx := rq.ctx()
+	// The create below takes the server's locks in its transaction; this
+	// read only spares a node record for a host name that cannot start
+	// because its BMC is another open onboarding's. (Under its own host
+	// name the create reports the host name.)
+	if holder, found, err := s.store.FindServerLock(ctx, site.ID, store.LockBMC, ipmiIP); err != nil {
+		return domain.Onboarding{}, err
+	} else if holderHost := s.holderHost(ctx, holder); found && holderHost != host {
+		return domain.Onboarding{}, &store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: ipmiIP, Hostname: holderHost}
+	}
 	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
 	if err != nil {
 		return domain.Onboarding{}, err
@@ -167,6 +176,19 @@ func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.P
 	}
 	log.InfoContext(ctx, "onboarding started")
 	return o, nil
+}
+
+// holderHost is the host name of onboarding id, for a conflict message;
+// empty when it cannot be read.
+func (s *server) holderHost(ctx context.Context, id string) string {
+	if id == "" {
+		return ""
+	}
+	o, err := s.store.GetOnboarding(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return o.Hostname
 }
 
 // siteReady is the site guardrail: credentials set and the last probe

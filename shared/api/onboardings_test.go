@@ -328,7 +328,7 @@ func TestOnboardingDetailTimelineAndDiagnostics(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/onboardings/nope", nil).status)
 }
 
-// TestOneServerOneOpenOnboarding is the probe's reproducer: parallel
+// TestOneServerOneOpenOnboarding reproduces a defect a security review found: parallel
 // onboardings with one ipmi_ip and different host names used to all start.
 func TestOneServerOneOpenOnboarding(t *testing.T) {
 	h := newHarness(t)
@@ -363,4 +363,13 @@ func TestOneServerOneOpenOnboarding(t *testing.T) {
 	}
 	assert.Equal(t, 1, started)
 	assert.Len(t, h.starter.started(), 1, "one workflow for one server")
+
+	// A later attempt under a new host name leaves no node record behind.
+	body := fx.onboarding("gpu-99")
+	body["ipmi_ip"] = "10.7.7.7"
+	r := h.do(call{method: "POST", path: "/api/v1/admin/onboardings", body: body, token: adminToken})
+	require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+	_, found, err := h.store.FindNodeByHost(context.Background(), fx.site, "gpu-99")
+	require.NoError(t, err)
+	assert.False(t, found)
 }

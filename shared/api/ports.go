@@ -80,6 +80,12 @@ type OnboardingWriter interface {
 	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 }
 
+// ServerLockFinder says which open onboarding holds one identity of a
+// server (store.LockBMC, …).
+type ServerLockFinder interface {
+	FindServerLock(ctx context.Context, siteID, identity, value string) (id string, found bool, err error)
+}
+
 // TokenConsumer consumes enrollment tokens.
 type TokenConsumer interface {
 	ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string, now time.Time) (domain.EnrollmentToken, error)
@@ -104,6 +110,7 @@ type Store interface {
 	NodeRepository
 	OnboardingReader
 	OnboardingWriter
+	ServerLockFinder
 	TokenConsumer
 	AuditLog
 	BatchRepository

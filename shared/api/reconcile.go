@@ -23,6 +23,7 @@ type Reconciler interface {
 	Status(ctx context.Context) (reconcile.Status, error)
 	ListDrift(ctx context.Context, f store.DriftFilter) (store.DriftPage, error)
 	Resolve(ctx context.Context, res reconcile.Resolution) (domain.DriftItem, error)
+	OpenDrift(ctx context.Context, nodeID, kind string) (domain.DriftItem, error)
 }
 
 // reconcileRunRequest is the optional body of POST …/reconciliation/run.
@@ -164,7 +165,15 @@ func (s *server) resolveDrift(rq *request) (int, any, error) {
 	}
 	nodeID := rq.r.PathValue("node_id")
 	rq.target = fmt.Sprintf("node:%s/drift:%s/%s", nodeID, in.Kind, in.Action)
-	item, err := rc.Resolve(rq.ctx(), reconcile.Resolution{NodeID: nodeID, Kind: in.Kind, Action: in.Action, Reason: in.Reason, Actor: rq.actor})
+	res := reconcile.Resolution{NodeID: nodeID, Kind: in.Kind, Action: in.Action, Reason: in.Reason, Actor: rq.actor}
+	if in.Action == domain.DriftStart && reconcile.StartsDecommission(in.Kind) {
+		started, err := s.startDriftDecommission(rq, rc, res)
+		if err != nil {
+			return 0, nil, err
+		}
+		res.Started = started
+	}
+	item, err := rc.Resolve(rq.ctx(), res)
 	var none *reconcile.NoOpenDriftError
 	var refused *reconcile.ResolveRefusedError
 	switch {
@@ -177,4 +186,30 @@ func (s *server) resolveDrift(rq *request) (int, any, error) {
 	}
 	rq.log.InfoContext(rq.ctx(), "drift resolved", "drift_id", item.ID, "kind", item.Kind, "action", in.Action, "state", item.State)
 	return http.StatusOK, item, nil
+}
+
+// startDriftDecommission starts the full decommission of the node of an
+// open drift item (the same path as POST …/nodes/{id}/decommission) and
+// says what it started.
+func (s *server) startDriftDecommission(rq *request, rc Reconciler, res reconcile.Resolution) (string, error) {
+	var none *reconcile.NoOpenDriftError
+	if _, err := rc.OpenDrift(rq.ctx(), res.NodeID, res.Kind); errors.As(err, &none) {
+		return "", &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: none.Error()}
+	} else if err != nil {
+		return "", err
+	}
+	reason := "drift " + res.Kind + ": " + res.Reason
+	if r := []rune(reason); len(r) > maxReason {
+		reason = string(r[:maxReason])
+	}
+	_, body, err := s.startDecommission(rq, res.NodeID, domain.DecommissionFull, reason)
+	if err != nil {
+		return "", err
+	}
+	d, ok := body.(decommissionDetail)
+	if !ok {
+		return "", fmt.Errorf("unexpected decommission answer %T", body)
+	}
+	rq.target = fmt.Sprintf("node:%s/drift:%s/start decommission:%s", res.NodeID, res.Kind, d.ID)
+	return "decommission " + d.ID + " (full)", nil
 }

@@ -163,7 +163,7 @@ func TestReconciliationStartIsNotAvailableYet(t *testing.T) {
 	res := h.admin("POST", reconPath+"/drift/n1/resolve", map[string]any{"kind": "machine_missing", "action": "start", "reason": "decommission it"})
 	require.Equal(t, http.StatusConflict, res.status, string(res.body))
 	_, msg := res.errorOf(t)
-	assert.Contains(t, msg, "decommission operation is not available yet")
+	assert.Contains(t, msg, "nothing to decommission; adopt")
 }
 
 func TestReconciliationUnconfigured(t *testing.T) {

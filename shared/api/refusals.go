@@ -64,13 +64,17 @@ func (s *server) refused(ctx context.Context, rq *request, rt route, status int,
 	if !logIt {
 		return
 	}
-	attrs := []any{"method", rq.r.Method, "route", rt.pattern, "status", status, "code", code,
+	attrs := []any{"method", boundedForRecord(rq.r.Method, maxMethod), "route", rt.pattern, "status", status, "code", code,
 		"refused_since_last_line", suppressed, "refused_total", total}
 	if rq.refusalReason != "" {
 		attrs = append(attrs, "reason", rq.refusalReason)
 	}
 	rq.log.WarnContext(ctx, "request refused (sampled)", attrs...)
 }
+
+// maxMethod bounds the request method in answers and logs: any token is a
+// valid method on the wire.
+const maxMethod = 16
 
 // maxPathValue bounds an id taken from the path: server-made ids are UUIDs,
 // SKU ids at most 63 characters, RoCE assignment ids a host name and an

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRefusedRequestsDoNotGrowState is the probe's flood: enrollments with a
+// TestRefusedRequestsDoNotGrowState reproduces a flood a security review sent: enrollments with a
 // 60 KB path id and admin calls without a credential. None may add an audit
 // entry; each is counted; the log gets a sample, never the long id.
 func TestRefusedRequestsDoNotGrowState(t *testing.T) {
@@ -118,4 +118,13 @@ func TestUnauthorizedCarriesAChallenge(t *testing.T) {
 	r = h.do(call{method: "GET", path: "/api/v1/admin/skus", token: userToken})
 	require.Equal(t, http.StatusForbidden, r.status)
 	assert.Empty(t, r.header.Get("WWW-Authenticate"))
+}
+
+func TestLongMethodIsNotEchoed(t *testing.T) {
+	h := newHarness(t)
+	method := strings.Repeat("M", 4096)
+	r := h.do(call{method: method, path: "/api/v1/admin/maas-sites", token: adminToken})
+	require.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed}, r.status)
+	assert.NotContains(t, string(r.body), method[:64])
+	assert.NotContains(t, h.logs.String(), method[:64])
 }

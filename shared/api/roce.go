@@ -99,6 +99,9 @@ func (s *server) deleteRoCE(rq *request) (int, any, error) {
 	return http.StatusNoContent, nil, nil
 }
 
+// maxQueryValue bounds a query parameter (a cursor is the longest).
+const maxQueryValue = 2048
+
 // queryParams returns the query's single-valued parameters; a parameter not
 // in allowed, or given twice, is a 400 naming it.
 func queryParams(rq *request, allowed ...string) (map[string]string, error) {
@@ -109,10 +112,17 @@ func queryParams(rq *request, allowed ...string) (map[string]string, error) {
 	}
 	for k, vs := range rq.r.URL.Query() {
 		if !ok[k] {
+			if !boundedText(k, 64) {
+				// Not quoted: the name is the caller's and may be huge.
+				return nil, fieldError("query", "has an unknown parameter")
+			}
 			return nil, fieldError(k, "unknown query parameter")
 		}
 		if len(vs) > 1 {
 			return nil, fieldError(k, "may be given once")
+		}
+		if len(vs[0]) > maxQueryValue {
+			return nil, fieldError(k, "must be at most %d characters", maxQueryValue)
 		}
 		out[k] = vs[0]
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 )
@@ -21,6 +22,9 @@ type siteView struct {
 }
 
 func viewSite(s domain.Site) siteView {
+	if s.Connectivity == "" {
+		s.Connectivity = domain.ConnectivityVPC
+	}
 	return siteView{Site: s, EffectivePolicy: domain.ResolvePolicy(s.Policy, domain.Policy{})}
 }
 
@@ -29,6 +33,33 @@ type siteCreateRequest struct {
 	MAASURL     string          `json:"maas_url"`
 	Description string          `json:"description"`
 	Policy      json.RawMessage `json:"policy"`
+	// Connectivity and AllowHTTP choose the network path (domain.Site).
+	Connectivity *string `json:"connectivity"`
+	AllowHTTP    *bool   `json:"allow_http"`
+}
+
+// PathProber probes a site over its own network path and, for a connector
+// site, reports the connector (connector.Paths).
+type PathProber interface {
+	ProbeSite(ctx context.Context, site domain.Site, apiKey domain.Secret) (maas.ProbeResult, *domain.ConnectorStatus, error)
+}
+
+// applyConnectivity sets the site's network path from a request and
+// checks the pair: allow_http is for a VPC site whose MAAS URL is http.
+func applyConnectivity(site *domain.Site, connectivity *string, allowHTTP *bool) error {
+	if connectivity != nil {
+		if *connectivity != domain.ConnectivityVPC && *connectivity != domain.ConnectivityConnector {
+			return fieldError("connectivity", "must be %q or %q", domain.ConnectivityVPC, domain.ConnectivityConnector)
+		}
+		site.Connectivity = *connectivity
+	}
+	if allowHTTP != nil {
+		site.AllowHTTP = *allowHTTP
+	}
+	if site.AllowHTTP && site.ThroughConnector() {
+		return fieldError("allow_http", "applies to vpc sites only: a connector reaches MAAS at its own site")
+	}
+	return nil
 }
 
 func (s *server) createSite(rq *request) (int, any, error) {
@@ -59,6 +90,10 @@ func (s *server) createSite(rq *request) (int, any, error) {
 		Policy:      policy,
 		CreatedAt:   now,
 		UpdatedAt:   now,
+	}
+	site.Connectivity = domain.ConnectivityVPC
+	if err := applyConnectivity(&site, in.Connectivity, in.AllowHTTP); err != nil {
+		return 0, nil, err
 	}
 	rq.target = "site:" + site.ID
 	if err := s.store.CreateSite(rq.ctx(), site); err != nil {
@@ -135,6 +170,9 @@ type sitePatchRequest struct {
 	Description *string         `json:"description"`
 	Status      *string         `json:"status"`
 	Policy      json.RawMessage `json:"policy"`
+	// Connectivity and AllowHTTP change the network path.
+	Connectivity *string `json:"connectivity"`
+	AllowHTTP    *bool   `json:"allow_http"`
 }
 
 func (s *server) patchSite(rq *request) (int, any, error) {
@@ -169,6 +207,9 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	if err := shared.checkPolicy(cur.Policy); err != nil {
 		return 0, nil, err
 	}
+	if err := applyConnectivity(&cur, in.Connectivity, in.AllowHTTP); err != nil {
+		return 0, nil, err
+	}
 	moved := in.MAASURL != nil && *in.MAASURL != cur.MAASURL
 	if moved {
 		// The credentials were issued by the region at the old URL: they
@@ -189,6 +230,16 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 			// are now cleared: POST new ones, then probe.
 			site.Probe = nil
 			site.CredentialsSet = false
+		}
+		if in.Connectivity != nil || in.AllowHTTP != nil {
+			before := site.Connectivity
+			if err := applyConnectivity(site, in.Connectivity, in.AllowHTTP); err != nil {
+				return err
+			}
+			if site.Connectivity != before {
+				// The last probe took another path.
+				site.Probe = nil
+			}
 		}
 		if in.Description != nil {
 			site.Description = *in.Description
@@ -252,8 +303,16 @@ func (s *server) putCredentials(rq *request) (int, any, error) {
 	if err := decodeBody(rq, &in); err != nil {
 		return 0, nil, err
 	}
-	if err := checkAPIKey("maas_api_key", in.MAASAPIKey); err != nil {
+	id := rq.r.PathValue("id")
+	cur, err := s.store.GetSite(rq.ctx(), id)
+	if err != nil {
 		return 0, nil, err
+	}
+	// A connector site may keep its MAAS key with its connector.
+	if in.MAASAPIKey != "" || !cur.ThroughConnector() {
+		if err := checkAPIKey("maas_api_key", in.MAASAPIKey); err != nil {
+			return 0, nil, err
+		}
 	}
 	if err := checkText("bmc_username", in.BMCUsername, true, 64); err != nil {
 		return 0, nil, err
@@ -264,7 +323,6 @@ func (s *server) putCredentials(rq *request) (int, any, error) {
 	if len(in.BMCPassword) > 256 {
 		return 0, nil, fieldError("bmc_password", "must be at most 256 bytes")
 	}
-	id := rq.r.PathValue("id")
 	now := s.clock.Now().UTC()
 	// A new key is unproven until the next probe. Drop the old probe before
 	// the secret changes, so a failure between the two writes cannot leave
@@ -330,23 +388,35 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 	}
 	credentialsMissing := &StatusError{Status: http.StatusUnprocessableEntity, Code: CodeCredentialsUnset, Field: "maas_api_key",
 		Message: "maas_api_key: the site has no credentials; POST them to /api/v1/admin/maas-sites/" + id + "/credentials first"}
-	if !site.CredentialsSet {
+	// A connector site's connector may hold the key itself.
+	keyAtSite := site.ThroughConnector() && s.paths != nil
+	if !site.CredentialsSet && !keyAtSite {
 		return 0, nil, credentialsMissing
 	}
-	creds, err := secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
-	var nf *secrets.SecretNotFoundError
-	if errors.As(err, &nf) {
-		return 0, nil, credentialsMissing
-	}
-	if err != nil {
-		return 0, nil, err
+	var creds domain.SiteCredentials
+	if site.CredentialsSet {
+		creds, err = secrets.GetSiteCredentials(rq.ctx(), s.secrets, id)
+		var nf *secrets.SecretNotFoundError
+		if errors.As(err, &nf) && !keyAtSite {
+			return 0, nil, credentialsMissing
+		}
+		if err != nil && !errors.As(err, &nf) {
+			return 0, nil, err
+		}
 	}
 
 	pctx, cancel := context.WithTimeout(rq.ctx(), s.cfg.ProbeTimeout)
-	res, perr := s.prober.Probe(pctx, site.MAASURL, creds.MAASAPIKey)
+	var res maas.ProbeResult
+	var perr error
+	var conn *domain.ConnectorStatus
+	if s.paths != nil {
+		res, conn, perr = s.paths.ProbeSite(pctx, site, creds.MAASAPIKey)
+	} else {
+		res, perr = s.prober.Probe(pctx, site.MAASURL, creds.MAASAPIKey)
+	}
 	cancel()
 	now := s.clock.Now().UTC()
-	result := domain.ProbeResult{Healthy: perr == nil && res.Problem() == "", CheckedAt: now}
+	result := domain.ProbeResult{Healthy: perr == nil && res.Problem() == "", CheckedAt: now, Connector: conn}
 	if perr == nil {
 		result.Version, result.Capabilities = res.Version, res.Capabilities
 		result.User, result.IsAdmin = res.Username, res.IsAdmin

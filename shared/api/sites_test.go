@@ -418,7 +418,7 @@ func TestCredentialsWriteFailureLeavesNoHealthyProbe(t *testing.T) {
 	assert.Nil(t, site.Probe, "the old key's probe no longer vouches for the site")
 }
 
-// TestMovingASiteClearsItsCredentials is the probe's reproducer: a PATCH to
+// TestMovingASiteClearsItsCredentials reproduces a defect a security review found: a PATCH to
 // another URL used to make the next probe send the site's key there.
 func TestMovingASiteClearsItsCredentials(t *testing.T) {
 	h := newHarness(t)

@@ -72,3 +72,15 @@ func TestStrictJSON(t *testing.T) {
 	list := h.mustAdmin(http.StatusOK, "GET", sites, nil)
 	assert.Len(t, list["items"], 1)
 }
+
+func TestQueryParametersAreBounded(t *testing.T) {
+	h := newHarness(t)
+	long := strings.Repeat("q", 10<<10)
+	r := h.admin("GET", "/api/v1/admin/onboardings?cursor="+long, nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+	assert.Contains(t, string(r.body), "at most 2048")
+	r = h.admin("GET", "/api/v1/admin/onboardings?"+long+"=1", nil)
+	require.Equal(t, http.StatusBadRequest, r.status)
+	assert.NotContains(t, string(r.body), long[:100])
+	assert.NotContains(t, h.logs.String(), long[:100])
+}

@@ -25,6 +25,36 @@ type Site struct {
 	UpdatedAt      time.Time    `json:"updated_at" dynamodbav:"updated_at"`
 	// Version is the optimistic-concurrency counter; every write bumps it.
 	Version int64 `json:"-" dynamodbav:"version"`
+
+	// Connectivity is how maasflow reaches the site's MAAS:
+	// ConnectivityVPC or ConnectivityConnector (empty reads as VPC).
+	Connectivity string `json:"connectivity" dynamodbav:"connectivity,omitempty"`
+	// AllowHTTP lets a VPC site's MAAS URL be plain http, which the AWS
+	// deployment accepts only for a private address.
+	AllowHTTP bool `json:"allow_http" dynamodbav:"allow_http,omitempty"`
+}
+
+// Site connectivity (docs/decisions.md, "Site connector").
+const (
+	// ConnectivityVPC: the functions reach MAAS over the network they run
+	// in (the MAAS VPC, Direct Connect or VPN; locally, the host's network).
+	ConnectivityVPC = "vpc"
+	// ConnectivityConnector: MAAS calls go through `maasflow connector`
+	// at the site, which may hold the MAAS API key itself.
+	ConnectivityConnector = "connector"
+)
+
+// ThroughConnector reports whether the site is reached through its connector.
+func (s Site) ThroughConnector() bool { return s.Connectivity == ConnectivityConnector }
+
+// ConnectorStatus is a connector site's connector as the probe saw it.
+type ConnectorStatus struct {
+	Online        bool      `json:"online" dynamodbav:"online"`
+	Version       string    `json:"version,omitempty" dynamodbav:"version,omitempty"`
+	Hostname      string    `json:"hostname,omitempty" dynamodbav:"hostname,omitempty"`
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero" dynamodbav:"last_heartbeat,omitempty"`
+	StartedAt     time.Time `json:"started_at,omitzero" dynamodbav:"started_at,omitempty"`
+	MAASReachable bool      `json:"maas_reachable" dynamodbav:"maas_reachable"`
 }
 
 // ProbeResult is what the last site probe saw (seed 001 §4.1 probe).
@@ -36,6 +66,9 @@ type ProbeResult struct {
 	IsAdmin      bool      `json:"is_admin" dynamodbav:"is_admin"`
 	Error        string    `json:"error,omitempty" dynamodbav:"error,omitempty"`
 	CheckedAt    time.Time `json:"checked_at" dynamodbav:"checked_at"`
+
+	// Connector is set for connector sites: its heartbeat and version.
+	Connector *ConnectorStatus `json:"connector,omitempty" dynamodbav:"connector,omitempty"`
 }
 
 // Profile is an operational policy bundle under a site. It owns the runtime

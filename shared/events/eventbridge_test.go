@@ -52,7 +52,7 @@ func TestEventBridgeBuildsTheEntry(t *testing.T) {
 	assert.Equal(t, "maasflow-bus", aws.ToString(e.EventBusName))
 	assert.Equal(t, Source, aws.ToString(e.Source), "empty source means maasflow")
 	assert.Equal(t, OnboardingManualInterventionRequired, aws.ToString(e.DetailType))
-	assert.JSONEq(t, `{"site_id":"site-1","onboarding_id":"onb-1","node_id":"node-1","maas_system_id":"abc123",
+	assert.JSONEq(t, `{"site_id":"site-1","onboarding_id":"onb-1","batch_id":"batch-1","node_id":"node-1","maas_system_id":"abc123",
 		"hostname":"gpu-01","correlation_id":"corr-1","attempt":1,"status":"manual_intervention","stage":"deploy",
 		"error":{"code":"DeployFailedError","message":"deployment failed: curtin error"},
 		"occurred_at":"2025-03-04T05:06:07Z"}`, aws.ToString(e.Detail))

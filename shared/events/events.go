@@ -42,6 +42,7 @@ const (
 type OnboardingDetail struct {
 	SiteID        string       `json:"site_id"`
 	OnboardingID  string       `json:"onboarding_id"`
+	BatchID       string       `json:"batch_id,omitempty"`
 	NodeID        string       `json:"node_id"`
 	MAASSystemID  string       `json:"maas_system_id"`
 	Hostname      string       `json:"hostname"`

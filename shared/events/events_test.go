@@ -23,6 +23,7 @@ func sampleDetail(detailType string) OnboardingDetail {
 	d := OnboardingDetail{
 		SiteID:        "site-1",
 		OnboardingID:  "onb-1",
+		BatchID:       "batch-1",
 		NodeID:        "node-1",
 		MAASSystemID:  "abc123",
 		Hostname:      "gpu-01",

@@ -109,6 +109,17 @@ func (p *Prometheus) RecordSite(info domain.SiteRunInfo) {
 	}
 }
 
+// Register adds collectors other parts of local mode own (the API's refusal
+// counts) to the registry.
+func (p *Prometheus) Register(cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := p.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Handler serves the registry in Prometheus text format.
 func (p *Prometheus) Handler() http.Handler {
 	return promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{})

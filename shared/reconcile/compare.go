@@ -183,6 +183,8 @@ func compareOnboarding(v OnboardingView, now time.Time) []Finding {
 	}
 	var out []Finding
 	switch {
+	case o.Status == domain.OnboardingManualIntervention:
+		// Frozen for an operator: its execution has ended on purpose.
 	case o.ExecutionID == "":
 		if now.Sub(o.CreatedAt) > startGrace {
 			out = append(out, f(domain.DriftExecutionNotRunning, "execution "+ExecutionRunning, "no execution"))

@@ -101,6 +101,8 @@ func TestCompareOnboardings(t *testing.T) {
 	old.CreatedAt = t0.Add(-time.Hour)
 	noNode := o
 	noNode.NodeID = ""
+	frozen := o
+	frozen.Status = domain.OnboardingManualIntervention
 
 	tests := []struct {
 		name string
@@ -112,6 +114,7 @@ func TestCompareOnboardings(t *testing.T) {
 		{"forgotten", OnboardingView{Onboarding: noNode, ExecutionStatus: ExecutionUnknown},
 			[]string{"onboarding:o1 execution_not_running execution RUNNING → execution UNKNOWN"}},
 		{"not started yet", OnboardingView{Onboarding: young}, []string{}},
+		{"manual intervention: ended on purpose", OnboardingView{Onboarding: frozen, ExecutionStatus: "SUCCEEDED"}, []string{}},
 		{"never started", OnboardingView{Onboarding: old}, []string{"n1 execution_not_running execution RUNNING → no execution"}},
 		{"execution of another attempt", OnboardingView{Onboarding: withExec("arn:x:execution:onboarding:onboarding-o1-1"), ExecutionStatus: ExecutionRunning},
 			[]string{"n1 attempt_mismatch execution onboarding-o1-2 → execution onboarding-o1-1"}},

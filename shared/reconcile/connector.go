@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
@@ -22,6 +23,9 @@ type SiteConnector struct {
 	Sites   SiteGetter
 	Secrets secrets.Getter
 	Options []maas.Option
+	// Paths, when set, reaches each site over its own network path: the
+	// VPC rules, or the site's connector (which may keep the key).
+	Paths *connector.Paths
 }
 
 var _ Connector = SiteConnector{}
@@ -31,6 +35,16 @@ func (c SiteConnector) ForSite(ctx context.Context, siteID string) (MachineReade
 	site, err := c.Sites.GetSite(ctx, siteID)
 	if err != nil {
 		return nil, err
+	}
+	if c.Paths != nil && site.ThroughConnector() {
+		// The connector signs when maasflow holds no key for the site.
+		creds, _ := secrets.GetSiteCredentials(ctx, c.Secrets, siteID)
+		return c.Paths.MAASClient(ctx, site, creds.MAASAPIKey, c.Options...)
+	}
+	if c.Paths != nil {
+		if err := c.Paths.CheckDirect(ctx, site); err != nil {
+			return nil, err
+		}
 	}
 	creds, err := secrets.GetSiteCredentials(ctx, c.Secrets, siteID)
 	if err != nil {

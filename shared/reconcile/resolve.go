@@ -18,6 +18,9 @@ type Resolution struct {
 	Action string
 	Reason string
 	Actor  string
+	// Started names the operation the caller started for a start action
+	// (e.g. "decommission <id> (full)"); empty means none could be.
+	Started string
 }
 
 // NoOpenDriftError: the node has no open drift of that kind.
@@ -40,9 +43,37 @@ func (e *ResolveRefusedError) Error() string {
 	return fmt.Sprintf("%s is not possible for %s drift: %s", e.Action, e.Kind, e.Reason)
 }
 
-// startOperations names, per kind, the operation `start` would open. None
-// exists in this version: decommission and onboarding recovery
-// (retry/resume/rerun) are separate workflows still to come.
+// StartsDecommission reports whether `start` opens a full decommission for
+// drift of kind: a node whose machine MAAS no longer shows Deployed leaves
+// service through the decommission workflow (release, erase, retire).
+func StartsDecommission(kind string) bool { return kind == domain.DriftStatusMismatch }
+
+// StartRefusal is the answer to `start` for a kind without a fitting
+// operation.
+func StartRefusal(kind string) *ResolveRefusedError {
+	reason := fmt.Sprintf("the %s operation is not available yet; acknowledge the drift and act in MAAS, or adopt what MAAS shows", startOperations[kind])
+	if kind == domain.DriftMachineMissing {
+		reason = "the machine is gone from MAAS, there is nothing to decommission; adopt to mark the node removed"
+	}
+	return &ResolveRefusedError{Action: domain.DriftStart, Kind: kind, Reason: reason}
+}
+
+// OpenDrift returns the node's open drift item of kind: NoOpenDriftError
+// when there is none.
+func (r *Runner) OpenDrift(ctx context.Context, nodeID, kind string) (domain.DriftItem, error) {
+	page, err := r.Store.ListDrift(ctx, store.DriftFilter{NodeID: nodeID, Kind: kind, State: domain.DriftOpen, Limit: 1})
+	if err != nil {
+		return domain.DriftItem{}, err
+	}
+	if len(page.Items) == 0 {
+		return domain.DriftItem{}, &NoOpenDriftError{NodeID: nodeID, Kind: kind}
+	}
+	return page.Items[0], nil
+}
+
+// startOperations names, per kind without one on this version, the
+// operation `start` would open: onboarding recovery (retry, resume,
+// rerun, restart-clean) is still to come.
 var startOperations = map[string]string{
 	domain.DriftMachineMissing:      "decommission",
 	domain.DriftStatusMismatch:      "decommission",
@@ -70,14 +101,10 @@ const executionLostCode = "ExecutionLost"
 //   - start would open the recovery or decommission that fits; none exists
 //     yet, so it is refused (ResolveRefusedError).
 func (r *Runner) Resolve(ctx context.Context, res Resolution) (domain.DriftItem, error) {
-	page, err := r.Store.ListDrift(ctx, store.DriftFilter{NodeID: res.NodeID, Kind: res.Kind, State: domain.DriftOpen, Limit: 1})
+	item, err := r.OpenDrift(ctx, res.NodeID, res.Kind)
 	if err != nil {
 		return domain.DriftItem{}, err
 	}
-	if len(page.Items) == 0 {
-		return domain.DriftItem{}, &NoOpenDriftError{NodeID: res.NodeID, Kind: res.Kind}
-	}
-	item := page.Items[0]
 	resolution := &domain.DriftResolution{Action: res.Action, Reason: res.Reason, By: res.Actor, At: r.Clock.Now().UTC()}
 
 	switch res.Action {
@@ -104,8 +131,16 @@ func (r *Runner) Resolve(ctx context.Context, res Resolution) (domain.DriftItem,
 			return nil
 		})
 	default: // start
-		return domain.DriftItem{}, &ResolveRefusedError{Action: res.Action, Kind: item.Kind,
-			Reason: fmt.Sprintf("the %s operation is not available yet; acknowledge the drift and act in MAAS, or adopt what MAAS shows", startOperations[item.Kind])}
+		if res.Started == "" {
+			return domain.DriftItem{}, StartRefusal(item.Kind)
+		}
+		// The operation takes the node out of the active set, so the next
+		// run closes the item; until then it records what was started.
+		resolution.Detail = res.Started
+		return r.Store.UpdateDriftItem(ctx, item.ID, func(d *domain.DriftItem) error {
+			d.Resolution = resolution
+			return nil
+		})
 	}
 }
 

@@ -328,9 +328,10 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		return err
 	}
 	release, take := lockDiff(*prev, *next)
-	var revoke *types.TransactWriteItem
+	var revoke types.TransactWriteItem
+	revoking := false
 	if next.Status != prev.Status && revokesToken(next.Status) && next.EnrollmentTokenHash != "" {
-		if revoke, err = s.revokeForClose(ctx, next.EnrollmentTokenHash); err != nil {
+		if revoke, revoking, err = s.revokeForClose(ctx, next.EnrollmentTokenHash); err != nil {
 			return err
 		}
 	}
@@ -342,7 +343,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		}
 		owed = append(owed, row)
 	}
-	if len(release) == 0 && len(take) == 0 && revoke == nil && len(owed) == 0 {
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
@@ -363,9 +364,9 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			tx = append(tx, s.putLock(lock, "onboarding_id", next.ID))
 		}
 		revokeAt := -1
-		if revoke != nil {
+		if revoking {
 			revokeAt = len(tx)
-			tx = append(tx, *revoke)
+			tx = append(tx, revoke)
 		}
 		tx = append(tx, owed...) // unconditional: never a failed code
 		err = s.write(ctx, tx...)

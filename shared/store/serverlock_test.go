@@ -19,6 +19,7 @@ import (
 func TestOneOpenOnboardingPerServer(t *testing.T) {
 	ctx := context.Background()
 	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
 		s, _ := mk(t)
 		a := onboarding("o1", "s1", "gpu01")
 		a.IPMIIP = "10.0.0.21"
@@ -78,7 +79,7 @@ func TestOneOpenOnboardingPerServer(t *testing.T) {
 	})
 }
 
-// TestParallelOnboardingsOfOneBMC is the probe's reproducer: parallel
+// TestParallelOnboardingsOfOneBMC reproduces a defect a security review found: parallel
 // onboardings with one ipmi_ip and distinct host names; one wins.
 func TestParallelOnboardingsOfOneBMC(t *testing.T) {
 	ctx := context.Background()
@@ -132,6 +133,7 @@ func TestClosingARunRevokesItsToken(t *testing.T) {
 	ctx := context.Background()
 	for _, status := range []domain.OnboardingStatus{domain.OnboardingCancelled, domain.OnboardingFailed, domain.OnboardingManualIntervention} {
 		eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+			t.Helper()
 			t.Run(string(status), func(t *testing.T) {
 				s, _ := mk(t)
 				runWithToken(t, s, "o1", "h1")

@@ -233,28 +233,28 @@ func (s *Store) tokenRejection(ctx context.Context, hash, nodeID string, now tim
 const revokedReasonAttr = "revoked_reason"
 
 // revokeForClose is the transaction item that revokes the token of a run
-// being closed, or nil when there is nothing to revoke (unknown, consumed
-// or already revoked). Its condition fails if a node consumes the token
+// being closed; ok is false when there is nothing to revoke (unknown,
+// consumed or already revoked). Its condition fails if a node consumes the token
 // before the transaction commits; the caller then reads everything again.
-func (s *Store) revokeForClose(ctx context.Context, hash string) (*types.TransactWriteItem, error) {
+func (s *Store) revokeForClose(ctx context.Context, hash string) (item types.TransactWriteItem, ok bool, err error) {
 	raw, found, err := s.getRaw(ctx, tokenKey(hash))
 	if err != nil {
-		return nil, fmt.Errorf("read enrollment token %s: %w", shortHash(hash), err)
+		return item, false, fmt.Errorf("read enrollment token %s: %w", shortHash(hash), err)
 	}
 	if !found {
-		return nil, nil
+		return item, false, nil
 	}
 	if _, consumed := raw["consumed_at"]; consumed {
-		return nil, nil
+		return item, false, nil
 	}
 	if _, revoked := raw["revoked_at"]; revoked {
-		return nil, nil
+		return item, false, nil
 	}
 	revoked, err := attributevalue.Marshal(s.now().UTC())
 	if err != nil {
-		return nil, fmt.Errorf("encode revoked_at: %w", err)
+		return item, false, fmt.Errorf("encode revoked_at: %w", err)
 	}
-	return &types.TransactWriteItem{Update: &types.Update{
+	return types.TransactWriteItem{Update: &types.Update{
 		TableName:           aws.String(s.table),
 		Key:                 tokenKey(hash).av(),
 		UpdateExpression:    aws.String(exprRevokeClosed),
@@ -263,7 +263,7 @@ func (s *Store) revokeForClose(ctx context.Context, hash string) (*types.Transac
 			"#pk": AttrPK, "#consumed": "consumed_at", "#revoked": "revoked_at", "#reason": revokedReasonAttr,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":revoked": revoked, ":reason": str(TokenWorkflowClosed)},
-	}}, nil
+	}}, true, nil
 }
 
 // RevokeEnrollmentToken makes an unconsumed token unusable, in one

@@ -115,7 +115,7 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 
 	first := e.reconcileNow()
 	assert.Empty(t, e.openDrift(f.SiteID)[nodes["gpu-r1"]+" status_mismatch"], "in agreement before the changes")
-	assert.Equal(t, float64(4), first["nodes_checked"])
+	assert.EqualValues(t, 4, first["nodes_checked"])
 
 	ctx := context.Background()
 	mc := e.maasClient()
@@ -201,9 +201,22 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 	hist := e.admin("GET", reconPath+"/drift?node_id="+nodes["gpu-r4"]+"&state=closed", nil, http.StatusOK)
 	require.Len(t, hist["items"].([]any), 1)
 
-	// start is refused until the operation exists.
+	// start: a machine gone from MAAS has nothing to decommission; a
+	// released one is decommissioned, and the next run closes its item.
 	e.admin("POST", reconPath+"/drift/"+nodes["gpu-r3"]+"/resolve",
 		map[string]any{"kind": "machine_missing", "action": "start", "reason": "decommission"}, http.StatusConflict)
+	started := e.admin("POST", reconPath+"/drift/"+nodes["gpu-r1"]+"/resolve",
+		map[string]any{"kind": "status_mismatch", "action": "start", "reason": "out of service"}, http.StatusOK)
+	res := started["resolution"].(map[string]any)
+	assert.Equal(t, "start", res["action"])
+	require.Contains(t, res["detail"], "decommission ")
+	decomID := strings.Fields(res["detail"].(string))[1]
+	decom := e.admin("GET", "/api/v1/admin/decommissions/"+decomID, nil, http.StatusOK)
+	assert.Equal(t, nodes["gpu-r1"], decom["node_id"])
+	assert.Equal(t, "full", decom["mode"])
+	e.reconcileNow()
+	_, stillOpen := e.openDrift(f.SiteID)[nodes["gpu-r1"]+" status_mismatch"]
+	assert.False(t, stillOpen, "the decommissioning node is no longer compared")
 
 	// Metrics.
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.stack.APIURL+"/metrics", nil)

@@ -14,17 +14,21 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
+	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -43,6 +47,14 @@ type Env struct {
 	PackageOCIRef   string
 	PackageDigest   string
 	TaskSigningKeys string
+	// The AWS deployment's settings (infra sets them; shared/config/aws.go).
+	SecretPrefix    string
+	SiteSecretsRole string
+	SecretsKMSKey   string
+	RequireHTTPS    string
+	ConnectorQueues string
+	ConnectorTable  string
+	GroupsClaim     string
 }
 
 // LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
@@ -58,19 +70,34 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvPackageOCIRef, Target: &e.PackageOCIRef},
 		config.Var{Name: config.EnvPackageDigest, Target: &e.PackageDigest},
 		config.Var{Name: config.EnvTaskSigningKeys, Target: &e.TaskSigningKeys},
+		config.Var{Name: config.EnvSecretPrefix, Target: &e.SecretPrefix},
+		config.Var{Name: config.EnvSiteSecretsRole, Target: &e.SiteSecretsRole},
+		config.Var{Name: config.EnvSecretsKMSKey, Target: &e.SecretsKMSKey},
+		config.Var{Name: config.EnvRequireHTTPS, Target: &e.RequireHTTPS},
+		config.Var{Name: config.EnvConnectorQueuePrefix, Target: &e.ConnectorQueues},
+		config.Var{Name: config.EnvConnectorTable, Target: &e.ConnectorTable},
+		config.Var{Name: config.EnvAdminGroupsClaim, Target: &e.GroupsClaim},
 	)
 	return e, err
 }
 
 // clients are the AWS SDK clients, built once per cold start.
 type clients struct {
-	env     Env
-	store   *store.Store
-	secrets *secrets.SecretsManager
-	bus     *events.EventBridge
-	flow    *workflow.StepFunctions
-	sfn     workflow.SFNAPI
-	logger  *slog.Logger
+	env   Env
+	store *store.Store
+	// secrets reads site credentials (through the site-scoped role when
+	// one is configured) and writes them under the stage's prefix.
+	secrets secrets.Split
+	// ownSecrets reads, with the function's own role, the secrets that
+	// are not a site's (the allocation service's token).
+	ownSecrets *secrets.SecretsManager
+	bus        *events.EventBridge
+	flow       *workflow.StepFunctions
+	sfn        workflow.SFNAPI
+	logger     *slog.Logger
+	// paths reaches each site over its network path (VPC rules, site
+	// connectors).
+	paths *connector.Paths
 }
 
 func load(ctx context.Context) (*clients, error) {
@@ -84,13 +111,15 @@ func load(ctx context.Context) (*clients, error) {
 	}
 	sfnClient := sfn.NewFromConfig(cfg)
 	return &clients{
-		env:     env,
-		store:   store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
-		secrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
-		bus:     events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
-		flow:    workflow.NewStepFunctions(sfnClient, env.OnboardingSM),
-		sfn:     sfnClient,
-		logger:  slog.New(lambdacontext.NewLogHandler()),
+		env:        env,
+		store:      store.New(dynamodb.NewFromConfig(cfg), env.Table, time.Now),
+		secrets:    siteSecrets(cfg, env),
+		ownSecrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
+		bus:        events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
+		flow:       workflow.NewStepFunctions(sfnClient, env.OnboardingSM),
+		sfn:        sfnClient,
+		logger:     slog.New(lambdacontext.NewLogHandler()),
+		paths:      sitePaths(cfg, env),
 	}, nil
 }
 
@@ -106,7 +135,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 	}
 	return withLifecycle(activities.Deps{
 		Store:     c.store,
-		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient),
+		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 		Secrets:   c.secrets,
 		Events:    c.bus,
 		Completer: c.flow,
@@ -140,7 +169,8 @@ func API(ctx context.Context) (http.Handler, error) {
 		Stopper:   c.flow,
 		Completer: c.flow,
 		Prober:    maas.SiteProber{},
-		Auth:      api.NewAPIGatewayJWT("", c.env.AdminGroup),
+		Paths:     c.paths,
+		Auth:      api.NewAPIGatewayJWT(c.env.GroupsClaim, c.env.AdminGroup),
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
@@ -157,6 +187,33 @@ func API(ctx context.Context) (http.Handler, error) {
 		deps.Reconciler = rc
 	}
 	return api.New(api.Config{}, deps), nil
+}
+
+// sitePaths requires https on the VPC path and relays connector sites
+// through their SQS queues when the deployment has connector sites.
+func sitePaths(cfg aws.Config, env Env) *connector.Paths {
+	p := &connector.Paths{RequireHTTPS: env.RequireHTTPS == "true"}
+	if env.ConnectorQueues != "" && env.ConnectorTable != "" {
+		r := sqsrelay.New(sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), env.ConnectorQueues, env.ConnectorTable)
+		p.Relay, p.Status = r, r
+	}
+	return p
+}
+
+// siteSecrets reads each site's credentials with a session scoped to that
+// site when the deployment names the site-secrets role, and writes them
+// with the function's own role; both under the stage's prefix.
+func siteSecrets(cfg aws.Config, env Env) secrets.Split {
+	var opts []secrets.Option
+	if env.SecretsKMSKey != "" {
+		opts = append(opts, secrets.WithKMSKeyID(env.SecretsKMSKey))
+	}
+	own := secrets.Prefixed{Prefix: env.SecretPrefix, Store: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg), opts...)}
+	split := secrets.Split{Getter: own, Putter: own}
+	if env.SiteSecretsRole != "" {
+		split.Getter = secrets.NewSiteScoped(cfg, env.SiteSecretsRole, config.SiteTagKey, env.SecretPrefix)
+	}
+	return split
 }
 
 func splitKeys(s string) []string {

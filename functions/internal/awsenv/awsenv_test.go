@@ -35,7 +35,8 @@ func TestLoadEnvNamesEveryMissingVariable(t *testing.T) {
 }
 
 // TestEveryActivityIsAFunction keeps functions/ and the activity catalog in
-// step: one directory per activity, each starting exactly that activity.
+// step: one directory per activity, each starting exactly that activity,
+// besides api and reconcile (the reconcile state machine's step).
 func TestEveryActivityIsAFunction(t *testing.T) {
 	mains, err := filepath.Glob("../../*/main.go")
 	require.NoError(t, err)

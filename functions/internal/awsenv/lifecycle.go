@@ -37,7 +37,7 @@ func allocationService(getter *secrets.SecretsManager) (*allocation.HTTP, error)
 
 // withLifecycle adds the decommission ports to the activities' deps.
 func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
-	svc, err := allocationService(c.secrets)
+	svc, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}
@@ -51,7 +51,7 @@ func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
 
 // withAPILifecycle adds the node lifecycle's ports to the API's deps.
 func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.Deps, error) {
-	svc, err := allocationService(c.secrets)
+	svc, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}

@@ -34,7 +34,7 @@ func (c *clients) reconcileRunner(ctx context.Context) (*reconcile.Runner, error
 	}
 	return reconcile.New(reconcile.Config{Interval: reconcileInterval()}, reconcile.Deps{
 		Store:      c.store,
-		MAAS:       reconcile.SiteConnector{Sites: c.store, Secrets: c.secrets},
+		MAAS:       reconcile.SiteConnector{Sites: c.store, Secrets: c.secrets, Paths: c.paths},
 		Executions: workflow.SFNStatus{Client: sfn.NewFromConfig(cfg)},
 		Events:     c.bus,
 		Metrics:    metrics.NewEMF(os.Stdout, nil),

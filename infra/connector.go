@@ -1,0 +1,142 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/connector"
+)
+
+// Site connector transport (docs/decisions.md, "Site connector"): one SQS
+// request queue per connector site, which only that site's connector may
+// receive from, and one reply table where a connector may write only items
+// under its own site's partition key. Requests are short-lived, so the
+// queue keeps them 15 minutes and the table expires replies by TTL.
+const (
+	connectorRetention = 15 // minutes a request waits in its queue
+	// connectorVisibility is how long a received request stays hidden:
+	// longer than any request's deadline (the functions time out at 60 s),
+	// so a request comes back only when its connector died with it.
+	connectorVisibility = 120
+	connectorMaxReceive = 5 // receives before a request goes to the DLQ
+)
+
+type connectorResources struct {
+	table  awsdynamodb.Table
+	queues map[string]awssqs.Queue
+	dlqs   map[string]awssqs.Queue
+}
+
+// connectorQueueName is the request queue of one connector site.
+func (b *builder) connectorQueueName(site string) string { return b.name("connector-" + site) }
+
+// connectorQueueURLPrefix is a request queue's URL without the site ID.
+func (b *builder) connectorQueueURLPrefix() *string {
+	return awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("https://sqs."), b.stack.Region(), jsii.String("."), b.stack.UrlSuffix(), jsii.String("/"),
+		b.stack.Account(), jsii.String("/" + b.connectorQueueName("")),
+	})
+}
+
+// connectorResources creates the queues and the reply table when any site
+// uses a connector.
+func (b *builder) connectorResources() {
+	if len(b.props.ConnectorSites) == 0 {
+		return
+	}
+	c := connectorResources{queues: map[string]awssqs.Queue{}, dlqs: map[string]awssqs.Queue{}}
+	str := awsdynamodb.AttributeType_STRING
+	c.table = awsdynamodb.NewTable(b.stack, jsii.String("ConnectorTable"), &awsdynamodb.TableProps{
+		TableName:           jsii.String(b.name("connector")),
+		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(connector.AttrSite), Type: str},
+		SortKey:             &awsdynamodb.Attribute{Name: jsii.String(connector.AttrKey), Type: str},
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String(connector.AttrTTL),
+		// Replies and heartbeats only: nothing to keep after a destroy.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	for _, site := range b.props.ConnectorSites {
+		id := "Connector" + CamelCase(site)
+		dlq := awssqs.NewQueue(b.stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{
+			QueueName:       jsii.String(b.connectorQueueName(site) + "-dlq"),
+			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:      jsii.Bool(true),
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		})
+		c.dlqs[site] = dlq
+		c.queues[site] = awssqs.NewQueue(b.stack, jsii.String(id+"Requests"), &awssqs.QueueProps{
+			QueueName:              jsii.String(b.connectorQueueName(site)),
+			Encryption:             awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:             jsii.Bool(true),
+			RetentionPeriod:        awscdk.Duration_Minutes(jsii.Number(connectorRetention)),
+			VisibilityTimeout:      awscdk.Duration_Seconds(jsii.Number(connectorVisibility)),
+			ReceiveMessageWaitTime: awscdk.Duration_Seconds(jsii.Number(20)),
+			DeadLetterQueue:        &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(connectorMaxReceive)},
+		})
+	}
+	b.connector = c
+}
+
+// grantConnectorRelay lets a site-facing function send requests to every
+// connector site's queue and read the replies.
+func (b *builder) grantConnectorRelay(role awsiam.Role) {
+	c := b.connector
+	if c.table == nil {
+		return
+	}
+	var queues []*string
+	for _, site := range b.props.ConnectorSites {
+		queues = append(queues, c.queues[site].QueueArn())
+	}
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sqs:SendMessage"),
+		Resources: &queues,
+	}))
+	// Read the reply, then delete it: replies may hold BMC parameters.
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:DeleteItem"),
+		Resources: jsii.Strings(*c.table.TableArn()),
+	}))
+}
+
+// connectorUsers creates one IAM user per connector site: the connector
+// at the site runs with an access key of this user (docs/deploy.md,
+// "Connector credentials"), which may receive only its site's requests and
+// write only under its site's partition key.
+func (b *builder) connectorUsers() {
+	c := b.connector
+	if c.table == nil {
+		return
+	}
+	for _, site := range b.props.ConnectorSites {
+		id := "Connector" + CamelCase(site)
+		user := awsiam.NewUser(b.stack, jsii.String(id+"User"), &awsiam.UserProps{
+			Path: jsii.String("/maasflow/" + b.props.Stage + "/"),
+		})
+		awscdk.Tags_Of(user).Add(jsii.String(config.SiteTagKey), jsii.String(site), nil)
+		user.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			// What sqsrelay.Link calls: receive and delete, nothing else.
+			Actions:   jsii.Strings("sqs:ReceiveMessage", "sqs:DeleteMessage"),
+			Resources: jsii.Strings(*c.queues[site].QueueArn()),
+		}))
+		user.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("dynamodb:PutItem"),
+			Resources: jsii.Strings(*c.table.TableArn()),
+			Conditions: &map[string]any{"ForAllValues:StringEquals": map[string]any{
+				"dynamodb:LeadingKeys": []string{site},
+			}},
+		}))
+		awscdk.NewCfnOutput(b.stack, jsii.String(id+"QueueUrl"), &awscdk.CfnOutputProps{
+			Value:       c.queues[site].QueueUrl(),
+			Description: jsii.String("request queue of the connector of site " + site),
+		})
+		awscdk.NewCfnOutput(b.stack, jsii.String(id+"UserName"), &awscdk.CfnOutputProps{
+			Value:       user.UserName(),
+			Description: jsii.String("IAM user the connector of site " + site + " runs as (create its access key)"),
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package localstack
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
+)
+
+func startIn(t *testing.T, dir string) *Stack {
+	t.Helper()
+	st, err := Start(context.Background(), Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: 600, DataDir: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// failedEvents are the node.onboarding.failed events of onboarding id in
+// the data dir's event file.
+func failedEvents(t *testing.T, dir, id string) []events.OnboardingDetail {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	require.NoError(t, err)
+	defer func() { _ = f.Close() }()
+	var out []events.OnboardingDetail
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var env events.Envelope
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &env))
+		var d events.OnboardingDetail
+		require.NoError(t, json.Unmarshal(env.Detail, &d))
+		if env.DetailType == events.OnboardingFailed && d.OnboardingID == id {
+			out = append(out, d)
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// TestInterruptedOnboardingClosesProperly: a run the previous process left
+// running is closed with completed_at, its failed event and a revoked
+// token, and no time written at the restart is earlier than what the
+// previous process wrote under its faster clock.
+func TestInterruptedOnboardingClosesProperly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := startIn(t, dir)
+	// The previous process's scaled clock ran days ahead of the wall clock.
+	ahead := time.Now().UTC().Add(30 * 24 * time.Hour)
+	require.NoError(t, first.Store.CreateOnboarding(ctx, domain.Onboarding{
+		ID: "o1", SiteID: "s1", ProfileID: "p1", SKUID: "k1", Hostname: "gpu-01", IPMIIP: "10.0.0.21", NodeID: "n1",
+		Status: domain.OnboardingRunning, Stage: domain.StageWaitEnrollment, Attempt: 1, CorrelationID: "c1",
+		EnrollmentTokenHash: "h1", CreatedAt: ahead.Add(-time.Hour), UpdatedAt: ahead,
+	}))
+	require.NoError(t, first.Store.PutEnrollmentToken(ctx, domain.EnrollmentToken{
+		Hash: "h1", NodeID: "n1", OnboardingID: "o1", Attempt: 1, ExpiresAt: ahead.Add(time.Hour), CreatedAt: ahead,
+	}))
+	require.NoError(t, first.Store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
+		OnboardingID: "o1", Time: ahead.Add(time.Minute), Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageWaitEnrollment,
+	}))
+	require.NoError(t, first.Close())
+
+	second := startIn(t, dir)
+	o, err := second.Store.GetOnboarding(ctx, "o1")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OnboardingFailed, o.Status)
+	require.NotNil(t, o.Error)
+	assert.Equal(t, interruptedCode, o.Error.Code)
+	require.NotNil(t, o.CompletedAt, "closed means completed_at")
+	assert.True(t, o.CompletedAt.After(ahead.Add(time.Minute)), "completed_at %s is after the last write %s", o.CompletedAt, ahead.Add(time.Minute))
+	assert.False(t, o.UpdatedAt.Before(*o.CompletedAt))
+	assert.True(t, second.Engine.Clock().Now().After(ahead), "the clock resumes past the data dir")
+
+	rows, err := second.Store.ListOnboardingEvents(ctx, "o1")
+	require.NoError(t, err)
+	times := make([]time.Time, 0, len(rows))
+	for _, r := range rows {
+		times = append(times, r.Time)
+	}
+	assert.True(t, slices.IsSortedFunc(times, func(a, b time.Time) int { return a.Compare(b) }), "timeline times never go backwards: %v", times)
+	assert.Len(t, rows, 2, "stage row, close note")
+
+	tok, err := second.Store.GetEnrollmentToken(ctx, "h1")
+	require.NoError(t, err)
+	assert.NotNil(t, tok.RevokedAt, "the run's token dies with it")
+
+	// The close owes its event through the outbox; the relay publishes it.
+	evs := failedEvents(t, dir, "o1")
+	for deadline := time.Now().Add(10 * time.Second); len(evs) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		evs = failedEvents(t, dir, "o1")
+	}
+	require.Len(t, evs, 1)
+	assert.Equal(t, interruptedCode, evs[0].Error.Code)
+	assert.Equal(t, 1, evs[0].Attempt)
+	assert.True(t, evs[0].OccurredAt.After(ahead))
+	require.NoError(t, second.Close())
+
+	// Another restart changes nothing and publishes nothing again.
+	third := startIn(t, dir)
+	again, err := third.Store.GetOnboarding(ctx, "o1")
+	require.NoError(t, err)
+	assert.Equal(t, o.Version, again.Version)
+	assert.Len(t, failedEvents(t, dir, "o1"), 1)
+}

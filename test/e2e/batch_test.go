@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/events"
+)
+
+// TestBatchOfTenWithOneFailingHost onboards a rack of ten through one
+// batch: one host fails commissioning, which must not stop or fail the
+// other nine, and the batch's counts follow its onboardings.
+func TestBatchOfTenWithOneFailingHost(t *testing.T) {
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	var nodes []any
+	for i := 1; i <= 10; i++ {
+		host, bmc := fmt.Sprintf("rack-%02d", i), fmt.Sprintf("10.50.0.%d", i)
+		var faults map[string]any
+		if i == 4 {
+			faults = map[string]any{"commission_failures": 1}
+		}
+		e.hardware(host, bmc, fmt.Sprintf("52:54:00:50:00:%02x", i), faults)
+		nodes = append(nodes, map[string]any{"hostname": host, "ipmi_ip": bmc})
+	}
+	b := e.admin("POST", "/api/v1/admin/onboardings/batch", map[string]any{
+		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "nodes": nodes,
+	}, http.StatusAccepted)
+	id := b["id"].(string)
+	require.Len(t, b["items"], 10)
+	started := 0.0
+	for status, n := range b["counts"].(map[string]any) {
+		assert.Contains(t, []string{"pending", "running"}, status, "every row started")
+		started += n.(float64)
+	}
+	assert.InDelta(t, 10.0, started, 0)
+
+	deadline := time.Now().Add(terminalWait)
+	for b["status"] == "running" {
+		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
+		time.Sleep(50 * time.Millisecond)
+		b = e.admin("GET", "/api/v1/admin/onboarding-batches/"+id, nil, http.StatusOK)
+	}
+	assert.Equal(t, "manual_intervention", b["status"])
+	assert.Equal(t, map[string]any{"completed": 9.0, "manual_intervention": 1.0}, b["counts"])
+	for _, raw := range b["items"].([]any) {
+		it := raw.(map[string]any)
+		if it["hostname"] == "rack-04" {
+			assert.Equal(t, "manual_intervention", it["status"])
+			assert.NotEmpty(t, it["error"], "the item says why")
+		} else {
+			assert.Equal(t, "completed", it["status"], it)
+			assert.Equal(t, "done", it["stage"])
+		}
+	}
+	obs := e.admin("GET", "/api/v1/admin/onboardings?batch_id="+id+"&status=completed", nil, http.StatusOK)["items"].([]any)
+	assert.Len(t, obs, 9)
+	for _, o := range obs {
+		assert.Equal(t, id, o.(map[string]any)["batch_id"])
+	}
+
+	// The events carry the batch id.
+	first := obs[0].(map[string]any)["id"].(string)
+	require.Len(t, e.emitted(first, 2), 2)
+	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+	require.NoError(t, err)
+	carried := 0
+	for _, ev := range envs {
+		if strings.Contains(string(ev.Detail), `"onboarding_id":"`+first+`"`) {
+			assert.Contains(t, string(ev.Detail), `"batch_id":"`+id+`"`, ev.DetailType)
+			carried++
+		}
+	}
+	assert.Equal(t, 2, carried, "started and completed")
+}
+
+// TestBatchValidationOverHTTP: a bad row is a 400 naming nodes[i].field and
+// nothing starts; a busy host is reported on its row while the rest start.
+func TestBatchValidationOverHTTP(t *testing.T) {
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	batch := func(nodes ...any) map[string]any {
+		return map[string]any{"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "nodes": nodes}
+	}
+	n := func(host, ip string) map[string]any { return map[string]any{"hostname": host, "ipmi_ip": ip} }
+
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{batch(n("gpu-01", "10.60.0.1"), n("gpu-01", "10.60.0.2")), "nodes[1].hostname"},
+		{batch(n("gpu-01", "10.60.0.1"), n("gpu-02", "not-an-ip")), "nodes[1].ipmi_ip"},
+		{batch(), "nodes"},
+	} {
+		out := e.admin("POST", "/api/v1/admin/onboardings/batch", tc.body, http.StatusBadRequest)
+		assert.Equal(t, tc.field, out["error"].(map[string]any)["field"])
+	}
+	assert.Empty(t, e.admin("GET", "/api/v1/admin/onboardings", nil, http.StatusOK)["items"], "nothing started")
+
+	e.hardware("gpu-01", "10.60.0.1", "52:54:00:60:00:01", nil)
+	e.hardware("gpu-02", "10.60.0.2", "52:54:00:60:00:02", nil)
+	busy := e.onboard(f, "gpu-01", "10.60.0.1")
+	out := e.admin("POST", "/api/v1/admin/onboardings/batch", batch(n("gpu-01", "10.60.0.1"), n("gpu-02", "10.60.0.2")), http.StatusAccepted)
+	items := out["items"].([]any)
+	first, second := items[0].(map[string]any), items[1].(map[string]any)
+	assert.Equal(t, "rejected", first["status"])
+	assert.Contains(t, first["error"].(map[string]any)["message"], busy)
+	assert.Equal(t, "pending", second["status"])
+	assert.Equal(t, "completed", e.waitTerminal(second["onboarding_id"].(string))["status"])
+}

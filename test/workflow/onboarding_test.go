@@ -49,6 +49,10 @@ type options struct {
 	tokenWaitsIdle bool
 	// localDB runs the store on local mode's database (benchmarks).
 	localDB bool
+	// simSkew and simSecondSubnet set the simulator's region-wide options (clock skew, a second
+	// subnet on the PXE VLAN).
+	simSkew         time.Duration
+	simSecondSubnet bool
 	// deps adjusts the activities' dependencies before the handlers are
 	// built (a slow MAAS, a short invocation budget).
 	deps func(f *activitiestest.Fixture, d *activities.Deps)
@@ -60,7 +64,8 @@ type options struct {
 func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
-	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB})
+	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB,
+		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	if o.deps != nil {
@@ -333,6 +338,40 @@ func TestPXEPreflightFailureStopsBeforeDeploy(t *testing.T) {
 	calls, _ := h.simCalls()
 	assert.Zero(t, calls["POST deploy"], "nothing is deployed after a failed preflight")
 	assert.Zero(t, r.ob.DeployAttempts)
+}
+
+func TestPXELinkUpOnlyIsRelinkedOnTheDiscoveredSubnet(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-21", "10.0.0.41", "52:54:00:00:00:41", maassim.Faults{PXELinkUpOnly: true})
+	o := h.f.AddOnboarding(t, "gpu-21", "10.0.0.41")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+	assertTimelineHas(t, h, o.ID, domain.TimelineStageExited, "10.20.0.0/24")
+}
+
+func TestPXELinkUpOnlyOnTheVLANsOnlySubnetIsRelinked(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-22", "10.0.0.42", "52:54:00:00:00:42", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-22", "10.0.0.42")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+}
+
+func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-23", "10.0.0.43", "52:54:00:00:00:43", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-23", "10.0.0.43")
+
+	r := h.run(o)
+	requireManual(t, r, "PXEPreflightError")
+	assert.Equal(t, domain.StagePXEPreflight, r.ob.Error.Stage)
+	assert.Contains(t, r.ob.Error.Message, "10.20.0.0/24")
+	assert.Contains(t, r.ob.Error.Message, maassim.SecondSubnetCIDR)
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST link_subnet"], "nothing is linked when the subnet is a guess")
+	assert.Zero(t, calls["POST deploy"])
 }
 
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {

@@ -299,6 +299,25 @@ func TestDatasourceFailureOnceIsRetried(t *testing.T) {
 	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
 }
 
+// A region whose clock is minutes off the control plane's still has its
+// deploy's events read: they are chosen by MAAS event id, not by time.
+func TestDatasourceFailureIsRetriedWhateverTheRegionClock(t *testing.T) {
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			h := newHarness(t, options{simSkew: skew})
+			h.hardware("gpu-16", "10.0.0.36", "52:54:00:00:00:36", maassim.Faults{DeployDatasourceFailures: 1})
+			o := h.f.AddOnboarding(t, "gpu-16", "10.0.0.36")
+
+			r := h.run(o)
+			requireCompleted(t, r)
+			assert.Equal(t, 2, r.ob.DeployAttempts)
+			calls, _ := h.simCalls()
+			assert.Equal(t, 2, calls["POST deploy"])
+			assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
+		})
+	}
+}
+
 func TestDatasourceFailureTwiceNeedsAnOperator(t *testing.T) {
 	h := newHarness(t, options{})
 	h.hardware("gpu-07", "10.0.0.18", "52:54:00:00:00:18", maassim.Faults{DeployDatasourceFailures: 2})

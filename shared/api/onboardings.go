@@ -96,7 +96,10 @@ func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID st
 	case !sku.Active:
 		return site, profile, sku, referenceError("sku_id", "SKU %q is not active", skuID)
 	}
-	return site, profile, sku, siteReady(site)
+	if err := siteReady(site); err != nil {
+		return site, profile, sku, err
+	}
+	return site, profile, sku, s.checkBootstrapPolicy(site, profile)
 }
 
 // startOnboarding creates the onboarding record for host (taking the host

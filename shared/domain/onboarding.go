@@ -67,16 +67,21 @@ type Onboarding struct {
 	// and completion checks compare against it (seed 000 §8.5).
 	Attempt int `json:"attempt" dynamodbav:"attempt"`
 	// DeployAttempts counts deploys inside this run, for the bounded retry.
-	DeployAttempts int        `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
-	MAASSystemID   string     `json:"maas_system_id" dynamodbav:"maas_system_id"`
-	ExecutionID    string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
-	CorrelationID  string     `json:"correlation_id" dynamodbav:"correlation_id"`
-	Error          *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
-	CreatedBy      string     `json:"created_by" dynamodbav:"created_by"`
-	CreatedAt      time.Time  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
-	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
-	Version        int64      `json:"-" dynamodbav:"version"`
+	DeployAttempts int `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
+	// DeployEventsAfter is the newest MAAS event id of the machine just
+	// before the current deploy was asked for: the deploy's events are the
+	// ones after it. Ids, not times: a region's clock may be off the
+	// control plane's (maas-behaviour §11).
+	DeployEventsAfter int64      `json:"deploy_events_after,omitempty" dynamodbav:"deploy_events_after,omitempty"`
+	MAASSystemID      string     `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	ExecutionID       string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
+	CorrelationID     string     `json:"correlation_id" dynamodbav:"correlation_id"`
+	Error             *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	CreatedBy         string     `json:"created_by" dynamodbav:"created_by"`
+	CreatedAt         time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	CompletedAt       *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	Version           int64      `json:"-" dynamodbav:"version"`
 	// BatchID is the batch that started this onboarding, if any.
 	BatchID string `json:"batch_id,omitempty" dynamodbav:"batch_id,omitempty"`
 

@@ -49,6 +49,10 @@ type options struct {
 	tokenWaitsIdle bool
 	// localDB runs the store on local mode's database (benchmarks).
 	localDB bool
+	// simSkew and simSecondSubnet set the simulator's region-wide options (clock skew, a second
+	// subnet on the PXE VLAN).
+	simSkew         time.Duration
+	simSecondSubnet bool
 	// deps adjusts the activities' dependencies before the handlers are
 	// built (a slow MAAS, a short invocation budget).
 	deps func(f *activitiestest.Fixture, d *activities.Deps)
@@ -60,7 +64,8 @@ type options struct {
 func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
-	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB})
+	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB,
+		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	if o.deps != nil {
@@ -294,6 +299,25 @@ func TestDatasourceFailureOnceIsRetried(t *testing.T) {
 	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
 }
 
+// A region whose clock is minutes off the control plane's still has its
+// deploy's events read: they are chosen by MAAS event id, not by time.
+func TestDatasourceFailureIsRetriedWhateverTheRegionClock(t *testing.T) {
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			h := newHarness(t, options{simSkew: skew})
+			h.hardware("gpu-16", "10.0.0.36", "52:54:00:00:00:36", maassim.Faults{DeployDatasourceFailures: 1})
+			o := h.f.AddOnboarding(t, "gpu-16", "10.0.0.36")
+
+			r := h.run(o)
+			requireCompleted(t, r)
+			assert.Equal(t, 2, r.ob.DeployAttempts)
+			calls, _ := h.simCalls()
+			assert.Equal(t, 2, calls["POST deploy"])
+			assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
+		})
+	}
+}
+
 func TestDatasourceFailureTwiceNeedsAnOperator(t *testing.T) {
 	h := newHarness(t, options{})
 	h.hardware("gpu-07", "10.0.0.18", "52:54:00:00:00:18", maassim.Faults{DeployDatasourceFailures: 2})
@@ -333,6 +357,40 @@ func TestPXEPreflightFailureStopsBeforeDeploy(t *testing.T) {
 	calls, _ := h.simCalls()
 	assert.Zero(t, calls["POST deploy"], "nothing is deployed after a failed preflight")
 	assert.Zero(t, r.ob.DeployAttempts)
+}
+
+func TestPXELinkUpOnlyIsRelinkedOnTheDiscoveredSubnet(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-21", "10.0.0.41", "52:54:00:00:00:41", maassim.Faults{PXELinkUpOnly: true})
+	o := h.f.AddOnboarding(t, "gpu-21", "10.0.0.41")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+	assertTimelineHas(t, h, o.ID, domain.TimelineStageExited, "10.20.0.0/24")
+}
+
+func TestPXELinkUpOnlyOnTheVLANsOnlySubnetIsRelinked(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-22", "10.0.0.42", "52:54:00:00:00:42", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-22", "10.0.0.42")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+}
+
+func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-23", "10.0.0.43", "52:54:00:00:00:43", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-23", "10.0.0.43")
+
+	r := h.run(o)
+	requireManual(t, r, "PXEPreflightError")
+	assert.Equal(t, domain.StagePXEPreflight, r.ob.Error.Stage)
+	assert.Contains(t, r.ob.Error.Message, "10.20.0.0/24")
+	assert.Contains(t, r.ob.Error.Message, maassim.SecondSubnetCIDR)
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST link_subnet"], "nothing is linked when the subnet is a guess")
+	assert.Zero(t, calls["POST deploy"])
 }
 
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {

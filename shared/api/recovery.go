@@ -20,7 +20,7 @@ type recoveryHandler func(s *server, rq *request, o domain.Onboarding, reason st
 type recoveryOp struct {
 	op     domain.RecoveryOperation
 	handle recoveryHandler
-	done   func(o domain.Onboarding) bool
+	done   func(s *server, rq *request, o domain.Onboarding) bool
 }
 
 // onboardingRecoveryOps are the operations served under
@@ -29,6 +29,7 @@ type recoveryOp struct {
 func onboardingRecoveryOps() []recoveryOp {
 	return []recoveryOp{
 		{op: domain.OpMarkManualIntervention, handle: freezeOnboarding, done: isFrozen},
+		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
 	}
 }
 
@@ -79,7 +80,7 @@ func (s *server) recoverOnboarding(rq *request, op recoveryOp) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	if op.done(o) {
+	if op.done(s, rq, o) {
 		return http.StatusOK, o, nil
 	}
 	if !domain.Allows(o.Status, o.Stage, op.op) {
@@ -109,7 +110,7 @@ func notAllowed(o domain.Onboarding, op domain.RecoveryOperation) *StatusError {
 }
 
 // isFrozen recognises an onboarding mark-manual-intervention already froze.
-func isFrozen(o domain.Onboarding) bool {
+func isFrozen(_ *server, _ *request, o domain.Onboarding) bool {
 	return o.Status == domain.OnboardingManualIntervention && o.Error != nil && o.Error.Code == domain.FrozenCode
 }
 
@@ -161,5 +162,101 @@ func freezeOnboarding(s *server, rq *request, o domain.Onboarding, reason string
 		log.ErrorContext(ctx, "record the freeze on the timeline", "error", err.Error())
 	}
 	log.InfoContext(ctx, "onboarding frozen", "previous_status", prevStatus, "stage", updated.Stage)
+	return updated, nil
+}
+
+// startedBy recognises an onboarding whose current attempt op started: it
+// is open and its timeline holds op's note for this attempt.
+func startedBy(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
+	return func(s *server, rq *request, o domain.Onboarding) bool {
+		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
+			return false
+		}
+		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
+		if err != nil {
+			return false
+		}
+		for _, r := range rows {
+			if r.Source == string(op) && r.Attempt == o.Attempt && r.Kind == domain.TimelineNote {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// rerunOnboarding is rerun: a new attempt (attempt + 1) from the top, for
+// the same node. Discovery finds the machine MAAS already has and adopts
+// it; the deploy of the new attempt hands the node a new enrollment token,
+// and the close that stopped the previous attempt already revoked its own
+// (store.CloseOnboarding). Reopening takes the host lock again when a
+// failure had released it; a host another onboarding holds answers 409.
+func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	if reason == "" {
+		reason = "rerun by " + rq.actor
+	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	now := s.clock.Now().UTC()
+	prev := o
+	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt != o.Attempt || !domain.Allows(cur.Status, cur.Stage, domain.OpRerun) {
+			return notAllowed(*cur, domain.OpRerun)
+		}
+		prev = *cur
+		cur.Attempt++
+		cur.Status = domain.OnboardingPending
+		cur.Stage = domain.StageValidate
+		cur.Error = nil
+		cur.CompletedAt = nil
+		cur.DeployAttempts = 0
+		cur.ExecutionID = ""
+		cur.EnrollmentTaskToken = ""
+		cur.EnrollmentTokenHash = ""
+		cur.CorrelationID = rq.correlationID
+		cur.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return o, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
+		Outcome: string(domain.OnboardingPending), Source: string(domain.OpRerun),
+		Detail: fmt.Sprintf("attempt %d started by %s after attempt %d was %s at stage %s: %s",
+			reopened.Attempt, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason),
+	}); err != nil {
+		log.ErrorContext(ctx, "record the rerun on the timeline", "error", err.Error())
+	}
+	if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
+		n.Status = domain.NodeOnboarding
+		n.OnboardingID = o.ID
+		n.UpdatedAt = now
+		return nil
+	}); err != nil {
+		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+		return o, err
+	}
+	execID, err := s.starter.StartOnboarding(ctx, reopened)
+	if err != nil {
+		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
+		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service is unavailable; attempt %d of onboarding %s was closed as failed, retry later", reopened.Attempt, o.ID)}
+	}
+	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt == reopened.Attempt {
+			cur.ExecutionID = execID
+		}
+		return nil
+	})
+	if err != nil {
+		log.WarnContext(ctx, "record execution id", "error", err.Error())
+		reopened.ExecutionID = execID
+		updated = reopened
+	}
+	log.InfoContext(ctx, "onboarding rerun", "attempt", updated.Attempt, "previous_status", prev.Status)
 	return updated, nil
 }

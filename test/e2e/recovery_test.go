@@ -98,3 +98,35 @@ func TestRecoveryOperationRefusedNamesStateAndAllowed(t *testing.T) {
 
 	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/no-such-op", nil, http.StatusNotFound)
 }
+
+func TestRerunAfterCommissioningFailure(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	e.hardware("gpu-r3", "10.10.9.31", "52:54:00:00:93:01", map[string]any{"commission_failures": 1})
+	id := e.onboard(f, "gpu-r3", "10.10.9.31")
+	first := e.waitTerminal(id)
+	require.Contains(t, []any{"failed", "manual_intervention"}, first["status"], "commissioning failed: %v", first["error"])
+	require.Contains(t, first["allowed_operations"], "rerun")
+	systemID := first["maas_system_id"]
+
+	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "reseated the DIMM"}, http.StatusOK)
+	assert.EqualValues(t, 2, o["attempt"])
+	assert.Contains(t, []any{"pending", "running", "completed"}, o["status"])
+	assert.NotEqual(t, first["execution_id"], o["execution_id"], "a new execution")
+
+	// A repeated request answers the attempt it started.
+	if again := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK); again["status"] == "pending" || again["status"] == "running" {
+		repeat := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", nil, http.StatusOK)
+		assert.EqualValues(t, 2, repeat["attempt"], "no third attempt")
+	}
+
+	done := e.waitTerminal(id)
+	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
+	assert.EqualValues(t, 2, done["attempt"])
+	assert.Equal(t, systemID, done["maas_system_id"], "attempt 2 adopted the same MAAS machine")
+	assert.Len(t, e.timelineNotes(id, "rerun"), 1)
+	assert.True(t, e.audited("onboarding.rerun", id), "audit entry for the rerun")
+
+	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", nil, http.StatusConflict)
+}

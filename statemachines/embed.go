@@ -15,6 +15,7 @@ var Onboarding []byte
 //
 //go:embed reconcile.asl.json
 var Reconcile []byte
+
 // Decommission is decommission.asl.json: one node drained, released with
 // erase (or the release fallback) and removed, retired or reimaged.
 //

@@ -144,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	clk := cfg.Clock
 	var resume *resumeClock
 	if clk == nil {
-		var base clock.Clock = clock.Real()
+		base := clock.Real()
 		if cfg.TimeScale > 1 {
 			// Sped up, but slowed while functions are throttled, so that the
 			// simulated world never races ahead of what the machine can compute.

@@ -326,8 +326,15 @@ func TestNodeLifecycle(t *testing.T) {
 	assert.Contains(t, string(raw), "node.bootstrap_bundle.reissue")
 
 	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/retire", nil, http.StatusOK)
+	third := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	status, body = e.enroll(nodeID, tok(third))
+	assert.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, "retired", e.node(nodeID)["status"], "a retired node re-enrolls without returning to service")
+	unused := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
 	assert.Equal(t, "removed", e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/remove", nil, http.StatusOK)["status"])
-	status, _ = e.enroll(nodeID, tok(second))
+	refused := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusConflict)
+	assert.Contains(t, refused["error"].(map[string]any)["message"], "removed")
+	status, _ = e.enroll(nodeID, tok(unused))
 	assert.Equal(t, http.StatusUnauthorized, status, "a removed node's enroll is refused")
 }
 

@@ -344,8 +344,11 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 // diagnostics captured on it (seed 000 §8.3).
 type onboardingDetail struct {
 	domain.Onboarding
-	Timeline    []timelineEntry `json:"timeline"`
-	Diagnostics diagnostics     `json:"diagnostics"`
+	// AllowedOperations are the recovery operations the record accepts now
+	// (recovery.go).
+	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
+	Timeline          []timelineEntry            `json:"timeline"`
+	Diagnostics       diagnostics                `json:"diagnostics"`
 }
 
 type timelineEntry struct {
@@ -392,9 +395,10 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	// fact, so order by when things happened.
 	slices.SortStableFunc(rows, func(a, b domain.TimelineEntry) int { return a.Time.Compare(b.Time) })
 	d := onboardingDetail{
-		Onboarding:  o,
-		Timeline:    make([]timelineEntry, 0, len(rows)),
-		Diagnostics: diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
+		Onboarding:        o,
+		AllowedOperations: servedOperations(o),
+		Timeline:          make([]timelineEntry, 0, len(rows)),
+		Diagnostics:       diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
 	}
 	for _, ev := range rows {
 		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage), Outcome: ev.Outcome,

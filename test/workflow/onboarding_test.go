@@ -393,6 +393,33 @@ func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
 	assert.Zero(t, calls["POST deploy"])
 }
 
+// A failed commissioning or testing names its failed scripts, with their
+// exit status and the end of their output, on the onboarding (seed 000
+// §8.3).
+func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
+	cases := []struct {
+		name, script, output string
+		faults                  maassim.Faults
+	}{
+		{"commissioning", "50-maas-01-commissioning", "failed to read /sys/class/dmi/id", maassim.Faults{CommissionFailures: 1}},
+		{"testing", "smartctl-validate", "SMART status FAILED", maassim.Faults{TestingFailures: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, options{})
+			h.hardware("gpu-17", "10.0.0.37", "52:54:00:00:00:37", tc.faults)
+			o := h.f.AddOnboarding(t, "gpu-17", "10.0.0.37")
+
+			r := h.run(o)
+			requireManual(t, r, "MachineCommissioningFailed")
+			assert.Contains(t, r.ob.Error.Message, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, "exit status 1")
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.output)
+		})
+	}
+}
+
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {
 	h := newHarness(t, options{tokenWaitsIdle: true})
 	h.hardware("gpu-10", "10.0.0.21", "52:54:00:00:00:21", maassim.Faults{NeverEnrolls: true})

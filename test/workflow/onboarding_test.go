@@ -420,6 +420,42 @@ func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
 	}
 }
 
+// A node whose boot MAC an earlier onboarding observed finds its machine by
+// that MAC when MAAS knows it under another hostname and another power
+// address (seed 000 §4.1 step 3).
+func TestEarlierObservedPXEMACMatchesTheMachine(t *testing.T) {
+	h := newHarness(t, options{})
+	const mac = "52:54:00:00:00:38"
+	sid := h.machineSeed("old-name-38", "10.9.0.38", mac, "ready")
+	o := h.f.AddOnboarding(t, "gpu-18", "10.0.0.38")
+	_, err := h.f.Store.UpdateNode(context.Background(), o.NodeID, func(n *domain.Node) error {
+		n.PXEMAC = mac
+		return nil
+	})
+	require.NoError(t, err)
+
+	h.run(o)
+	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "by "+domain.DiscoveryRulePXEMAC)
+	got, err := h.f.Store.GetOnboarding(context.Background(), o.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sid, got.MAASSystemID, "the machine MAAS knows by the MAC is the one used")
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST "], "no second machine is created")
+}
+
+// The boot MAC the PXE preflight observes is kept on the node for later
+// onboardings of it.
+func TestPXEMACIsKeptOnTheNode(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-19", "10.0.0.39", "52:54:00:00:00:39", maassim.Faults{})
+	o := h.f.AddOnboarding(t, "gpu-19", "10.0.0.39")
+
+	requireCompleted(t, h.run(o))
+	n, err := h.f.Store.GetNode(context.Background(), o.NodeID)
+	require.NoError(t, err)
+	assert.Equal(t, "52:54:00:00:00:39", n.PXEMAC)
+}
+
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {
 	h := newHarness(t, options{tokenWaitsIdle: true})
 	h.hardware("gpu-10", "10.0.0.21", "52:54:00:00:00:21", maassim.Faults{NeverEnrolls: true})

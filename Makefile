@@ -66,7 +66,7 @@ fuzz: ## run each request-decoder fuzz target for FUZZTIME (default 1s)
 	done
 
 bench: ## run the benchmarks recorded in docs/benchmarks.md
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 build: ## one linux/arm64 bootstrap per function, for provided.al2023
 	@set -e; for f in $(FUNCTIONS); do \

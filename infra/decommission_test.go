@@ -49,29 +49,6 @@ func splitAllocationSecret(sts []statement) (other, allocation []statement) {
 	return other, allocation
 }
 
-// checkAllocationSecret: only the api and the drain read the allocation
-// service's secret, and only that one secret pattern.
-func checkAllocationSecret(t *testing.T, root, fn string, grants []statement) {
-	t.Helper()
-	if hasDecommission(t, root) && (fn == functionAPI || fn == functionDrainAllocations) {
-		assert.Len(t, grants, 1, "%s reads the allocation service's secret", fn)
-		return
-	}
-	assert.Empty(t, grants, "%s must not read the allocation service's secret", fn)
-}
-
-// apiStartable is what the api may start: the onboarding and, when built,
-// the decommission state machine.
-func apiStartable(t *testing.T, cfn *cfnTemplate, root, onboardingID string) []string {
-	t.Helper()
-	want := []string{`{"Ref":"` + onboardingID + `"}`}
-	if hasDecommission(t, root) {
-		decomID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")
-		want = append(want, `{"Ref":"`+decomID+`"}`)
-	}
-	return want
-}
-
 func checkDecommissionStack(t *testing.T, cfn *cfnTemplate, root string, fns []string) {
 	t.Helper()
 	if !hasDecommission(t, root) {

@@ -15,8 +15,15 @@ var Onboarding []byte
 //
 //go:embed reconcile.asl.json
 var Reconcile []byte
+
 // Decommission is decommission.asl.json: one node drained, released with
 // erase (or the release fallback) and removed, retired or reimaged.
 //
 //go:embed decommission.asl.json
 var Decommission []byte
+
+// BatchOnboarding is batch-onboarding.asl.json: a batch's rows, each run as
+// a child execution of the onboarding state machine.
+//
+//go:embed batch-onboarding.asl.json
+var BatchOnboarding []byte

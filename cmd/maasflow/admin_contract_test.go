@@ -18,6 +18,7 @@ import (
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
@@ -100,8 +101,15 @@ func TestAdminCLIAgainstTheAPI(t *testing.T) {
 		return v.ID
 	}
 
+	// The site policy resolves the bootstrap inputs: an onboarding is
+	// refused (policy_incomplete) without them.
+	ca, err := enroll.DevCA()
+	require.NoError(t, err)
+	sitePolicy, err := json.Marshal(map[string]any{"auto_claim_new": true, "enrollment_url": "https://api.lab",
+		"bootstrap": map[string]any{"url": "https://boot.lab/site.sh", "version": "1", "ca_bundle_pem": ca}})
+	require.NoError(t, err)
 	site := idOf(t, cli(t, adminInvocation{}, 0, "sites", "create", "--name", "lab", "--maas-url", "http://maas.lab:5240/MAAS",
-		"--policy-json", `{"auto_claim_new":true}`, "-o", "json"))
+		"--policy-json", string(sitePolicy), "-o", "json"))
 	res := cli(t, adminInvocation{stdin: fmt.Sprintf(`{"maas_api_key":%q,"bmc_username":"admin","bmc_password":%q}`, apiKey, bmcPass)},
 		0, "sites", "credentials", site)
 	assert.Contains(t, res.stdout, "credentials stored for site "+site)

@@ -86,6 +86,9 @@ func startBenchStack(tb testing.TB, dir string) (*localstack.Stack, benchSite) {
 	tb.Helper()
 	s, err := localstack.Start(context.Background(), localstack.Config{
 		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: benchTimeScale, DataDir: dir,
+		// The simulator plays every node from one address; real nodes each
+		// have their own, so the per-client cap must not count them as one.
+		HTTP: localstack.HTTPLimits{MaxConnsPerClient: 4096},
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = s.Close() })

@@ -69,22 +69,19 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	fail := func(check, reason string) error { return &PredeployCheckError{Check: check, Reason: reason} }
 	site, api := pol.Bootstrap, a.enrollmentURL(pol)
 
-	switch {
-	case site.URL == "":
-		return out, fail(CheckBootstrapInputs, "the policy names no site bootstrap bundle url")
-	case site.Version == "":
-		return out, fail(CheckBootstrapInputs, "the site bootstrap bundle has no version")
-	case api == "":
-		return out, fail(CheckBootstrapInputs, "no enrollment API URL (policy enrollment_url or the deployment's API URL)")
-	case c.ob.NodeID == "":
+	// The static inputs are the rules POST /onboardings already applied;
+	// checked again because the policy may have changed since.
+	if bad := domain.CheckBootstrapInputs(pol, a.d.Config.APIURL); bad != nil {
+		check := CheckBootstrapInputs
+		if bad.Field == domain.FieldBootstrapCA {
+			check = CheckCAMaterial
+		}
+		return out, fail(check, bad.Error())
+	}
+	if c.ob.NodeID == "" {
 		return out, fail(CheckBootstrapInputs, "the onboarding has no node record")
 	}
-	out.Checks = append(out.Checks, CheckBootstrapInputs)
-
-	if err := enroll.CheckCABundle(site.CABundle); err != nil {
-		return out, fail(CheckCAMaterial, err.Error())
-	}
-	out.Checks = append(out.Checks, CheckCAMaterial)
+	out.Checks = append(out.Checks, CheckBootstrapInputs, CheckCAMaterial)
 
 	// The checks run from the site's network: through a connector site's
 	// connector (seed 000 §8.1, "from the MAAS node subnet").

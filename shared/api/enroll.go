@@ -83,17 +83,22 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	// the workflow even if the node hangs up now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
-	if _, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
+	node, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
 			// A removed node comes back only as a new identity (seed 004).
 			return &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
 				Message: "enrollment token rejected: node " + nodeID + " was removed"}
 		}
-		n.Status = domain.NodeActive
+		// A retired or decommissioning node re-enrolling with a reissued
+		// bundle keeps its identity, not its schedulability (seed 004).
+		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning {
+			n.Status = domain.NodeActive
+		}
 		n.EnrolledAt = &now
 		n.UpdatedAt = now
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return 0, nil, err
 	}
 
@@ -101,7 +106,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		s.completeEnrollment(ctx, log, tok, now)
 	}
 	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
-	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: domain.NodeActive}, nil
+	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: node.Status}, nil
 }
 
 // runRefusals explain the rejections of a genuine token whose run is over.

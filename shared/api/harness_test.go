@@ -177,7 +177,17 @@ func (h *harness) mustAdmin(status int, method, path string, body any) map[strin
 // readySite creates a site with credentials and a healthy probe.
 func (h *harness) readySite(name string) string {
 	h.t.Helper()
-	site := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", map[string]any{"name": name, "maas_url": "http://maas.example:5240/MAAS"})
+	return h.readySiteWith(name, bootstrapPolicy(h.t))
+}
+
+// readySiteWith is readySite with the site policy given (nil: none).
+func (h *harness) readySiteWith(name string, policy map[string]any) string {
+	h.t.Helper()
+	body := map[string]any{"name": name, "maas_url": "http://maas.example:5240/MAAS"}
+	if policy != nil {
+		body["policy"] = policy
+	}
+	site := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", body)
 	id := site["id"].(string)
 	h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/maas-sites/"+id+"/credentials",
 		map[string]any{"maas_api_key": seedAPIKey, "bmc_username": "maasflow", "bmc_password": seedBMCPass})

@@ -13,6 +13,9 @@ import (
 type profileView struct {
 	domain.Profile
 	EffectivePolicy domain.EffectivePolicy `json:"effective_policy"`
+	// Warnings (PATCH only) say when the effective policy could not
+	// onboard anything.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func viewProfile(site domain.Site, p domain.Profile) profileView {
@@ -173,7 +176,11 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 		}
 		return 0, nil, err
 	}
-	return http.StatusOK, viewProfile(site, p), nil
+	view := viewProfile(site, p)
+	if p.Status == domain.StatusActive {
+		view.Warnings = s.policyWarnings(rq.ctx(), site, &p)
+	}
+	return http.StatusOK, view, nil
 }
 
 func (s *server) disableProfile(rq *request) (int, any, error) {

@@ -19,6 +19,9 @@ import (
 type siteView struct {
 	domain.Site
 	EffectivePolicy domain.EffectivePolicy `json:"effective_policy"`
+	// Warnings (PATCH only) name the profiles whose effective policy
+	// could not onboard anything.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func viewSite(s domain.Site) siteView {
@@ -253,7 +256,9 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 		}
 		return 0, nil, err
 	}
-	return http.StatusOK, viewSite(site), nil
+	view := viewSite(site)
+	view.Warnings = s.policyWarnings(rq.ctx(), site, nil)
+	return http.StatusOK, view, nil
 }
 
 // clearCredentials overwrites the site's stored credentials with empty ones

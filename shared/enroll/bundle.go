@@ -3,7 +3,6 @@ package enroll
 import (
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net/url"
 	"path"
@@ -294,38 +293,10 @@ func Fingerprint(pemText string) (string, error) {
 }
 
 func parseCABundle(pemText string) ([]*x509.Certificate, error) {
-	const field = "ca_bundle_pem"
-	var certs []*x509.Certificate
-	rest := []byte(pemText)
-	for {
-		trimmed := strings.TrimSpace(string(rest))
-		if trimmed == "" {
-			break
-		}
-		// pem.Decode skips any text before a BEGIN line; a placeholder in
-		// front of a real certificate must still fail.
-		if !strings.HasPrefix(trimmed, "-----BEGIN ") {
-			if len(certs) == 0 {
-				return nil, bundleErr(field, "is not PEM: a template placeholder or other text where certificates belong")
-			}
-			return nil, bundleErr(field, fmt.Sprintf("has text after certificate %d", len(certs)))
-		}
-		block, next := pem.Decode([]byte(trimmed))
-		if block == nil {
-			return nil, bundleErr(field, fmt.Sprintf("PEM block %d is truncated or malformed", len(certs)+1))
-		}
-		if block.Type != "CERTIFICATE" {
-			return nil, bundleErr(field, fmt.Sprintf("PEM block %d is %q, want CERTIFICATE", len(certs)+1, block.Type))
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, bundleErr(field, fmt.Sprintf("certificate %d does not parse", len(certs)+1))
-		}
-		certs = append(certs, cert)
-		rest = next
-	}
-	if len(certs) == 0 {
-		return nil, bundleErr(field, "holds no certificate")
+	// One set of rules with the API's and hardening's policy check.
+	certs, err := domain.ParseCABundle(pemText)
+	if err != nil {
+		return nil, bundleErr("ca_bundle_pem", err.Error())
 	}
 	return certs, nil
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/maasflow/maasflow/shared/workflow"
 )
 
-// allocationService is the HTTP adapter to Provisioning.Allocation, or
-// nil when the deployment names none (every drain then stops for an
+// allocationService is the HTTP adapter to Provisioning.Allocation; ok is
+// false when the deployment names none (every drain then stops for an
 // operator, and a node has no allocations to check).
-func allocationService(getter *secrets.SecretsManager) (*allocation.HTTP, error) {
-	base, ok := os.LookupEnv(config.EnvAllocationServiceURL)
-	if !ok || strings.TrimSpace(base) == "" {
-		return nil, nil
+func allocationService(getter *secrets.SecretsManager) (svc *allocation.HTTP, ok bool, err error) {
+	base, set := os.LookupEnv(config.EnvAllocationServiceURL)
+	if !set || strings.TrimSpace(base) == "" {
+		return nil, false, nil
 	}
 	secretName := os.Getenv(config.EnvAllocationTokenSecret)
 	token := func(ctx context.Context) (string, error) {
@@ -32,18 +32,19 @@ func allocationService(getter *secrets.SecretsManager) (*allocation.HTTP, error)
 		b, err := getter.Get(ctx, secretName)
 		return strings.TrimSpace(string(b)), err
 	}
-	return allocation.NewHTTP(base, token, &http.Client{Timeout: 15 * time.Second})
+	svc, err = allocation.NewHTTP(base, token, &http.Client{Timeout: 15 * time.Second})
+	return svc, err == nil, err
 }
 
 // withLifecycle adds the decommission ports to the activities' deps.
 func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
-	svc, err := allocationService(c.ownSecrets)
+	svc, ok, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}
 	d.Decommissions = c.store
 	d.Starter = c.flow
-	if svc != nil {
+	if ok {
 		d.Allocations = svc
 	}
 	return d, nil
@@ -51,11 +52,11 @@ func withLifecycle(d activities.Deps, c *clients) (activities.Deps, error) {
 
 // withAPILifecycle adds the node lifecycle's ports to the API's deps.
 func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.Deps, error) {
-	svc, err := allocationService(c.ownSecrets)
+	svc, ok, err := allocationService(c.ownSecrets)
 	if err != nil {
 		return d, err
 	}
-	if svc != nil {
+	if ok {
 		d.Allocations = svc
 	}
 	if arn := os.Getenv(config.EnvDecommissionStateMachine); arn != "" {

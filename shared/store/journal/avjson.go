@@ -1,7 +1,11 @@
 package journal
 
 import (
+	"encoding/base64"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -140,4 +144,130 @@ func taggedItem(raw map[string]*taggedAV) (map[string]types.AttributeValue, erro
 		item[name] = v
 	}
 	return item, nil
+}
+
+// appendItem appends item as a DynamoDB JSON object, attributes in name
+// order. It writes the same JSON as encoding/json would for avToJSON's
+// maps, without building them: the journal encodes every write under its
+// lock, so this is on every write's path.
+func appendItem(b []byte, item map[string]types.AttributeValue) ([]byte, error) {
+	b = append(b, '{')
+	for i, name := range slices.Sorted(maps.Keys(item)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, name)
+		b = append(b, ':')
+		var err error
+		if b, err = appendAV(b, item[name]); err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", name, err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendAV(b []byte, av types.AttributeValue) ([]byte, error) {
+	tagged := func(tag string) []byte {
+		b = append(b, `{"`...)
+		b = append(b, tag...)
+		return append(b, `":`...)
+	}
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		b = appendString(tagged("S"), v.Value)
+	case *types.AttributeValueMemberN:
+		b = appendString(tagged("N"), v.Value)
+	case *types.AttributeValueMemberB:
+		b = appendBytes(tagged("B"), v.Value)
+	case *types.AttributeValueMemberBOOL:
+		b = strconv.AppendBool(tagged("BOOL"), v.Value)
+	case *types.AttributeValueMemberNULL:
+		b = append(tagged("NULL"), "true"...)
+	case *types.AttributeValueMemberSS:
+		b = appendStrings(tagged("SS"), v.Value)
+	case *types.AttributeValueMemberNS:
+		b = appendStrings(tagged("NS"), v.Value)
+	case *types.AttributeValueMemberBS:
+		b = append(tagged("BS"), '[')
+		for i, e := range v.Value {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendBytes(b, e)
+		}
+		b = append(b, ']')
+	case *types.AttributeValueMemberL:
+		b = append(tagged("L"), '[')
+		for i, e := range v.Value {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendAV(b, e); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	case *types.AttributeValueMemberM:
+		var err error
+		if b, err = appendItem(tagged("M"), v.Value); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unsupported attribute value %T", av)
+	}
+	return append(b, '}'), nil
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendBytes(b []byte, p []byte) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = base64.StdEncoding.AppendEncode(b, p)
+	return append(b, '"')
+}
+
+// appendString appends s as a JSON string: quotes, backslashes and control
+// characters escaped, everything else as is.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

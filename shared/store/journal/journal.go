@@ -5,7 +5,6 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +92,7 @@ type Journal struct {
 	// broken is set when a failed write could not be cut from the file
 	// again: nothing more is written until a restart repairs the tail.
 	broken error
-	buf    bytes.Buffer
+	buf    []byte // the record being written, reused
 }
 
 var _ Backend = (*Journal)(nil)
@@ -108,14 +108,6 @@ type replayLine struct {
 	Put   map[string]*taggedAV `json:"put"`
 	Del   map[string]*taggedAV `json:"del"`
 	Tx    []replayLine         `json:"tx"`
-}
-
-type journalLine struct {
-	N     uint64                     `json:"n,omitempty"`
-	Table string                     `json:"t,omitempty"`
-	Put   map[string]json.RawMessage `json:"put,omitempty"`
-	Del   map[string]json.RawMessage `json:"del,omitempty"`
-	Tx    []journalLine              `json:"tx,omitempty"`
 }
 
 // Option configures Open.
@@ -431,7 +423,7 @@ func (j *Journal) undo(ctx context.Context, before []image) error {
 // The caller holds j.mu, so no other write slips in between the write and
 // its record. On failure the file is cut back to its last whole record.
 func (j *Journal) record(ctx context.Context, items []image) error {
-	lines := make([]journalLine, 0, len(items))
+	ops := make([]op, len(items))
 	live := make([]bool, len(items))
 	ids := make([]string, len(items))
 	for i, t := range items {
@@ -442,28 +434,17 @@ func (j *Journal) record(ctx context.Context, items []image) error {
 		if ids[i], err = j.identity(ctx, t.table, t.key); err != nil {
 			return err
 		}
-		l := journalLine{Table: t.table}
-		src, field := t.key, &l.Del
+		ops[i] = op{table: t.table, item: t.key}
 		if len(out.Item) > 0 {
-			src, field, live[i] = out.Item, &l.Put, true
+			ops[i].item, ops[i].put, live[i] = out.Item, true, true
 		}
-		if *field, err = rawItem(src); err != nil {
-			return err
-		}
-		lines = append(lines, l)
 	}
-	rec := lines[0]
-	if len(lines) > 1 {
-		rec = journalLine{Tx: lines}
-	}
-	rec.N = j.seq + 1
-	j.buf.Reset()
-	enc := json.NewEncoder(&j.buf) // Encode ends the record with its newline
-	if err := enc.Encode(rec); err != nil {
+	var err error
+	if j.buf, err = appendRecord(j.buf[:0], j.seq+1, ops); err != nil {
 		return err
 	}
-	n, err := j.f.Write(j.buf.Bytes())
-	if err != nil || n != j.buf.Len() {
+	n, err := j.f.Write(j.buf)
+	if err != nil || n != len(j.buf) {
 		if err == nil {
 			err = io.ErrShortWrite
 		}
@@ -481,18 +462,50 @@ func (j *Journal) record(ctx context.Context, items []image) error {
 	return nil
 }
 
-func rawItem(item map[string]types.AttributeValue) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(item))
-	for name, av := range item {
-		js, err := avToJSON(av)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %s: %w", name, err)
+// op is one item's state in a record: a put of the item, or a delete of
+// the key.
+type op struct {
+	table string
+	put   bool
+	item  map[string]types.AttributeValue
+}
+
+// appendRecord appends one journal record and its newline:
+// {"n":seq,"t":…,"put"|"del":…} for one item, {"n":seq,"tx":[…]} for more.
+func appendRecord(b []byte, seq uint64, ops []op) ([]byte, error) {
+	b = append(b, `{"n":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	if len(ops) == 1 {
+		b = append(b, ',')
+		return appendOp(b, ops[0], "}\n")
+	}
+	b = append(b, `,"tx":[`...)
+	for i, o := range ops {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if out[name], err = json.Marshal(js); err != nil {
+		b = append(b, '{')
+		var err error
+		if b, err = appendOp(b, o, "}"); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return append(b, "]}\n"...), nil
+}
+
+func appendOp(b []byte, o op, end string) ([]byte, error) {
+	b = append(b, `"t":`...)
+	b = appendString(b, o.table)
+	if o.put {
+		b = append(b, `,"put":`...)
+	} else {
+		b = append(b, `,"del":`...)
+	}
+	b, err := appendItem(b, o.item)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, end...), nil
 }
 
 func (j *Journal) mark(id string, present bool) {
@@ -525,8 +538,8 @@ func (j *Journal) compact(ctx context.Context) error {
 	}
 	defer func() { _ = os.Remove(tmp) }() // gone after the rename; cleans up after a failure
 	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
 	var seq uint64
+	var rec []byte
 	for _, table := range slices.Sorted(maps.Keys(j.keys)) {
 		in := &dynamodb.ScanInput{TableName: aws.String(table)}
 		for {
@@ -536,13 +549,12 @@ func (j *Journal) compact(ctx context.Context) error {
 				return fmt.Errorf("compact journal: scan %s: %w", table, err)
 			}
 			for _, item := range out.Items {
-				put, err := rawItem(item)
-				if err != nil {
+				seq++
+				if rec, err = appendRecord(rec[:0], seq, []op{{table: table, put: true, item: item}}); err != nil {
 					_ = f.Close()
 					return err
 				}
-				seq++
-				_ = enc.Encode(journalLine{N: seq, Table: table, Put: put}) // a bufio error resurfaces at Flush
+				_, _ = w.Write(rec) // a bufio error resurfaces at Flush
 			}
 			if len(out.LastEvaluatedKey) == 0 {
 				break

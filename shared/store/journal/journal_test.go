@@ -424,3 +424,28 @@ func TestATransactionIsOneRecord(t *testing.T) {
 	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01"))) // record and host lock
 	assert.Equal(t, before+1, journalLines(t, dir), "replayed whole or not at all")
 }
+
+func TestAppendItemRoundTrips(t *testing.T) {
+	item := map[string]types.AttributeValue{
+		"plain":   &types.AttributeValueMemberS{Value: "gpu-01"},
+		"tricky":  &types.AttributeValueMemberS{Value: "quote \" backslash \\ newline \n tab \t nul \x00 bell \x07 <html> & é 中 \u2028"},
+		"n":       &types.AttributeValueMemberN{Value: "-12.5e3"},
+		"b":       &types.AttributeValueMemberB{Value: []byte{0, 255, 10}},
+		"bool":    &types.AttributeValueMemberBOOL{Value: false},
+		"null":    &types.AttributeValueMemberNULL{Value: true},
+		"ss":      &types.AttributeValueMemberSS{Value: []string{"a", "\"b\""}},
+		"ns":      &types.AttributeValueMemberNS{Value: []string{"1"}},
+		"bs":      &types.AttributeValueMemberBS{Value: [][]byte{{1}, {}}},
+		"l":       &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}, &types.AttributeValueMemberN{Value: "2"}}},
+		"m":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k\"ey": &types.AttributeValueMemberS{Value: "v"}}},
+		"empty s": &types.AttributeValueMemberS{Value: ""},
+	}
+	b, err := appendItem(nil, item)
+	require.NoError(t, err)
+	require.True(t, json.Valid(b), string(b))
+	var raw map[string]*taggedAV
+	require.NoError(t, json.Unmarshal(b, &raw))
+	back, err := taggedItem(raw)
+	require.NoError(t, err)
+	assert.Equal(t, item, back)
+}

@@ -399,7 +399,7 @@ func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
 func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
 	cases := []struct {
 		name, script, output string
-		faults                  maassim.Faults
+		faults               maassim.Faults
 	}{
 		{"commissioning", "50-maas-01-commissioning", "failed to read /sys/class/dmi/id", maassim.Faults{CommissionFailures: 1}},
 		{"testing", "smartctl-validate", "SMART status FAILED", maassim.Faults{TestingFailures: 1}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -146,8 +147,18 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	case OutcomeDone:
 		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
 	case OutcomeFailed:
-		return out, c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
-			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, reason)})
+		// A failed commissioning or testing names its scripts, with their
+		// exit status and output on the timeline (seed 000 §8.3).
+		diag, scripts, err := scriptFailureDiagnostics(ctx, client, m)
+		if err != nil {
+			return out, err
+		}
+		if len(scripts) > 0 {
+			out.Reason = truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
+		}
+		rows := append([]domain.TimelineEntry{{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)}}, diag...)
+		return out, c.timeline(ctx, rows...)
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -78,6 +79,9 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		}); err != nil {
 			return out, err
 		}
+	}
+	if err := c.keepNodePXEMAC(ctx, out.MACAddress); err != nil {
+		return out, err
 	}
 
 	if boot.VLAN == nil {
@@ -282,4 +286,31 @@ func unlinkedBootSubnet(ctx context.Context, client MAAS, boot maas.Interface) (
 	default:
 		return nil, fmt.Sprintf("no subnet of VLAN %d is linked on the interface and the VLAN has no subnet", boot.VLAN.VID), nil
 	}
+}
+
+// keepNodePXEMAC keeps the observed boot MAC on the node record, so that a
+// later onboarding of the node (a reimage is a new onboarding) can match
+// its machine by it (seed 000 §4.1 step 3).
+func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
+	if mac == "" || c.ob.NodeID == "" {
+		return nil
+	}
+	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		var nf *RecordNotFoundError
+		if errors.As(storeError("", err), &nf) {
+			return nil
+		}
+		return storeError("read node", err)
+	}
+	if n.PXEMAC == mac {
+		return nil
+	}
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+		n.PXEMAC = mac
+		return nil
+	}); err != nil {
+		return storeError("record the node's PXE MAC", err)
+	}
+	return nil
 }

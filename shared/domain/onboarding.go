@@ -162,9 +162,14 @@ type Node struct {
 	MAASSystemID string     `json:"maas_system_id,omitempty" dynamodbav:"maas_system_id,omitempty"`
 	OnboardingID string     `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
 	EnrolledAt   *time.Time `json:"enrolled_at,omitempty" dynamodbav:"enrolled_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at" dynamodbav:"updated_at"`
-	Version      int64      `json:"-" dynamodbav:"version"`
+	// PXEMAC is the boot MAC an onboarding of the node observed: every
+	// later onboarding of the node (rerun, reimage) can find its machine
+	// by it when MAAS knows it under another hostname and power address
+	// (seed 000 §4.1 step 3).
+	PXEMAC    string    `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
+	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	Version   int64     `json:"-" dynamodbav:"version"`
 }
 
 // EnrollmentToken is the stored side of a single-use, node-bound,

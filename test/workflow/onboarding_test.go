@@ -393,6 +393,69 @@ func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
 	assert.Zero(t, calls["POST deploy"])
 }
 
+// A failed commissioning or testing names its failed scripts, with their
+// exit status and the end of their output, on the onboarding (seed 000
+// §8.3).
+func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
+	cases := []struct {
+		name, script, output string
+		faults               maassim.Faults
+	}{
+		{"commissioning", "50-maas-01-commissioning", "failed to read /sys/class/dmi/id", maassim.Faults{CommissionFailures: 1}},
+		{"testing", "smartctl-validate", "SMART status FAILED", maassim.Faults{TestingFailures: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, options{})
+			h.hardware("gpu-17", "10.0.0.37", "52:54:00:00:00:37", tc.faults)
+			o := h.f.AddOnboarding(t, "gpu-17", "10.0.0.37")
+
+			r := h.run(o)
+			requireManual(t, r, "MachineCommissioningFailed")
+			assert.Contains(t, r.ob.Error.Message, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, "exit status 1")
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.output)
+		})
+	}
+}
+
+// A node whose boot MAC an earlier onboarding observed finds its machine by
+// that MAC when MAAS knows it under another hostname and another power
+// address (seed 000 §4.1 step 3).
+func TestEarlierObservedPXEMACMatchesTheMachine(t *testing.T) {
+	h := newHarness(t, options{})
+	const mac = "52:54:00:00:00:38"
+	sid := h.machineSeed("old-name-38", "10.9.0.38", mac, "ready")
+	o := h.f.AddOnboarding(t, "gpu-18", "10.0.0.38")
+	_, err := h.f.Store.UpdateNode(context.Background(), o.NodeID, func(n *domain.Node) error {
+		n.PXEMAC = mac
+		return nil
+	})
+	require.NoError(t, err)
+
+	h.run(o)
+	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "by "+domain.DiscoveryRulePXEMAC)
+	got, err := h.f.Store.GetOnboarding(context.Background(), o.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sid, got.MAASSystemID, "the machine MAAS knows by the MAC is the one used")
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST "], "no second machine is created")
+}
+
+// The boot MAC the PXE preflight observes is kept on the node for later
+// onboardings of it.
+func TestPXEMACIsKeptOnTheNode(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-19", "10.0.0.39", "52:54:00:00:00:39", maassim.Faults{})
+	o := h.f.AddOnboarding(t, "gpu-19", "10.0.0.39")
+
+	requireCompleted(t, h.run(o))
+	n, err := h.f.Store.GetNode(context.Background(), o.NodeID)
+	require.NoError(t, err)
+	assert.Equal(t, "52:54:00:00:00:39", n.PXEMAC)
+}
+
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {
 	h := newHarness(t, options{tokenWaitsIdle: true})
 	h.hardware("gpu-10", "10.0.0.21", "52:54:00:00:00:21", maassim.Faults{NeverEnrolls: true})

@@ -129,6 +129,7 @@ func TestBatchValidationOverHTTP(t *testing.T) {
 	first, second := items[0].(map[string]any), items[1].(map[string]any)
 	assert.Equal(t, "rejected", first["status"])
 	assert.Contains(t, first["error"].(map[string]any)["message"], busy)
-	assert.Equal(t, "pending", second["status"])
+	// The row's workflow may have begun by the time the answer is read.
+	assert.Contains(t, []any{"pending", "running"}, second["status"])
 	assert.Equal(t, "completed", e.waitTerminal(second["onboarding_id"].(string))["status"])
 }

@@ -72,6 +72,10 @@ func startStackIn(t *testing.T, dir string) *env {
 		TimeScale: timeScale,
 		DataDir:   dir,
 		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// At this time scale the default schedule would reconcile every half
+		// second of wall time, and its drift events would land among the
+		// events these tests count; reconcile_test.go runs its own.
+		ReconcileInterval: -1,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })

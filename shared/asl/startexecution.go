@@ -38,14 +38,21 @@ type executionTask struct {
 // registerExecutionTasks adds the startExecution integrations to tasks
 // unless the caller registered its own handler under the same resource.
 func registerExecutionTasks(e *Engine, tasks map[string]TaskHandler) map[string]TaskHandler {
-	out := make(map[string]TaskHandler, len(tasks)+3)
-	out[ResStartExecution] = &executionTask{e: e}
-	out[ResStartExecutionSync] = &executionTask{e: e, wait: true}
-	out[ResStartExecutionSync2] = &executionTask{e: e, wait: true, json: true}
-	for k, v := range tasks {
-		out[k] = v
+	// The caller's map is kept (not copied): a caller may register handlers
+	// in it after NewEngine, as `maasflow asl run` does for its canned tasks.
+	if tasks == nil {
+		tasks = make(map[string]TaskHandler, 3)
 	}
-	return out
+	for res, h := range map[string]TaskHandler{
+		ResStartExecution:      &executionTask{e: e},
+		ResStartExecutionSync:  &executionTask{e: e, wait: true},
+		ResStartExecutionSync2: &executionTask{e: e, wait: true, json: true},
+	} {
+		if _, taken := tasks[res]; !taken {
+			tasks[res] = h
+		}
+	}
+	return tasks
 }
 
 // startExecutionParams are the Parameters of a startExecution Task. Input is

@@ -296,6 +296,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.functions()
 	b.siteSecretsRole()
 	b.stateMachine()
+	b.batchMachine()
 	b.reconcile()
 	b.decommissionMachine()
 	b.routes()

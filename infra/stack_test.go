@@ -129,7 +129,7 @@ func TestStack(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(1+reconcileMachines(fns)+decommissionMachines(t, root))))
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(float64(2+reconcileMachines(fns)+decommissionMachines(t, root)))) // onboarding and batch
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineName":     "maasflow-prod-onboarding",
 			"StateMachineType":     "STANDARD",
@@ -237,6 +237,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("reconcile state machine and schedule", func(t *testing.T) { checkReconcile(t, cfn, fns) })
+	t.Run("batch state machine runs onboardings as children", func(t *testing.T) { checkBatch(t, cfn) })
 
 	t.Run("every grant is one a principal needs", func(t *testing.T) {
 		checkGrants(t, cfn, expectedGrants(t, cfn, fns, true))
@@ -787,6 +788,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	if slices.Contains(fns, functionReconcile) {
 		out = append(out, reconcileGrants(t, cfn, smName)...)
 	}
+	out = append(out, batchGrants(t, cfn, smName)...)
 	if _, ok := cfn.find("AWS::StepFunctions::StateMachine", "Decommission"); ok {
 		out = append(out, decommissionGrants(t, cfn, stage, smName, full)...)
 	}

@@ -21,3 +21,9 @@ var Reconcile []byte
 //
 //go:embed decommission.asl.json
 var Decommission []byte
+
+// BatchOnboarding is batch-onboarding.asl.json: a batch's rows, each run as
+// a child execution of the onboarding state machine.
+//
+//go:embed batch-onboarding.asl.json
+var BatchOnboarding []byte

@@ -111,7 +111,8 @@ shows it (also maas:<system id> and onboarding:<id>), or the node's host name.
 
   acknowledge  the item stays open and quiet until what MAAS shows changes
   adopt        make maasflow's records match MAAS (per kind) and close the item
-  start        open the operation that fits (not available yet: answers conflict)
+  start        open the operation that fits: a full decommission for status_mismatch
+               (kinds whose operation does not exist yet answer conflict)
 
 The reason is recorded with the decision and in the audit trail.`,
 		example: `  maasflow drift resolve gpu-01 --kind status_mismatch --action adopt --reason "released for RMA, CHG-1302"`,
@@ -399,9 +400,14 @@ func runDriftResolve(ctx context.Context, r *adminRun, args []string) error {
 		w := r.env.stdout
 		fmt.Fprintf(w, "%s drift of node %s (%s) is %s (%s)\n",
 			adminCell(d.Kind), adminCell(d.NodeID), adminCell(orDash(d.Hostname)), adminCell(d.State), adminCell(action))
-		if d.Resolution != nil && d.Resolution.Detail != "" {
-			fmt.Fprintf(w, "changed: %s\n", adminCell(d.Resolution.Detail))
+		if d.Resolution == nil || d.Resolution.Detail == "" {
+			return nil
 		}
+		if action != domain.DriftStart {
+			fmt.Fprintf(w, "changed: %s\n", adminCell(d.Resolution.Detail))
+			return nil
+		}
+		fmt.Fprintf(w, "started: %s\nfollow it with: maasflow decommission watch %s\n", adminCell(d.Resolution.Detail), adminCell(d.NodeID))
 		return nil
 	})
 }

@@ -260,6 +260,16 @@ func TestDriftResolve(t *testing.T) {
 		assert.Contains(t, res.stderr, `"gpu-01" names 2 nodes (`+testNodeID+`, n-other); give the id`)
 		assert.Len(t, api.requests(), 1, "nothing resolved")
 	})
+	t.Run("start says what it started and how to follow it", func(t *testing.T) {
+		api := newAdminFakeAPI(t)
+		started := strings.NewReplacer(`"action":"adopt"`, `"action":"start"`,
+			`"detail":"node status active → retired (MAAS shows Broken)"`, `"detail":"decommission `+testDecomID+` (full)"`).Replace(driftResolvedJSON)
+		api.on("POST "+resolvePath, adminReply{http.StatusOK, started})
+		res := api.run(t, adminInvocation{}, "drift", "resolve", testNodeID, "--kind", "status_mismatch", "--action", "start", "--reason", "RMA")
+		require.Equal(t, 0, res.code, res.stderr)
+		assert.Equal(t, "status_mismatch drift of node "+testNodeID+" (gpu-01) is closed (start)\n"+
+			"started: decommission "+testDecomID+" (full)\nfollow it with: maasflow decommission watch "+testNodeID+"\n", res.stdout)
+	})
 	t.Run("a subject that is not a node is used as it is", func(t *testing.T) {
 		api := newAdminFakeAPI(t)
 		api.on("POST "+driftPath+"/maas:p8k2qd/resolve", adminReply{http.StatusConflict,
@@ -385,18 +395,16 @@ func (f *recordingReconciler) ListDrift(_ context.Context, filter store.DriftFil
 		Kind: domain.DriftPowerOff, Expected: "on", Observed: "off", State: domain.DriftOpen}}}, nil
 }
 
+func (f *recordingReconciler) OpenDrift(_ context.Context, nodeID, kind string) (domain.DriftItem, error) {
+	return domain.DriftItem{ID: "d1", NodeID: nodeID, Kind: kind, State: domain.DriftOpen}, nil
+}
+
 func (f *recordingReconciler) Resolve(_ context.Context, res reconcile.Resolution) (domain.DriftItem, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resolved = append(f.resolved, res)
 	return domain.DriftItem{ID: "d1", NodeID: res.NodeID, Hostname: "gpu-01", Kind: res.Kind, State: domain.DriftOpen,
 		Resolution: &domain.DriftResolution{Action: res.Action, Reason: res.Reason, By: res.Actor}}, nil
-}
-
-// OpenDrift answers that the node has open drift of the kind asked about,
-// so a resolve goes through.
-func (f *recordingReconciler) OpenDrift(_ context.Context, nodeID, kind string) (domain.DriftItem, error) {
-	return domain.DriftItem{ID: "d1", NodeID: nodeID, Hostname: "gpu-01", Kind: kind, State: domain.DriftOpen}, nil
 }
 
 // TestReconcileCLIAgainstTheAPI pins the routes, query parameters and body

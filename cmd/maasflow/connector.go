@@ -44,7 +44,7 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maasURL := fs.String("maas-url", "", "the site's MAAS region as seen from here, e.g. http://localhost:5240/MAAS (required)")
 	keyFile := fs.String("maas-api-key-file", "", "file holding the MAAS API key; the connector then signs requests and maasflow never holds the key")
 	stateDir := fs.String("state-dir", "", "directory for the journal of mutations run (default $XDG_STATE_HOME/maasflow/connector-<site>)")
-	endpoint := fs.String("endpoint", "", "local transport: the `maasflow local` API URL; the site token is read from $"+envConnectorToken)
+	endpoint := fs.String("endpoint", "", "local transport: the API URL of maasflow local; the site token is read from $"+envConnectorToken)
 	queueURL := fs.String("queue-url", "", "AWS transport: the site's request queue URL (stack output Connector<Site>QueueUrl); credentials from the AWS SDK chain")
 	table := fs.String("table", "", "AWS transport: the connector table (maasflow-<stage>-connector)")
 	workers := fs.Int("workers", 16, "requests run in parallel")
@@ -171,11 +171,6 @@ func (c *cli) connectorCommand() *cobra.Command {
 site's onboardings, making only outbound connections, signing with a MAAS API key
 kept at the site (--maas-api-key-file). --help lists the flags (docs/deploy.md).`,
 		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := runConnector(cmd.Context(), args, c.env.stdout, c.env.stderr); code != 0 {
-				c.err = &adminExitCodeError{Code: code}
-			}
-			return nil
-		},
+		RunE:               c.selfParsed(runConnector),
 	}
 }

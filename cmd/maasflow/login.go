@@ -351,11 +351,6 @@ or any OIDC issuer with the device authorization grant), cache the tokens and pr
 the ID token as MAASFLOW_ADMIN_TOKEN; --print prints a fresh one from the cache.
 --help lists the flags.`,
 		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := runLogin(cmd.Context(), args, c.env.stdout, c.env.stderr); code != 0 {
-				c.err = &adminExitCodeError{Code: code}
-			}
-			return nil
-		},
+		RunE:               c.selfParsed(runLogin),
 	}
 }

@@ -283,7 +283,15 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("create onboarding state machine: %w", err)
 	}
 	s.onboardingARN = arn
-	flow := workflow.NewLocal(s.Engine, arn)
+	batchSM, err := asl.Parse(statemachines.BatchOnboarding, map[string]string{"OnboardingStateMachineArn": arn})
+	if err != nil {
+		return nil, fmt.Errorf("load batch onboarding state machine: %w", err)
+	}
+	batchARN, err := s.Engine.CreateStateMachine("batch-onboarding", batchSM)
+	if err != nil {
+		return nil, fmt.Errorf("create batch onboarding state machine: %w", err)
+	}
+	flow := workflow.NewLocal(s.Engine, arn).WithBatch(batchARN)
 	reconciler, err := s.startReconcile(cfg, clk)
 	if err != nil {
 		return nil, err

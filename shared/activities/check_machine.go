@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -76,6 +77,11 @@ type Poll struct {
 	StartedAt   string `json:"started_at"`
 	WaitSeconds int    `json:"wait_seconds"`
 	LastEventID int64  `json:"last_event_id"`
+	// EventsAfter, when set, is the newest MAAS event id before the
+	// operation waited on began (the deploy's events_after): only events
+	// after it decide the outcome. Unset, events created since StartedAt
+	// do.
+	EventsAfter int64 `json:"events_after,omitempty"`
 }
 
 // CheckMachineInput is one poll: what it waits for, and the stage the
@@ -144,12 +150,16 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		return out, err
 	}
 
-	outcome, reason := pollOutcome(in.Target, m, eventsSince(newEvents, started))
+	relevant := eventsAfterID(newEvents, in.Poll.EventsAfter)
+	if in.Poll.EventsAfter == 0 {
+		relevant = eventsSince(newEvents, started)
+	}
+	outcome, reason := pollOutcome(in.Target, m, relevant)
 	out = CheckMachineOutput{
 		StatusName: statusName(m),
 		Outcome:    outcome,
 		Reason:     reason,
-		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID},
+		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID, EventsAfter: in.Poll.EventsAfter},
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
@@ -157,8 +167,18 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	case OutcomeDone:
 		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
 	case OutcomeFailed:
-		return out, c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
-			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, reason)})
+		// A failed commissioning or testing names its scripts, with their
+		// exit status and output on the timeline (seed 000 §8.3).
+		diag, scripts, err := scriptFailureDiagnostics(ctx, client, m)
+		if err != nil {
+			return out, err
+		}
+		if len(scripts) > 0 {
+			out.Reason = truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
+		}
+		rows := append([]domain.TimelineEntry{{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)}}, diag...)
+		return out, c.timeline(ctx, rows...)
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
@@ -242,6 +262,18 @@ func eventsSince(events []maas.Event, t time.Time) []maas.Event {
 	out := make([]maas.Event, 0, len(events))
 	for _, e := range events {
 		if !e.Created.Before(cut) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// eventsAfterID keeps events newer than id: MAAS event ids only grow, so
+// this holds whatever the region's clock says (maas-behaviour §11).
+func eventsAfterID(events []maas.Event, id int64) []maas.Event {
+	out := make([]maas.Event, 0, len(events))
+	for _, e := range events {
+		if e.ID > id {
 			out = append(out, e)
 		}
 	}

@@ -29,11 +29,12 @@ const (
 	maxEventLines  = 20
 )
 
-// ClassifyDeployFailureInput identifies the onboarding and when the failed
-// deploy began.
+// ClassifyDeployFailureInput identifies the onboarding and the newest MAAS
+// event id before the failed deploy (DeployMachine's events_after; 0 reads
+// every event, as a run resumed at wait_deployed must).
 type ClassifyDeployFailureInput struct {
 	OnboardingRef
-	DeployStartedAt string `json:"deploy_started_at"`
+	DeployEventsAfter int64 `json:"deploy_events_after"`
 }
 
 // ClassifyDeployFailureOutput is the class, the counts the state machine's
@@ -48,7 +49,7 @@ type ClassifyDeployFailureOutput struct {
 }
 
 // ClassifyDeployFailure classifies a failed or stuck deploy from MAAS's
-// events since the deploy began and the installation output
+// events since the deploy began (by event id) and the installation output
 // (current-installation script results), never from the status alone
 // (domain.ClassifyDeployFailure). It copies the diagnostics onto the
 // timeline as diagnostic rows: the installation output's tail and the
@@ -70,11 +71,8 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if err := c.requireRunning(); err != nil {
 		return out, err
 	}
-	var since time.Time
-	if in.DeployStartedAt != "" {
-		if since, err = time.Parse(time.RFC3339Nano, in.DeployStartedAt); err != nil {
-			return out, &InvalidInputError{Field: "deploy_started_at", Reason: "must be an RFC 3339 time"}
-		}
+	if in.DeployEventsAfter < 0 {
+		return out, &InvalidInputError{Field: "deploy_events_after", Reason: "must be a MAAS event id (0 or more)"}
 	}
 	pol, _, _, err := c.policy(ctx)
 	if err != nil {
@@ -84,11 +82,13 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if err != nil {
 		return out, err
 	}
-	evs, err := client.Events(ctx, maas.EventQuery{SystemID: m.SystemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll})
+	// The deploy's events by id, never by MAAS's created times: a region
+	// clock minutes off the control plane's would drop or add evidence
+	// (maas-behaviour §11).
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: m.SystemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: in.DeployEventsAfter})
 	if err != nil {
 		return out, err
 	}
-	evs = eventsSince(evs, since)
 	install, err := installationOutput(ctx, client, m.SystemID)
 	if err != nil {
 		return out, err

@@ -25,6 +25,9 @@ type DeployMachineOutput struct {
 	DeployAttempt        int    `json:"deploy_attempt"`
 	SiteBootstrapVersion string `json:"site_bootstrap_version"`
 	NodeBootstrapVersion string `json:"node_bootstrap_version"`
+	// EventsAfter is the newest MAAS event id of the machine before the
+	// deploy was asked for; the deploy's own events are the ones after it.
+	EventsAfter int64 `json:"events_after"`
 	// AlreadyDeploying is set when a retry found MAAS already deploying
 	// this payload.
 	AlreadyDeploying bool `json:"already_deploying"`
@@ -88,6 +91,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 			started = tok.CreatedAt.UTC()
 		}
 		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
+			EventsAfter:          c.ob.DeployEventsAfter,
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
@@ -107,6 +111,13 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err := c.persistToken(ctx, hash, now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second)); err != nil {
 		return out, err
 	}
+	// The deploy's events are read by id from here on (maas-behaviour §11):
+	// the cursor is taken before MAAS is asked, so nothing the deploy
+	// logs can fall before it.
+	eventsAfter, err := newestEventID(ctx, client, m.SystemID)
+	if err != nil {
+		return out, err
+	}
 	superseded := c.ob.EnrollmentTokenHash
 	if superseded != "" {
 		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
@@ -121,6 +132,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		}
 		o.EnrollmentTokenHash = hash
 		o.EnrollmentTaskToken = ""
+		o.DeployEventsAfter = eventsAfter
 		return nil
 	}); err != nil {
 		return out, err
@@ -160,7 +172,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.ob.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
 		return out, err
 	}
-	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
+	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts, EventsAfter: eventsAfter,
 		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
 }
 
@@ -204,4 +216,14 @@ func orDefault(s string) string {
 		return "MAAS default"
 	}
 	return s
+}
+
+// newestEventID is the id of the machine's newest MAAS event, 0 when it has
+// none (MAAS lists events newest first, maas-behaviour §11).
+func newestEventID(ctx context.Context, client MAAS, systemID string) (int64, error) {
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: 1})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[0].ID, nil
 }

@@ -139,7 +139,7 @@ func TestRedeployRevokesTheSupersededToken(t *testing.T) {
 	assert.Zero(t, e.revokedNotes(o.ID), "the first deploy supersedes nothing")
 
 	var cls activities.ClassifyDeployFailureOutput
-	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d1.StartedAt}, &cls)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployEventsAfter: d1.EventsAfter}, &cls)
 	require.Equal(t, domain.DeployFailureDatasource, cls.Class)
 	e.must("RecoverDeploy", refIn{ref(o)}, nil)
 	require.Equal(t, activities.OutcomeDone, e.poll(o, activities.TargetDeployable, activities.Poll{}).Outcome)

@@ -129,7 +129,7 @@ func TestDatasourceFailureClassifiedAndRecoveredByAbort(t *testing.T) {
 	assert.Equal(t, "Deploying", polled.StatusName, "stuck deploying is failed at once, not after MAAS's timeout")
 
 	var cls activities.ClassifyDeployFailureOutput
-	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployEventsAfter: d.EventsAfter}, &cls)
 	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
 	assert.Equal(t, 1, cls.DeployAttempts)
 	assert.Equal(t, 1, cls.DeployRetries, "the state machine retries: deploy 1 <= deploy_retries 1")
@@ -165,7 +165,7 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 	assert.Equal(t, "Failed deployment", polled.StatusName)
 
 	var cls activities.ClassifyDeployFailureOutput
-	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployEventsAfter: d.EventsAfter}, &cls)
 	require.Equal(t, domain.DeployFailureDatasource, cls.Class)
 	require.Equal(t, 1, cls.DeployAttempts)
 	require.Equal(t, 1, cls.DeployRetries)
@@ -178,7 +178,7 @@ func TestTimedOutDeployIsReleasedThenRetriesAreSpent(t *testing.T) {
 
 	d2, polled := e.deploy(o)
 	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
-	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d2.StartedAt}, &cls)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployEventsAfter: d2.EventsAfter}, &cls)
 	assert.Equal(t, domain.DeployFailureDatasource, cls.Class)
 	assert.Equal(t, 2, cls.DeployAttempts, "deploy 2 > deploy_retries 1: the state machine does not retry")
 	assert.Equal(t, 1, cls.DeployRetries)
@@ -213,7 +213,7 @@ func TestOtherDeployFailureIsClassifiedOther(t *testing.T) {
 	d, polled := e.deploy(o)
 	require.Equal(t, activities.OutcomeFailed, polled.Outcome)
 	var cls activities.ClassifyDeployFailureOutput
-	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployStartedAt: d.StartedAt}, &cls)
+	e.must("ClassifyDeployFailure", activities.ClassifyDeployFailureInput{OnboardingRef: ref(o), DeployEventsAfter: d.EventsAfter}, &cls)
 	assert.Equal(t, domain.DeployFailureOther, cls.Class)
 	assert.Contains(t, cls.Reason, "curtin")
 	assertDiagnostics(t, e, o.ID)

@@ -62,9 +62,13 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 		return out, err
 	}
 
+	mac, err := c.knownPXEMAC(ctx)
+	if err != nil {
+		return out, err
+	}
 	in2 := domain.DiscoveryInput{
 		Hostname:     c.ob.Hostname,
-		PXEMACKnown:  c.ob.PXEMAC != "",
+		PXEMACKnown:  mac != "",
 		AutoClaimNew: pol.AutoClaimNew,
 		OwnSystemID:  c.ob.MAASSystemID,
 	}
@@ -79,7 +83,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	}
 	in2.ByPowerAddress = candidates(byPower)
 	if in2.PXEMACKnown {
-		byMAC, err := client.FindByMAC(ctx, c.ob.PXEMAC)
+		byMAC, err := client.FindByMAC(ctx, mac)
 		if err != nil {
 			return out, err
 		}
@@ -206,4 +210,22 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 		return nil
 	})
 	return storeError("record machine on node", err)
+}
+
+// knownPXEMAC is the boot MAC observed on an earlier attempt: the
+// onboarding's own, else the one kept on its node by an earlier onboarding
+// of the same node. Empty when none was observed.
+func (c *call) knownPXEMAC(ctx context.Context) (string, error) {
+	if c.ob.PXEMAC != "" || c.ob.NodeID == "" {
+		return c.ob.PXEMAC, nil
+	}
+	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		var nf *RecordNotFoundError
+		if errors.As(storeError("", err), &nf) {
+			return "", nil
+		}
+		return "", storeError("read node", err)
+	}
+	return n.PXEMAC, nil
 }

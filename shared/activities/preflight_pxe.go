@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -36,8 +37,11 @@ type PreflightPXEOutput struct {
 // the onboarding so a later attempt can match by it.
 //
 // The subnet comes from the interface's own links (MAAS links the boot
-// interface to the subnets it saw it on at commissioning, maas-behaviour §9). A
-// repeat finds the correct AUTO link and changes nothing.
+// interface to the subnets it saw it on at commissioning, maas-behaviour §9).
+// When MAAS left only a LINK_UP link, it is the subnet MAAS discovered on the
+// interface, else the only subnet of the interface's VLAN; several subnets
+// and no evidence which one fails closed, naming them. A repeat finds the
+// correct AUTO link and changes nothing.
 //
 // Errors: PXEPreflightError (nothing is deployed after it); MAAS errors.
 func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (out PreflightPXEOutput, err error) {
@@ -76,13 +80,26 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 			return out, err
 		}
 	}
+	if err := c.keepNodePXEMAC(ctx, out.MACAddress); err != nil {
+		return out, err
+	}
 
 	if boot.VLAN == nil {
 		return out, fail("the interface is disconnected (no VLAN)")
 	}
 	subnet := vlanSubnet(boot)
 	if subnet == nil {
-		return out, fail(fmt.Sprintf("no subnet of VLAN %d is linked on the interface", boot.VLAN.VID))
+		// MAAS can leave the boot interface with only a LINK_UP link after
+		// commissioning (maas-behaviour §9): choose the subnet from what
+		// MAAS knows rather than stop.
+		var reason string
+		if subnet, reason, err = unlinkedBootSubnet(ctx, client, boot); err != nil {
+			return out, err
+		}
+		if subnet == nil {
+			return out, fail(reason)
+		}
+		c.log.InfoContext(ctx, "boot interface had no subnet link; chose one", slog.String("subnet", subnet.CIDR))
 	}
 	out.SubnetCIDR, out.GatewayIP = subnet.CIDR, subnet.GatewayIP
 	if subnet.GatewayIP == "" {
@@ -194,4 +211,106 @@ func planAutoRelink(i maas.Interface, subnetID int) (keep *maas.Link, stale []ma
 		stale = append(stale, l)
 	}
 	return keep, stale
+}
+
+// unlinkedBootSubnet chooses the subnet of a boot interface that has no link
+// to a subnet of its VLAN: the subnet commissioning discovered on it, else
+// the only subnet of its VLAN in the region. A nil subnet comes with the
+// reason no choice is safe. The region's subnet list (when the client can
+// list it) also refreshes a discovered subnet's gateway, which is what the
+// preflight validates next.
+func unlinkedBootSubnet(ctx context.Context, client MAAS, boot maas.Interface) (*maas.Subnet, string, error) {
+	var all []maas.Subnet
+	if lister, ok := client.(SubnetLister); ok {
+		var err error
+		if all, err = lister.Subnets(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	onVLAN := func(s *maas.Subnet) bool {
+		return s != nil && (s.VLAN == nil || s.VLAN.ID == boot.VLAN.ID)
+	}
+	byID := func(s maas.Subnet) maas.Subnet {
+		for _, r := range all {
+			if r.ID == s.ID {
+				return r
+			}
+		}
+		return s
+	}
+	pick := func(cands []maas.Subnet) (*maas.Subnet, []string) {
+		seen := map[int]bool{}
+		var uniq []maas.Subnet
+		for _, s := range cands {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				uniq = append(uniq, s)
+			}
+		}
+		if len(uniq) == 1 {
+			s := byID(uniq[0])
+			return &s, nil
+		}
+		names := make([]string, 0, len(uniq))
+		for _, s := range uniq {
+			names = append(names, s.CIDR)
+		}
+		sort.Strings(names)
+		return nil, names
+	}
+
+	var discovered []maas.Subnet
+	for _, d := range boot.Discovered {
+		if onVLAN(d.Subnet) {
+			discovered = append(discovered, *d.Subnet)
+		}
+	}
+	if len(discovered) > 0 {
+		s, names := pick(discovered)
+		if s != nil {
+			return s, "", nil
+		}
+		return nil, fmt.Sprintf("no subnet is linked and MAAS discovered the interface on several subnets of VLAN %d (%s): link one by hand", boot.VLAN.VID, strings.Join(names, ", ")), nil
+	}
+	var vlan []maas.Subnet
+	for _, s := range all {
+		if s.VLAN != nil && s.VLAN.ID == boot.VLAN.ID {
+			vlan = append(vlan, s)
+		}
+	}
+	switch s, names := pick(vlan); {
+	case s != nil:
+		return s, "", nil
+	case len(names) > 1:
+		return nil, fmt.Sprintf("no subnet is linked, MAAS discovered none on the interface, and VLAN %d has several subnets (%s): link one by hand", boot.VLAN.VID, strings.Join(names, ", ")), nil
+	default:
+		return nil, fmt.Sprintf("no subnet of VLAN %d is linked on the interface and the VLAN has no subnet", boot.VLAN.VID), nil
+	}
+}
+
+// keepNodePXEMAC keeps the observed boot MAC on the node record, so that a
+// later onboarding of the node (a reimage is a new onboarding) can match
+// its machine by it (seed 000 §4.1 step 3).
+func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
+	if mac == "" || c.ob.NodeID == "" {
+		return nil
+	}
+	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		var nf *RecordNotFoundError
+		if errors.As(storeError("", err), &nf) {
+			return nil
+		}
+		return storeError("read node", err)
+	}
+	if n.PXEMAC == mac {
+		return nil
+	}
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+		n.PXEMAC = mac
+		return nil
+	}); err != nil {
+		return storeError("record the node's PXE MAC", err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -53,6 +54,16 @@ type batchView struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 }
 
+// BatchStarter starts a whole batch as one workflow execution whose
+// children are the rows' onboardings; it returns the batch's execution id
+// and, per onboarding id, its child's execution id. A starter without a
+// batch workflow configured reports BatchStarterEnabled false and the rows
+// start one by one.
+type BatchStarter interface {
+	BatchStarterEnabled() bool
+	StartBatch(ctx context.Context, batchID string, onboardings []domain.Onboarding) (executionID string, children map[string]string, err error)
+}
+
 // createBatch validates every row before starting any: a malformed row or a
 // host (or BMC address) listed twice is a 400 naming nodes[i].field and
 // nothing starts. Then each row starts as its own onboarding; a row whose
@@ -92,19 +103,55 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	statuses := make([]string, len(nodes))
+	reject := func(i int, err error) {
+		se := classify(err)
+		if se.Status >= http.StatusInternalServerError {
+			log.ErrorContext(ctx, "start batch row", "row", i, logfield.Hostname, nodes[i].Hostname, "error", err.Error())
+		}
+		b.Items[i].Error = &domain.Failure{Code: se.Code, Message: se.Message}
+		statuses[i] = domain.BatchItemRejected
+	}
+	bs, whole := s.starter.(BatchStarter)
+	whole = whole && bs.BatchStarterEnabled()
+	var opened []domain.Onboarding
+	var rows []int
+	logs := map[string]*slog.Logger{}
 	for i, n := range nodes {
-		o, err := s.startOnboarding(rq, site, profile, sku, n.Hostname, n.IPMIIP, b.ID)
-		if err != nil {
-			se := classify(err)
-			if se.Status >= http.StatusInternalServerError {
-				log.ErrorContext(ctx, "start batch row", "row", i, logfield.Hostname, n.Hostname, "error", err.Error())
+		if !whole {
+			o, err := s.startOnboarding(rq, site, profile, sku, n.Hostname, n.IPMIIP, b.ID)
+			if err != nil {
+				reject(i, err)
+				continue
 			}
-			b.Items[i].Error = &domain.Failure{Code: se.Code, Message: se.Message}
-			statuses[i] = domain.BatchItemRejected
+			b.Items[i].OnboardingID = o.ID
+			statuses[i] = string(o.Status)
 			continue
 		}
-		b.Items[i].OnboardingID = o.ID
-		statuses[i] = string(o.Status)
+		o, olog, err := s.openOnboarding(rq, site, profile, sku, n.Hostname, n.IPMIIP, b.ID)
+		if err != nil {
+			reject(i, err)
+			continue
+		}
+		opened, rows = append(opened, o), append(rows, i)
+		logs[o.ID] = olog
+	}
+	if len(opened) > 0 {
+		// One execution runs the batch: each row's onboarding is its child,
+		// under the name and ARN a single start would give it.
+		execID, children, err := bs.StartBatch(ctx, b.ID, opened)
+		if err == nil {
+			log.InfoContext(ctx, "batch execution started", "execution_arn", execID)
+		}
+		for k, o := range opened {
+			i := rows[k]
+			started, lerr := s.linkExecution(rq, logs[o.ID], o, children[o.ID], err)
+			if lerr != nil {
+				reject(i, lerr)
+				continue
+			}
+			b.Items[i].OnboardingID = started.ID
+			statuses[i] = string(started.Status)
+		}
 	}
 	// What each row became is kept even if this write fails: the
 	// onboardings carry the batch id.

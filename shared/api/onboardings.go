@@ -106,19 +106,31 @@ func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID st
 // lock), marks its node and starts its workflow. Any failure after the
 // record exists closes it, so nothing is left half-started.
 func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, error) {
+	o, log, err := s.openOnboarding(rq, site, profile, sku, host, ipmiIP, batchID)
+	if err != nil {
+		return domain.Onboarding{}, err
+	}
+	execID, err := s.starter.StartOnboarding(rq.ctx(), o)
+	return s.linkExecution(rq, log, o, execID, err)
+}
+
+// openOnboarding creates the onboarding record for host (taking the host
+// lock) and marks its node; the caller starts its workflow and hands the
+// result to linkExecution.
+func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, *slog.Logger, error) {
 	ctx := rq.ctx()
 	// The create below takes the server's locks in its transaction; this
 	// read only spares a node record for a host name that cannot start
 	// because its BMC is another open onboarding's. (Under its own host
 	// name the create reports the host name.)
 	if holder, found, err := s.store.FindServerLock(ctx, site.ID, store.LockBMC, ipmiIP); err != nil {
-		return domain.Onboarding{}, err
+		return domain.Onboarding{}, nil, err
 	} else if holderHost := s.holderHost(ctx, holder); found && holderHost != host {
-		return domain.Onboarding{}, &store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: ipmiIP, Hostname: holderHost}
+		return domain.Onboarding{}, nil, &store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: ipmiIP, Hostname: holderHost}
 	}
 	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
 	if err != nil {
-		return domain.Onboarding{}, err
+		return domain.Onboarding{}, nil, err
 	}
 	now := s.clock.Now().UTC()
 	o := domain.Onboarding{
@@ -144,7 +156,7 @@ func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.P
 	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	if err := s.store.CreateOnboarding(ctx, o); err != nil {
-		return domain.Onboarding{}, err
+		return domain.Onboarding{}, nil, err
 	}
 
 	// From here on the onboarding holds the host lock: any failure closes
@@ -157,9 +169,15 @@ func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.P
 		return nil
 	}); err != nil {
 		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
-		return domain.Onboarding{}, err
+		return domain.Onboarding{}, nil, err
 	}
-	execID, err := s.starter.StartOnboarding(ctx, o)
+	return o, log, nil
+}
+
+// linkExecution records the execution an onboarding's workflow runs as, or
+// closes the onboarding when its workflow could not be started.
+func (s *server) linkExecution(rq *request, log *slog.Logger, o domain.Onboarding, execID string, err error) (domain.Onboarding, error) {
+	ctx := rq.ctx()
 	if err != nil {
 		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
 		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
@@ -326,8 +344,11 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 // diagnostics captured on it (seed 000 §8.3).
 type onboardingDetail struct {
 	domain.Onboarding
-	Timeline    []timelineEntry `json:"timeline"`
-	Diagnostics diagnostics     `json:"diagnostics"`
+	// AllowedOperations are the recovery operations the record accepts now
+	// (recovery.go).
+	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
+	Timeline          []timelineEntry            `json:"timeline"`
+	Diagnostics       diagnostics                `json:"diagnostics"`
 }
 
 type timelineEntry struct {
@@ -374,9 +395,10 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	// fact, so order by when things happened.
 	slices.SortStableFunc(rows, func(a, b domain.TimelineEntry) int { return a.Time.Compare(b.Time) })
 	d := onboardingDetail{
-		Onboarding:  o,
-		Timeline:    make([]timelineEntry, 0, len(rows)),
-		Diagnostics: diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
+		Onboarding:        o,
+		AllowedOperations: servedOperations(o),
+		Timeline:          make([]timelineEntry, 0, len(rows)),
+		Diagnostics:       diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
 	}
 	for _, ev := range rows {
 		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage), Outcome: ev.Outcome,

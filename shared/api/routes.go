@@ -18,7 +18,7 @@ func routeTable() []route {
 		node     = nodes + "/{id}"
 		decoms   = "/api/v1/admin/decommissions"
 	)
-	return []route{
+	return append([]route{
 		{method: http.MethodGet, pattern: "/api/v1/healthz", access: accessPublic, handle: (*server).healthz},
 
 		{method: http.MethodPost, pattern: sites, action: "site.create", target: "site", handle: (*server).createSite},
@@ -71,7 +71,7 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
-	}
+	}, recoveryRoutes(obs)...)
 }
 
 func (s *server) healthz(*request) (int, any, error) {

@@ -126,7 +126,7 @@ func (e *Engine) addBacklog(d int) {
 // ok is false when all are taken (Lambda's throttling). release gives the
 // slot back.
 func (e *Engine) acquireSlot(fnARN string) (release func(), ok bool) {
-	if e.fnLimit <= 0 {
+	if e.fnLimit <= 0 || strings.HasPrefix(fnARN, statesPrefix) {
 		return func() {}, true
 	}
 	e.mu.Lock()
@@ -197,9 +197,7 @@ func NewEngine(o Options) *Engine {
 	if e.maxHist <= 0 {
 		e.maxHist = 25000
 	}
-	if e.tasks == nil {
-		e.tasks = map[string]TaskHandler{}
-	}
+	e.tasks = registerExecutionTasks(e, e.tasks)
 	return e
 }
 

@@ -33,6 +33,7 @@ type execution struct {
 	// throttledThreads counts its threads in the engine's backlog.
 	throttledThreads int
 	done             chan struct{}
+	endHooks         []func() // run under mu as the execution ends; see executionTask.await
 }
 
 func newExecution(e *Engine, r *registered, arn, name string, in any, inText string) *execution {
@@ -131,6 +132,9 @@ func (x *execution) finish(out any, f *failure) {
 	}
 	ev.id = int64(len(x.events) + 1)
 	x.events = append(x.events, ev)
+	for _, h := range x.endHooks {
+		h()
+	}
 	close(x.done)
 	x.e.log.Debug("execution ended", "execution_arn", x.arn, "status", x.status)
 }

@@ -16,10 +16,13 @@ const (
 	EnvTable                  = "MAASFLOW_TABLE"
 	EnvEventBus               = "MAASFLOW_EVENT_BUS"
 	EnvOnboardingStateMachine = "MAASFLOW_ONBOARDING_STATE_MACHINE_ARN"
-	EnvNodeAPIURL             = "MAASFLOW_NODE_API_URL"
-	EnvAdminGroup             = "MAASFLOW_ADMIN_GROUP"
-	EnvAdminToken             = "MAASFLOW_ADMIN_TOKEN"
-	EnvLogLevel               = "MAASFLOW_LOG_LEVEL"
+	// EnvBatchStateMachine names the batch onboarding state machine; unset,
+	// a batch starts its rows one by one.
+	EnvBatchStateMachine = "MAASFLOW_BATCH_STATE_MACHINE_ARN"
+	EnvNodeAPIURL        = "MAASFLOW_NODE_API_URL"
+	EnvAdminGroup        = "MAASFLOW_ADMIN_GROUP"
+	EnvAdminToken        = "MAASFLOW_ADMIN_TOKEN"
+	EnvLogLevel          = "MAASFLOW_LOG_LEVEL"
 	// EnvPackageOCIRef and EnvPackageDigest name the node-agent package
 	// every bootstrap bundle points at; EnvTaskSigningKeys is the
 	// comma-separated list of task-signing public keys.

@@ -67,16 +67,21 @@ type Onboarding struct {
 	// and completion checks compare against it (seed 000 §8.5).
 	Attempt int `json:"attempt" dynamodbav:"attempt"`
 	// DeployAttempts counts deploys inside this run, for the bounded retry.
-	DeployAttempts int        `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
-	MAASSystemID   string     `json:"maas_system_id" dynamodbav:"maas_system_id"`
-	ExecutionID    string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
-	CorrelationID  string     `json:"correlation_id" dynamodbav:"correlation_id"`
-	Error          *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
-	CreatedBy      string     `json:"created_by" dynamodbav:"created_by"`
-	CreatedAt      time.Time  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
-	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
-	Version        int64      `json:"-" dynamodbav:"version"`
+	DeployAttempts int `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
+	// DeployEventsAfter is the newest MAAS event id of the machine just
+	// before the current deploy was asked for: the deploy's events are the
+	// ones after it. Ids, not times: a region's clock may be off the
+	// control plane's (maas-behaviour §11).
+	DeployEventsAfter int64      `json:"deploy_events_after,omitempty" dynamodbav:"deploy_events_after,omitempty"`
+	MAASSystemID      string     `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	ExecutionID       string     `json:"execution_id,omitempty" dynamodbav:"execution_id,omitempty"`
+	CorrelationID     string     `json:"correlation_id" dynamodbav:"correlation_id"`
+	Error             *Failure   `json:"error,omitempty" dynamodbav:"error,omitempty"`
+	CreatedBy         string     `json:"created_by" dynamodbav:"created_by"`
+	CreatedAt         time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	CompletedAt       *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	Version           int64      `json:"-" dynamodbav:"version"`
 	// BatchID is the batch that started this onboarding, if any.
 	BatchID string `json:"batch_id,omitempty" dynamodbav:"batch_id,omitempty"`
 
@@ -157,9 +162,14 @@ type Node struct {
 	MAASSystemID string     `json:"maas_system_id,omitempty" dynamodbav:"maas_system_id,omitempty"`
 	OnboardingID string     `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
 	EnrolledAt   *time.Time `json:"enrolled_at,omitempty" dynamodbav:"enrolled_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at" dynamodbav:"updated_at"`
-	Version      int64      `json:"-" dynamodbav:"version"`
+	// PXEMAC is the boot MAC an onboarding of the node observed: every
+	// later onboarding of the node (rerun, reimage) can find its machine
+	// by it when MAAS knows it under another hostname and power address
+	// (seed 000 §4.1 step 3).
+	PXEMAC    string    `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
+	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	Version   int64     `json:"-" dynamodbav:"version"`
 }
 
 // EnrollmentToken is the stored side of a single-use, node-bound,

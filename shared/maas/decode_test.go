@@ -44,8 +44,9 @@ func TestDecodeDeployedMachine(t *testing.T) {
 		Interfaces: []Interface{
 			{
 				ID: 41, Name: "eno1", Type: "physical", MACAddress: "3c:ec:ef:12:34:56", Enabled: true,
-				VLAN:  &VLAN{ID: 5001, VID: 0, Fabric: "fabric-0", DHCPOn: true},
-				Links: []Link{{ID: 911, Mode: "auto", IPAddress: "10.20.1.33", Subnet: pxeSubnet()}},
+				VLAN:       &VLAN{ID: 5001, VID: 0, Fabric: "fabric-0", DHCPOn: true},
+				Links:      []Link{{ID: 911, Mode: "auto", IPAddress: "10.20.1.33", Subnet: pxeSubnet()}},
+				Discovered: []Discovered{{IPAddress: "10.20.1.33", Subnet: pxeSubnet()}},
 			},
 			dataInterface(),
 		},

@@ -98,6 +98,16 @@ type Interface struct {
 	Enabled    bool   `json:"enabled"`
 	VLAN       *VLAN  `json:"vlan,omitempty"`
 	Links      []Link `json:"links"`
+	// Discovered is what commissioning saw the interface take by DHCP
+	// (maas-behaviour §9): the subnet MAAS knows the interface is on even
+	// when its links name none.
+	Discovered []Discovered `json:"discovered,omitempty"`
+}
+
+// Discovered is one address commissioning observed on an interface.
+type Discovered struct {
+	IPAddress string  `json:"ip_address,omitempty"`
+	Subnet    *Subnet `json:"subnet,omitempty"`
 }
 
 // VLAN is the part of MAAS's VLAN object PXE preflight needs.

@@ -168,6 +168,7 @@ type wireInterface struct {
 	Enabled    bool       `json:"enabled"`
 	VLAN       *wireVLAN  `json:"vlan"`
 	Links      []wireLink `json:"links"`
+	Discovered []wireLink `json:"discovered"`
 }
 
 func (w wireInterface) iface() Interface {
@@ -182,6 +183,9 @@ func (w wireInterface) iface() Interface {
 	}
 	for k, l := range w.Links {
 		i.Links[k] = l.link()
+	}
+	for _, d := range w.Discovered {
+		i.Discovered = append(i.Discovered, Discovered{IPAddress: string(d.IPAddress), Subnet: d.Subnet.subnet()})
 	}
 	return i
 }

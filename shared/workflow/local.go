@@ -21,6 +21,7 @@ type LocalEngine interface {
 type Local struct {
 	engine        LocalEngine
 	onboardingARN string
+	batchARN      string // the batch state machine; empty: no batches
 }
 
 // NewLocal returns a Local that starts executions of the onboarding state

@@ -23,6 +23,7 @@ type SFNAPI interface {
 type StepFunctions struct {
 	client        SFNAPI
 	onboardingARN string
+	batchARN      string // the batch state machine; empty: no batches
 }
 
 var (

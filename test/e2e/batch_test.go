@@ -50,6 +50,23 @@ func TestBatchOfTenWithOneFailingHost(t *testing.T) {
 	}
 	assert.Equal(t, "manual_intervention", b["status"])
 	assert.Equal(t, map[string]any{"completed": 9.0, "manual_intervention": 1.0}, b["counts"])
+
+	// One execution ran the batch, each row as its child: the batch
+	// execution succeeded although a node failed, and every child is the
+	// execution its onboarding records.
+	eng := e.stack.Engine
+	runs := eng.ListExecutions(eng.StateMachineARN("batch-onboarding"), "")
+	require.Len(t, runs, 1)
+	assert.Equal(t, "batch-"+id, runs[0].Name)
+	assert.Equal(t, "SUCCEEDED", runs[0].Status, "one node's failure does not fail the batch")
+	children := eng.ListExecutions(eng.StateMachineARN("onboarding"), "")
+	assert.Len(t, children, 10)
+	for _, raw := range e.admin("GET", "/api/v1/admin/onboardings?batch_id="+id, nil, http.StatusOK)["items"].([]any) {
+		o := raw.(map[string]any)
+		x, err := eng.DescribeExecution(o["execution_id"].(string))
+		require.NoError(t, err, "the onboarding names its child execution")
+		assert.Equal(t, "onboarding-"+o["id"].(string)+"-1", x.Name)
+	}
 	for _, raw := range b["items"].([]any) {
 		it := raw.(map[string]any)
 		if it["hostname"] == "rack-04" {

@@ -49,6 +49,10 @@ type options struct {
 	tokenWaitsIdle bool
 	// localDB runs the store on local mode's database (benchmarks).
 	localDB bool
+	// simSkew and simSecondSubnet set the simulator's region-wide options (clock skew, a second
+	// subnet on the PXE VLAN).
+	simSkew         time.Duration
+	simSecondSubnet bool
 	// deps adjusts the activities' dependencies before the handlers are
 	// built (a slow MAAS, a short invocation budget).
 	deps func(f *activitiestest.Fixture, d *activities.Deps)
@@ -60,7 +64,8 @@ type options struct {
 func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
-	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB})
+	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB,
+		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	if o.deps != nil {
@@ -294,6 +299,25 @@ func TestDatasourceFailureOnceIsRetried(t *testing.T) {
 	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
 }
 
+// A region whose clock is minutes off the control plane's still has its
+// deploy's events read: they are chosen by MAAS event id, not by time.
+func TestDatasourceFailureIsRetriedWhateverTheRegionClock(t *testing.T) {
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			h := newHarness(t, options{simSkew: skew})
+			h.hardware("gpu-16", "10.0.0.36", "52:54:00:00:00:36", maassim.Faults{DeployDatasourceFailures: 1})
+			o := h.f.AddOnboarding(t, "gpu-16", "10.0.0.36")
+
+			r := h.run(o)
+			requireCompleted(t, r)
+			assert.Equal(t, 2, r.ob.DeployAttempts)
+			calls, _ := h.simCalls()
+			assert.Equal(t, 2, calls["POST deploy"])
+			assertTimelineHas(t, h, o.ID, domain.TimelineNote, "class datasource")
+		})
+	}
+}
+
 func TestDatasourceFailureTwiceNeedsAnOperator(t *testing.T) {
 	h := newHarness(t, options{})
 	h.hardware("gpu-07", "10.0.0.18", "52:54:00:00:00:18", maassim.Faults{DeployDatasourceFailures: 2})
@@ -333,6 +357,103 @@ func TestPXEPreflightFailureStopsBeforeDeploy(t *testing.T) {
 	calls, _ := h.simCalls()
 	assert.Zero(t, calls["POST deploy"], "nothing is deployed after a failed preflight")
 	assert.Zero(t, r.ob.DeployAttempts)
+}
+
+func TestPXELinkUpOnlyIsRelinkedOnTheDiscoveredSubnet(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-21", "10.0.0.41", "52:54:00:00:00:41", maassim.Faults{PXELinkUpOnly: true})
+	o := h.f.AddOnboarding(t, "gpu-21", "10.0.0.41")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+	assertTimelineHas(t, h, o.ID, domain.TimelineStageExited, "10.20.0.0/24")
+}
+
+func TestPXELinkUpOnlyOnTheVLANsOnlySubnetIsRelinked(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-22", "10.0.0.42", "52:54:00:00:00:42", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-22", "10.0.0.42")
+
+	r := h.run(o)
+	requireCompleted(t, r)
+}
+
+func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
+	h := newHarness(t, options{simSecondSubnet: true})
+	h.hardware("gpu-23", "10.0.0.43", "52:54:00:00:00:43", maassim.Faults{PXELinkUpOnly: true, PXENotDiscovered: true})
+	o := h.f.AddOnboarding(t, "gpu-23", "10.0.0.43")
+
+	r := h.run(o)
+	requireManual(t, r, "PXEPreflightError")
+	assert.Equal(t, domain.StagePXEPreflight, r.ob.Error.Stage)
+	assert.Contains(t, r.ob.Error.Message, "10.20.0.0/24")
+	assert.Contains(t, r.ob.Error.Message, maassim.SecondSubnetCIDR)
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST link_subnet"], "nothing is linked when the subnet is a guess")
+	assert.Zero(t, calls["POST deploy"])
+}
+
+// A failed commissioning or testing names its failed scripts, with their
+// exit status and the end of their output, on the onboarding (seed 000
+// §8.3).
+func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
+	cases := []struct {
+		name, script, output string
+		faults               maassim.Faults
+	}{
+		{"commissioning", "50-maas-01-commissioning", "failed to read /sys/class/dmi/id", maassim.Faults{CommissionFailures: 1}},
+		{"testing", "smartctl-validate", "SMART status FAILED", maassim.Faults{TestingFailures: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, options{})
+			h.hardware("gpu-17", "10.0.0.37", "52:54:00:00:00:37", tc.faults)
+			o := h.f.AddOnboarding(t, "gpu-17", "10.0.0.37")
+
+			r := h.run(o)
+			requireManual(t, r, "MachineCommissioningFailed")
+			assert.Contains(t, r.ob.Error.Message, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.script)
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, "exit status 1")
+			assertTimelineHas(t, h, o.ID, domain.TimelineDiagnostic, tc.output)
+		})
+	}
+}
+
+// A node whose boot MAC an earlier onboarding observed finds its machine by
+// that MAC when MAAS knows it under another hostname and another power
+// address (seed 000 §4.1 step 3).
+func TestEarlierObservedPXEMACMatchesTheMachine(t *testing.T) {
+	h := newHarness(t, options{})
+	const mac = "52:54:00:00:00:38"
+	sid := h.machineSeed("old-name-38", "10.9.0.38", mac, "ready")
+	o := h.f.AddOnboarding(t, "gpu-18", "10.0.0.38")
+	_, err := h.f.Store.UpdateNode(context.Background(), o.NodeID, func(n *domain.Node) error {
+		n.PXEMAC = mac
+		return nil
+	})
+	require.NoError(t, err)
+
+	h.run(o)
+	assertTimelineHas(t, h, o.ID, domain.TimelineNote, "by "+domain.DiscoveryRulePXEMAC)
+	got, err := h.f.Store.GetOnboarding(context.Background(), o.ID)
+	require.NoError(t, err)
+	assert.Equal(t, sid, got.MAASSystemID, "the machine MAAS knows by the MAC is the one used")
+	calls, _ := h.simCalls()
+	assert.Zero(t, calls["POST "], "no second machine is created")
+}
+
+// The boot MAC the PXE preflight observes is kept on the node for later
+// onboardings of it.
+func TestPXEMACIsKeptOnTheNode(t *testing.T) {
+	h := newHarness(t, options{})
+	h.hardware("gpu-19", "10.0.0.39", "52:54:00:00:00:39", maassim.Faults{})
+	o := h.f.AddOnboarding(t, "gpu-19", "10.0.0.39")
+
+	requireCompleted(t, h.run(o))
+	n, err := h.f.Store.GetNode(context.Background(), o.NodeID)
+	require.NoError(t, err)
+	assert.Equal(t, "52:54:00:00:00:39", n.PXEMAC)
 }
 
 func TestEnrollmentNeverArrivesTimesOut(t *testing.T) {

@@ -42,6 +42,7 @@ type Env struct {
 	Table           string
 	EventBus        string
 	OnboardingSM    string
+	BatchSM         string
 	NodeAPIURL      string
 	AdminGroup      string
 	PackageOCIRef   string
@@ -65,6 +66,7 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvTable, Default: store.DefaultTable, Target: &e.Table},
 		config.Var{Name: config.EnvEventBus, Default: config.DefaultEventBus, Target: &e.EventBus},
 		config.Var{Name: config.EnvOnboardingStateMachine, Required: true, Target: &e.OnboardingSM},
+		config.Var{Name: config.EnvBatchStateMachine, Target: &e.BatchSM},
 		config.Var{Name: config.EnvNodeAPIURL, Required: true, Target: &e.NodeAPIURL},
 		config.Var{Name: config.EnvAdminGroup, Default: config.DefaultAdminGroup, Target: &e.AdminGroup},
 		config.Var{Name: config.EnvPackageOCIRef, Target: &e.PackageOCIRef},
@@ -116,7 +118,7 @@ func load(ctx context.Context) (*clients, error) {
 		secrets:    siteSecrets(cfg, env),
 		ownSecrets: secrets.NewSecretsManager(secretsmanager.NewFromConfig(cfg)),
 		bus:        events.NewEventBridge(eventbridge.NewFromConfig(cfg), env.EventBus, config.EventSource),
-		flow:       workflow.NewStepFunctions(sfnClient, env.OnboardingSM),
+		flow:       workflow.NewStepFunctions(sfnClient, env.OnboardingSM).WithBatch(env.BatchSM),
 		sfn:        sfnClient,
 		logger:     slog.New(lambdacontext.NewLogHandler()),
 		paths:      sitePaths(cfg, env),

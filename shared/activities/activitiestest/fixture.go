@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/truora/minidyn/aws-v2/client"
@@ -71,6 +72,11 @@ type Options struct {
 	// minidyn with the store's key conditions as Go matchers) instead of
 	// plain minidyn, whose expression evaluator tests exercise by default.
 	LocalDB bool
+	// SimClockSkew and SimSecondSubnet are the simulator's ClockSkew and
+	// SecondSubnet (a region clock off the control plane's; a second
+	// subnet on the PXE VLAN).
+	SimClockSkew    time.Duration
+	SimSecondSubnet bool
 }
 
 // Fixture is the wired set.
@@ -127,7 +133,7 @@ func New(t testing.TB, o Options) *Fixture {
 	t.Cleanup(f.APIServer.Close)
 
 	f.Sim = maassim.New(maassim.Options{APIKey: APIKey, Clock: o.Clock, Seed: o.Seed, Durations: o.SimDurations,
-		HTTPClient: f.APIServer.Client()})
+		HTTPClient: f.APIServer.Client(), ClockSkew: o.SimClockSkew, SecondSubnet: o.SimSecondSubnet})
 	f.SimServer = httptest.NewServer(f.Sim)
 	t.Cleanup(func() {
 		f.SimServer.Close()

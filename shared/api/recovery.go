@@ -1,0 +1,262 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
+)
+
+// recoveryHandler carries out one recovery operation on an onboarding the
+// operation is allowed for (domain.AllowedOperations).
+type recoveryHandler func(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error)
+
+// recoveryOp is a recovery operation the API carries out: done recognises
+// a record the operation already moved, so a repeated request answers that
+// record instead of running a second time.
+type recoveryOp struct {
+	op     domain.RecoveryOperation
+	handle recoveryHandler
+	done   func(s *server, rq *request, o domain.Onboarding) bool
+}
+
+// onboardingRecoveryOps are the operations served under
+// POST /api/v1/admin/onboardings/{id}/<op>. cancel has its own handler
+// (cancel.go) and route; it is listed so allowed_operations names it.
+func onboardingRecoveryOps() []recoveryOp {
+	return []recoveryOp{
+		{op: domain.OpMarkManualIntervention, handle: freezeOnboarding, done: isFrozen},
+		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
+	}
+}
+
+// servedOperations is what allowed_operations lists: the domain's rule,
+// narrowed to the operations this API carries out.
+func servedOperations(o domain.Onboarding) []domain.RecoveryOperation {
+	out := []domain.RecoveryOperation{}
+	for _, op := range domain.AllowedOperations(o.Status, o.Stage) {
+		if op == domain.OpCancel || findRecoveryOp(op) != nil {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func findRecoveryOp(op domain.RecoveryOperation) *recoveryOp {
+	for _, r := range onboardingRecoveryOps() {
+		if r.op == op {
+			return &r
+		}
+	}
+	return nil
+}
+
+// recoveryRoutes is one route per served operation, so each has its own
+// audit action (onboarding.<op>) and an unknown operation is a 404.
+func recoveryRoutes(obs string) []route {
+	ops := onboardingRecoveryOps()
+	out := make([]route, 0, len(ops))
+	for _, r := range ops {
+		op := r
+		out = append(out, route{method: http.MethodPost, pattern: obs + "/{id}/" + string(op.op),
+			action: "onboarding." + string(op.op), target: "onboarding:{id}",
+			handle: func(s *server, rq *request) (int, any, error) { return s.recoverOnboarding(rq, op) }})
+	}
+	return out
+}
+
+// recoverOnboarding is the frame every recovery operation shares: the
+// optional reason, the repeat check, the 409 naming the state and the
+// operations allowed from it, then the operation itself.
+func (s *server) recoverOnboarding(rq *request, op recoveryOp) (int, any, error) {
+	in, err := decodeCancel(rq)
+	if err != nil {
+		return 0, nil, err
+	}
+	o, err := s.store.GetOnboarding(rq.ctx(), rq.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if op.done(s, rq, o) {
+		return http.StatusOK, o, nil
+	}
+	if !domain.Allows(o.Status, o.Stage, op.op) {
+		return 0, nil, notAllowed(o, op.op)
+	}
+	updated, err := op.handle(s, rq, o, in.Reason)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, updated, nil
+}
+
+// notAllowed is the 409 for an operation the record's state refuses.
+func notAllowed(o domain.Onboarding, op domain.RecoveryOperation) *StatusError {
+	allowed := servedOperations(o)
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
+	}
+	return &StatusError{Status: http.StatusConflict, Code: CodeConflict,
+		Message: fmt.Sprintf("onboarding %s is %s at stage %s: %s is not allowed; allowed operations: %s",
+			o.ID, o.Status, stageOrStart(string(o.Stage)), op, list)}
+}
+
+// isFrozen recognises an onboarding mark-manual-intervention already froze.
+func isFrozen(_ *server, _ *request, o domain.Onboarding) bool {
+	return o.Status == domain.OnboardingManualIntervention && o.Error != nil && o.Error.Code == domain.FrozenCode
+}
+
+// freezeOnboarding is mark-manual-intervention: the execution is stopped
+// first (as for cancel, so no later state of it writes the record), then
+// the record becomes manual_intervention with the operator's reason. The
+// host lock is kept: manual_intervention is open, and nothing may touch the
+// machine until an operator resolves it. The run's enrollment token is
+// revoked with the write (store.CloseOnboarding); the operation that
+// continues the run hands out a new one.
+func freezeOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	if reason == "" {
+		reason = "frozen by " + rq.actor
+	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	if o.ExecutionID != "" {
+		if err := s.stopper.StopOnboarding(ctx, o.ExecutionID, reason); err != nil {
+			log.ErrorContext(ctx, "stop onboarding workflow", "execution_id", o.ExecutionID, "error", err.Error())
+			return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+				Message: fmt.Sprintf("the workflow service is unavailable; onboarding %s was not changed, retry later", o.ID)}
+		}
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	now := s.clock.Now().UTC()
+	prevStatus := o.Status
+	updated, err := s.store.CloseOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt != o.Attempt || !domain.Allows(cur.Status, cur.Stage, domain.OpMarkManualIntervention) {
+			// The run ended or moved on between the read and the stop.
+			return notAllowed(*cur, domain.OpMarkManualIntervention)
+		}
+		prevStatus = cur.Status
+		cur.Status = domain.OnboardingManualIntervention
+		cur.Error = &domain.Failure{Code: domain.FrozenCode, Message: reason, Stage: cur.Stage}
+		cur.UpdatedAt = now
+		// The wait it belonged to is gone with the execution.
+		cur.EnrollmentTaskToken = ""
+		return nil
+	})
+	if err != nil {
+		return o, err
+	}
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: updated.ID, Time: now, Attempt: updated.Attempt, Kind: domain.TimelineNote, Stage: updated.Stage,
+		Outcome: string(domain.OnboardingManualIntervention), Source: string(domain.OpMarkManualIntervention),
+		Detail: fmt.Sprintf("frozen by %s (was %s) at stage %s: %s", rq.actor, prevStatus, stageOrStart(string(updated.Stage)), reason),
+	}); err != nil {
+		log.ErrorContext(ctx, "record the freeze on the timeline", "error", err.Error())
+	}
+	log.InfoContext(ctx, "onboarding frozen", "previous_status", prevStatus, "stage", updated.Stage)
+	return updated, nil
+}
+
+// startedBy recognises an onboarding whose current attempt op started: it
+// is open and its timeline holds op's note for this attempt.
+func startedBy(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
+	return func(s *server, rq *request, o domain.Onboarding) bool {
+		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
+			return false
+		}
+		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
+		if err != nil {
+			return false
+		}
+		for _, r := range rows {
+			if r.Source == string(op) && r.Attempt == o.Attempt && r.Kind == domain.TimelineNote {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// rerunOnboarding is rerun: a new attempt (attempt + 1) from the top, for
+// the same node. Discovery finds the machine MAAS already has and adopts
+// it; the deploy of the new attempt hands the node a new enrollment token,
+// and the close that stopped the previous attempt already revoked its own
+// (store.CloseOnboarding). Reopening takes the host lock again when a
+// failure had released it; a host another onboarding holds answers 409.
+func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	if reason == "" {
+		reason = "rerun by " + rq.actor
+	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	now := s.clock.Now().UTC()
+	prev := o
+	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt != o.Attempt || !domain.Allows(cur.Status, cur.Stage, domain.OpRerun) {
+			return notAllowed(*cur, domain.OpRerun)
+		}
+		prev = *cur
+		cur.Attempt++
+		cur.Status = domain.OnboardingPending
+		cur.Stage = domain.StageValidate
+		cur.Error = nil
+		cur.CompletedAt = nil
+		cur.DeployAttempts = 0
+		cur.ExecutionID = ""
+		cur.EnrollmentTaskToken = ""
+		cur.EnrollmentTokenHash = ""
+		cur.CorrelationID = rq.correlationID
+		cur.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return o, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
+		Outcome: string(domain.OnboardingPending), Source: string(domain.OpRerun),
+		Detail: fmt.Sprintf("attempt %d started by %s after attempt %d was %s at stage %s: %s",
+			reopened.Attempt, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason),
+	}); err != nil {
+		log.ErrorContext(ctx, "record the rerun on the timeline", "error", err.Error())
+	}
+	if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
+		n.Status = domain.NodeOnboarding
+		n.OnboardingID = o.ID
+		n.UpdatedAt = now
+		return nil
+	}); err != nil {
+		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+		return o, err
+	}
+	execID, err := s.starter.StartOnboarding(ctx, reopened)
+	if err != nil {
+		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
+		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service is unavailable; attempt %d of onboarding %s was closed as failed, retry later", reopened.Attempt, o.ID)}
+	}
+	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt == reopened.Attempt {
+			cur.ExecutionID = execID
+		}
+		return nil
+	})
+	if err != nil {
+		log.WarnContext(ctx, "record execution id", "error", err.Error())
+		reopened.ExecutionID = execID
+		updated = reopened
+	}
+	log.InfoContext(ctx, "onboarding rerun", "attempt", updated.Attempt, "previous_status", prev.Status)
+	return updated, nil
+}

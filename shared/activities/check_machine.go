@@ -33,15 +33,35 @@ const (
 	OutcomeFailed     = "failed"
 )
 
-// Poll backoff and bounds. The first wait is 15 s and grows ×1.5 per poll
-// up to 120 s. MAAS's own timeouts sit inside the bounds: commissioning and
-// testing 30 min each (node_timeout), deploy 30 min (≤3.5) or 60 min (3.6+),
-// release 5 min (maas-behaviour §4).
+// Poll backoff and bounds. pollWait (release, reimage and drain waits):
+// the first wait is 15 s and grows ×1.5 per poll up to 120 s. MAAS's own
+// timeouts sit inside the bounds: commissioning and testing 30 min each
+// (node_timeout), deploy 30 min (≤3.5) or 60 min (3.6+), release 5 min
+// (maas-behaviour §4).
 const (
 	pollBaseSeconds = 15
 	pollFactor      = 1.5
 	pollMaxSeconds  = 120
 )
+
+// The onboarding's machine waits (CheckMachine) notice a transition within
+// machinePollMaxSeconds: after the first poll (right after the action)
+// they stay quiet for the phase's expected shortest duration, when MAAS
+// cannot have finished, then poll every 30 s. Spending no GETs in the
+// quiet part keeps the GETs of a typical wait at or below the old
+// 15 s→120 s backoff's (docs/benchmarks.md, BenchmarkMachinePollSchedule).
+const machinePollMaxSeconds = 30
+
+var machinePollQuietSeconds = map[PollTarget]int{
+	// Commissioning and testing a GPU server: power on, POST, PXE, the
+	// ephemeral image and the scripts, then power off.
+	TargetReady: 600,
+	// Deploy: power on, POST, curtin install, reboot, POST again,
+	// cloud-init.
+	TargetDeployed: 540,
+	// Release back to Ready/Allocated when a deploy is retried.
+	TargetDeployable: 15,
+}
 
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
@@ -165,8 +185,17 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		return out, &MachineWaitTimeoutError{SystemID: m.SystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
-	out.Poll.WaitSeconds = pollWait(in.Poll.Count)
+	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
 	return out, nil
+}
+
+// machinePollWait is the wait before CheckMachine's poll n+1: the
+// target's quiet period after the first poll, then machinePollMaxSeconds.
+func machinePollWait(target PollTarget, n int) int {
+	if quiet := machinePollQuietSeconds[target]; n == 0 && quiet > machinePollMaxSeconds {
+		return quiet
+	}
+	return machinePollMaxSeconds
 }
 
 // pollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.

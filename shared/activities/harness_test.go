@@ -158,6 +158,9 @@ func (e *env) poll(o domain.Onboarding, target activities.PollTarget, p activiti
 		var out activities.CheckMachineOutput
 		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: target, Stage: pollStages[target], Poll: p}, &out)
 		if out.Outcome != activities.OutcomeInProgress {
+			// The next state runs later, as under the state machine: what
+			// follows (a deploy's event window) starts on a later second.
+			e.clk.Advance(time.Second)
 			return out
 		}
 		e.clk.Advance(time.Duration(out.Poll.WaitSeconds) * time.Second)

@@ -58,7 +58,7 @@ func TestCheckMachineWaitsWithBackoff(t *testing.T) {
 		p = out.Poll
 		e.clk.Advance(10 * time.Second) // less than a phase: still commissioning
 	}
-	assert.Equal(t, []int{15, 22, 33, 50}, waits)
+	assert.Equal(t, []int{600, 30, 30, 30}, waits)
 	assert.Equal(t, 4, p.Count)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -137,4 +138,40 @@ func decodeAuditCursor(s string) (string, error) {
 		return "", &InvalidCursorError{Reason: "malformed"}
 	}
 	return sk, nil
+}
+
+// SystemActor is the audit actor of what the workflow decided on its own.
+const SystemActor = "system"
+
+// needsOperator reports whether a workflow outcome waits on an operator.
+func needsOperator(status domain.OnboardingStatus) bool {
+	return status == domain.OnboardingFailed || status == domain.OnboardingManualIntervention
+}
+
+// systemAuditPut is the audit entry of onboarding next reaching a status an
+// operator must act on. Its id is derived from the onboarding, attempt and
+// status, so a retried write puts the same entry again.
+func (s *Store) systemAuditPut(next *domain.Onboarding) (types.TransactWriteItem, error) {
+	at := next.UpdatedAt
+	if at.IsZero() {
+		at = s.now()
+	}
+	result := string(next.Status)
+	if next.Error != nil && next.Error.Code != "" {
+		result += ":" + next.Error.Code
+	}
+	e := domain.AuditEntry{
+		ID:            next.ID + "." + strconv.Itoa(next.Attempt) + "." + string(next.Status),
+		Time:          at.UTC(),
+		Actor:         SystemActor,
+		Action:        "onboarding." + string(next.Status),
+		Target:        "onboarding:" + next.ID,
+		Result:        result,
+		CorrelationID: next.CorrelationID,
+	}
+	item, err := marshalItem(e, key{pkAudit, timeKey(e.Time) + "#" + e.ID}, "audit", nil)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
 }

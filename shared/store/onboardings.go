@@ -343,6 +343,15 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		}
 		owed = append(owed, row)
 	}
+	if next.Status != prev.Status && needsOperator(next.Status) {
+		// An outcome an operator must act on is on the audit trail, in the
+		// same transaction as the status that records it.
+		row, err := s.systemAuditPut(next)
+		if err != nil {
+			return err
+		}
+		owed = append(owed, row)
+	}
 	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}

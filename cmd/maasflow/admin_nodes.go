@@ -230,25 +230,9 @@ func (r *adminRun) decommissionID(ctx context.Context, c *adminClient, ref strin
 }
 
 func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
-	q := url.Values{}
-	for k, flag := range map[string]string{"status": "status", "sku_id": "sku", "hostname": "hostname", "cursor": "cursor"} {
-		if v := r.str(flag); v != "" {
-			q.Set(k, v)
-		}
-	}
-	if err := r.limitQuery(q); err != nil {
-		return err
-	}
-	c, err := r.client()
+	c, q, err := r.listQuery(ctx, map[string]string{"status": "status", "sku_id": "sku", "hostname": "hostname", "cursor": "cursor"})
 	if err != nil {
 		return err
-	}
-	if site := r.str("site"); site != "" {
-		id, err := r.siteID(ctx, c, site)
-		if err != nil {
-			return err
-		}
-		q.Set("site_id", id)
 	}
 	items, next, printed, err := r.listPages(ctx, c, adminNodesPath, q, r.boolean("all"))
 	if err != nil || printed {
@@ -441,25 +425,9 @@ func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error
 }
 
 func runDecommissionList(ctx context.Context, r *adminRun, _ []string) error {
-	q := url.Values{}
-	for k, flag := range map[string]string{"status": "status", "cursor": "cursor"} {
-		if v := r.str(flag); v != "" {
-			q.Set(k, v)
-		}
-	}
-	if err := r.limitQuery(q); err != nil {
-		return err
-	}
-	c, err := r.client()
+	c, q, err := r.listQuery(ctx, map[string]string{"status": "status", "cursor": "cursor"})
 	if err != nil {
 		return err
-	}
-	if site := r.str("site"); site != "" {
-		id, err := r.siteID(ctx, c, site)
-		if err != nil {
-			return err
-		}
-		q.Set("site_id", id)
 	}
 	if ref := r.str("node"); ref != "" {
 		id, err := r.nodeID(ctx, c, ref)

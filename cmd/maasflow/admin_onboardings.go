@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -286,25 +285,9 @@ var onboardingStatuses = []string{
 }
 
 func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
-	q := url.Values{}
-	for k, flag := range map[string]string{"status": "status", "hostname": "hostname", "cursor": "cursor", "batch_id": "batch"} {
-		if v := r.str(flag); v != "" {
-			q.Set(k, v)
-		}
-	}
-	if err := r.limitQuery(q); err != nil {
-		return err
-	}
-	c, err := r.client()
+	c, q, err := r.listQuery(ctx, map[string]string{"status": "status", "hostname": "hostname", "cursor": "cursor", "batch_id": "batch"})
 	if err != nil {
 		return err
-	}
-	if site := r.str("site"); site != "" {
-		id, err := r.siteID(ctx, c, site)
-		if err != nil {
-			return err
-		}
-		q.Set("site_id", id)
 	}
 	all := r.boolean("all")
 	var (

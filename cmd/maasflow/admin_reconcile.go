@@ -335,25 +335,9 @@ func driftCounts(m map[string]int) string {
 }
 
 func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
-	q := url.Values{}
-	for k, flag := range map[string]string{"kind": "kind", "node_id": "node", "state": "state", "cursor": "cursor"} {
-		if v := r.str(flag); v != "" {
-			q.Set(k, v)
-		}
-	}
-	if err := r.limitQuery(q); err != nil {
-		return err
-	}
-	c, err := r.client()
+	c, q, err := r.listQuery(ctx, map[string]string{"kind": "kind", "node_id": "node", "state": "state", "cursor": "cursor"})
 	if err != nil {
 		return err
-	}
-	if site := r.str("site"); site != "" {
-		id, err := r.siteID(ctx, c, site)
-		if err != nil {
-			return err
-		}
-		q.Set("site_id", id)
 	}
 	items, next, printed, err := r.listPages(ctx, c, adminDriftPath, q, r.boolean("all"))
 	if err != nil || printed {

@@ -68,3 +68,30 @@ func decodeItems[T any](items []json.RawMessage) ([]T, error) {
 	}
 	return out, nil
 }
+
+// listQuery builds a list command's query: each set flag under its query
+// parameter (params maps parameter to flag), --limit, and --site resolved
+// from a name or id. It returns the client the listing then uses.
+func (r *adminRun) listQuery(ctx context.Context, params map[string]string) (*adminClient, url.Values, error) {
+	q := url.Values{}
+	for k, flag := range params {
+		if v := r.str(flag); v != "" {
+			q.Set(k, v)
+		}
+	}
+	if err := r.limitQuery(q); err != nil {
+		return nil, nil, err
+	}
+	c, err := r.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	if site := r.str("site"); site != "" {
+		id, err := r.siteID(ctx, c, site)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Set("site_id", id)
+	}
+	return c, q, nil
+}

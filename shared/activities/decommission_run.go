@@ -155,30 +155,17 @@ func (c *dcall) finish(ctx context.Context, errp *error) {
 	if *errp == nil {
 		return
 	}
-	err := boundary(c.activity, *errp)
+	err := failAtBoundary(ctx, c.log, c.activity, *errp)
 	*errp = err
-	name, class := errorName(err), classOf(err)
-	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
-	if class == domain.ErrorRetryable {
-		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
-	} else {
-		c.log.ErrorContext(ctx, "activity failed", attrs...)
-	}
 	var closed *DecommissionClosedError
 	var invalid *InvalidInputError
 	if errors.As(err, &closed) || errors.As(err, &invalid) || c.d.ID == "" || c.d.Stage != c.stage {
 		return
 	}
-	outcome := outcomeFailed
-	switch class {
-	case domain.ErrorRetryable:
-		outcome = outcomeRetry
-	case domain.ErrorNeedsOperator:
-		outcome = outcomeManual
-	}
+	outcome := exitOutcome(err)
 	ctx = context.WithoutCancel(ctx)
 	if terr := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcome,
-		Detail: fmt.Sprintf("%s: %s", name, err.Error())}); terr != nil {
+		Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error())}); terr != nil {
 		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
 	}
 }

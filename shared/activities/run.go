@@ -233,15 +233,8 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	if *errp == nil {
 		return
 	}
-	err := boundary(c.activity, *errp)
+	err := failAtBoundary(ctx, c.log, c.activity, *errp)
 	*errp = err
-	name, class := errorName(err), classOf(err)
-	attrs := []any{slog.String("error_name", name), slog.String("error", err.Error())}
-	if class == domain.ErrorRetryable {
-		c.log.WarnContext(ctx, "activity failed, retryable", attrs...)
-	} else {
-		c.log.ErrorContext(ctx, "activity failed", attrs...)
-	}
 	var stale *StaleAttemptError
 	var closed *OnboardingClosedError
 	var invalid *InvalidInputError
@@ -249,17 +242,11 @@ func (c *call) finish(ctx context.Context, errp *error) {
 		c.ob.ID == "" || c.ob.Stage != c.stage {
 		return
 	}
-	outcome := outcomeFailed
-	switch class {
-	case domain.ErrorRetryable:
-		outcome = outcomeRetry
-	case domain.ErrorNeedsOperator:
-		outcome = outcomeManual
-	}
+	outcome := exitOutcome(err)
 	// Best effort: the error that ends the activity is the one to report.
 	ctx = context.WithoutCancel(ctx)
 	if terr := c.timeline(ctx, domain.TimelineEntry{
-		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", name, err.Error()),
+		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error()),
 	}); terr != nil {
 		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
 	}
@@ -270,4 +257,29 @@ func stageOrStart(s domain.Stage) string {
 		return "start"
 	}
 	return string(s)
+}
+
+// failAtBoundary maps err to the error vocabulary (boundary) and logs it
+// once: a warning when the state machine will retry it, an error otherwise.
+func failAtBoundary(ctx context.Context, log *slog.Logger, activity string, err error) error {
+	err = boundary(activity, err)
+	attrs := []any{slog.String("error_name", errorName(err)), slog.String("error", err.Error())}
+	if classOf(err) == domain.ErrorRetryable {
+		log.WarnContext(ctx, "activity failed, retryable", attrs...)
+	} else {
+		log.ErrorContext(ctx, "activity failed", attrs...)
+	}
+	return err
+}
+
+// exitOutcome is the failed stage exit's outcome on the timeline: what the
+// state machine does next with err's class.
+func exitOutcome(err error) string {
+	switch classOf(err) {
+	case domain.ErrorRetryable:
+		return outcomeRetry
+	case domain.ErrorNeedsOperator:
+		return outcomeManual
+	}
+	return outcomeFailed
 }

@@ -56,10 +56,13 @@ go-test: ## go test -race ./...
 
 # Every fuzz target's seeds run in go-test; this also mutates them for
 # FUZZTIME each. go test -fuzz takes one target per run: two runs at a time,
-# one worker each, keep the whole step near 20 s.
+# one worker each, keep the whole step near 20 s. The budget is a count of
+# executions, not a duration: a duration's deadline can race a worker's
+# shutdown in Go 1.26's fuzz coordinator and fail with a bare "context
+# deadline exceeded" and no crasher (golang/go#75804, fixed in Go 1.27).
 FUZZ_PKGS := ./shared/api
-FUZZTIME  ?= 1s
-fuzz: ## run each request-decoder fuzz target for FUZZTIME (default 1s)
+FUZZTIME  ?= 500x
+fuzz: ## run each request-decoder fuzz target for FUZZTIME executions (default 500x)
 	@set -e; for pkg in $(FUZZ_PKGS); do \
 		$(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' | \
 			xargs -P 2 -I{} sh -c 'echo "fuzz $$1 $$2"; out=$$($(GO) test -run "^\$$" -fuzz "^$$2\$$" -fuzztime $(FUZZTIME) -parallel 1 $$1 2>&1) || { echo "$$out"; exit 255; }' _ $$pkg {}; \

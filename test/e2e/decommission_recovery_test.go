@@ -238,3 +238,91 @@ func TestDecommissionCancelRevokesTheReimageToken(t *testing.T) {
 	assert.Contains(t, notes, "enrollment tokens revoked")
 	assert.True(t, e.decomAudited("decommission.cancel", id))
 }
+
+// TestDecommissionResumeAfterTheDrainIsFixed: a drain the allocation
+// service refuses stops for an operator; once the allocation is released
+// and MAAS still shows the machine deployed (what the drain checkpoint
+// expects), resume continues the same attempt from the drain.
+func TestDecommissionResumeAfterTheDrainIsFixed(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	nodeID, _ := e.onboarded(f, "gpu-dx4", "10.10.12.41", "52:54:00:00:c4:01", nil)
+	e.allocation(nodeID, "alloc-stuck", "release_failed")
+
+	id := e.decommission(nodeID, "")
+	d := e.waitDecommission(id)
+	require.Equal(t, "manual_intervention", d["status"], d)
+	require.Equal(t, "DrainFailedError", errorCode(d))
+	require.Equal(t, "drain", d["stage"])
+	// adopt would skip the tenants' allocations.
+	status, body := e.raw("POST", e.stack.APIURL+"/api/v1/admin/decommissions/"+id+"/adopt", e.stack.AdminToken, nil)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Contains(t, string(body), "before its drain finished")
+
+	e.allocation(nodeID, "alloc-stuck", "released")
+	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/resume", map[string]any{"reason": "tenant released by hand"}, http.StatusOK)
+	assert.EqualValues(t, 1, r["attempt"])
+
+	done := e.waitDecommission(id)
+	require.Equal(t, "completed", done["status"], done)
+	assert.Equal(t, "erased", erase(done)["outcome"])
+	assert.Equal(t, "retired", e.node(nodeID)["status"])
+	notes := e.decomNotes(id, "resume")
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "entering at drain")
+	assert.True(t, e.decomAudited("decommission.resume", id))
+}
+
+// TestDecommissionAdoptsAMachineReleasedByHand: after a failed erase an
+// operator releases the machine in MAAS without erase; adopt records the
+// Ready machine, says plainly the disks may not be erased, and finishes.
+func TestDecommissionAdoptsAMachineReleasedByHand(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	nodeID, systemID := e.onboarded(f, "gpu-dx5", "10.10.12.51", "52:54:00:00:c5:01", map[string]any{"erase_failures": 1})
+
+	id := e.decommission(nodeID, "")
+	require.Equal(t, "manual_intervention", e.waitDecommission(id)["status"])
+	_, err := e.maasClient().Release(context.Background(), systemID, maas.MachineReleaseParams{Comment: "operator: release without erase"})
+	require.NoError(t, err)
+	e.waitMAAS(systemID, maas.StatusReady)
+
+	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/adopt", nil, http.StatusOK)
+	assert.EqualValues(t, 1, r["attempt"])
+	done := e.waitDecommission(id)
+	require.Equal(t, "completed", done["status"], done)
+	ev := erase(done)
+	assert.Equal(t, "not_erased", ev["outcome"], ev)
+	assert.Contains(t, ev["detail"], "may NOT be erased")
+	assert.Equal(t, "retired", e.node(nodeID)["status"])
+	notes := e.decomNotes(id, "adopt")
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "MAAS shows Ready")
+	assert.True(t, e.decomAudited("decommission.adopt", id))
+}
+
+// TestDecommissionRerunIsANewAttempt: rerun starts attempt 2 from the top
+// with fresh erase evidence; its events carry the new attempt.
+func TestDecommissionRerunIsANewAttempt(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	nodeID, _ := e.onboarded(f, "gpu-dx6", "10.10.12.61", "52:54:00:00:c6:01", map[string]any{"erase_failures": 1})
+
+	id := e.decommission(nodeID, "")
+	require.Equal(t, "manual_intervention", e.waitDecommission(id)["status"])
+	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/rerun", nil, http.StatusOK)
+	assert.EqualValues(t, 2, r["attempt"])
+	assert.NotEqual(t, "failed", erase(r)["outcome"], "fresh erase evidence")
+
+	done := e.waitDecommission(id)
+	require.Equal(t, "completed", done["status"], done)
+	assert.EqualValues(t, 2, done["attempt"])
+	assert.Equal(t, "erased", erase(done)["outcome"])
+	assert.Contains(t, erase(done)["maas_events"], "Disks erased", "attempt 2's erase")
+	assert.Equal(t, []string{"node.decommission.started", "node.decommission.manual_intervention_required",
+		"node.decommission.started", "node.decommission.completed"}, e.decommissionEvents(id, 4))
+	assert.True(t, e.decomAudited("decommission.rerun", id))
+}

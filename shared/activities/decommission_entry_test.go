@@ -52,3 +52,22 @@ func declaredDecommissionStages(t *testing.T) []domain.DecommissionStage {
 	require.GreaterOrEqual(t, len(out), 7)
 	return out
 }
+
+func TestDecommissionOutcomeEventsAreOncePerRun(t *testing.T) {
+	note := func(attempt int, source, detail string) domain.DecommissionEvent {
+		return domain.DecommissionEvent{Attempt: attempt, Kind: domain.TimelineNote, Source: source, Detail: detail}
+	}
+	mi := "node.decommission.manual_intervention_required"
+	started := "node.decommission.started"
+	rows := []domain.DecommissionEvent{note(1, sourceEvent, started), note(1, sourceEvent, mi)}
+	assert.True(t, publishedThisRun(rows, 1, mi), "a repeat in the same run publishes nothing")
+	assert.False(t, publishedThisRun(rows, 2, mi), "another attempt is its own")
+
+	rows = append(rows, note(1, "retry", "attempt 1 run 1: started"))
+	assert.False(t, publishedThisRun(rows, 1, mi), "a retried run announces its own end")
+	assert.True(t, publishedThisRun(rows, 1, started), "started stays once per attempt")
+	rows = append(rows, note(1, "mark-manual-intervention", "frozen"))
+	assert.False(t, publishedThisRun(rows, 1, mi), "a freeze starts no run")
+	rows = append(rows, note(1, sourceEvent, mi))
+	assert.True(t, publishedThisRun(rows, 1, mi))
+}

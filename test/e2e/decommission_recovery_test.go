@@ -83,14 +83,14 @@ func (e *env) waitMAAS(systemID string, want maas.Status) {
 
 // TestDecommissionEraseFailureRetried: an erase that fails without the
 // release fallback stops for an operator; resume is refused because MAAS
-// shows the failed erase; retry (the simulator's one-shot fault has
-// cleared) runs the release again, erasing, and the decommission
-// completes.
+// shows the failed erase; a retry while the disk still fails stops again
+// (and says so with a new event); a retry once the simulator's fault has
+// cleared runs the release again, erasing, and the decommission completes.
 func TestDecommissionEraseFailureRetried(t *testing.T) {
 	t.Parallel()
 	e := startStack(t)
 	f := e.setup(nil, nil)
-	nodeID, systemID := e.onboarded(f, "gpu-dx1", "10.10.12.11", "52:54:00:00:c1:01", map[string]any{"erase_failures": 1})
+	nodeID, systemID := e.onboarded(f, "gpu-dx1", "10.10.12.11", "52:54:00:00:c1:01", map[string]any{"erase_failures": 2})
 
 	id := e.decommission(nodeID, "full")
 	d := e.waitDecommission(id)
@@ -109,14 +109,21 @@ func TestDecommissionEraseFailureRetried(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Contains(t, string(body), "not released")
 
-	const reason = "replaced the SAS cable"
-	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", map[string]any{"reason": reason}, http.StatusOK)
+	// The disk still fails: the retried run stops again.
+	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", map[string]any{"reason": "first look"}, http.StatusOK)
 	assert.EqualValues(t, 1, r["attempt"], "the same attempt")
 	assert.EqualValues(t, 1, r["run"], "a second run of it")
 	assert.NotEqual(t, d["execution_id"], r["execution_id"], "a new execution")
-	if again := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK); again["status"] == "pending" || again["status"] == "running" {
+	again := e.waitDecommission(id)
+	require.Equal(t, "manual_intervention", again["status"], again)
+	require.Equal(t, "EraseFailed", errorCode(again))
+
+	const reason = "replaced the SAS cable"
+	r = e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", map[string]any{"reason": reason}, http.StatusOK)
+	assert.EqualValues(t, 2, r["run"])
+	if cur := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK); cur["status"] == "pending" || cur["status"] == "running" {
 		repeat := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", nil, http.StatusOK)
-		assert.EqualValues(t, 1, repeat["run"], "a repeat answers the run it started")
+		assert.EqualValues(t, 2, repeat["run"], "a repeat answers the run it started")
 	}
 
 	done := e.waitDecommission(id)
@@ -125,18 +132,18 @@ func TestDecommissionEraseFailureRetried(t *testing.T) {
 	assert.Equal(t, true, done["machine_deleted"])
 	assert.Equal(t, "removed", e.node(nodeID)["status"])
 	assert.Equal(t, []any{}, done["allowed_operations"])
-	assert.Equal(t, 2, callsWithOp(e.simCalls(), "release"), "the failed erase, then the retried one")
+	assert.Equal(t, 3, callsWithOp(e.simCalls(), "release"), "the failed erase, the failed retry, the retry that erased")
 	_, err := e.maasClient().Get(context.Background(), systemID)
 	var nf *maas.MAASNotFoundError
-	assert.ErrorAs(t, err, &nf)
+	require.ErrorAs(t, err, &nf)
 
 	notes := e.decomNotes(id, "retry")
-	require.Len(t, notes, 1, "one retry on the timeline")
-	assert.Contains(t, notes[0], reason)
-	assert.Contains(t, notes[0], "entering at release")
+	require.Len(t, notes, 2, "each retry on the timeline")
+	assert.Contains(t, notes[1], reason)
+	assert.Contains(t, notes[1], "entering at release")
 	assert.True(t, e.decomAudited("decommission.retry", id), "audit entry for the retry")
-	assert.Equal(t, []string{"node.decommission.started", "node.decommission.manual_intervention_required", "node.decommission.completed"},
-		e.decommissionEvents(id, 3))
+	assert.Equal(t, []string{"node.decommission.started", "node.decommission.manual_intervention_required",
+		"node.decommission.manual_intervention_required", "node.decommission.completed"}, e.decommissionEvents(id, 4))
 
 	// Completed: nothing is allowed, and the 409 says so.
 	status, body = e.raw("POST", e.stack.APIURL+"/api/v1/admin/decommissions/"+id+"/rerun", e.stack.AdminToken, nil)

@@ -147,7 +147,15 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 		return nil
 	}
 	var prev domain.Stage
-	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+	// A stage change and its stage_entered row are one write.
+	entered := func(before, _ domain.Onboarding) []domain.TimelineEntry {
+		if before.Stage == c.stage {
+			return nil
+		}
+		return []domain.TimelineEntry{c.row(domain.TimelineEntry{
+			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(before.Stage)})}
+	}
+	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
@@ -164,14 +172,13 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 		}
 		o.Stage = c.stage
 		return nil
-	})
+	}, entered)
 	if err != nil {
 		return storeError("move onboarding to stage "+string(c.stage), err)
 	}
 	c.setOnboarding(updated)
 	if prev != c.stage {
 		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
-		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(prev)})
 	}
 	return nil
 }
@@ -194,19 +201,28 @@ func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error
 	return nil
 }
 
-// timeline appends rows stamped with the clock, the onboarding and the
-// attempt.
+// row stamps a timeline row with the clock, the onboarding, the attempt
+// and, when it names none, the activity's stage.
+func (c *call) row(r domain.TimelineEntry) domain.TimelineEntry {
+	r.OnboardingID = c.ref.OnboardingID
+	r.Attempt = c.ref.Attempt
+	if r.Time.IsZero() {
+		r.Time = c.a.d.Clock.Now().UTC()
+	}
+	if r.Stage == "" {
+		r.Stage = c.stage
+	}
+	return r
+}
+
+// timeline appends rows stamped by row, in one write.
 func (c *call) timeline(ctx context.Context, rows ...domain.TimelineEntry) error {
 	now := c.a.d.Clock.Now().UTC()
 	for i := range rows {
-		rows[i].OnboardingID = c.ref.OnboardingID
-		rows[i].Attempt = c.ref.Attempt
 		if rows[i].Time.IsZero() {
 			rows[i].Time = now
 		}
-		if rows[i].Stage == "" {
-			rows[i].Stage = c.stage
-		}
+		rows[i] = c.row(rows[i])
 	}
 	if err := c.a.d.Store.AppendOnboardingEvents(ctx, rows...); err != nil {
 		return storeError("append timeline", err)

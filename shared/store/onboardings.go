@@ -280,13 +280,14 @@ func (s *Store) GetOnboarding(ctx context.Context, id string) (domain.Onboarding
 // The id and CreatedAt cannot change. ItemNotFoundError when there is no
 // such onboarding; ItemConflictError after repeated concurrent updates.
 func (s *Store) UpdateOnboarding(ctx context.Context, id string, mutate Mutator[domain.Onboarding]) (domain.Onboarding, error) {
-	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate,
-		func(prev, next *domain.Onboarding) {
-			next.ID, next.CreatedAt = prev.ID, prev.CreatedAt
-			next.Version = prev.Version + 1
-			next.UpdatedAt = s.now()
-		},
-		s.writeOnboarding)
+	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate, s.bumpOnboarding, s.writeOnboarding)
+}
+
+// bumpOnboarding keeps what an update may not change and bumps the version.
+func (s *Store) bumpOnboarding(prev, next *domain.Onboarding) {
+	next.ID, next.CreatedAt = prev.ID, prev.CreatedAt
+	next.Version = prev.Version + 1
+	next.UpdatedAt = s.now()
 }
 
 // CloseOnboarding is UpdateOnboarding for an operation that ends a run or
@@ -320,6 +321,12 @@ func revokesToken(status domain.OnboardingStatus) bool {
 }
 
 func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboarding) error {
+	return s.writeOnboardingWith(ctx, prev, next, nil)
+}
+
+// writeOnboardingWith writes next over prev together with rows, the
+// timeline rows the change records (UpdateOnboardingWithTimeline).
+func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onboarding, rows []domain.TimelineEntry) error {
 	if err := checkOnboarding(*next); err != nil {
 		return err
 	}
@@ -352,7 +359,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		}
 		owed = append(owed, row)
 	}
-	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 {
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && len(rows) == 0 {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
@@ -378,11 +385,19 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			tx = append(tx, revoke)
 		}
 		tx = append(tx, owed...) // unconditional: never a failed code
+		rowsAt := len(tx)
+		timeline, err := s.timelineItems(rows)
+		if err != nil {
+			return err
+		}
+		tx = append(tx, timeline...)
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
 		switch {
-		case txFailed(codes, 0) || txContended(codes):
+		case txFailed(codes, 0) || txContended(codes) || i >= rowsAt:
+			// A row's sort key taken (new suffixes on the next attempt)
+			// is retried like a lost version race.
 			return errVersionConflict
 		case i > 0 && i < takeAt:
 			release = append(release[:i-1:i-1], release[i:]...)

@@ -53,7 +53,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	if err != nil {
 		return out, err
 	}
-	pol, _, profile, err := c.policy(ctx)
+	pol, profile, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

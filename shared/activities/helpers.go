@@ -38,10 +38,16 @@ func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site,
 	return domain.ResolvePolicy(site.Policy, profile.Policy), site, profile, nil
 }
 
-// maas returns the site's MAAS client.
+// maas returns the site's MAAS client, built from the run's site record
+// when the execution carries it.
 func (c *call) maas(ctx context.Context) (MAAS, error) {
 	if c.a.d.MAAS == nil {
 		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+	}
+	if sc, ok := c.a.d.MAAS.(siteRecordConnector); ok {
+		if r := c.run(); r != nil {
+			return sc.ForSiteRecord(ctx, r.Site)
+		}
 	}
 	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
 }

@@ -19,6 +19,9 @@ type OnboardingRef struct {
 	Hostname      string `json:"hostname"`
 	Attempt       int    `json:"attempt"`
 	CorrelationID string `json:"correlation_id"`
+	// Run is ValidateOnboarding's RunContext, which the state machine
+	// passes to the steps after it; absent, they read the records.
+	Run *RunContext `json:"run,omitempty"`
 }
 
 func (r OnboardingRef) validate() error {

@@ -360,7 +360,13 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 		owed = append(owed, row)
 	}
 	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && len(rows) == 0 {
-		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
+		if err := s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version); err != nil {
+			return err
+		}
+		// The activity that wrote it often updates it again: that update
+		// starts from what was written instead of reading it back.
+		s.recent.put(onboardingKey(next.ID), item)
+		return nil
 	}
 
 	// A release finds the lock held by this onboarding or by nobody; the
@@ -410,6 +416,7 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 		case err != nil:
 			return fmt.Errorf("update onboarding %s: %w", next.ID, err)
 		}
+		s.recent.put(onboardingKey(next.ID), item)
 		return nil
 	}
 }

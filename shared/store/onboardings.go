@@ -217,6 +217,8 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		case err != nil:
 			return fmt.Errorf("create onboarding %s: %w", o.ID, err)
 		}
+		// Its creator updates it next (the execution's id): no read back.
+		s.recent.put(onboardingKey(o.ID), item)
 		return nil
 	}
 	return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "host lock contended, gave up"}

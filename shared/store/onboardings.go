@@ -332,6 +332,7 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 	if err := checkOnboarding(*next); err != nil {
 		return err
 	}
+	slot := slotToRelease(*prev, next) // the site throttle's slot (throttle.go)
 	item, err := onboardingItem(*next)
 	if err != nil {
 		return err
@@ -361,7 +362,7 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 		}
 		owed = append(owed, row)
 	}
-	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && len(rows) == 0 {
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && slot == (slotRelease{}) && len(rows) == 0 {
 		if err := s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version); err != nil {
 			return err
 		}
@@ -374,7 +375,7 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 	// A release finds the lock held by this onboarding or by nobody; the
 	// delete is dropped only if a repair left it with another onboarding,
 	// which must keep it.
-	for {
+	for tries := 0; ; tries++ {
 		tx := []types.TransactWriteItem{s.putIfVersion(item, prev.Version)}
 		for _, l := range release {
 			tx = append(tx, s.deleteLock(l.key(prev.SiteID), "onboarding_id", next.ID))
@@ -393,6 +394,12 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 			tx = append(tx, revoke)
 		}
 		tx = append(tx, owed...) // unconditional: never a failed code
+		slotAt := len(tx)
+		slotItems, holderAt, err := s.releaseItems(ctx, prev.SiteID, next.ID, slot)
+		if err != nil {
+			return err
+		}
+		tx = append(tx, slotItems...)
 		rowsAt := len(tx)
 		timeline, err := s.timelineItems(rows)
 		if err != nil {
@@ -403,9 +410,22 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
 		switch {
-		case txFailed(codes, 0) || txContended(codes) || i >= rowsAt:
+		case txFailed(codes, 0) || txContended(codes) || (i >= rowsAt && len(rows) > 0):
 			// A row's sort key taken (new suffixes on the next attempt)
 			// is retried like a lost version race.
+			return errVersionConflict
+		case i >= slotAt && tries < updateAttempts:
+			// The holder row was freed as dead meanwhile (nothing to give
+			// back), or the site's count moved (read it again).
+			if holderAt >= 0 && i == slotAt+holderAt {
+				gone, gerr := s.holderGone(ctx, prev.SiteID, next.ID, slot.attempt)
+				if gerr != nil {
+					return gerr
+				}
+				slot.holder = slot.holder && !gone
+			}
+			continue
+		case i >= slotAt:
 			return errVersionConflict
 		case i > 0 && i < takeAt:
 			release = append(release[:i-1:i-1], release[i:]...)

@@ -31,6 +31,10 @@ type RecordReader interface {
 type OnboardingStore interface {
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
+	// UpdateOnboardingWithTimeline writes the change and the timeline rows
+	// recording it in one database call.
+	UpdateOnboardingWithTimeline(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding],
+		rows func(prev, next domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error)
 	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error)
 }
@@ -50,12 +54,18 @@ type TokenStore interface {
 	RevokeEnrollmentToken(ctx context.Context, hash string, now time.Time) error
 }
 
+// SiteThrottle hands out the slots of a site's throttle (TakeSiteSlot).
+type SiteThrottle interface {
+	TakeSiteSlot(ctx context.Context, req store.SlotRequest) (store.SlotResult, error)
+}
+
 // Store is every read-model method the activities call.
 type Store interface {
 	RecordReader
 	OnboardingStore
 	NodeStore
 	TokenStore
+	SiteThrottle
 }
 
 var (
@@ -180,6 +190,7 @@ func Catalog(d Deps) []Function {
 		return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
 	}
 	return []Function{
+		fn("take-site-slot", "TakeSiteSlot", a.TakeSiteSlot),
 		fn("validate-onboarding", "ValidateOnboarding", a.ValidateOnboarding),
 		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
 		fn("commission-machine", "CommissionMachine", a.CommissionMachine),

@@ -165,6 +165,9 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
 	switch outcome {
 	case OutcomeDone:
+		if err := c.passCheckpoint(ctx, targetCheckpoints[in.Target]); err != nil {
+			return out, err
+		}
 		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
@@ -187,6 +190,26 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
 	return out, nil
+}
+
+// targetCheckpoints are the safe checkpoints a wait passes when MAAS
+// shows what it waited for: Ready after commissioning, Deployed before the
+// enrollment wait. A machine back to deployable is no checkpoint: the
+// deploy is still to come.
+var targetCheckpoints = map[PollTarget]domain.Checkpoint{
+	TargetReady:    domain.CheckpointCommissioned,
+	TargetDeployed: domain.CheckpointDeployed,
+}
+
+// passCheckpoint records checkpoint cp on the onboarding (none: nothing).
+func (c *call) passCheckpoint(ctx context.Context, cp domain.Checkpoint) error {
+	if cp == "" || c.ob.Checkpoint == cp {
+		return nil
+	}
+	return c.update(ctx, func(o *domain.Onboarding) error {
+		o.Checkpoint = cp
+		return nil
+	})
 }
 
 // machinePollWait is the wait before CheckMachine's poll n+1: the

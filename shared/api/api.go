@@ -78,6 +78,9 @@ type Deps struct {
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
 	Reconciler Reconciler
+	// Machines reads what MAAS shows of a machine (resume re-reads it);
+	// without it resume from a checkpoint answers 503.
+	Machines MachineReader
 }
 
 type server struct {
@@ -96,6 +99,7 @@ type server struct {
 	lifecycle lifecycleDeps
 	refusals  *RefusalCounter
 	reconcile Reconciler
+	machines  MachineReader
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -117,6 +121,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
+		machines:  deps.Machines,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

@@ -52,6 +52,22 @@ func (e *env) terminalEvents(id string, n int) []terminalEvent {
 	}
 }
 
+// auditActors returns the actor of each successful audit entry of action
+// on the onboarding, each with a correlation id.
+func (e *env) auditActors(action, id string) []string {
+	e.t.Helper()
+	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	var actors []string
+	for _, a := range audit["items"].([]any) {
+		row := a.(map[string]any)
+		if row["action"] == action && row["target"] == "onboarding:"+id && row["result"] == "success" {
+			assert.NotEmpty(e.t, row["correlation_id"], "%s is audited with its correlation id", action)
+			actors = append(actors, row["actor"].(string))
+		}
+	}
+	return actors
+}
+
 // A deploy that fails for a reason other than the datasource stops in
 // manual_intervention; retry runs the deploy again in the same attempt
 // (release first: MAAS shows Failed deployment), twice here, and each run
@@ -92,7 +108,7 @@ func TestRetryAfterDeployFailure(t *testing.T) {
 	released := e.timelineNotes(id, "recover_deploy")
 	require.NotEmpty(t, released)
 	assert.Contains(t, released[0], "Failed deployment: released", "the retried deploy released the machine first")
-	assert.True(t, e.audited("onboarding.retry", id), "audit entry for the retry")
+	assert.Equal(t, []string{"local-admin", "local-admin"}, e.auditActors("onboarding.retry", id), "each retry is audited with its actor")
 
 	assert.Equal(t, []terminalEvent{
 		{events.OnboardingManualInterventionRequired, 1},
@@ -135,8 +151,8 @@ func TestFreezeThenResumeCompletes(t *testing.T) {
 	notes := e.timelineNotes(id, "resume")
 	require.Len(t, notes, 1)
 	assert.Contains(t, notes[0], "resume from checkpoint discovered at stage commission")
-	assert.True(t, e.audited("onboarding.resume", id), "audit entry for the resume")
-	assert.True(t, e.audited("onboarding.mark-manual-intervention", id), "audit entry for the freeze")
+	assert.Equal(t, []string{"local-admin"}, e.auditActors("onboarding.resume", id), "the resume is audited with its actor")
+	assert.Equal(t, []string{"local-admin"}, e.auditActors("onboarding.mark-manual-intervention", id), "the freeze too")
 
 	// The freeze's event comes from the outbox relay, after its grace, so
 	// it may follow the resumed run's: events carry occurred_at for order.

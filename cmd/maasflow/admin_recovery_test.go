@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ const adminRecoveryID = "0b000000-0000-4000-8000-000000000002"
 
 // adminRecoveryJSON is the onboarding record with status, stage and run.
 func adminRecoveryJSON(status, stage string, run int, timeline string) string {
-	r := strings.NewReplacer("STATUS", status, "STAGE", stage, "RUN", string(rune('0'+run)), "TIMELINE", timeline)
+	r := strings.NewReplacer("STATUS", status, "STAGE", stage, "RUN", strconv.Itoa(run), "TIMELINE", timeline)
 	return r.Replace(`{"id":"` + adminRecoveryID + `","site_id":"s1","profile_id":"p1","sku_id":"h100x8","hostname":"gpu-02","ipmi_ip":"10.0.0.6",` +
 		`"node_id":"n2","status":"STATUS","stage":"STAGE","attempt":1,"run":RUN,"maas_system_id":"4y3h7n","correlation_id":"c2",` +
 		`"created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:10:00Z",` +

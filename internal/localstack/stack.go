@@ -322,6 +322,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Decommissions: decoms,
 		Allocations:   s.Allocations,
 		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
+		Machines:      siteMAAS,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {

@@ -74,6 +74,10 @@ type Deps struct {
 	Decommissions DecommissionStarter
 	Allocations   AllocationReader
 	Bundles       BundleConfig
+	// Machines reads and aborts MAAS machines for the decommission
+	// recovery operations (decommission_recovery.go); without it cancel
+	// aborts nothing and resume and adopt answer 503.
+	Machines MachineOps
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
@@ -97,6 +101,7 @@ type server struct {
 	newID     func() string
 	log       *slog.Logger
 	lifecycle lifecycleDeps
+	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
 	machines  MachineReader
@@ -119,6 +124,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		newID:     deps.NewID,
 		log:       deps.Logger,
 		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
+		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
 		machines:  deps.Machines,

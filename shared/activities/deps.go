@@ -70,6 +70,7 @@ type MAAS interface {
 	maas.InterfaceManager
 	maas.StorageManager
 	maas.Diagnostics
+	maas.PowerController
 }
 
 // SubnetLister lists a region's subnets (GET subnets/). It is optional: a
@@ -184,6 +185,7 @@ func Catalog(d Deps) []Function {
 		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
 		fn("commission-machine", "CommissionMachine", a.CommissionMachine),
 		fn("check-machine", "CheckMachine", a.CheckMachine),
+		fn("power-cycle-machine", "PowerCycleMachine", a.PowerCycleMachine),
 		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
 		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
 		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),

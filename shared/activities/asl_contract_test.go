@@ -201,7 +201,7 @@ func TestASLRetryAndCatchAgreeWithTheDeclaredClasses(t *testing.T) {
 // beforeMAAS are the Tasks that run before the workflow touches MAAS:
 // failing there frees the host safely. Every later Task may leave MAAS
 // holding a half-done machine.
-var beforeMAAS = map[string]bool{"ValidateOnboarding": true, "decommission/BeginDecommission": true}
+var beforeMAAS = map[string]bool{"TakeSiteSlot": true, "ValidateOnboarding": true, "decommission/BeginDecommission": true}
 
 // panicName is what a Go panic is reported as: the panic value's type
 // (aws-lambda-go, and the embedded runtime the same way).

@@ -65,28 +65,35 @@ func TestAuditWriteFailureFailsTheMutation(t *testing.T) {
 		unchanged          func(t *testing.T)
 	}{
 		{"site update", "PATCH", site, map[string]any{"description": "changed"}, func(t *testing.T) {
+			t.Helper()
 			assert.NotEqual(t, "changed", h.mustAdmin(http.StatusOK, "GET", site, nil)["description"])
 		}},
 		{"sku create", "POST", "/api/v1/admin/skus", map[string]any{"id": "b200", "gpu_model": "B200", "gpus_total": 8}, func(t *testing.T) {
+			t.Helper()
 			h.mustAdmin(http.StatusNotFound, "GET", "/api/v1/admin/skus/b200", nil)
 		}},
 		{"profile disable", "DELETE", site + "/profiles/" + fx.profile, nil, func(t *testing.T) {
+			t.Helper()
 			assert.Equal(t, "active", h.mustAdmin(http.StatusOK, "GET", site+"/profiles/"+fx.profile, nil)["status"])
 		}},
 		{"roce delete", "DELETE", site + "/roce-assignments/" + rows[0].(map[string]any)["id"].(string), nil, func(t *testing.T) {
+			t.Helper()
 			assert.Len(t, h.mustAdmin(http.StatusOK, "GET", site+"/roce-assignments", nil)["items"], 1)
 		}},
 		{"onboarding create", "POST", "/api/v1/admin/onboardings", fx.onboarding("gpu-02"), func(t *testing.T) {
+			t.Helper()
 			assert.Len(t, h.starter.calls, startsBefore, "no workflow started")
 			list := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings?hostname=gpu-02", nil)
 			assert.Empty(t, list["items"])
 		}},
 		{"onboarding cancel", "POST", "/api/v1/admin/onboardings/" + running["id"].(string) + "/cancel", nil, func(t *testing.T) {
+			t.Helper()
 			assert.Empty(t, h.stopper.calls, "the execution was not stopped")
 			assert.Equal(t, "pending", h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+running["id"].(string), nil)["status"])
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Helper()
 			r := h.admin(tc.method, tc.path, tc.body)
 			require.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
 			code, msg := r.errorOf(t)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -128,7 +127,6 @@ func TestAuditWriteFailureLeavesNothingChanged(t *testing.T) {
 	// Without a pending entry, writes are as before.
 	_, err = s.UpdateSite(ctx, "s1", func(site *domain.Site) error { site.Description = "plain"; return nil })
 	require.NoError(t, err)
-	assert.False(t, errors.Is(err, errInjected))
 }
 
 func auditOf(t *testing.T, s *Store, action string) []domain.AuditEntry {

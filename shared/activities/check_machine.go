@@ -82,6 +82,8 @@ type Poll struct {
 	// after it decide the outcome. Unset, events created since StartedAt
 	// do.
 	EventsAfter int64 `json:"events_after,omitempty"`
+	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
+	BootSeen bool `json:"boot_seen,omitempty"`
 }
 
 // CheckMachineInput is one poll: what it waits for, and the stage the
@@ -155,11 +157,17 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		relevant = eventsSince(newEvents, started)
 	}
 	outcome, reason := pollOutcome(in.Target, m, relevant)
+	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, newEvents, now.Sub(started))
+	if outcome == OutcomeInProgress && notBooted {
+		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
+			int(now.Sub(started).Minutes()), statusName(m))
+	}
 	out = CheckMachineOutput{
 		StatusName: statusName(m),
 		Outcome:    outcome,
 		Reason:     reason,
-		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID, EventsAfter: in.Poll.EventsAfter},
+		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID,
+			EventsAfter: in.Poll.EventsAfter, BootSeen: bootSeen},
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
@@ -169,7 +177,19 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	case OutcomeDone:
 		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
 		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-		return out, c.timeline(ctx, append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})...)
+		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.ob.Checkpoint != cp {
+			// The checkpoint goes with the stage's end, in one write.
+			c.later(rows...)
+			return out, c.update(ctx, func(o *domain.Onboarding) error {
+				o.Checkpoint = cp
+				return nil
+			})
+		}
+		return out, c.timeline(ctx, rows...)
+	case OutcomeNotBooted:
+		c.later(maasRows...)
+		return out, c.note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).
@@ -196,6 +216,15 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
 	return out, nil
+}
+
+// targetCheckpoints are the safe checkpoints a wait passes when MAAS
+// shows what it waited for: Ready after commissioning, Deployed before the
+// enrollment wait. A machine back to deployable is no checkpoint: the
+// deploy is still to come.
+var targetCheckpoints = map[PollTarget]domain.Checkpoint{
+	TargetReady:    domain.CheckpointCommissioned,
+	TargetDeployed: domain.CheckpointDeployed,
 }
 
 // machinePollWait is the wait before CheckMachine's poll n+1: the

@@ -52,6 +52,8 @@ func onboardingRecoveryOps() []recoveryOp {
 	return []recoveryOp{
 		{op: domain.OpMarkManualIntervention, handle: freezeOnboarding, done: isFrozen},
 		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
+		{op: domain.OpRetry, handle: retryOnboarding, done: startedRun(domain.OpRetry)},
+		{op: domain.OpResume, handle: resumeOnboarding, done: startedRun(domain.OpResume)},
 	}
 }
 
@@ -244,6 +246,7 @@ func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string)
 		cur.Error = nil
 		cur.CompletedAt = nil
 		cur.DeployAttempts = 0
+		cur.Checkpoint = ""
 		cur.ExecutionID = ""
 		cur.EnrollmentTaskToken = ""
 		cur.EnrollmentTokenHash = ""

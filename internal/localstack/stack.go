@@ -317,11 +317,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Refusals:  &s.refusals,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
-		Machines:   siteMAAS,
 
 		Decommissions: decoms,
 		Allocations:   s.Allocations,
 		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
+		Machines:      siteMAAS,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {

@@ -124,6 +124,9 @@ func TestEveryMutationIsAudited(t *testing.T) {
 		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/"+op, nil)
 	}
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/decommission", map[string]any{"mode": "full"})
+	for _, op := range decommissionRecoveryOps() {
+		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/decommissions/nope/"+string(op.op), nil)
+	}
 	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
 	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 

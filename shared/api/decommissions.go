@@ -80,7 +80,7 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	if err != nil {
 		return 0, nil, err
 	}
-	rq.target = "node:" + node.ID + " decommission:(new " + mode + ")"
+	rq.setTarget("node:" + node.ID + " decommission:(new " + mode + ")")
 	switch node.Status {
 	case domain.NodeRemoved:
 		return 0, nil, &StatusError{Status: http.StatusConflict, Code: CodeInvalidRequest,
@@ -115,10 +115,16 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 		Erase:         domain.EraseEvidence{MAASEvents: []string{}, ScriptResults: []domain.EraseScriptResult{}},
 		CorrelationID: rq.correlationID, CreatedBy: rq.actor, CreatedAt: now, UpdatedAt: now,
 	}
+	// The create carries the request's audit entry: name the decommission
+	// before it.
+	target := "node:" + node.ID + " decommission:" + d.ID
+	if rq.decommissionTarget != nil {
+		target = rq.decommissionTarget(d.ID)
+	}
+	rq.setTarget(target)
 	if err := s.store.CreateDecommission(ctx, d); err != nil {
 		return 0, nil, err
 	}
-	rq.target = "node:" + node.ID + " decommission:" + d.ID
 	log := rq.log.With("decommission_id", d.ID, logfield.NodeID, node.ID, logfield.SiteID, node.SiteID, logfield.Hostname, node.Hostname)
 	execID, err := s.lifecycle.decoms.StartDecommission(ctx, d)
 	if err != nil {
@@ -137,7 +143,8 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	}
 	log.InfoContext(ctx, "decommission started", "mode", mode)
 	rq.w.Header().Set("Location", "/api/v1/admin/decommissions/"+d.ID)
-	return http.StatusAccepted, decommissionDetail{Decommission: normalizeErase(d), Timeline: []timelineEntry{}}, nil
+	return http.StatusAccepted, decommissionDetail{Decommission: normalizeErase(d), Timeline: []timelineEntry{},
+		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}, nil
 }
 
 // refuseOpenWorkflow answers 409 workflow_open naming the node's open
@@ -181,7 +188,10 @@ func (s *server) closeUnstartedDecommission(rq *request, id string) {
 // evidence and its timeline.
 type decommissionDetail struct {
 	domain.Decommission
-	Timeline []timelineEntry `json:"timeline"`
+	// AllowedOperations are the recovery operations the record accepts
+	// now (domain.DecommissionAllowedOperations).
+	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
+	Timeline          []timelineEntry            `json:"timeline"`
 }
 
 func (s *server) getDecommission(rq *request) (int, any, error) {
@@ -194,7 +204,8 @@ func (s *server) getDecommission(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	slices.SortStableFunc(rows, func(a, b domain.DecommissionEvent) int { return a.Time.Compare(b.Time) })
-	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows))}
+	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows)),
+		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}
 	for _, ev := range rows {
 		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage),
 			Outcome: ev.Outcome, Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID})

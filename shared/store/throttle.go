@@ -356,6 +356,9 @@ type DeadSlots struct {
 	Waiters     []SlotWaiter
 	CountWrong  bool
 	Held, Alive int
+	// Why says, per onboarding id of a dead row, why no workflow holds it
+	// ("onboarding gone", "onboarding completed", "onboarding on attempt 3").
+	Why map[string]string
 }
 
 // Empty reports whether nothing is dead.
@@ -386,24 +389,27 @@ func (s *Store) findDeadSlots(ctx context.Context, siteID string, waiters int) (
 	if waiters >= 0 && waiters < len(queue) {
 		queue = queue[:waiters]
 	}
+	d.Why = map[string]string{}
 	for _, h := range holders {
-		alive, err := s.slotAlive(ctx, h.OnboardingID, h.Attempt, func(sl domain.SiteSlot) bool { return sl.Held })
+		why, err := s.slotDead(ctx, h.OnboardingID, h.Attempt, func(sl domain.SiteSlot) bool { return sl.Held })
 		if err != nil {
 			return d, err
 		}
-		if alive {
+		if why == "" {
 			d.Alive++
 		} else {
 			d.Holders = append(d.Holders, h)
+			d.Why[h.OnboardingID] = why
 		}
 	}
 	for _, w := range queue {
-		alive, err := s.slotAlive(ctx, w.OnboardingID, w.Attempt, func(sl domain.SiteSlot) bool { return sl.WaitKey == w.Key })
+		why, err := s.slotDead(ctx, w.OnboardingID, w.Attempt, func(sl domain.SiteSlot) bool { return sl.WaitKey == w.Key })
 		if err != nil {
 			return d, err
 		}
-		if !alive {
+		if why != "" {
 			d.Waiters = append(d.Waiters, w)
+			d.Why[w.OnboardingID] = why
 		}
 	}
 	d.Held = slots.Held
@@ -411,17 +417,25 @@ func (s *Store) findDeadSlots(ctx context.Context, siteID string, waiters int) (
 	return d, nil
 }
 
-// slotAlive reports whether the onboarding still holds what a throttle row
-// says it does for attempt.
-func (s *Store) slotAlive(ctx context.Context, onboardingID string, attempt int, holds func(domain.SiteSlot) bool) (bool, error) {
+// slotDead says why the onboarding no longer holds what a throttle row
+// says it does for attempt, or "" when it does.
+func (s *Store) slotDead(ctx context.Context, onboardingID string, attempt int, holds func(domain.SiteSlot) bool) (string, error) {
 	o, err := s.GetOnboarding(ctx, onboardingID)
 	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
-		return false, nil
+		return "onboarding gone", nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	return holdsSiteSlot(o.Status) && o.Attempt == attempt && o.Slot != nil && o.Slot.Attempt == attempt && holds(*o.Slot), nil
+	switch {
+	case !holdsSiteSlot(o.Status):
+		return "onboarding " + string(o.Status), nil
+	case o.Attempt != attempt:
+		return fmt.Sprintf("onboarding on attempt %d", o.Attempt), nil
+	case o.Slot == nil || o.Slot.Attempt != attempt || !holds(*o.Slot):
+		return "onboarding does not hold it", nil
+	}
+	return "", nil
 }
 
 // FreeDeadSlots frees what FindDeadSlots reports dead, each row on

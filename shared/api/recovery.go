@@ -205,6 +205,7 @@ func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string)
 		}
 		prev = *cur
 		cur.Attempt++
+		cur.Run = 0
 		cur.Status = domain.OnboardingPending
 		cur.Stage = domain.StageValidate
 		cur.Error = nil

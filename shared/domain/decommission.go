@@ -96,16 +96,18 @@ type EraseScriptResult struct {
 // §7 node_decommissions). Its statuses are the onboarding statuses; an
 // open one (pending, running, manual_intervention) holds the node.
 type Decommission struct {
-	ID           string            `json:"id" dynamodbav:"id"`
-	NodeID       string            `json:"node_id" dynamodbav:"node_id"`
-	SiteID       string            `json:"site_id" dynamodbav:"site_id"`
-	Hostname     string            `json:"hostname" dynamodbav:"hostname"`
-	Mode         string            `json:"mode" dynamodbav:"mode"`
-	Reason       string            `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
-	Status       OnboardingStatus  `json:"status" dynamodbav:"status"`
-	Stage        DecommissionStage `json:"stage" dynamodbav:"stage"`
-	Attempt      int               `json:"attempt" dynamodbav:"attempt"`
-	MAASSystemID string            `json:"maas_system_id" dynamodbav:"maas_system_id"`
+	ID       string            `json:"id" dynamodbav:"id"`
+	NodeID   string            `json:"node_id" dynamodbav:"node_id"`
+	SiteID   string            `json:"site_id" dynamodbav:"site_id"`
+	Hostname string            `json:"hostname" dynamodbav:"hostname"`
+	Mode     string            `json:"mode" dynamodbav:"mode"`
+	Reason   string            `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	Status   OnboardingStatus  `json:"status" dynamodbav:"status"`
+	Stage    DecommissionStage `json:"stage" dynamodbav:"stage"`
+	Attempt  int               `json:"attempt" dynamodbav:"attempt"`
+	// Run numbers the executions of this attempt, as Onboarding.Run does.
+	Run          int    `json:"run,omitempty" dynamodbav:"run,omitempty"`
+	MAASSystemID string `json:"maas_system_id" dynamodbav:"maas_system_id"`
 	// OnboardingID links the onboarding a reimage started.
 	OnboardingID string `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
 	// NodeStatusBefore is the node's status when the decommission began,

@@ -69,6 +69,11 @@ type Onboarding struct {
 	// Attempt numbers the run (rerun/restart-clean start a new one); token
 	// and completion checks compare against it (seed 000 §8.5).
 	Attempt int `json:"attempt" dynamodbav:"attempt"`
+	// Run numbers the executions of this attempt: 0 for the first, and one
+	// more each time a recovery operation (retry, resume, adopt) starts the
+	// same attempt again. It makes each execution's name new (ExecutionName)
+	// while a repeated start of the same run keeps its name.
+	Run int `json:"run,omitempty" dynamodbav:"run,omitempty"`
 	// DeployAttempts counts deploys inside this run, for the bounded retry.
 	DeployAttempts int `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
 	// DeployEventsAfter is the newest MAAS event id of the machine just

@@ -22,10 +22,10 @@ type DecommissionInput struct {
 	CorrelationID  string `json:"correlation_id"`
 }
 
-// DecommissionExecutionName names a decommission attempt's execution, so a
-// repeated start cannot run it twice.
+// DecommissionExecutionName names a decommission run's execution, so a
+// repeated start cannot run it twice (see ExecutionName).
 func DecommissionExecutionName(d domain.Decommission) string {
-	return fmt.Sprintf("decommission-%s-%d", d.ID, d.Attempt)
+	return runName("decommission", d.ID, d.Attempt, d.Run)
 }
 
 func decommissionInput(d domain.Decommission) ([]byte, error) {

@@ -38,11 +38,22 @@ func NewOnboardingInput(o domain.Onboarding) OnboardingInput {
 	}
 }
 
-// ExecutionName names an onboarding attempt's execution. Step Functions
-// refuses a second running execution of one name, so a repeated start of the
-// same attempt cannot run the workflow twice.
+// ExecutionName names an onboarding run's execution. Step Functions refuses
+// a second execution of one name, so a repeated start of the same run
+// cannot run the workflow twice; a recovery operation that runs the same
+// attempt again counts a new Run and so gets a new name.
 func ExecutionName(o domain.Onboarding) string {
-	return fmt.Sprintf("onboarding-%s-%d", o.ID, o.Attempt)
+	return runName("onboarding", o.ID, o.Attempt, o.Run)
+}
+
+// runName is "<kind>-<id>-<attempt>", with "-r<run>" after it from the
+// second run of an attempt on. Names stay within Step Functions' 80
+// characters for the ids the API accepts.
+func runName(kind, id string, attempt, run int) string {
+	if run == 0 {
+		return fmt.Sprintf("%s-%s-%d", kind, id, attempt)
+	}
+	return fmt.Sprintf("%s-%s-%d-r%d", kind, id, attempt, run)
 }
 
 func marshalInput(o domain.Onboarding, start domain.Stage) ([]byte, error) {

@@ -206,3 +206,20 @@ func TestStepFunctionsStopOnboarding(t *testing.T) {
 		})
 	}
 }
+
+// Every run of an attempt gets its own execution name; the first keeps the
+// name executions had before runs were counted, so a repeated start of the
+// same run is still refused as a duplicate.
+func TestExecutionNamesCountRuns(t *testing.T) {
+	o := onboarding
+	assert.Equal(t, "onboarding-ob-1-2", ExecutionName(o))
+	o.Run = 3
+	assert.Equal(t, "onboarding-ob-1-2-r3", ExecutionName(o))
+	d := domain.Decommission{ID: "dc-1", Attempt: 1}
+	assert.Equal(t, "decommission-dc-1-1", DecommissionExecutionName(d))
+	d.Run = 1
+	assert.Equal(t, "decommission-dc-1-1-r1", DecommissionExecutionName(d))
+
+	long := domain.Onboarding{ID: "0190c3d2-9a7b-7c3e-8f1a-2b3c4d5e6f70", Attempt: 999, Run: 999}
+	assert.LessOrEqual(t, len(ExecutionName(long)), 80, "Step Functions caps execution names at 80 characters")
+}

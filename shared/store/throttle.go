@@ -109,8 +109,8 @@ func holdsSiteSlot(s domain.OnboardingStatus) bool {
 
 // TakeSiteSlot takes a slot of the onboarding's site for req.Attempt when
 // fewer than req.Limit are held and no earlier queued onboarding is owed
-// one; otherwise it puts the onboarding in the site's queue (stage queued,
-// once) and returns its place. Taking, queueing and the onboarding's
+// one; otherwise it puts the onboarding in the site's queue (status
+// pending, stage queued, once) and returns its place. Taking, queueing and the onboarding's
 // record change in one transaction each. A repeated call by the same
 // attempt is harmless: a held slot is Granted again, a queued onboarding
 // keeps its place. Before queueing behind a full site, the first queued
@@ -241,7 +241,9 @@ func (s *Store) queueForSiteSlot(ctx context.Context, o domain.Onboarding, attem
 	prev := o
 	next := o
 	next.Slot = &domain.SiteSlot{Attempt: attempt, WaitKey: wk}
-	next.Stage = domain.StageQueued
+	// A run an operator reopened as running at a later stage waits like a
+	// new one: pending, queued (its execution input keeps the stage).
+	next.Status, next.Stage = domain.OnboardingPending, domain.StageQueued
 	next.Version = prev.Version + 1
 	next.UpdatedAt = now
 	item, err := onboardingItem(next)

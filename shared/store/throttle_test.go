@@ -152,6 +152,22 @@ func TestEveryWayOutGivesTheSlotBack(t *testing.T) {
 	}
 }
 
+func TestARunningOnboardingQueuesAsPending(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	openOnboardings(t, s, 2)
+	require.True(t, take(t, s, "o1", 1).Granted)
+	_, err := s.UpdateOnboarding(ctx, "o2", func(o *domain.Onboarding) error {
+		o.Status, o.Stage = domain.OnboardingRunning, domain.StageDeploy // reopened at a later stage
+		return nil
+	})
+	require.NoError(t, err)
+	r := take(t, s, "o2", 1)
+	assert.False(t, r.Granted)
+	assert.Equal(t, domain.OnboardingPending, r.Onboarding.Status)
+	assert.Equal(t, domain.StageQueued, r.Onboarding.Stage)
+}
+
 func TestMovesThatKeepTheSlotKeepIt(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newTestStore(t)

@@ -392,11 +392,23 @@ func (s *Store) findDeadSlots(ctx context.Context, siteID string, waiters int) (
 		queue = queue[:waiters]
 	}
 	d.Why = map[string]string{}
+	listed := 0
 	for _, h := range holders {
 		why, err := s.slotDead(ctx, h.OnboardingID, h.Attempt, func(sl domain.SiteSlot) bool { return sl.Held })
 		if err != nil {
 			return d, err
 		}
+		if why != "" {
+			// Read the row again: a run that ended between the listing
+			// and the record's read gave it back, which is no drift.
+			if _, found, err := s.getRaw(ctx, holderKey(siteID, h.OnboardingID)); err != nil || !found {
+				if err != nil {
+					return d, err
+				}
+				continue
+			}
+		}
+		listed++
 		if why == "" {
 			d.Alive++
 		} else {
@@ -409,13 +421,28 @@ func (s *Store) findDeadSlots(ctx context.Context, siteID string, waiters int) (
 		if err != nil {
 			return d, err
 		}
-		if why != "" {
-			d.Waiters = append(d.Waiters, w)
-			d.Why[w.OnboardingID] = why
+		if why == "" {
+			continue
 		}
+		if _, found, err := s.getRaw(ctx, key{pkThrottle + siteID, w.Key}); err != nil || !found {
+			if err != nil {
+				return d, err
+			}
+			continue // taken or given back meanwhile
+		}
+		d.Waiters = append(d.Waiters, w)
+		d.Why[w.OnboardingID] = why
 	}
 	d.Held = slots.Held
-	d.CountWrong = slots.Held != len(holders)
+	if slots.Held != listed {
+		// Judge the count only if it did not move while the rows were
+		// read: a take or a give-back in between is no drift.
+		again, err := s.readSiteSlots(ctx, siteID)
+		if err != nil {
+			return d, err
+		}
+		d.CountWrong = again.Version == slots.Version
+	}
 	return d, nil
 }
 

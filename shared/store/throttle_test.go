@@ -113,12 +113,12 @@ func TestTakeSiteSlotIsFenced(t *testing.T) {
 	s, _, _ := newTestStore(t)
 	openOnboardings(t, s, 1)
 	_, err := s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "o1", Attempt: 2, Limit: 1})
-	assert.ErrorAs(t, err, new(*InvalidRecordError), "another attempt")
+	require.ErrorAs(t, err, new(*InvalidRecordError), "another attempt")
 	fenced := &ItemConflictError{Kind: "x", ID: "o1", Reason: "fenced"}
 	_, err = s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "o1", Attempt: 1, Limit: 1, Fence: func(domain.Onboarding) error { return fenced }})
 	assert.Same(t, fenced, err)
 	_, err = s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "nope", Attempt: 1, Limit: 1})
-	assert.ErrorAs(t, err, new(*ItemNotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 	requireSlots(t, s, 0, []string{}, []string{})
 }
 

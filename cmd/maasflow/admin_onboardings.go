@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -399,6 +400,11 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 		f.add("Queue position", fmt.Sprintf("%d (waiting for a slot of site %s; 1 is next)", d.QueuePosition, d.SiteID))
 	}
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
+	if d.Run > 0 {
+		f.add("Run", fmt.Sprintf("%d (retried or resumed)", d.Run))
+	}
+	f.add("Checkpoint", string(d.Checkpoint))
+	f.add("Allowed operations", strings.Join(d.AllowedOperations, ", "))
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Hostname", d.Hostname)
 	f.add("IPMI IP", d.IPMIIP)

@@ -348,6 +348,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*TokenPersistenceError)(nil),
 	(*MachineNotDeployableError)(nil),
 	(*CompletionGateError)(nil),
+	(*AdoptionRefusedError)(nil),
 	(*GuardrailError)(nil),
 	(*SiteCredentialsError)(nil),
 	(*RecordNotFoundError)(nil),
@@ -394,4 +395,7 @@ const (
 	// CodeInvalidStartStage: the execution input's start_stage names no
 	// stage a run can enter at.
 	CodeInvalidStartStage = "InvalidStartStage"
+	// CodeMachineResetFailed: restart-clean's release did not bring the
+	// machine back to Ready.
+	CodeMachineResetFailed = "MachineResetFailed"
 )

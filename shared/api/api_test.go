@@ -113,6 +113,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/mark-manual-intervention", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/rerun", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/restart-clean", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/adopt", nil)
 	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/run", nil)
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/drift/n1/resolve", map[string]any{"kind": "power_off", "action": "acknowledge", "reason": "r"})

@@ -30,6 +30,8 @@ func onboardingRecoveryOps() []recoveryOp {
 	return []recoveryOp{
 		{op: domain.OpMarkManualIntervention, handle: freezeOnboarding, done: isFrozen},
 		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
+		{op: domain.OpRestartClean, handle: restartCleanOnboarding, done: startedLast(domain.OpRestartClean)},
+		{op: domain.OpAdopt, handle: adoptOnboarding, done: startedLast(domain.OpAdopt)},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // sourceAdopt marks the timeline note that says what adopt took over and
@@ -93,18 +94,22 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 		out.Next = domain.StageStorage
 		return out, c.adopted(ctx, fmt.Sprintf("adopted machine %s as MAAS shows it, Ready: continuing at storage", m.SystemID))
 	case maas.StatusDeployed:
-		node, err := a.d.Store.GetNode(ctx, c.ob.NodeID)
+		node, enrolled, err := c.enrolledThisAttempt(ctx)
 		if err != nil {
-			return out, storeError("read node", err)
+			return out, err
 		}
-		if node.Status != domain.NodeActive || node.EnrolledAt == nil {
-			return out, refuse(fmt.Sprintf("the node agent of node %s never enrolled (node is %s)", node.ID, node.Status),
+		if !enrolled {
+			return out, refuse(fmt.Sprintf("the node agent of node %s never enrolled with this attempt's token (node is %s)", node.ID, node.Status),
 				"restart-clean redeploys it with a bootstrap, or decommission it")
 		}
 		out.Next = domain.StageCompletionGates
 		out.Enrollment = EnrollmentReport{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC().Format(time.RFC3339Nano), Attempt: c.ref.Attempt}
-		return out, c.adopted(ctx, fmt.Sprintf("adopted machine %s as MAAS shows it, Deployed, with node %s enrolled at %s: the completion gates decide",
-			m.SystemID, node.ID, out.Enrollment.EnrolledAt))
+		why := fmt.Sprintf("adopted machine %s as MAAS shows it, Deployed, with node %s enrolled at %s by attempt %d's token: the completion gates decide",
+			m.SystemID, node.ID, out.Enrollment.EnrolledAt, c.ref.Attempt)
+		if err := c.reactivate(ctx, node, why); err != nil {
+			return out, err
+		}
+		return out, c.adopted(ctx, why)
 	case maas.StatusCommissioning, maas.StatusTesting, maas.StatusDeploying, maas.StatusReleasing, maas.StatusDiskErasing:
 		return out, refuse("MAAS is working on it", "wait until it settles, then adopt again")
 	case maas.StatusFailedDeployment:
@@ -124,4 +129,48 @@ func (c *call) adopted(ctx context.Context, why string) error {
 		return err
 	}
 	return c.exit(ctx, why)
+}
+
+// enrolledThisAttempt reads the node and says whether its agent enrolled
+// with the token this attempt handed out.
+func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, bool, error) {
+	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		return node, false, storeError("read node", err)
+	}
+	if node.EnrolledAt == nil || c.ob.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
+		return node, false, nil
+	}
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	var nf *store.ItemNotFoundError
+	if errors.As(err, &nf) {
+		return node, false, nil
+	}
+	if err != nil {
+		return node, false, storeError("read enrollment token", err)
+	}
+	return node, tok.ConsumedAt != nil && tok.NodeID == node.ID && tok.Attempt == c.ref.Attempt, nil
+}
+
+// reactivate makes the enrolled node active again when the stop of its run
+// stood it down (FinishOnboarding), with why on the node's onboarding
+// timeline: a node becomes active through adopt only with the adopt
+// recorded saying why. The completion gates then judge it; if they fail,
+// the run's close stands it down again.
+func (c *call) reactivate(ctx context.Context, node domain.Node, why string) error {
+	if node.Status == domain.NodeActive {
+		return nil
+	}
+	if node.Status != domain.NodeOnboarding {
+		return &AdoptionRefusedError{SystemID: c.ob.MAASSystemID, Status: "Deployed",
+			Reason: fmt.Sprintf("node %s is %s", node.ID, node.Status), Fits: "its lifecycle decides, not an onboarding"}
+	}
+	now := c.a.d.Clock.Now().UTC()
+	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
+		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.ob.ID, now
+		return nil
+	}); err != nil {
+		return storeError("reactivate node", err)
+	}
+	return c.note(ctx, sourceAdopt, fmt.Sprintf("node %s active again: %s", node.ID, why))
 }

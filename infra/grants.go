@@ -35,6 +35,7 @@ type access struct {
 // completer) and shared/api.
 var functionAccess = map[string]access{
 	functionAPI:               {api: true, maas: true, completeTask: true},
+	"take-site-slot":          {}, // the site and the throttle's rows: the table grants all have
 	"validate-onboarding":     {publish: true},
 	"discover-machine":        {maas: true},
 	"commission-machine":      {maas: true},

@@ -50,12 +50,18 @@ type TokenStore interface {
 	RevokeEnrollmentToken(ctx context.Context, hash string, now time.Time) error
 }
 
+// SiteThrottle hands out the slots of a site's throttle (TakeSiteSlot).
+type SiteThrottle interface {
+	TakeSiteSlot(ctx context.Context, req store.SlotRequest) (store.SlotResult, error)
+}
+
 // Store is every read-model method the activities call.
 type Store interface {
 	RecordReader
 	OnboardingStore
 	NodeStore
 	TokenStore
+	SiteThrottle
 }
 
 var (
@@ -180,6 +186,7 @@ func Catalog(d Deps) []Function {
 		return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
 	}
 	return []Function{
+		fn("take-site-slot", "TakeSiteSlot", a.TakeSiteSlot),
 		fn("validate-onboarding", "ValidateOnboarding", a.ValidateOnboarding),
 		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
 		fn("commission-machine", "CommissionMachine", a.CommissionMachine),

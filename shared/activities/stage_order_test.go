@@ -73,7 +73,7 @@ func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 		"PreflightPXE": domain.StagePXEPreflight, "ApplyRoCE": domain.StageRoCE, "CheckPredeploy": domain.StageHardening,
 		"DeployMachine": domain.StageDeploy, "ClassifyDeployFailure": domain.StageWaitDeployed,
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,
-		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "",
+		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "", "TakeSiteSlot": domain.StageQueued,
 		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt,
 	}
 	stages := declaredStages(t)

@@ -387,6 +387,11 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if o.Stage == domain.StageQueued {
+		if o.QueuePosition, err = s.store.QueuePosition(rq.ctx(), o); err != nil {
+			return 0, nil, err
+		}
+	}
 	rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
 	if err != nil {
 		return 0, nil, err

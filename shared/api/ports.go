@@ -68,6 +68,9 @@ type OnboardingReader interface {
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	ListOnboardings(ctx context.Context, f store.OnboardingFilter) (store.OnboardingPage, error)
 	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error)
+	// QueuePosition is the onboarding's place in its site's throttle queue
+	// (1 is next), 0 when it is not queued.
+	QueuePosition(ctx context.Context, o domain.Onboarding) (int, error)
 }
 
 // OnboardingWriter creates onboardings and closes those whose workflow could

@@ -58,6 +58,9 @@ func (s *server) createProfile(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := refuseProfileThrottle(in.Policy); err != nil {
+		return 0, nil, err
+	}
 	siteID := rq.r.PathValue("id")
 	site, err := s.store.GetSite(rq.ctx(), siteID)
 	if err != nil {
@@ -151,6 +154,9 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 	}
 	shared := patchFields{Name: in.Name, Status: in.Status, Policy: in.Policy}
 	if err := shared.checkPolicy(cur.Policy); err != nil {
+		return 0, nil, err
+	}
+	if err := refuseProfileThrottle(in.Policy); err != nil {
 		return 0, nil, err
 	}
 	now := s.clock.Now().UTC()

@@ -163,6 +163,9 @@ func validatePolicy(p domain.Policy, prefix string) error {
 	if err := validateDecommissionPolicy(p.DecommissionPolicy, prefix); err != nil {
 		return err
 	}
+	if err := checkThrottle(p, prefix); err != nil {
+		return err
+	}
 	if p.DeployRetries != nil && (*p.DeployRetries < 0 || *p.DeployRetries > maxDeployRetries) {
 		return fieldError(prefix+"deploy_retries", "must be between 0 and %d", maxDeployRetries)
 	}

@@ -34,6 +34,9 @@ type Stage string
 
 // Onboarding stages.
 const (
+	// StageQueued: the onboarding waits for a slot of its site's throttle
+	// (policy max_concurrent_onboardings) with status pending.
+	StageQueued          Stage = "queued"
 	StageValidate        Stage = "validate"
 	StageDiscover        Stage = "discover"
 	StageCommission      Stage = "commission"
@@ -110,6 +113,23 @@ type Onboarding struct {
 	// was consumed, by this attempt (seed 000 §8.2, §8.5). A hash, never the
 	// token; not shown by the API.
 	EnrollmentTokenHash string `json:"-" dynamodbav:"enrollment_token_hash,omitempty"`
+
+	// Slot is the onboarding's place in its site's throttle (a slot held,
+	// or a place in the queue); the store gives it back in the write that
+	// moves the onboarding out of pending/running or to another attempt.
+	Slot *SiteSlot `json:"-" dynamodbav:"slot,omitempty"`
+	// QueuePosition is the onboarding's place in its site's throttle queue
+	// (1 is next), filled in by reads that show it; never stored.
+	QueuePosition int `json:"queue_position,omitempty" dynamodbav:"-"`
+}
+
+// SiteSlot is what an onboarding holds of its site's throttle for one
+// attempt: a slot (Held) or a place in the queue (WaitKey, the sort key
+// of its queue row, which orders the queue).
+type SiteSlot struct {
+	Attempt int    `json:"attempt" dynamodbav:"attempt"`
+	Held    bool   `json:"held,omitempty" dynamodbav:"held,omitempty"`
+	WaitKey string `json:"wait_key,omitempty" dynamodbav:"wait_key,omitempty"`
 }
 
 // Failure is why an onboarding stopped: the workflow error name (the ASL

@@ -35,6 +35,10 @@ type Policy struct {
 	Bootstrap *BootstrapRef `json:"bootstrap,omitempty" dynamodbav:"bootstrap,omitempty"`
 	// EnrollmentURL is the node-facing API base the node agent calls.
 	EnrollmentURL *string `json:"enrollment_url,omitempty" dynamodbav:"enrollment_url,omitempty"`
+	// MaxConcurrentOnboardings is the site's throttle: at most this many
+	// onboardings of the site hold a slot (past stage queued) at once; 0
+	// or unset is no limit. A site field only: profiles cannot set it.
+	MaxConcurrentOnboardings *int `json:"max_concurrent_onboardings,omitempty" dynamodbav:"max_concurrent_onboardings,omitempty"`
 	// The decommission paths' policy (docs/decommission.md).
 	DecommissionPolicy
 }

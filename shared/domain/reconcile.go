@@ -34,6 +34,10 @@ const (
 	// DriftAttemptMismatch: an open onboarding's execution belongs to
 	// another attempt than the record's.
 	DriftAttemptMismatch = "attempt_mismatch"
+	// DriftOrphanSlot: a site throttle slot (or queue place) is held by no
+	// workflow: its onboarding is gone, closed or on another attempt, or
+	// the site's slot count disagrees with the slots held.
+	DriftOrphanSlot = "orphan_slot"
 )
 
 // DriftKinds lists every drift kind, in the order documents present them.
@@ -41,7 +45,7 @@ func DriftKinds() []string {
 	return []string{
 		DriftMachineMissing, DriftStatusMismatch, DriftHostnameChanged, DriftSystemIDChanged,
 		DriftPowerOff, DriftBMCUnreachable, DriftUnknownMachine, DriftExecutionNotRunning, DriftTokenMismatch,
-		DriftAttemptMismatch,
+		DriftAttemptMismatch, DriftOrphanSlot,
 	}
 }
 

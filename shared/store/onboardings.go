@@ -323,6 +323,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 	if err := checkOnboarding(*next); err != nil {
 		return err
 	}
+	slot := slotToRelease(*prev, next) // the site throttle's slot (throttle.go)
 	item, err := onboardingItem(*next)
 	if err != nil {
 		return err
@@ -352,14 +353,14 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		}
 		owed = append(owed, row)
 	}
-	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 {
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && slot == (slotRelease{}) {
 		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
 	}
 
 	// A release finds the lock held by this onboarding or by nobody; the
 	// delete is dropped only if a repair left it with another onboarding,
 	// which must keep it.
-	for {
+	for tries := 0; ; tries++ {
 		tx := []types.TransactWriteItem{s.putIfVersion(item, prev.Version)}
 		for _, l := range release {
 			tx = append(tx, s.deleteLock(l.key(prev.SiteID), "onboarding_id", next.ID))
@@ -378,11 +379,30 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			tx = append(tx, revoke)
 		}
 		tx = append(tx, owed...) // unconditional: never a failed code
+		slotAt := len(tx)
+		slotItems, holderAt, err := s.releaseItems(ctx, prev.SiteID, next.ID, slot)
+		if err != nil {
+			return err
+		}
+		tx = append(tx, slotItems...)
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
 		switch {
 		case txFailed(codes, 0) || txContended(codes):
+			return errVersionConflict
+		case i >= slotAt && tries < updateAttempts:
+			// The holder row was freed as dead meanwhile (nothing to give
+			// back), or the site's count moved (read it again).
+			if holderAt >= 0 && i == slotAt+holderAt {
+				gone, gerr := s.holderGone(ctx, prev.SiteID, next.ID, slot.attempt)
+				if gerr != nil {
+					return gerr
+				}
+				slot.holder = slot.holder && !gone
+			}
+			continue
+		case i >= slotAt:
 			return errVersionConflict
 		case i > 0 && i < takeAt:
 			release = append(release[:i-1:i-1], release[i:]...)

@@ -74,18 +74,31 @@ func statusName(m maas.Machine) string {
 }
 
 // published reports whether detailType was already published for this
-// attempt (a timeline marker).
+// run of the attempt (a timeline marker after the note of the recovery
+// operation that started the run, if one did: a run of the same attempt
+// that ends again publishes its own event).
 func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
 		return false, storeError("read timeline", err)
 	}
+	found := false
 	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
-			return true, nil
+		switch {
+		case r.Attempt != c.ref.Attempt || r.Kind != domain.TimelineNote:
+		case r.Source == sourceEvent && r.Detail == detailType:
+			found = true
+		case r.Outcome == string(domain.OnboardingPending) && reopensRun[domain.RecoveryOperation(r.Source)]:
+			found = false
 		}
 	}
-	return false, nil
+	return found, nil
+}
+
+// reopensRun are the recovery operations whose note (outcome pending)
+// starts a new run of an onboarding.
+var reopensRun = map[domain.RecoveryOperation]bool{
+	domain.OpRetry: true, domain.OpResume: true, domain.OpRerun: true, domain.OpRestartClean: true, domain.OpAdopt: true,
 }
 
 // publishOnce publishes an onboarding event unless this attempt already

@@ -9,9 +9,10 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
-// sourceRestartClean marks the timeline notes of restart-clean's release,
-// so a repeat of ResetMachine in the same attempt sends nothing again.
-const sourceRestartClean = "restart-clean"
+// sourceReset marks the timeline note of restart-clean's release, so a
+// repeat of ResetMachine in the same attempt sends nothing again. (The
+// operation's own note, written by the API, has source restart-clean.)
+const sourceReset = "reset"
 
 // Reset actions: what ResetMachine asked of MAAS. released and in_flight
 // are followed by a wait for Ready; the others go straight on.
@@ -118,7 +119,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName,
 			Reason: "restart-clean cannot release a machine from this status; wait until MAAS settles or bring it to a releasable one"}
 	}
-	if err := c.note(ctx, sourceRestartClean, fmt.Sprintf("release of %s requested (erase %s)", m.SystemID, pol.EraseMode)); err != nil {
+	if err := c.note(ctx, sourceReset, fmt.Sprintf("release of %s requested (erase %s)", m.SystemID, pol.EraseMode)); err != nil {
 		return out, err
 	}
 	if m, err = client.Release(ctx, m.SystemID, releaseParams(pol.EraseMode, comment)); err != nil {
@@ -136,7 +137,7 @@ func (c *call) releaseSent(ctx context.Context) (bool, error) {
 		return false, storeError("read timeline", err)
 	}
 	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == sourceRestartClean && r.Attempt == c.ref.Attempt {
+		if r.Kind == domain.TimelineNote && r.Source == sourceReset && r.Attempt == c.ref.Attempt {
 			return true, nil
 		}
 	}

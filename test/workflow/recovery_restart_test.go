@@ -14,12 +14,13 @@ import (
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/test/maassim"
 )
 
 // reopen does to a stopped onboarding what the admin API does before it
 // starts a recovery's execution: a new attempt (restart-clean) or a new run
-// of the same attempt (adopt), status pending.
+// of the same attempt (adopt), status pending, and the operation's note.
 func reopen(t *testing.T, h *harness, id string, newAttempt bool) domain.Onboarding {
 	t.Helper()
 	o, err := h.f.Store.UpdateOnboarding(context.Background(), id, func(o *domain.Onboarding) error {
@@ -33,6 +34,14 @@ func reopen(t *testing.T, h *harness, id string, newAttempt bool) domain.Onboard
 		return nil
 	})
 	require.NoError(t, err)
+	op := domain.OpAdopt
+	if newAttempt {
+		op = domain.OpRestartClean
+	}
+	require.NoError(t, h.f.Store.AppendOnboardingEvents(context.Background(), domain.TimelineEntry{
+		OnboardingID: o.ID, Time: h.clock.Now(), Attempt: o.Attempt, Kind: domain.TimelineNote, Stage: o.Stage,
+		Outcome: string(domain.OnboardingPending), Source: string(op), Detail: string(op) + " by the test",
+	}))
 	return o
 }
 
@@ -42,7 +51,7 @@ func notes(t *testing.T, h *harness, id, source string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == source {
+		if r.Kind == domain.TimelineNote && r.Source == source && r.Outcome != string(domain.OnboardingPending) {
 			out = append(out, r.Detail)
 		}
 	}
@@ -71,7 +80,7 @@ func TestRestartCleanReleasesWithEraseAndCommissionsAfresh(t *testing.T) {
 	assert.Equal(t, 1, after["POST release"]-before["POST release"], "released once")
 	assert.Equal(t, 1, after["POST commission"]-before["POST commission"], "commissioned afresh")
 	assert.Equal(t, 1, after["POST deploy"]-before["POST deploy"])
-	sent := notes(t, h, o.ID, "restart-clean")
+	sent := notes(t, h, o.ID, "reset")
 	require.Len(t, sent, 1)
 	assert.Contains(t, sent[0], "erase quick")
 }
@@ -134,6 +143,17 @@ func TestAdoptDeployedNeverEnrolledNeedsAnOperator(t *testing.T) {
 	node, err := h.f.Store.GetNode(context.Background(), o.NodeID)
 	require.NoError(t, err)
 	assert.NotEqual(t, domain.NodeActive, node.Status)
+
+	// Adopted again after the operator looked: the second run of the same
+	// attempt that stops publishes its own event.
+	requireManual(t, h.runAt(reopen(t, h, o.ID, false), domain.StageAdopt), "AdoptionRefusedError")
+	manual := 0
+	for _, typ := range h.eventTypes() {
+		if typ == events.OnboardingManualInterventionRequired {
+			manual++
+		}
+	}
+	assert.Equal(t, 2, manual, "one manual_intervention_required per run: %v", h.eventTypes())
 }
 
 // TestAdoptOtherStatusesNameTheOperationThatFits: what MAAS shows and the

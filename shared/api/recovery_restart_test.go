@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -309,4 +310,27 @@ func TestAdoptAndRestartCleanAreListedAndRefusedByState(t *testing.T) {
 	detail := h.mustAdmin(http.StatusOK, "GET", obsPath+"/"+e.onboardingID, nil)
 	assert.Contains(t, detail["allowed_operations"], "restart-clean")
 	assert.Contains(t, detail["allowed_operations"], "adopt")
+}
+
+func TestRestartCleanStartFailureClosesTheNewAttempt(t *testing.T) {
+	h := newHarness(t)
+	withStageStarter(h)
+	e := waitingRun(h, "gpu-sf", "start-failure-token-3Ks1")
+	h.closeAs(e.onboardingID, domain.OnboardingManualIntervention, "DeployFailed")
+	h.starter.mu.Lock()
+	h.starter.err = errors.New("state machine throttled")
+	h.starter.mu.Unlock()
+
+	r := h.admin("POST", obsPath+"/"+e.onboardingID+"/restart-clean", nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+	o, err := h.store.GetOnboarding(context.Background(), e.onboardingID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OnboardingFailed, o.Status)
+	assert.Equal(t, 2, o.Attempt)
+	assert.NotNil(t, o.CompletedAt)
+	rows, err := h.store.ListOnboardingEvents(context.Background(), o.ID)
+	require.NoError(t, err)
+	last := rows[len(rows)-1]
+	assert.Equal(t, 2, last.Attempt, "the start failure is noted on the attempt it closed")
+	assert.Equal(t, "failed", last.Outcome)
 }

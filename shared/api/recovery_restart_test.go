@@ -96,7 +96,8 @@ func permutations(xs []string) [][]string {
 
 // TestRecordsAgreeInEveryInterleaving plays every order in which the node's
 // enrollment (with attempt 1's token), the enrollment wait's timeout,
-// an operator's cancel and an operator's rerun can arrive, and after each
+// an operator's cancel and an operator's rerun can arrive (and the same
+// with restart-clean and adopt in place of rerun), and after each
 // step checks that the onboarding, its node and its token rows describe one
 // story (seed 000 §8.5): a node is active only for a completed onboarding;
 // a token is usable only by the open attempt it was issued for; a refused
@@ -104,74 +105,99 @@ func permutations(xs []string) [][]string {
 // follow the run in progress.
 func TestRecordsAgreeInEveryInterleaving(t *testing.T) {
 	const token = "interleaved-enrollment-token-9Qw2"
-	for _, order := range permutations([]string{"enroll", "timeout", "cancel", "rerun"}) {
-		t.Run(strings.Join(order, ","), func(t *testing.T) {
-			h := newHarness(t)
-			e := waitingRun(h, "gpu-il", token)
-			ctx := context.Background()
-			reruns, enrolled := 0, false
-			for _, step := range order {
-				before, err := h.store.GetOnboarding(ctx, e.onboardingID)
-				require.NoError(t, err)
-				switch step {
-				case "enroll":
-					r := h.enroll(e.nodeID, token)
-					if before.Attempt == 1 && domain.IsOpenStatus(before.Status) && before.Status != domain.OnboardingManualIntervention {
-						require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-						enrolled = true
-						// The wait is completed: the gates pass for this
-						// attempt and the workflow records completion.
-						_, err := h.store.UpdateOnboarding(ctx, e.onboardingID, func(o *domain.Onboarding) error {
-							now := h.clock.Now().UTC()
-							o.Status, o.Stage, o.CompletedAt, o.EnrollmentTaskToken = domain.OnboardingCompleted, domain.StageDone, &now, ""
-							return nil
-						})
-						require.NoError(t, err)
-						break
-					}
-					require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
-					_, msg := r.errorOf(t)
-					assert.NotContains(t, string(r.body), token)
-					switch {
-					case before.Attempt != 1:
-						assert.Contains(t, msg, store.TokenStaleAttempt)
-					case before.Status == domain.OnboardingCompleted:
-						assert.Contains(t, msg, store.TokenConsumed)
-					default:
-						assert.Contains(t, msg, store.TokenWorkflowClosed)
-					}
-				case "timeout":
-					// Only attempt 1's wait can time out, and only while it
-					// still waits.
-					if before.Attempt == 1 && (before.Status == domain.OnboardingRunning || before.Status == domain.OnboardingPending) {
-						h.closeAs(e.onboardingID, domain.OnboardingManualIntervention, "EnrollmentTimeout")
-					}
-				case "cancel":
-					r := h.admin("POST", obsPath+"/"+e.onboardingID+"/cancel", map[string]any{"reason": "wrong rack"})
-					if domain.Allows(before.Status, before.Stage, domain.OpCancel) {
-						require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-					} else {
-						require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
-					}
-				case "rerun":
-					r := h.admin("POST", obsPath+"/"+e.onboardingID+"/rerun", nil)
-					if domain.Allows(before.Status, before.Stage, domain.OpRerun) {
-						require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-						reruns++
-					} else {
-						require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
-						assert.Contains(t, string(r.body), "allowed operations")
-					}
-				}
-				recordsAgree(t, h, e, token, reruns, enrolled)
-			}
-		})
+	sets := [][]string{
+		{"enroll", "timeout", "cancel", "rerun"},
+		{"enroll", "timeout", "cancel", "restart-clean", "adopt"},
 	}
+	for _, set := range sets {
+		for _, order := range permutations(set) {
+			t.Run(strings.Join(order, ","), func(t *testing.T) {
+				h := newHarness(t)
+				withStageStarter(h)
+				e := waitingRun(h, "gpu-il", token)
+				attempts, enrolled := 1, false
+				for _, step := range order {
+					if playStep(t, h, e, token, step) {
+						switch step {
+						case "enroll":
+							enrolled = true
+						case "rerun", "restart-clean":
+							attempts++
+						}
+					}
+					recordsAgree(t, h, e, token, attempts, enrolled)
+				}
+			})
+		}
+	}
+}
+
+// playStep plays one event against the onboarding and reports whether it
+// took effect.
+func playStep(t *testing.T, h *harness, e enrollable, token, step string) bool {
+	t.Helper()
+	ctx := context.Background()
+	before, err := h.store.GetOnboarding(ctx, e.onboardingID)
+	require.NoError(t, err)
+	waiting := before.Attempt == 1 && before.Run == 0 && (before.Status == domain.OnboardingRunning || before.Status == domain.OnboardingPending)
+	switch step {
+	case "enroll":
+		r := h.enroll(e.nodeID, token)
+		if waiting {
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			// The wait is completed: the gates pass for this attempt and
+			// the workflow records completion.
+			_, err := h.store.UpdateOnboarding(ctx, e.onboardingID, func(o *domain.Onboarding) error {
+				now := h.clock.Now().UTC()
+				o.Status, o.Stage, o.CompletedAt, o.EnrollmentTaskToken = domain.OnboardingCompleted, domain.StageDone, &now, ""
+				return nil
+			})
+			require.NoError(t, err)
+			return true
+		}
+		require.Equal(t, http.StatusUnauthorized, r.status, "%s", r.body)
+		_, msg := r.errorOf(t)
+		assert.NotContains(t, string(r.body), token)
+		switch {
+		case before.Attempt != 1:
+			assert.Contains(t, msg, store.TokenStaleAttempt)
+		case before.Status == domain.OnboardingCompleted:
+			assert.Contains(t, msg, store.TokenConsumed)
+		default:
+			assert.Contains(t, msg, store.TokenWorkflowClosed)
+		}
+		return false
+	case "timeout":
+		// Only attempt 1's first wait can time out, and only while it
+		// still waits.
+		if waiting {
+			h.closeAs(e.onboardingID, domain.OnboardingManualIntervention, "EnrollmentTimeout")
+			return true
+		}
+		return false
+	case "cancel":
+		r := h.admin("POST", obsPath+"/"+e.onboardingID+"/cancel", map[string]any{"reason": "wrong rack"})
+		if domain.Allows(before.Status, before.Stage, domain.OpCancel) {
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			return true
+		}
+		require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+		return false
+	}
+	// rerun, restart-clean, adopt
+	r := h.admin("POST", obsPath+"/"+e.onboardingID+"/"+step, nil)
+	if domain.Allows(before.Status, before.Stage, domain.RecoveryOperation(step)) {
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		return true
+	}
+	require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+	assert.Contains(t, string(r.body), "allowed operations")
+	return false
 }
 
 // recordsAgree checks the onboarding, its node and attempt 1's token
 // against each other.
-func recordsAgree(t *testing.T, h *harness, e enrollable, token string, reruns int, enrolled bool) {
+func recordsAgree(t *testing.T, h *harness, e enrollable, token string, attempts int, enrolled bool) {
 	t.Helper()
 	ctx := context.Background()
 	o, err := h.store.GetOnboarding(ctx, e.onboardingID)
@@ -181,7 +207,7 @@ func recordsAgree(t *testing.T, h *harness, e enrollable, token string, reruns i
 	tok, err := h.store.GetEnrollmentToken(ctx, enroll.HashToken(token))
 	require.NoError(t, err)
 
-	assert.Equal(t, 1+reruns, o.Attempt, "one attempt per rerun")
+	assert.Equal(t, attempts, o.Attempt, "one attempt per rerun or restart-clean")
 	if domain.IsOpenStatus(o.Status) && o.Status != domain.OnboardingManualIntervention {
 		assert.Nil(t, o.CompletedAt, "a run in progress has no completed_at")
 	} else {

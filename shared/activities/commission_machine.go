@@ -48,7 +48,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 		return out, err
 	}
 	fresh := in.Fresh && !retry
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

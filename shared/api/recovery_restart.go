@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,16 +9,6 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
 )
-
-// stageStarter is the workflow port the recovery operations that enter the
-// state machine at a stage need (shared/workflow's StartOnboardingAt).
-type stageStarter interface {
-	StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (executionID string, err error)
-}
-
-// errNoStageStarter: the workflow starter cannot enter the state machine at
-// a stage.
-var errNoStageStarter = errors.New("the onboarding workflow starter cannot start at a stage")
 
 // reopening is how one recovery operation reopens a stopped onboarding and
 // where its execution enters the state machine.
@@ -92,7 +81,8 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	ctx := rq.ctx()
 	starter, ok := s.starter.(stageStarter)
 	if !ok {
-		return o, errNoStageStarter
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
 	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	now := s.clock.Now().UTC()

@@ -4,30 +4,12 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/maas"
 )
-
-// waitMAAS polls the machine through the MAAS API until it shows status.
-func (e *env) waitMAAS(systemID string, status maas.Status) maas.Machine {
-	e.t.Helper()
-	deadline := time.Now().Add(terminalWait)
-	for {
-		m, err := e.maasClient().Get(context.Background(), systemID)
-		require.NoError(e.t, err)
-		if m.Status == status {
-			return m
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("machine %s still %s, waiting for %d", systemID, m.StatusName, status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // TestRestartCleanAfterAFailureRecommissions: a deploy that failed for a
 // reason no retry fixes; restart-clean releases the machine with the

@@ -59,10 +59,23 @@ func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason 
 
 // adoptOnboarding is adopt: the same attempt runs again from the state
 // machine's adopt entry, whose activity reads MAAS and the node and maps
-// what it finds to the stage to continue from, recording what it adopted
-// (the API has no MAAS client of its own). The node keeps its status: an
-// active node stays active only if the completion gates then pass.
+// what it finds to the stage to continue from, recording what it adopted.
+// A MAAS state with no stage to continue from (anything but Ready or
+// Deployed) is refused here first with a 409 naming what MAAS shows and
+// the operation that fits, when the API can read MAAS; the activity
+// decides the rest (Deployed without an enrolled node needs an operator).
+// The node keeps its status: an active node stays active only if the
+// completion gates then pass.
 func adoptOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	if s.machines != nil {
+		observed, err := s.observeMachine(rq, o)
+		if err != nil {
+			return o, err
+		}
+		if observed != domain.MAASStatusReady && observed != domain.MAASStatusDeployed {
+			return o, adoptRefused(o, observed)
+		}
+	}
 	if reason == "" {
 		reason = "adopt by " + rq.actor
 	}
@@ -192,4 +205,28 @@ func isRecoveryOp(source string) bool {
 		}
 	}
 	return false
+}
+
+// adoptRefused is adopt's 409 for a machine MAAS shows in a state no stage
+// continues from ("" is no machine), with the operation that fits.
+func adoptRefused(o domain.Onboarding, observed string) *StatusError {
+	shows := fmt.Sprintf("MAAS shows machine %s %s", o.MAASSystemID, observed)
+	fits := "restart-clean starts over from a released machine"
+	switch observed {
+	case "":
+		shows, fits = "MAAS has no machine for it", "rerun discovers the server again"
+		if o.MAASSystemID != "" {
+			shows = fmt.Sprintf("MAAS no longer has machine %s", o.MAASSystemID)
+		}
+	case domain.MAASStatusCommissioning, domain.MAASStatusTesting, domain.MAASStatusDeploying, "Releasing", "Disk erasing":
+		fits = "wait until MAAS settles, then adopt again"
+	case domain.MAASStatusFailedDeployment:
+		fits = "retry deploys again (releasing first), or restart-clean"
+	case domain.MAASStatusNew, domain.MAASStatusFailedCommissioning, domain.MAASStatusFailedTesting:
+		fits = "rerun or restart-clean commissions it"
+	case domain.MAASStatusBroken:
+		fits = "mark it fixed in MAAS, then adopt again"
+	}
+	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s",
+		o.ID, shows, fits)
 }

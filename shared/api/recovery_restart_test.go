@@ -3,11 +3,8 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,42 +13,15 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
+	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
-// stageRecorder is the fake workflow starter with StartOnboardingAt: it
-// records where each recovery entered the state machine.
-type stageRecorder struct {
-	*fakeStarter
-	mu     sync.Mutex
-	stages []domain.Stage
-}
-
-func (s *stageRecorder) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
-	s.mu.Lock()
-	s.stages = append(s.stages, start)
-	s.mu.Unlock()
-	return s.StartOnboarding(ctx, o)
-}
-
-func (s *stageRecorder) entered() []domain.Stage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]domain.Stage(nil), s.stages...)
-}
-
-// withStageStarter rebuilds the harness's handler on a starter that can
-// enter at a stage.
-func withStageStarter(h *harness) *stageRecorder {
-	rec := &stageRecorder{fakeStarter: h.starter}
-	h.handler = New(Config{}, Deps{
-		Store: h.store, Secrets: h.secrets, Starter: rec, Stopper: h.stopper, Completer: h.completer, Prober: h.prober,
-		Auth:  NewStaticTokens(map[string]Principal{adminToken: {Subject: "alice", Admin: true}, userToken: {Subject: "bob"}}),
-		Clock: h.clock, NewID: func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
-		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Refusals: h.refusals,
-	})
-	return rec
+// enteredStages are the start stages of the recoveries started so far.
+func (h *harness) enteredStages() []domain.Stage {
+	h.starter.mu.Lock()
+	defer h.starter.mu.Unlock()
+	return append([]domain.Stage(nil), h.starter.stages...)
 }
 
 // waitingRun is an onboarding whose attempt 1 waits for its node, with the
@@ -61,9 +31,11 @@ func waitingRun(h *harness, host, token string) enrollable {
 	e := h.enrollable(host, token, time.Hour, "task-token-"+host)
 	_, err := h.store.UpdateOnboarding(context.Background(), e.onboardingID, func(o *domain.Onboarding) error {
 		o.EnrollmentTokenHash = enroll.HashToken(token)
+		o.MAASSystemID = "sys-" + host
 		return nil
 	})
 	require.NoError(h.t, err)
+	h.machines.set("sys-"+host, maas.StatusReady)
 	return e
 }
 
@@ -113,7 +85,6 @@ func TestRecordsAgreeInEveryInterleaving(t *testing.T) {
 		for _, order := range permutations(set) {
 			t.Run(strings.Join(order, ","), func(t *testing.T) {
 				h := newHarness(t)
-				withStageStarter(h)
 				e := waitingRun(h, "gpu-il", token)
 				attempts, enrolled := 1, false
 				for _, step := range order {
@@ -242,7 +213,6 @@ func recordsAgree(t *testing.T, h *harness, e enrollable, token string, attempts
 
 func TestRestartCleanStartsANewAttemptAtResetAndRevokesEveryToken(t *testing.T) {
 	h := newHarness(t)
-	rec := withStageStarter(h)
 	const token = "restart-clean-token-5Tg8aa"
 	e := waitingRun(h, "gpu-rc", token)
 	// A bootstrap reissued earlier for the node is revoked too.
@@ -257,7 +227,7 @@ func TestRestartCleanStartsANewAttemptAtResetAndRevokesEveryToken(t *testing.T) 
 	assert.InDelta(t, 2, o["attempt"], 0)
 	assert.Nil(t, o["completed_at"])
 	assert.Nil(t, o["error"])
-	assert.Equal(t, []domain.Stage{domain.StageReset}, rec.entered())
+	assert.Equal(t, []domain.Stage{domain.StageReset}, h.enteredStages())
 	for _, hash := range []string{enroll.HashToken(token), other} {
 		tok, err := h.store.GetEnrollmentToken(ctx, hash)
 		require.NoError(t, err)
@@ -268,7 +238,7 @@ func TestRestartCleanStartsANewAttemptAtResetAndRevokesEveryToken(t *testing.T) 
 	// A repeat answers the attempt it started; nothing starts twice.
 	again := h.mustAdmin(http.StatusOK, "POST", obsPath+"/"+e.onboardingID+"/restart-clean", nil)
 	assert.InDelta(t, 2, again["attempt"], 0)
-	assert.Len(t, rec.entered(), 1)
+	assert.Len(t, h.enteredStages(), 1)
 	require.Len(t, h.auditFor("onboarding.restart-clean"), 2)
 	entry := h.auditFor("onboarding.restart-clean")[0]
 	assert.Equal(t, "alice", entry.Actor)
@@ -288,7 +258,6 @@ func TestRestartCleanStartsANewAttemptAtResetAndRevokesEveryToken(t *testing.T) 
 
 func TestRestartCleanIsRefusedForAnActiveNode(t *testing.T) {
 	h := newHarness(t)
-	rec := withStageStarter(h)
 	const token = "active-node-token-1Lp0qq"
 	e := waitingRun(h, "gpu-an", token)
 	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, token).status)
@@ -299,7 +268,7 @@ func TestRestartCleanIsRefusedForAnActiveNode(t *testing.T) {
 	_, msg := r.errorOf(t)
 	assert.Contains(t, msg, "is active")
 	assert.Contains(t, msg, "decommission")
-	assert.Empty(t, rec.entered())
+	assert.Empty(t, h.enteredStages())
 	o, err := h.store.GetOnboarding(context.Background(), e.onboardingID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.OnboardingManualIntervention, o.Status, "nothing changed")
@@ -307,11 +276,12 @@ func TestRestartCleanIsRefusedForAnActiveNode(t *testing.T) {
 
 	// adopt is the way on: the same attempt, entering at adopt, the node
 	// left active for the completion gates to judge.
+	h.machines.set("sys-gpu-an", maas.StatusDeployed)
 	a := h.mustAdmin(http.StatusOK, "POST", obsPath+"/"+e.onboardingID+"/adopt", map[string]any{"reason": "gates flaked"})
 	assert.Equal(t, "pending", a["status"])
 	assert.InDelta(t, 1, a["attempt"], 0)
 	assert.InDelta(t, 1, a["run"], 0)
-	assert.Equal(t, []domain.Stage{domain.StageAdopt}, rec.entered())
+	assert.Equal(t, []domain.Stage{domain.StageAdopt}, h.enteredStages())
 	node, err := h.store.GetNode(context.Background(), e.nodeID)
 	require.NoError(t, err)
 	assert.Equal(t, domain.NodeActive, node.Status)
@@ -321,12 +291,11 @@ func TestRestartCleanIsRefusedForAnActiveNode(t *testing.T) {
 
 	again := h.mustAdmin(http.StatusOK, "POST", obsPath+"/"+e.onboardingID+"/adopt", nil)
 	assert.InDelta(t, 1, again["run"], 0, "a repeat starts nothing")
-	assert.Len(t, rec.entered(), 1)
+	assert.Len(t, h.enteredStages(), 1)
 }
 
 func TestAdoptAndRestartCleanAreListedAndRefusedByState(t *testing.T) {
 	h := newHarness(t)
-	withStageStarter(h)
 	e := waitingRun(h, "gpu-ls", "listed-token-00aa11")
 	r := h.admin("POST", obsPath+"/"+e.onboardingID+"/adopt", nil)
 	require.Equal(t, http.StatusConflict, r.status)
@@ -340,7 +309,6 @@ func TestAdoptAndRestartCleanAreListedAndRefusedByState(t *testing.T) {
 
 func TestRestartCleanStartFailureClosesTheNewAttempt(t *testing.T) {
 	h := newHarness(t)
-	withStageStarter(h)
 	e := waitingRun(h, "gpu-sf", "start-failure-token-3Ks1")
 	h.closeAs(e.onboardingID, domain.OnboardingManualIntervention, "DeployFailed")
 	h.starter.mu.Lock()
@@ -359,4 +327,35 @@ func TestRestartCleanStartFailureClosesTheNewAttempt(t *testing.T) {
 	last := rows[len(rows)-1]
 	assert.Equal(t, 2, last.Attempt, "the start failure is noted on the attempt it closed")
 	assert.Equal(t, "failed", last.Outcome)
+}
+
+func TestAdoptIsRefusedForAMachineNoStageContinuesFrom(t *testing.T) {
+	tests := []struct {
+		status maas.Status
+		fits   string
+	}{
+		{maas.StatusFailedDeployment, "retry"},
+		{maas.StatusCommissioning, "wait until MAAS settles"},
+		{maas.StatusNew, "rerun or restart-clean"},
+		{maas.StatusBroken, "mark it fixed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.status.String(), func(t *testing.T) {
+			h := newHarness(t)
+			e := waitingRun(h, "gpu-nf", "no-fit-token-77Pq")
+			h.closeAs(e.onboardingID, domain.OnboardingManualIntervention, "DeployFailed")
+			h.machines.set("sys-gpu-nf", tc.status)
+
+			r := h.admin("POST", obsPath+"/"+e.onboardingID+"/adopt", nil)
+			require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+			_, msg := r.errorOf(t)
+			assert.Contains(t, msg, "MAAS shows machine sys-gpu-nf "+tc.status.String())
+			assert.Contains(t, msg, tc.fits)
+			assert.Empty(t, h.enteredStages(), "nothing started")
+			o, err := h.store.GetOnboarding(context.Background(), e.onboardingID)
+			require.NoError(t, err)
+			assert.Equal(t, domain.OnboardingManualIntervention, o.Status)
+			assert.Zero(t, o.Run)
+		})
+	}
 }

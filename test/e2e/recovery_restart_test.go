@@ -98,6 +98,13 @@ func TestAdoptAMachineDeployedByHand(t *testing.T) {
 	require.Equal(t, "manual_intervention", first["status"], first["error"])
 	systemID := first["maas_system_id"].(string)
 
+	// MAAS shows Failed deployment: nothing to take over, and the answer
+	// says what fits.
+	status, body := e.raw("POST", e.stack.APIURL+"/api/v1/admin/onboardings/"+id+"/adopt", e.stack.AdminToken, nil)
+	require.Equal(t, http.StatusConflict, status, "%s", body)
+	assert.Contains(t, string(body), "MAAS shows machine "+systemID+" Failed deployment")
+	assert.Contains(t, string(body), "retry")
+
 	ctx := context.Background()
 	c := e.maasClient()
 	_, err := c.Release(ctx, systemID, maas.MachineReleaseParams{Comment: "operator: trying by hand"})

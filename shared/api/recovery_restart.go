@@ -20,13 +20,17 @@ type reopening struct {
 	start      domain.Stage
 	// detail is the timeline note's text, given the record as it was.
 	detail func(prev domain.Onboarding) string
+	// beforeStart, when set, runs after the record is reopened and before
+	// the execution starts; an error closes the run unstarted.
+	beforeStart func(ctx context.Context) error
 }
 
 // restartCleanOnboarding is restart-clean: an explicit reset. Refused for
-// an active node (undoing an onboarded node is a decommission). Every
-// enrollment token of the node is revoked first, so no bootstrap handed
-// out before the reset can enroll it; then a new attempt starts at the
-// state machine's reset entry, which releases the MAAS machine with the
+// an active node (undoing an onboarded node is a decommission). The record
+// is reopened as a new attempt (taking the host lock), every enrollment
+// token of the node is revoked, so no bootstrap handed out before the
+// reset can enroll it, and the attempt starts at the state machine's reset
+// entry, which releases the MAAS machine with the
 // policy's erase before commissioning it afresh (the order is the ASL's;
 // this handler touches no MAAS).
 func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
@@ -40,17 +44,26 @@ func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason 
 			return o, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
 				Message: fmt.Sprintf("onboarding %s: node %s is active; restart-clean is not allowed for an active node, that is a decommission (POST /api/v1/admin/nodes/%s/decommission)", o.ID, node.ID, node.ID)}
 		}
-		if err := s.revokeAllTokens(ctx, node, ""); err != nil {
-			return o, err
-		}
-	}
-	if err := s.store.RevokeEnrollmentToken(ctx, o.EnrollmentTokenHash, s.clock.Now().UTC()); err != nil {
-		return o, err
 	}
 	if reason == "" {
 		reason = "restart-clean by " + rq.actor
 	}
-	return s.reopen(rq, o, reopening{op: domain.OpRestartClean, newAttempt: true, start: domain.StageReset,
+	// The tokens are revoked once the reopened record holds the host, so a
+	// restart-clean refused because another onboarding of the host runs
+	// never touches that onboarding's token.
+	revoke := func(ctx context.Context) error {
+		if o.NodeID != "" {
+			node, err := s.store.GetNode(ctx, o.NodeID)
+			if err != nil {
+				return err
+			}
+			if err := s.revokeAllTokens(ctx, node, ""); err != nil {
+				return err
+			}
+		}
+		return s.store.RevokeEnrollmentToken(ctx, o.EnrollmentTokenHash, s.clock.Now().UTC())
+	}
+	return s.reopen(rq, o, reopening{op: domain.OpRestartClean, newAttempt: true, start: domain.StageReset, beforeStart: revoke,
 		detail: func(prev domain.Onboarding) string {
 			return fmt.Sprintf("attempt %d started clean by %s after attempt %d was %s at stage %s; every enrollment token of the node revoked: %s",
 				prev.Attempt+1, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason)
@@ -144,6 +157,12 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 			return nil
 		}); err != nil {
 			s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+			return o, err
+		}
+	}
+	if r.beforeStart != nil {
+		if err := r.beforeStart(wctx); err != nil {
+			s.closeUnstarted(rq, log, o.ID, "the run could not be prepared: "+string(r.op)+" did not finish")
 			return o, err
 		}
 	}

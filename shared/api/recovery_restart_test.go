@@ -359,3 +359,27 @@ func TestAdoptIsRefusedForAMachineNoStageContinuesFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartCleanRefusedForAHeldHostRevokesNothing: another onboarding of
+// the host runs, so restart-clean of the earlier one is a 409, and the
+// running one's token stays usable.
+func TestRestartCleanRefusedForAHeldHostRevokesNothing(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	fx := h.fixture()
+	first := h.mustAdmin(http.StatusAccepted, "POST", obsPath, fx.onboarding("gpu-hx"))["id"].(string)
+	h.closeAs(first, domain.OnboardingFailed, "DeployFailed")
+	second := h.mustAdmin(http.StatusAccepted, "POST", obsPath, fx.onboarding("gpu-hx"))
+	hash := enroll.HashToken("the-running-onboardings-token-1")
+	nodeID := second["node_id"].(string)
+	require.NoError(t, h.store.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: hash, NodeID: nodeID,
+		OnboardingID: second["id"].(string), Attempt: 1, ExpiresAt: h.clock.Now().Add(time.Hour)}))
+	require.NoError(t, h.store.AddNodeTokenRef(ctx, nodeID, hash))
+
+	r := h.admin("POST", obsPath+"/"+first+"/restart-clean", nil)
+	require.Equal(t, http.StatusConflict, r.status, "%s", r.body)
+	tok, err := h.store.GetEnrollmentToken(ctx, hash)
+	require.NoError(t, err)
+	assert.Nil(t, tok.RevokedAt, "the running onboarding's token is untouched")
+	assert.Empty(t, h.enteredStages())
+}

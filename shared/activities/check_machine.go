@@ -89,6 +89,8 @@ type Poll struct {
 	// after it decide the outcome. Unset, events created since StartedAt
 	// do.
 	EventsAfter int64 `json:"events_after,omitempty"`
+	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
+	BootSeen bool `json:"boot_seen,omitempty"`
 }
 
 // CheckMachineInput is one poll: what it waits for, and the stage the
@@ -162,11 +164,17 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		relevant = eventsSince(newEvents, started)
 	}
 	outcome, reason := pollOutcome(in.Target, m, relevant)
+	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, newEvents, now.Sub(started))
+	if outcome == OutcomeInProgress && notBooted {
+		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
+			int(now.Sub(started).Minutes()), statusName(m))
+	}
 	out = CheckMachineOutput{
 		StatusName: statusName(m),
 		Outcome:    outcome,
 		Reason:     reason,
-		Poll:       Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID, EventsAfter: in.Poll.EventsAfter},
+		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID,
+			EventsAfter: in.Poll.EventsAfter, BootSeen: bootSeen},
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
@@ -186,6 +194,9 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			})
 		}
 		return out, c.timeline(ctx, rows...)
+	case OutcomeNotBooted:
+		c.later(maasRows...)
+		return out, c.note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).

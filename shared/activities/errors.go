@@ -395,6 +395,9 @@ const (
 	// CodeInvalidStartStage: the execution input's start_stage names no
 	// stage a run can enter at.
 	CodeInvalidStartStage = "InvalidStartStage"
+	// CodeMachineNeverBooted: the machine did not boot for commissioning,
+	// not even after the power cycle.
+	CodeMachineNeverBooted = "MachineNeverBooted"
 	// CodeMachineResetFailed: restart-clean's release did not bring the
 	// machine back to Ready.
 	CodeMachineResetFailed = "MachineResetFailed"

@@ -50,6 +50,8 @@ var functionAccess = map[string]access{
 	"recover-deploy":          {maas: true},
 	functionAwaitEnrollment:   {completeTask: true},
 	"check-completion-gates":  {maas: true},
+	"reset-machine":           {maas: true},
+	"adopt-machine":           {maas: true},
 	// The decommission path (infra/decommission.go grants the state machine,
 	// start-reimage's StartExecution and the allocation service's secret).
 	"begin-decommission":     {publish: true},

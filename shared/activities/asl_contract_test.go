@@ -366,7 +366,7 @@ func TestCatalog(t *testing.T) {
 		_, err := os.Stat(filepath.Join(".", strings.ReplaceAll(f.Name, "-", "_")+".go"))
 		require.NoError(t, err, "activity %s has no file of its own", f.Activity)
 	}
-	assert.Len(t, seen, 16)
+	assert.Len(t, seen, 18)
 }
 
 // TestASLEntersAtEveryStage: a run can enter the workflow at any stage
@@ -421,5 +421,5 @@ func TestASLPollStagesAreStages(t *testing.T) {
 			assert.Contains(t, stages, domain.Stage(s.(string)), "state %s polls in an unknown stage", name)
 		}
 	}
-	assert.Equal(t, 3, n, "CheckReady, CheckDeployed and CheckRecovered name their stage")
+	assert.Equal(t, 4, n, "CheckReady, CheckDeployed, CheckRecovered and CheckReset name their stage")
 }

@@ -24,6 +24,8 @@ const (
 	TargetDeployed PollTarget = "deployed"
 	// TargetDeployable waits, after RecoverDeploy, for Ready or Allocated.
 	TargetDeployable PollTarget = "deployable"
+	// TargetReleased waits, after restart-clean's release, for Ready.
+	TargetReleased PollTarget = "released"
 )
 
 // Poll outcomes.
@@ -61,12 +63,17 @@ var machinePollQuietSeconds = map[PollTarget]int{
 	TargetDeployed: 540,
 	// Release back to Ready/Allocated when a deploy is retried.
 	TargetDeployable: 15,
+	// Release, with the erase the policy asks for.
+	TargetReleased: 15,
 }
 
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
 	TargetDeployable: 30 * time.Minute,
+	// A secure erase of large NVMe disks takes hours; MAAS sets no bound
+	// of its own on Disk erasing (maas-behaviour §5).
+	TargetReleased: 6 * time.Hour,
 }
 
 // Poll is the Choice/Wait loop's state: how many polls ran, when the wait
@@ -128,7 +135,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		return out, err
 	}
 	if _, ok := pollBounds[in.Target]; !ok {
-		return out, &InvalidInputError{Field: "target", Reason: "must be ready, deployed or deployable"}
+		return out, &InvalidInputError{Field: "target", Reason: "must be ready, deployed, deployable or released"}
 	}
 	if in.Stage == "" {
 		return out, &InvalidInputError{Field: "stage", Reason: "is required"}
@@ -276,6 +283,15 @@ func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string
 			return OutcomeInProgress, "deploying"
 		default:
 			return OutcomeFailed, "deploy ended in " + name
+		}
+	case TargetReleased:
+		switch m.Status {
+		case maas.StatusReady:
+			return OutcomeDone, "released"
+		case maas.StatusReleasing, maas.StatusDiskErasing:
+			return OutcomeInProgress, "releasing: " + name
+		default:
+			return OutcomeFailed, "release ended in " + name
 		}
 	default: // TargetDeployable
 		switch m.Status {

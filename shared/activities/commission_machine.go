@@ -8,9 +8,11 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
-// CommissionMachineInput identifies the onboarding.
+// CommissionMachineInput identifies the onboarding. Fresh (restart-clean)
+// commissions a Ready machine again instead of taking it as it is.
 type CommissionMachineInput struct {
 	OnboardingRef
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // CommissionMachineOutput says what the machine was found in and whether
@@ -24,17 +26,28 @@ type CommissionMachineOutput struct {
 // the policy's enable_ssh and skip_bmc_config (seed 000 §4.2; without
 // skip_bmc_config MAAS may replace the stored BMC credentials, maas-behaviour
 // §14.7). A machine already Commissioning, Testing, Ready or Allocated is
-// left alone, so a retry after MAAS accepted the call does nothing.
+// left alone, so a retry after MAAS accepted the call does nothing. With
+// fresh (restart-clean) a Ready or Failed testing machine is commissioned
+// too, unless the run is already in the commission stage: then this is a
+// retry after MAAS accepted the call, and Ready means it finished.
 //
 // Errors: MachineStateUnsafeError for any other status; MAAS errors.
 func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachineInput) (out CommissionMachineOutput, err error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
-	c, err := a.beginIn(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef)
+	c, err := a.begin(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef)
 	defer c.finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
+	retry := false
+	if err := c.enter(ctx, func(o *domain.Onboarding) error {
+		retry = o.Stage == domain.StageCommission
+		return nil
+	}); err != nil {
+		return out, err
+	}
+	fresh := in.Fresh && !retry
 	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
@@ -44,10 +57,11 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 		return out, err
 	}
 	out.StatusName = statusName(m)
-	switch m.Status {
-	case maas.StatusCommissioning, maas.StatusTesting, maas.StatusReady, maas.StatusAllocated:
+	switch {
+	case fresh && (m.Status == maas.StatusReady || m.Status == maas.StatusFailedTesting):
+	case m.Status == maas.StatusCommissioning || m.Status == maas.StatusTesting || m.Status == maas.StatusReady || m.Status == maas.StatusAllocated:
 		return out, c.exit(ctx, "no commissioning needed: machine is "+out.StatusName)
-	case maas.StatusNew, maas.StatusFailedCommissioning:
+	case m.Status == maas.StatusNew || m.Status == maas.StatusFailedCommissioning:
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "commissioning is not possible from this state"}
 	}

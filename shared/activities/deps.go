@@ -207,6 +207,8 @@ func Catalog(d Deps) []Function {
 		fn("await-enrollment", "AwaitEnrollment", a.AwaitEnrollment),
 		fn("check-completion-gates", "CheckCompletionGates", a.CheckCompletionGates),
 		fn("finish-onboarding", "FinishOnboarding", a.FinishOnboarding),
+		fn("reset-machine", "ResetMachine", a.ResetMachine),
+		fn("adopt-machine", "AdoptMachine", a.AdoptMachine),
 	}
 }
 

@@ -348,6 +348,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*TokenPersistenceError)(nil),
 	(*MachineNotDeployableError)(nil),
 	(*CompletionGateError)(nil),
+	(*AdoptionRefusedError)(nil),
 	(*GuardrailError)(nil),
 	(*SiteCredentialsError)(nil),
 	(*RecordNotFoundError)(nil),
@@ -397,4 +398,7 @@ const (
 	// CodeMachineNeverBooted: the machine did not boot for commissioning,
 	// not even after the power cycle.
 	CodeMachineNeverBooted = "MachineNeverBooted"
+	// CodeMachineResetFailed: restart-clean's release did not bring the
+	// machine back to Ready.
+	CodeMachineResetFailed = "MachineResetFailed"
 )

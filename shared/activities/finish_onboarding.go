@@ -82,6 +82,11 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 			return out, err
 		}
 	}
+	if in.Status != domain.OnboardingCompleted {
+		if err := c.standDownNode(ctx); err != nil {
+			return out, err
+		}
+	}
 	detail := c.eventDetail()
 	if f := c.ob.Error; f != nil && in.Status != domain.OnboardingCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
@@ -170,4 +175,39 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 		msg = e.Error
 	}
 	return &domain.Failure{Code: truncate(e.Error, 128), Message: truncate(msg, maxFailureMessage), Stage: stage}
+}
+
+// standDownNode takes back the activation of a run that did not complete:
+// a node that enrolled in this run (the enrollment API made it active) but
+// whose run then stopped (a completion gate failed after the enrollment)
+// must not stay active without a completed onboarding (seed 000 §8.5), or
+// it would block every later onboarding of the host. Only a node this
+// onboarding activated is touched, and its enrolled_at stays: adopt reads
+// it. Repeating it changes nothing.
+func (c *call) standDownNode(ctx context.Context) error {
+	if c.ob.NodeID == "" {
+		return nil
+	}
+	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	if err != nil {
+		return storeError("read node", err)
+	}
+	if node.Status != domain.NodeActive || node.OnboardingID != c.ob.ID {
+		return nil
+	}
+	now := c.a.d.Clock.Now().UTC()
+	stood := false
+	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
+		if n.Status == domain.NodeActive && n.OnboardingID == c.ob.ID {
+			n.Status, n.UpdatedAt, stood = domain.NodeOnboarding, now, true
+		}
+		return nil
+	}); err != nil {
+		return storeError("stand the node down", err)
+	}
+	if !stood {
+		return nil
+	}
+	c.log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
+	return c.note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.ob.Status))
 }

@@ -74,6 +74,7 @@ func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 		"DeployMachine": domain.StageDeploy, "ClassifyDeployFailure": domain.StageWaitDeployed,
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,
 		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "", "TakeSiteSlot": domain.StageQueued,
+		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt,
 	}
 	stages := declaredStages(t)
 	for _, fn := range activities.Catalog(activities.Deps{}) {

@@ -113,6 +113,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/mark-manual-intervention", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/rerun", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/restart-clean", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/adopt", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/retry", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/resume", nil)
 	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})

@@ -270,7 +270,7 @@ func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
 	defer cancel()
 	now := s.clock.Now().UTC()
-	_, err := s.store.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {
+	closed, err := s.store.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {
 		o.Status = domain.OnboardingFailed
 		o.Error = &domain.Failure{Code: startFailure, Message: why, Stage: o.Stage}
 		o.UpdatedAt = now
@@ -282,7 +282,7 @@ func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
 		return
 	}
 	if err := s.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
-		OnboardingID: id, Time: now, Attempt: 1, Kind: domain.TimelineNote, Stage: domain.StageValidate,
+		OnboardingID: id, Time: now, Attempt: closed.Attempt, Kind: domain.TimelineNote, Stage: domain.StageValidate,
 		Outcome: "failed", Detail: why,
 	}); err != nil {
 		log.ErrorContext(ctx, "record start failure on the timeline", "error", err.Error())

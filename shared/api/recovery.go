@@ -54,6 +54,8 @@ func onboardingRecoveryOps() []recoveryOp {
 		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
 		{op: domain.OpRetry, handle: retryOnboarding, done: startedRun(domain.OpRetry)},
 		{op: domain.OpResume, handle: resumeOnboarding, done: startedRun(domain.OpResume)},
+		{op: domain.OpRestartClean, handle: restartCleanOnboarding, done: startedLast(domain.OpRestartClean)},
+		{op: domain.OpAdopt, handle: adoptOnboarding, done: startedLast(domain.OpAdopt)},
 	}
 }
 

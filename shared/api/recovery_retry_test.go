@@ -277,5 +277,5 @@ func TestAllowedOperationsListRetryAndResume(t *testing.T) {
 	h := newHarness(t)
 	id := h.stopped(domain.OnboardingManualIntervention, domain.StageStorage, domain.CheckpointCommissioned)
 	got := h.mustAdmin(http.StatusOK, "GET", obsPath+"/"+id, nil)
-	assert.Equal(t, []any{"retry", "resume", "rerun", "cancel"}, got["allowed_operations"])
+	assert.Equal(t, []any{"retry", "resume", "rerun", "restart-clean", "adopt", "cancel"}, got["allowed_operations"])
 }

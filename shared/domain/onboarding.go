@@ -52,6 +52,12 @@ const (
 	StageWaitEnrollment  Stage = "wait_enrollment"
 	StageCompletionGates Stage = "completion_gates"
 	StageDone            Stage = "done"
+	// StageReset is restart-clean's first step: the machine is released
+	// (erased per policy) before the new attempt commissions it afresh.
+	StageReset Stage = "reset"
+	// StageAdopt is adopt's first step: what MAAS and the node show is
+	// mapped to the stage the run continues from.
+	StageAdopt Stage = "adopt"
 )
 
 // Onboarding is the read model of one single-node onboarding (seed 000 §3.1

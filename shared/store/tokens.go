@@ -130,6 +130,11 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 				continue // written or changed in between: look again
 			}
 			if reason == TokenWorkflowClosed {
+				// Revoked when its run closed; a later attempt since then
+				// superseded it, and the refusal says that instead.
+				if st, err := s.runState(ctx, t); err == nil && st == TokenStaleAttempt {
+					reason = st
+				}
 				return domain.EnrollmentToken{}, s.runRefusal(ctx, hash, t, reason, now)
 			}
 			return domain.EnrollmentToken{}, &TokenRejectedError{Reason: reason}

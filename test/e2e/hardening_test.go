@@ -34,6 +34,7 @@ func TestEnrollmentAfterCancelIsRefused(t *testing.T) {
 	e.cancel(id, "wrong rack", "wait_enrollment")
 
 	refusedEnrollment(t, e, b, "workflow_closed")
+	assert.NotEqual(t, "active", e.node(b.NodeID)["status"], "no node left active")
 	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
 	refusals := 0
 	for _, r := range detail["timeline"].([]any) {
@@ -59,6 +60,7 @@ func TestEnrollmentAfterTimeoutIsRefused(t *testing.T) {
 	o := e.waitTerminal(id)
 	require.Equal(t, "manual_intervention", o["status"], o["error"])
 	refusedEnrollment(t, e, b, "workflow_closed")
+	assert.NotEqual(t, "active", e.node(b.NodeID)["status"], "no node left active")
 }
 
 // TestOneServerTwoHostnames reproduces, over HTTP, a defect a security review found: two

@@ -1,0 +1,251 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
+)
+
+// reopening is how one recovery operation reopens a stopped onboarding and
+// where its execution enters the state machine.
+type reopening struct {
+	op domain.RecoveryOperation
+	// newAttempt starts attempt + 1 (restart-clean); otherwise the same
+	// attempt runs again (Run + 1, adopt), keeping its token row.
+	newAttempt bool
+	start      domain.Stage
+	// detail is the timeline note's text, given the record as it was.
+	detail func(prev domain.Onboarding) string
+	// beforeStart, when set, runs after the record is reopened and before
+	// the execution starts; an error closes the run unstarted.
+	beforeStart func(ctx context.Context) error
+}
+
+// restartCleanOnboarding is restart-clean: an explicit reset. Refused for
+// an active node (undoing an onboarded node is a decommission). The record
+// is reopened as a new attempt (taking the host lock), every enrollment
+// token of the node is revoked, so no bootstrap handed out before the
+// reset can enroll it, and the attempt starts at the state machine's reset
+// entry, which releases the MAAS machine with the
+// policy's erase before commissioning it afresh (the order is the ASL's;
+// this handler touches no MAAS).
+func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	if o.NodeID != "" {
+		node, err := s.store.GetNode(ctx, o.NodeID)
+		if err != nil {
+			return o, err
+		}
+		if node.Status == domain.NodeActive {
+			return o, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
+				Message: fmt.Sprintf("onboarding %s: node %s is active; restart-clean is not allowed for an active node, that is a decommission (POST /api/v1/admin/nodes/%s/decommission)", o.ID, node.ID, node.ID)}
+		}
+	}
+	if reason == "" {
+		reason = "restart-clean by " + rq.actor
+	}
+	// The tokens are revoked once the reopened record holds the host, so a
+	// restart-clean refused because another onboarding of the host runs
+	// never touches that onboarding's token.
+	revoke := func(ctx context.Context) error {
+		if o.NodeID != "" {
+			node, err := s.store.GetNode(ctx, o.NodeID)
+			if err != nil {
+				return err
+			}
+			if err := s.revokeAllTokens(ctx, node, ""); err != nil {
+				return err
+			}
+		}
+		return s.store.RevokeEnrollmentToken(ctx, o.EnrollmentTokenHash, s.clock.Now().UTC())
+	}
+	return s.reopen(rq, o, reopening{op: domain.OpRestartClean, newAttempt: true, start: domain.StageReset, beforeStart: revoke,
+		detail: func(prev domain.Onboarding) string {
+			return fmt.Sprintf("attempt %d started clean by %s after attempt %d was %s at stage %s; every enrollment token of the node revoked: %s",
+				prev.Attempt+1, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason)
+		}})
+}
+
+// adoptOnboarding is adopt: the same attempt runs again from the state
+// machine's adopt entry, whose activity reads MAAS and the node and maps
+// what it finds to the stage to continue from, recording what it adopted.
+// A MAAS state with no stage to continue from (anything but Ready or
+// Deployed) is refused here first with a 409 naming what MAAS shows and
+// the operation that fits, when the API can read MAAS; the activity
+// decides the rest (Deployed without an enrolled node needs an operator).
+// The node keeps its status: an active node stays active only if the
+// completion gates then pass.
+func adoptOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	if s.machines != nil {
+		observed, err := s.observeMachine(rq, o)
+		if err != nil {
+			return o, err
+		}
+		if observed != domain.MAASStatusReady && observed != domain.MAASStatusDeployed {
+			return o, adoptRefused(o, observed)
+		}
+	}
+	if reason == "" {
+		reason = "adopt by " + rq.actor
+	}
+	return s.reopen(rq, o, reopening{op: domain.OpAdopt, start: domain.StageAdopt,
+		detail: func(prev domain.Onboarding) string {
+			return fmt.Sprintf("adopt of attempt %d requested by %s after it was %s at stage %s: %s",
+				prev.Attempt, rq.actor, prev.Status, stageOrStart(string(prev.Stage)), reason)
+		}})
+}
+
+// reopen moves the stopped onboarding back to pending for r (new attempt or
+// new run), notes it on the timeline, takes the node back into onboarding
+// unless it is active, and starts the execution at r.start. A start that
+// fails closes the run as failed (503).
+func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	starter, ok := s.starter.(stageStarter)
+	if !ok {
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
+	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	now := s.clock.Now().UTC()
+	prev := o
+	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt != o.Attempt || cur.Run != o.Run || !domain.Allows(cur.Status, cur.Stage, r.op) {
+			return notAllowed(*cur, r.op)
+		}
+		prev = *cur
+		if r.newAttempt {
+			cur.Attempt++
+			cur.Run = 0
+			cur.EnrollmentTokenHash = ""
+		} else {
+			cur.Run++
+		}
+		cur.Status = domain.OnboardingPending
+		cur.Stage = domain.StageValidate
+		cur.Error = nil
+		cur.CompletedAt = nil
+		cur.DeployAttempts = 0
+		cur.ExecutionID = ""
+		cur.EnrollmentTaskToken = ""
+		cur.CorrelationID = rq.correlationID
+		cur.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return o, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
+		Outcome: string(domain.OnboardingPending), Source: string(r.op), Detail: r.detail(prev),
+	}); err != nil {
+		log.ErrorContext(ctx, "record the recovery on the timeline", "op", r.op, "error", err.Error())
+	}
+	if o.NodeID != "" {
+		if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
+			if n.Status != domain.NodeActive {
+				n.Status = domain.NodeOnboarding
+			}
+			n.OnboardingID = o.ID
+			n.UpdatedAt = now
+			return nil
+		}); err != nil {
+			s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+			return o, err
+		}
+	}
+	if r.beforeStart != nil {
+		if err := r.beforeStart(wctx); err != nil {
+			s.closeUnstarted(rq, log, o.ID, "the run could not be prepared: "+string(r.op)+" did not finish")
+			return o, err
+		}
+	}
+	execID, err := starter.StartOnboardingAt(ctx, reopened, r.start)
+	if err != nil {
+		return o, s.startFailed(rq, log, reopened, err)
+	}
+	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt == reopened.Attempt && cur.Run == reopened.Run {
+			cur.ExecutionID = execID
+		}
+		return nil
+	})
+	if err != nil {
+		log.WarnContext(ctx, "record execution id", "error", err.Error())
+		reopened.ExecutionID = execID
+		updated = reopened
+	}
+	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run, "previous_status", prev.Status)
+	return updated, nil
+}
+
+// startFailed closes a reopened run whose execution did not start and
+// answers 503.
+func (s *server) startFailed(rq *request, log *slog.Logger, o domain.Onboarding, err error) error {
+	log.ErrorContext(rq.ctx(), "start onboarding workflow", "error", err.Error())
+	s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
+	return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+		Message: fmt.Sprintf("the workflow service is unavailable; attempt %d of onboarding %s was closed as failed, retry later", o.Attempt, o.ID)}
+}
+
+// startedLast recognises an onboarding op reopened: it is open, and op is
+// the newest recovery operation on its timeline for the current attempt.
+// (A new attempt's first note is op's own; a run of the same attempt is
+// told apart from the runs other operations started.)
+func startedLast(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
+	return func(s *server, rq *request, o domain.Onboarding) bool {
+		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
+			return false
+		}
+		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
+		if err != nil {
+			return false
+		}
+		last := ""
+		for _, r := range rows {
+			if r.Kind == domain.TimelineNote && r.Attempt == o.Attempt && r.Outcome == string(domain.OnboardingPending) && isRecoveryOp(r.Source) {
+				last = r.Source
+			}
+		}
+		return last == string(op)
+	}
+}
+
+func isRecoveryOp(source string) bool {
+	for _, op := range []domain.RecoveryOperation{domain.OpRetry, domain.OpResume, domain.OpRerun, domain.OpRestartClean, domain.OpAdopt} {
+		if source == string(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptRefused is adopt's 409 for a machine MAAS shows in a state no stage
+// continues from ("" is no machine), with the operation that fits.
+func adoptRefused(o domain.Onboarding, observed string) *StatusError {
+	shows := fmt.Sprintf("MAAS shows machine %s %s", o.MAASSystemID, observed)
+	fits := "restart-clean starts over from a released machine"
+	switch observed {
+	case "":
+		shows, fits = "MAAS has no machine for it", "rerun discovers the server again"
+		if o.MAASSystemID != "" {
+			shows = fmt.Sprintf("MAAS no longer has machine %s", o.MAASSystemID)
+		}
+	case domain.MAASStatusCommissioning, domain.MAASStatusTesting, domain.MAASStatusDeploying, "Releasing", "Disk erasing":
+		fits = "wait until MAAS settles, then adopt again"
+	case domain.MAASStatusFailedDeployment:
+		fits = "retry deploys again (releasing first), or restart-clean"
+	case domain.MAASStatusNew, domain.MAASStatusFailedCommissioning, domain.MAASStatusFailedTesting:
+		fits = "rerun or restart-clean commissions it"
+	case domain.MAASStatusBroken:
+		fits = "mark it fixed in MAAS, then adopt again"
+	}
+	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s",
+		o.ID, shows, fits)
+}

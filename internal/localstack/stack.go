@@ -238,9 +238,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ref := &engineRef{}
 	s.Allocations = allocation.NewLocal(clk.Now)
 	reimages := &onboardingStarterRef{}
+	siteMAAS := activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths)
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths),
+		MAAS:      siteMAAS,
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -316,10 +317,12 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Refusals:  &s.refusals,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
+		Machines:   siteMAAS,
 
 		Decommissions: decoms,
 		Allocations:   s.Allocations,
 		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
+		Machines:      siteMAAS,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {

@@ -181,7 +181,16 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	case OutcomeDone:
 		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
 		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-		return out, c.timeline(ctx, append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})...)
+		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.ob.Checkpoint != cp {
+			// The checkpoint goes with the stage's end, in one write.
+			c.later(rows...)
+			return out, c.update(ctx, func(o *domain.Onboarding) error {
+				o.Checkpoint = cp
+				return nil
+			})
+		}
+		return out, c.timeline(ctx, rows...)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).
@@ -208,6 +217,15 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
 	return out, nil
+}
+
+// targetCheckpoints are the safe checkpoints a wait passes when MAAS
+// shows what it waited for: Ready after commissioning, Deployed before the
+// enrollment wait. A machine back to deployable is no checkpoint: the
+// deploy is still to come.
+var targetCheckpoints = map[PollTarget]domain.Checkpoint{
+	TargetReady:    domain.CheckpointCommissioned,
+	TargetDeployed: domain.CheckpointDeployed,
 }
 
 // machinePollWait is the wait before CheckMachine's poll n+1: the

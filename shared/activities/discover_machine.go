@@ -188,11 +188,13 @@ func credentialsError(siteID string, err error) error {
 	return &SecretsUnavailableError{SiteID: siteID, Message: err.Error()}
 }
 
-// recordMachine stores the machine on the onboarding and its node.
+// recordMachine stores the machine on the onboarding and its node, and
+// with it the discovered checkpoint (domain.CheckpointDiscovered).
 func (c *call) recordMachine(ctx context.Context, systemID string) error {
-	if c.ob.MAASSystemID != systemID {
+	if c.ob.MAASSystemID != systemID || c.ob.Checkpoint != domain.CheckpointDiscovered {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = systemID
+			o.Checkpoint = domain.CheckpointDiscovered
 			return nil
 		}); err != nil {
 			return err

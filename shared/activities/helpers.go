@@ -80,18 +80,14 @@ func statusName(m maas.Machine) string {
 }
 
 // published reports whether detailType was already published for this
-// attempt (a timeline marker).
+// run of the attempt (a timeline marker).
 func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
 		return false, storeError("read timeline", err)
 	}
-	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
-			return true, nil
-		}
-	}
-	return false, nil
+	// A retry, resume or adopt runs the attempt again and owes its own event.
+	return domain.PublishedInRun(rows, c.ref.Attempt, sourceEvent, detailType), nil
 }
 
 // publishOnce publishes an onboarding event unless this attempt already

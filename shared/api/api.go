@@ -74,10 +74,17 @@ type Deps struct {
 	Decommissions DecommissionStarter
 	Allocations   AllocationReader
 	Bundles       BundleConfig
+	// Machines reads and aborts MAAS machines for the decommission
+	// recovery operations (decommission_recovery.go); without it cancel
+	// aborts nothing and resume and adopt answer 503.
+	Machines MachineOps
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
 	Reconciler Reconciler
+	// Machines reads what MAAS shows of a machine (resume re-reads it);
+	// without it resume from a checkpoint answers 503.
+	Machines MachineReader
 }
 
 type server struct {
@@ -94,8 +101,10 @@ type server struct {
 	newID     func() string
 	log       *slog.Logger
 	lifecycle lifecycleDeps
+	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
+	machines  MachineReader
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -115,8 +124,10 @@ func New(cfg Config, deps Deps) http.Handler {
 		newID:     deps.NewID,
 		log:       deps.Logger,
 		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
+		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
+		machines:  deps.Machines,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

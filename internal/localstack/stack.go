@@ -317,7 +317,6 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Refusals:  &s.refusals,
 		// Reconciler serves /api/v1/admin/reconciliation.
 		Reconciler: reconciler,
-		Machines:   siteMAAS,
 
 		Decommissions: decoms,
 		Allocations:   s.Allocations,

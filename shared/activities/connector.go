@@ -138,13 +138,3 @@ func (c *SiteConnector) SiteHTTPFor(site domain.Site) (HTTPDoer, bool, error) {
 func NewMAASClient(maasURL string, apiKey domain.Secret) (MAAS, error) {
 	return maas.NewClient(maasURL, apiKey)
 }
-
-// Machine reads one machine of a site as MAAS shows it now, for the API's
-// recovery operations (api.MachineReader).
-func (c *SiteConnector) Machine(ctx context.Context, siteID, systemID string) (maas.Machine, error) {
-	client, err := c.ForSite(ctx, siteID)
-	if err != nil {
-		return maas.Machine{}, err
-	}
-	return client.Get(ctx, systemID)
-}

@@ -74,17 +74,16 @@ type Deps struct {
 	Decommissions DecommissionStarter
 	Allocations   AllocationReader
 	Bundles       BundleConfig
-	// Machines reads and aborts MAAS machines for the decommission
-	// recovery operations (decommission_recovery.go); without it cancel
-	// aborts nothing and resume and adopt answer 503.
+	// Machines reads and aborts MAAS machines for the recovery
+	// operations: an onboarding's resume re-reads its machine
+	// (recovery_retry.go); a decommission's cancel aborts, its resume and
+	// adopt read (decommission_recovery.go). Without it cancel aborts
+	// nothing and those reads answer 503.
 	Machines MachineOps
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
 	Reconciler Reconciler
-	// Machines reads what MAAS shows of a machine (resume re-reads it);
-	// without it resume from a checkpoint answers 503.
-	Machines MachineReader
 }
 
 type server struct {
@@ -104,7 +103,6 @@ type server struct {
 	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
-	machines  MachineReader
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -127,7 +125,6 @@ func New(cfg Config, deps Deps) http.Handler {
 		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
-		machines:  deps.Machines,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

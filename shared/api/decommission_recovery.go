@@ -24,7 +24,7 @@ type DecommissionRunner interface {
 // MachineOps is what the decommission recovery operations read of MAAS and
 // the one thing they ask of it (activities.SiteConnector).
 type MachineOps interface {
-	GetMachine(ctx context.Context, siteID, systemID string) (maas.Machine, error)
+	MachineReader
 	AbortMachine(ctx context.Context, siteID, systemID, comment string) (maas.Machine, error)
 }
 

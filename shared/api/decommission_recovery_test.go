@@ -49,15 +49,15 @@ func (f *fakeDecomRunner) StopDecommission(_ context.Context, executionID, _ str
 	return nil
 }
 
-// fakeMachines is MAAS as the recovery operations see it: one status.
-type fakeMachines struct {
+// fakeDecomMachines is MAAS as the recovery operations see it: one status.
+type fakeDecomMachines struct {
 	mu      sync.Mutex
 	status  maas.Status
 	gone    bool
 	aborted int
 }
 
-func (f *fakeMachines) GetMachine(_ context.Context, _, systemID string) (maas.Machine, error) {
+func (f *fakeDecomMachines) GetMachine(_ context.Context, _, systemID string) (maas.Machine, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.gone {
@@ -66,7 +66,7 @@ func (f *fakeMachines) GetMachine(_ context.Context, _, systemID string) (maas.M
 	return maas.Machine{SystemID: systemID, Status: f.status}, nil
 }
 
-func (f *fakeMachines) AbortMachine(_ context.Context, _, systemID, _ string) (maas.Machine, error) {
+func (f *fakeDecomMachines) AbortMachine(_ context.Context, _, systemID, _ string) (maas.Machine, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.aborted++
@@ -109,7 +109,7 @@ func seedDecommission(t *testing.T, h *harness, st domain.OnboardingStatus, stag
 }
 
 func TestDecommissionRetryEntersAtTheStoppedStage(t *testing.T) {
-	h, runner := decomHarness(t, &fakeMachines{status: maas.StatusFailedDiskErasing})
+	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
 	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
 
 	out := h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/decommissions/dec-1/retry", map[string]any{"reason": "cable"})
@@ -130,7 +130,7 @@ func TestDecommissionRetryEntersAtTheStoppedStage(t *testing.T) {
 }
 
 func TestDecommissionRunThatDoesNotStartStaysWithTheOperator(t *testing.T) {
-	h, runner := decomHarness(t, &fakeMachines{status: maas.StatusFailedDiskErasing})
+	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
 	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
 	runner.startErr = errors.New("throttled")
 
@@ -144,7 +144,7 @@ func TestDecommissionRunThatDoesNotStartStaysWithTheOperator(t *testing.T) {
 }
 
 func TestDecommissionResumeAndAdoptReadMAAS(t *testing.T) {
-	machines := &fakeMachines{status: maas.StatusFailedDiskErasing}
+	machines := &fakeDecomMachines{status: maas.StatusFailedDiskErasing}
 	h, runner := decomHarness(t, machines)
 	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
 
@@ -184,7 +184,7 @@ func TestDecommissionWithoutMAASAccess(t *testing.T) {
 }
 
 func TestDecommissionCancelAbortsTheEraseAndRetiresTheNode(t *testing.T) {
-	machines := &fakeMachines{status: maas.StatusDiskErasing}
+	machines := &fakeDecomMachines{status: maas.StatusDiskErasing}
 	h, runner := decomHarness(t, machines)
 	seedDecommission(t, h, domain.OnboardingRunning, domain.DecomStageRelease, true)
 
@@ -205,7 +205,7 @@ func TestDecommissionCancelAbortsTheEraseAndRetiresTheNode(t *testing.T) {
 }
 
 func TestDecommissionFreezeStopsFirst(t *testing.T) {
-	h, runner := decomHarness(t, &fakeMachines{status: maas.StatusDiskErasing})
+	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusDiskErasing})
 	seedDecommission(t, h, domain.OnboardingRunning, domain.DecomStageRelease, true)
 	runner.stopErr = errors.New("sfn down")
 

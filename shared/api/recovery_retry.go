@@ -17,7 +17,7 @@ import (
 // site's credentials over its network path. Resume re-reads the machine
 // before it continues from a checkpoint.
 type MachineReader interface {
-	Machine(ctx context.Context, siteID, systemID string) (maas.Machine, error)
+	GetMachine(ctx context.Context, siteID, systemID string) (maas.Machine, error)
 }
 
 // stageStarter starts an onboarding's current attempt at a stage (after
@@ -128,7 +128,7 @@ func (s *server) observeMachine(rq *request, o domain.Onboarding) (string, error
 		return "", &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("MAAS cannot be read from this service; onboarding %s was not changed", o.ID)}
 	}
-	m, err := s.machines.Machine(rq.ctx(), o.SiteID, o.MAASSystemID)
+	m, err := s.machines.GetMachine(rq.ctx(), o.SiteID, o.MAASSystemID)
 	var gone *maas.MAASNotFoundError
 	switch {
 	case errors.As(err, &gone):

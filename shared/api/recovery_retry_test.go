@@ -24,7 +24,7 @@ type fakeMachines struct {
 	reads    int
 }
 
-func (f *fakeMachines) Machine(_ context.Context, _, systemID string) (maas.Machine, error) {
+func (f *fakeMachines) GetMachine(_ context.Context, _, systemID string) (maas.Machine, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
@@ -36,6 +36,12 @@ func (f *fakeMachines) Machine(_ context.Context, _, systemID string) (maas.Mach
 		return maas.Machine{}, &maas.MAASNotFoundError{}
 	}
 	return m, nil
+}
+
+// AbortMachine answers as MAAS does (the reply shows the status before the
+// abort takes effect); no onboarding operation aborts, so it counts nothing.
+func (f *fakeMachines) AbortMachine(ctx context.Context, siteID, systemID, _ string) (maas.Machine, error) {
+	return f.GetMachine(ctx, siteID, systemID)
 }
 
 func (f *fakeMachines) set(systemID string, st maas.Status) {

@@ -39,6 +39,7 @@ var functionAccess = map[string]access{
 	"validate-onboarding":     {publish: true},
 	"discover-machine":        {maas: true},
 	"commission-machine":      {maas: true},
+	"power-cycle-machine":     {maas: true},
 	"check-machine":           {maas: true},
 	"configure-storage":       {maas: true},
 	"preflight-pxe":           {maas: true},

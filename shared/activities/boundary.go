@@ -32,7 +32,7 @@ func ErrorRoute(name string) (class domain.ErrorClass, ok bool) {
 
 // WorkflowCodes are the error names the state machine writes itself.
 func WorkflowCodes() []string {
-	return []string{CodeCommissioningFailed, CodeDeployFailed, CodeDeployRecoveryFailed, CodeEnrollmentTimeout, CodeInvalidStartStage}
+	return []string{CodeCommissioningFailed, CodeDeployFailed, CodeDeployRecoveryFailed, CodeEnrollmentTimeout, CodeInvalidStartStage, CodeMachineNeverBooted}
 }
 
 // boundary turns whatever an activity produced into an error whose type

@@ -85,6 +85,8 @@ type Poll struct {
 	// Status is the machine's status as last read (a poll that sees no
 	// change does not read it again).
 	Status string `json:"status,omitempty"`
+	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
+	BootSeen bool `json:"boot_seen,omitempty"`
 }
 
 // CheckMachineInput is one poll: what it waits for, and the stage the
@@ -162,8 +164,16 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		outcome, reason = pollOutcome(in.Target, m, relevant)
 	}
 	status := in.Poll.Status
+	// A poll that read nothing new keeps the boot as last seen: the cheap
+	// poll starts only once the boot was seen (pollMachine).
+	bootSeen, notBooted := in.Poll.BootSeen, false
 	if seen.read {
 		status = statusName(m)
+		bootSeen, notBooted = bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
+	}
+	if outcome == OutcomeInProgress && notBooted {
+		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
+			int(now.Sub(started).Minutes()), statusName(m))
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
@@ -171,7 +181,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		Outcome:    outcome,
 		Reason:     reason,
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: seen.lastEventID,
-			EventsAfter: in.Poll.EventsAfter, Status: status},
+			EventsAfter: in.Poll.EventsAfter, Status: status, BootSeen: bootSeen},
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
@@ -191,6 +201,9 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			})
 		}
 		return out, c.timeline(ctx, rows...)
+	case OutcomeNotBooted:
+		c.later(maasRows...)
+		return out, c.note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).
@@ -367,7 +380,9 @@ func (c *call) pollMachine(ctx context.Context, client MAAS, target PollTarget, 
 	if sid == "" {
 		return out, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
 	}
-	full := p.Count == 0 || p.Count%machineFullReadEvery == 0
+	// Until the host was seen to boot, the wait for Ready reads everything:
+	// the boot check needs the machine's script status and the boot events.
+	full := p.Count == 0 || p.Count%machineFullReadEvery == 0 || (target == TargetReady && !p.BootSeen)
 	readEvents := func() error {
 		evs, rows, last, err := c.readMAASEvents(ctx, client, sid, p.LastEventID)
 		out.events, out.rows, out.lastEventID = evs, rows, last

@@ -80,6 +80,7 @@ type MAAS interface {
 	maas.InterfaceManager
 	maas.StorageManager
 	maas.Diagnostics
+	maas.PowerController
 }
 
 // SubnetLister lists a region's subnets (GET subnets/). It is optional: a
@@ -195,6 +196,7 @@ func Catalog(d Deps) []Function {
 		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
 		fn("commission-machine", "CommissionMachine", a.CommissionMachine),
 		fn("check-machine", "CheckMachine", a.CheckMachine),
+		fn("power-cycle-machine", "PowerCycleMachine", a.PowerCycleMachine),
 		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
 		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
 		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),

@@ -394,4 +394,7 @@ const (
 	// CodeInvalidStartStage: the execution input's start_stage names no
 	// stage a run can enter at.
 	CodeInvalidStartStage = "InvalidStartStage"
+	// CodeMachineNeverBooted: the machine did not boot for commissioning,
+	// not even after the power cycle.
+	CodeMachineNeverBooted = "MachineNeverBooted"
 )

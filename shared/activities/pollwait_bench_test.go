@@ -26,14 +26,15 @@ const deployMilestoneEvents = 6
 
 // newGETs is the MAAS GETs of CheckMachine's polls over a wait of polls
 // polls (pollMachine): the first, every machineFullReadEvery-th and the
-// last poll read the machine and its events (two GETs); the others cost
+// last poll read the machine and its events (two GETs), and so does the
+// wait for Ready's second, which sees the host's boot; the others cost
 // one — the status-filtered list for ready, the events for deployed, plus
 // the machine on the polls that see new deploy events.
 func newGETs(target PollTarget, polls int) int {
 	gets := 0
 	for n := range polls {
 		switch {
-		case n == 0 || n == polls-1 || n%machineFullReadEvery == 0:
+		case n == 0 || n == polls-1 || n%machineFullReadEvery == 0, target == TargetReady && n == 1:
 			gets += 2
 		default:
 			gets++

@@ -69,7 +69,7 @@ func outcomeFrom(t *testing.T, activity string, stage domain.Stage) string {
 func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 	own := map[string]domain.Stage{
 		"DiscoverMachine": domain.StageDiscover, "CommissionMachine": domain.StageCommission,
-		"CheckMachine": domain.StageWaitDeployed, "ConfigureStorage": domain.StageStorage,
+		"CheckMachine": domain.StageWaitDeployed, "PowerCycleMachine": domain.StageWaitReady, "ConfigureStorage": domain.StageStorage,
 		"PreflightPXE": domain.StagePXEPreflight, "ApplyRoCE": domain.StageRoCE, "CheckPredeploy": domain.StageHardening,
 		"DeployMachine": domain.StageDeploy, "ClassifyDeployFailure": domain.StageWaitDeployed,
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,

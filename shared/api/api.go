@@ -17,6 +17,7 @@ import (
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // HeaderCorrelationID carries the correlation id in both directions: a valid
@@ -215,10 +216,16 @@ type request struct {
 	w             http.ResponseWriter
 	correlationID string
 	actor         string
-	// target is the audit target; handlers refine it once they know the
-	// record (e.g. the id of what they created).
+	// target is the audit target; handlers refine it (setTarget) once they
+	// know the record (e.g. the id of what they created).
 	target string
-	log    *slog.Logger
+	// pending is the audit entry of a mutation, carried by the first store
+	// write the handler makes (nil until the handler runs).
+	pending *store.PendingAudit
+	// decommissionTarget names the audit target of a decommission the
+	// request starts, from its id (nil: node and decommission).
+	decommissionTarget func(decommissionID string) string
+	log                *slog.Logger
 	// authenticated: the caller proved who it is (an admin principal, or a
 	// node whose enrollment token was accepted). Only such requests are
 	// audited; the others are counted (RefusalCounter).
@@ -244,6 +251,11 @@ func (s *server) wrap(rt route) http.Handler {
 		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logfield.CorrelationID, cid), target: expandTarget(rt.target, r)}
 
 		status, body, err := s.run(rt, rq)
+		if rt.action != "" && rq.authenticated {
+			if aerr := s.audit(rq, rt.action, err); aerr != nil {
+				err = aerr
+			}
+		}
 		var failure *StatusError
 		if err != nil {
 			failure = classify(err)
@@ -256,9 +268,6 @@ func (s *server) wrap(rt route) http.Handler {
 			}})
 		} else {
 			s.writeJSON(w, rq, status, body)
-		}
-		if rt.action != "" && rq.authenticated {
-			s.audit(rq, rt.action, failure)
 		}
 
 		attrs := []any{"method", boundedForRecord(r.Method, maxMethod), "route", rt.pattern, "status", status,
@@ -325,6 +334,12 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 		rq.actor = "node:" + boundedForRecord(rq.r.PathValue("id"), maxPathValue)
 	case accessPublic:
 	}
+	if rt.action != "" {
+		// The mutation's audit entry rides its first write, in the same
+		// transaction (docs/decisions.md, "Audit rides the change").
+		rq.pending = store.NewPendingAudit(s.auditEntry(rq, rt.action, resultSuccess))
+		rq.r = rq.r.WithContext(store.WithPendingAudit(rq.r.Context(), rq.pending))
+	}
 	if err := checkPathValues(rq, rt.params); err != nil {
 		return 0, nil, err
 	}
@@ -354,20 +369,22 @@ func (s *server) writeJSON(w http.ResponseWriter, rq *request, status int, body 
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// audit records one mutation, successful or not. Losing an audit entry is
-// logged, never turned into a failure of a mutation that already happened.
-func (s *server) audit(rq *request, action string, failure *StatusError) {
-	result := "success"
-	if failure != nil {
-		result = "failure:" + failure.Code
+const resultSuccess = "success"
+
+// setTarget refines the audit target of the request's entry.
+func (rq *request) setTarget(target string) {
+	rq.target = target
+	if rq.pending != nil {
+		rq.pending.SetTarget(target)
 	}
+}
+
+func (s *server) auditEntry(rq *request, action, result string) domain.AuditEntry {
 	actor := rq.actor
 	if actor == "" {
 		actor = "anonymous"
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
-	defer cancel()
-	err := s.store.AppendAudit(ctx, domain.AuditEntry{
+	return domain.AuditEntry{
 		ID:            s.newID(),
 		Time:          s.clock.Now().UTC(),
 		Actor:         actor,
@@ -375,10 +392,58 @@ func (s *server) audit(rq *request, action string, failure *StatusError) {
 		Target:        rq.target,
 		Result:        result,
 		CorrelationID: rq.correlationID,
-	})
-	if err != nil {
-		rq.log.ErrorContext(ctx, "audit entry lost", "action", action, "target", rq.target, "result", result, "error", err.Error())
 	}
+}
+
+// auditAhead writes the request's audit entry on its own, before a change
+// made outside DynamoDB (stopping a workflow execution) that no store write
+// could carry: if the entry cannot be written, the change is not made.
+func (s *server) auditAhead(rq *request) error {
+	if rq.pending == nil || rq.pending.Written() {
+		return nil
+	}
+	ctx := store.WithPendingAudit(rq.ctx(), nil)
+	if err := s.store.AppendAudit(ctx, rq.pending.Entry()); err != nil {
+		rq.log.ErrorContext(ctx, "audit entry not written", "target", rq.target, "error", err.Error())
+		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "nothing was changed: the audit trail is unavailable; retry later"}
+	}
+	rq.pending.MarkWritten()
+	return nil
+}
+
+// audit completes the audit trail of one mutation after its handler ran.
+// A success normally committed its entry with its first write; a success
+// that wrote nothing gets its entry now, and the request fails (503) if
+// that write fails, since a mutation must not go unrecorded. A failure is
+// recorded as one: nothing changed when no write carried the entry, and a
+// failure after a committed write adds its outcome to the success already
+// recorded. Losing a failure's entry is logged: the request fails anyway.
+func (s *server) audit(rq *request, action string, handlerErr error) error {
+	if handlerErr == nil && rq.pending != nil && rq.pending.Written() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	// This entry is written on its own, never carried by another write.
+	ctx = store.WithPendingAudit(ctx, nil)
+	e := s.auditEntry(rq, action, resultSuccess)
+	if handlerErr == nil {
+		if rq.pending != nil {
+			e = rq.pending.Entry()
+		}
+		if err := s.store.AppendAudit(ctx, e); err != nil {
+			rq.log.ErrorContext(ctx, "audit entry not written", "action", action, "target", rq.target, "error", err.Error())
+			return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+				Message: "the audit trail is unavailable, so the request was not recorded; retry later"}
+		}
+		return nil
+	}
+	e.Result = "failure:" + classify(handlerErr).Code
+	if err := s.store.AppendAudit(ctx, e); err != nil {
+		rq.log.ErrorContext(ctx, "audit entry lost", "action", action, "target", rq.target, "result", e.Result, "error", err.Error())
+	}
+	return nil
 }
 
 var targetParam = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -95,7 +95,7 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 	for i, n := range nodes {
 		b.Items[i] = domain.BatchItem{Hostname: n.Hostname, IPMIIP: n.IPMIIP}
 	}
-	rq.target = "batch:" + b.ID
+	rq.setTarget("batch:" + b.ID)
 	log := rq.log.With(logfield.SiteID, site.ID, "batch_id", b.ID)
 	// The batch exists before its first onboarding, so every onboarding's
 	// batch_id names a batch.

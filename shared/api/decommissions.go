@@ -80,7 +80,7 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	if err != nil {
 		return 0, nil, err
 	}
-	rq.target = "node:" + node.ID + " decommission:(new " + mode + ")"
+	rq.setTarget("node:" + node.ID + " decommission:(new " + mode + ")")
 	switch node.Status {
 	case domain.NodeRemoved:
 		return 0, nil, &StatusError{Status: http.StatusConflict, Code: CodeInvalidRequest,
@@ -115,10 +115,16 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 		Erase:         domain.EraseEvidence{MAASEvents: []string{}, ScriptResults: []domain.EraseScriptResult{}},
 		CorrelationID: rq.correlationID, CreatedBy: rq.actor, CreatedAt: now, UpdatedAt: now,
 	}
+	// The create carries the request's audit entry: name the decommission
+	// before it.
+	target := "node:" + node.ID + " decommission:" + d.ID
+	if rq.decommissionTarget != nil {
+		target = rq.decommissionTarget(d.ID)
+	}
+	rq.setTarget(target)
 	if err := s.store.CreateDecommission(ctx, d); err != nil {
 		return 0, nil, err
 	}
-	rq.target = "node:" + node.ID + " decommission:" + d.ID
 	log := rq.log.With("decommission_id", d.ID, logfield.NodeID, node.ID, logfield.SiteID, node.SiteID, logfield.Hostname, node.Hostname)
 	execID, err := s.lifecycle.decoms.StartDecommission(ctx, d)
 	if err != nil {

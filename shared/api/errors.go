@@ -92,6 +92,10 @@ func classify(err error) *StatusError {
 	switch {
 	case errors.As(err, &se):
 		return se
+	case errors.As(err, new(*store.AuditWriteError)):
+		// The change and its audit entry are one transaction: neither landed.
+		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "nothing was changed: the change could not be written together with its audit entry; retry later"}
 	case errors.As(err, &nf):
 		return &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: nf.Error()}
 	case errors.As(err, &open) && open.Identity != "":

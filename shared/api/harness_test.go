@@ -59,7 +59,9 @@ type harness struct {
 	seq       atomic.Int64
 }
 
-func newHarness(t testing.TB) *harness {
+// newHarness builds the harness; wrap, when given, stands between the store
+// and its database (to inject failures).
+func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harness {
 	t.Helper()
 	// Local mode's database: minidyn with the store's key conditions
 	// registered as Go matchers.
@@ -78,7 +80,10 @@ func newHarness(t testing.TB) *harness {
 		refusals:  &RefusalCounter{},
 	}
 	h.db = db
-	h.store = store.New(db, "", h.clock.Now)
+	for _, w := range wrap {
+		h.db = w(h.db)
+	}
+	h.store = store.New(h.db, "", h.clock.Now)
 	h.secrets = secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json"))
 	h.handler = New(Config{}, Deps{
 		Store:     h.store,

@@ -47,7 +47,7 @@ func (s *server) createOnboarding(rq *request) (int, any, error) {
 	if err := checkIPv4("ipmi_ip", in.IPMIIP); err != nil {
 		return 0, nil, err
 	}
-	rq.target = "onboarding:(new) site:" + in.SiteID + " host:" + host
+	rq.setTarget("onboarding:(new) site:" + in.SiteID + " host:" + host)
 	ctx := rq.ctx()
 
 	site, profile, sku, err := s.onboardingRefs(ctx, in.SiteID, in.ProfileID, in.SKUID)
@@ -128,7 +128,9 @@ func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Pr
 	} else if holderHost := s.holderHost(ctx, holder); found && holderHost != host {
 		return domain.Onboarding{}, nil, &store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: ipmiIP, Hostname: holderHost}
 	}
-	node, err := s.nodeFor(ctx, site.ID, host, sku.ID)
+	// The node record is groundwork: the onboarding's create below is the
+	// change the request's audit entry rides (and records).
+	node, err := s.nodeFor(store.WithPendingAudit(ctx, nil), site.ID, host, sku.ID)
 	if err != nil {
 		return domain.Onboarding{}, nil, err
 	}
@@ -152,7 +154,7 @@ func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Pr
 	}
 	if batchID == "" {
 		// The audit names the onboarding, even when its start fails.
-		rq.target = "onboarding:" + o.ID
+		rq.setTarget("onboarding:" + o.ID)
 	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	if err := s.store.CreateOnboarding(ctx, o); err != nil {

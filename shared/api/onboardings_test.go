@@ -201,11 +201,16 @@ func TestOnboardingStartFailureLeavesNoHalfState(t *testing.T) {
 	require.Len(t, detail["timeline"], 1)
 	assert.Equal(t, "failed", detail["timeline"].([]any)[0].(map[string]any)["outcome"])
 
+	// The failed request's create committed with its audit entry; its
+	// failure is recorded after it, under the same correlation id.
 	entries := h.auditFor("onboarding.create")
-	require.Len(t, entries, 2)
+	require.Len(t, entries, 3)
 	assert.Equal(t, "success", entries[0].Result, "newest first")
 	assert.Equal(t, "failure:"+CodeUnavailable, entries[1].Result)
 	assert.Equal(t, "onboarding:"+started[0].ID, entries[1].Target)
+	assert.Equal(t, "success", entries[2].Result, "the create itself")
+	assert.Equal(t, "onboarding:"+started[0].ID, entries[2].Target)
+	assert.Equal(t, entries[1].CorrelationID, entries[2].CorrelationID)
 }
 
 func TestOnboardingOfActiveNodeIsRefused(t *testing.T) {

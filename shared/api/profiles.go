@@ -79,7 +79,7 @@ func (s *server) createProfile(rq *request) (int, any, error) {
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	rq.target = "site:" + siteID + "/profile:" + p.ID
+	rq.setTarget("site:" + siteID + "/profile:" + p.ID)
 	if err := s.store.CreateProfile(rq.ctx(), p); err != nil {
 		if isConflict(err) {
 			return 0, nil, conflictError("name", "site %s already has a profile named %q", siteID, in.Name)

@@ -85,7 +85,7 @@ func (s *server) runReconcile(rq *request) (int, any, error) {
 		case site.Status == domain.StatusDisabled:
 			return 0, nil, referenceError("site_id", "site %s is disabled", in.SiteID)
 		}
-		rq.target = "reconciliation:site:" + in.SiteID
+		rq.setTarget("reconciliation:site:" + in.SiteID)
 	}
 	run, joined, err := rc.Trigger(rq.ctx(), in.SiteID)
 	if err != nil {
@@ -164,7 +164,7 @@ func (s *server) resolveDrift(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	nodeID := rq.r.PathValue("node_id")
-	rq.target = fmt.Sprintf("node:%s/drift:%s/%s", nodeID, in.Kind, in.Action)
+	rq.setTarget(fmt.Sprintf("node:%s/drift:%s/%s", nodeID, in.Kind, in.Action))
 	res := reconcile.Resolution{NodeID: nodeID, Kind: in.Kind, Action: in.Action, Reason: in.Reason, Actor: rq.actor}
 	if in.Action == domain.DriftStart && reconcile.StartsDecommission(in.Kind) {
 		started, err := s.startDriftDecommission(rq, rc, res)
@@ -202,6 +202,9 @@ func (s *server) startDriftDecommission(rq *request, rc Reconciler, res reconcil
 	if r := []rune(reason); len(r) > maxReason {
 		reason = string(r[:maxReason])
 	}
+	rq.decommissionTarget = func(id string) string {
+		return fmt.Sprintf("node:%s/drift:%s/start decommission:%s", res.NodeID, res.Kind, id)
+	}
 	_, body, err := s.startDecommission(rq, res.NodeID, domain.DecommissionFull, reason)
 	if err != nil {
 		return "", err
@@ -210,6 +213,5 @@ func (s *server) startDriftDecommission(rq *request, rc Reconciler, res reconcil
 	if !ok {
 		return "", fmt.Errorf("unexpected decommission answer %T", body)
 	}
-	rq.target = fmt.Sprintf("node:%s/drift:%s/start decommission:%s", res.NodeID, res.Kind, d.ID)
 	return "decommission " + d.ID + " (full)", nil
 }

@@ -98,7 +98,7 @@ func (s *server) createSite(rq *request) (int, any, error) {
 	if err := applyConnectivity(&site, in.Connectivity, in.AllowHTTP); err != nil {
 		return 0, nil, err
 	}
-	rq.target = "site:" + site.ID
+	rq.setTarget("site:" + site.ID)
 	if err := s.store.CreateSite(rq.ctx(), site); err != nil {
 		if isConflict(err) {
 			return 0, nil, conflictError("name", "a site named %q already exists", in.Name)

@@ -28,7 +28,7 @@ func (s *server) createSKU(rq *request) (int, any, error) {
 	if !skuIDPattern.MatchString(in.ID) {
 		return 0, nil, fieldError("id", "is required: 1-63 lower-case letters, digits and ._- starting with a letter or digit")
 	}
-	rq.target = "sku:" + in.ID
+	rq.setTarget("sku:" + in.ID)
 	if err := checkText("gpu_model", in.GPUModel, true, 128); err != nil {
 		return 0, nil, err
 	}

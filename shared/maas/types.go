@@ -87,7 +87,20 @@ type Machine struct {
 	// PowerAddress is the BMC address from the power parameters when the
 	// listing that produced this value included it; empty otherwise.
 	PowerAddress string `json:"power_address,omitempty"`
+	// CommissioningStatus is the script status of the current commissioning
+	// set (maas-behaviour §7, §12): ScriptStatusPending until the host has
+	// booted the ephemeral image and started the scripts; ScriptStatusNone
+	// when no commissioning ran (or MAAS did not say).
+	CommissioningStatus int `json:"commissioning_status"`
 }
+
+// Script status codes of a set or a result (maas-behaviour §12).
+const (
+	// ScriptStatusNone: nothing ran (MAAS reports -1, "Unknown").
+	ScriptStatusNone    = -1
+	ScriptStatusPending = 0
+	ScriptStatusRunning = 1
+)
 
 // Interface is a machine network interface (maas-behaviour §9).
 type Interface struct {

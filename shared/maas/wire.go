@@ -109,6 +109,8 @@ type wireMachine struct {
 	Zone             named           `json:"zone"`
 	Pool             named           `json:"pool"`
 	TagNames         []string        `json:"tag_names"`
+	// CommissioningStatus is absent before MAAS 2.2: nil reads as none.
+	CommissioningStatus *int `json:"commissioning_status"`
 }
 
 func (w wireMachine) machine() Machine {
@@ -139,6 +141,10 @@ func (w wireMachine) machine() Machine {
 	}
 	if m.StatusName == "" {
 		m.StatusName = m.Status.String()
+	}
+	m.CommissioningStatus = ScriptStatusNone
+	if w.CommissioningStatus != nil {
+		m.CommissioningStatus = *w.CommissioningStatus
 	}
 	if w.BootInterface != nil {
 		m.BootInterfaceID = w.BootInterface.ID

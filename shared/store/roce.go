@@ -77,7 +77,7 @@ func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items 
 		return rows, nil
 	}
 
-	const perTx = maxTxItems - 1 // one slot for the site check
+	const perTx = maxTxItems - 2 // one slot for the site check, one for a request's audit entry
 	var before map[string]domain.RoCEAssignment
 	if len(rows) > perTx {
 		old, err := s.ListRoCEAssignments(ctx, siteID, "")

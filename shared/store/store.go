@@ -62,5 +62,7 @@ func New(db DynamoDB, table string, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{db: db, table: table, now: now}
+	// Every write goes through auditingDB, so a request's pending audit
+	// entry rides its first write (audit_pending.go).
+	return &Store{db: auditingDB{DynamoDB: db, table: table}, table: table, now: now}
 }

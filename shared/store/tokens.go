@@ -181,7 +181,9 @@ func (s *Store) runRefusal(ctx context.Context, hash string, t domain.Enrollment
 	if err != nil {
 		return fmt.Errorf("encode refused_at: %w", err)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	// Marking the refusal is not the request's change: a refused request is
+	// counted, not audited, so its pending audit entry stays off this write.
+	_, err = s.db.UpdateItem(withoutPendingAudit(ctx), &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       tokenKey(hash).av(),
 		UpdateExpression:          aws.String(exprRefused),

@@ -187,6 +187,24 @@ func TestNoBootUntilPowerCycleTimesOut(t *testing.T) {
 	assert.True(t, hasEvent(h.events(t, sid), "Marking node failed", "timed out after 30 minutes"))
 }
 
+// never_boots: no power cycle boots the host; MAAS's node_timeout fails
+// the commissioning.
+func TestNeverBootsIgnoresPowerCycles(t *testing.T) {
+	h := newHarness(t)
+	sid := h.create(t, "gpu-p4", h.host(t, 1, Faults{NeverBoots: true}), true)
+	h.clock.Advance(10 * time.Minute)
+	assert.EqualValues(t, 0, h.machine(t, sid)["commissioning_status"], "the scripts are pending")
+	for range 2 {
+		r := h.call(t, http.MethodPost, "machines/"+sid+"/", "power_off", nil)
+		require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+		r = h.call(t, http.MethodPost, "machines/"+sid+"/", "power_on", nil)
+		require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+	}
+	assert.False(t, hasEvent(h.events(t, sid), "Performing PXE boot", ""))
+	h.clock.Advance(20 * time.Minute)
+	assert.Equal(t, "Failed commissioning", h.statusName(t, sid))
+}
+
 // A normal commissioning is not touched by the timeout that guards it.
 func TestCommissioningTimeoutSparesAFinishedCommissioning(t *testing.T) {
 	h := newHarness(t)

@@ -163,10 +163,14 @@ func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, fl
 		s.powerFailure(m, at, from, statusCommissioning)
 		return
 	}
-	if hw := m.hw; hw != nil && hw.faults.NoBootUntilPowerCycle {
+	switch hw := m.hw; {
+	case hw == nil:
+	case hw.faults.NeverBoots:
+		hw.hung = true
+	case hw.faults.NoBootUntilPowerCycle:
 		hw.faults.NoBootUntilPowerCycle = false
 		hw.hung = true
-	} else if hw != nil {
+	default:
 		// Any start after the first is a cycle or a power-on from off:
 		// a hung host boots.
 		hw.hung = false
@@ -199,7 +203,7 @@ func (s *Simulator) commissioningTimeout(m *machine, at time.Time) {
 // proceeds from here.
 func (s *Simulator) hostPoweredOn(m *machine, at time.Time) {
 	hw := m.hw
-	if hw == nil || !hw.hung {
+	if hw == nil || !hw.hung || hw.faults.NeverBoots {
 		return
 	}
 	hw.hung = false

@@ -13,7 +13,8 @@ type hardware struct {
 	faults  Faults // remaining fault counts, consumed per attempt
 	powerOn bool
 	// hung: the host got power but never booted (NoBootUntilPowerCycle);
-	// only an off-to-on transition of its power boots it.
+	// only an off-to-on transition of its power boots it (never, with
+	// NeverBoots).
 	hung   bool
 	enroll enrollState
 	// bootstrap is the node bootstrap bundle cloud-init wrote to the disk

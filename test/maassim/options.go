@@ -157,6 +157,11 @@ type Faults struct {
 	// performs as a cycle (maas-behaviour §5). Consumed by that first
 	// power-on.
 	NoBootUntilPowerCycle bool `json:"no_boot_until_power_cycle"`
+	// NeverBoots: the host gets power but never PXE-boots for commissioning,
+	// however often it is cycled (firmware boot order set to disk only, a
+	// dead boot NIC). MAAS shows Commissioning with its scripts pending and
+	// no further event until node_timeout fails it (maas-behaviour §4, §5).
+	NeverBoots bool `json:"never_boots"`
 	// PowerFails makes every power action on the BMC fail.
 	PowerFails bool `json:"power_fails"`
 	// NeverEnrolls keeps the deployed node from calling the enrollment URL.

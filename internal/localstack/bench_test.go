@@ -232,7 +232,7 @@ func errorCode(o domain.Onboarding) string {
 // batch is posted, and the batch's wall time and the process's peak RSS.
 // docs/benchmarks.md records the figures and the cost model built on them.
 func BenchmarkLocalOnboardings(b *testing.B) {
-	for _, n := range []int{1, 10, 1000} {
+	for _, n := range []int{1, 10, 100, 1000} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			var total batchResult
 			for range b.N {

@@ -89,6 +89,9 @@ type Poll struct {
 	// after it decide the outcome. Unset, events created since StartedAt
 	// do.
 	EventsAfter int64 `json:"events_after,omitempty"`
+	// Status is the machine's status as last read (a poll that sees no
+	// change does not read it again).
+	Status string `json:"status,omitempty"`
 	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
 	BootSeen bool `json:"boot_seen,omitempty"`
 }
@@ -150,31 +153,42 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	if err := c.enter(ctx, nil); err != nil {
 		return out, err
 	}
-	client, m, err := c.maasMachine(ctx)
+	client, err := c.maas(ctx)
 	if err != nil {
 		return out, err
 	}
-	newEvents, maasRows, lastID, err := c.readMAASEvents(ctx, client, m.SystemID, in.Poll.LastEventID)
+	seen, err := c.pollMachine(ctx, client, in.Target, in.Poll)
 	if err != nil {
 		return out, err
 	}
-
-	relevant := eventsAfterID(newEvents, in.Poll.EventsAfter)
-	if in.Poll.EventsAfter == 0 {
-		relevant = eventsSince(newEvents, started)
+	m := seen.machine
+	outcome, reason := OutcomeInProgress, "no change since the last poll"
+	if seen.read {
+		relevant := eventsAfterID(seen.events, in.Poll.EventsAfter)
+		if in.Poll.EventsAfter == 0 {
+			relevant = eventsSince(seen.events, started)
+		}
+		outcome, reason = pollOutcome(in.Target, m, relevant)
 	}
-	outcome, reason := pollOutcome(in.Target, m, relevant)
-	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, newEvents, now.Sub(started))
+	status := in.Poll.Status
+	// A poll that read nothing new keeps the boot as last seen: the cheap
+	// poll starts only once the boot was seen (pollMachine).
+	bootSeen, notBooted := in.Poll.BootSeen, false
+	if seen.read {
+		status = statusName(m)
+		bootSeen, notBooted = bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
+	}
 	if outcome == OutcomeInProgress && notBooted {
 		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
 			int(now.Sub(started).Minutes()), statusName(m))
 	}
+	maasRows := seen.rows
 	out = CheckMachineOutput{
-		StatusName: statusName(m),
+		StatusName: status,
 		Outcome:    outcome,
 		Reason:     reason,
-		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID,
-			EventsAfter: in.Poll.EventsAfter, BootSeen: bootSeen},
+		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: seen.lastEventID,
+			EventsAfter: in.Poll.EventsAfter, Status: status, BootSeen: bootSeen},
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
@@ -218,7 +232,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
-		return out, &MachineWaitTimeoutError{SystemID: m.SystemID, Target: in.Target, Status: out.StatusName,
+		return out, &MachineWaitTimeoutError{SystemID: c.ob.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
@@ -332,6 +346,89 @@ func eventsAfterID(events []maas.Event, id int64) []maas.Event {
 		}
 	}
 	return out
+}
+
+// machineFullReadEvery: every this many polls (and on the first) a wait
+// reads the whole machine even when the cheap read saw no change, so a
+// machine deleted from MAAS (which the status filter cannot tell from one
+// still in progress) or a transition MAAS logged no event for is still
+// noticed, within ten minutes at the 30 s cadence.
+const machineFullReadEvery = 20
+
+// inProgress are the statuses a wait for target skips with the cheap
+// status read (MachineUnlessIn); the deployed wait reads events instead.
+var inProgress = map[PollTarget][]maas.Status{
+	TargetReady:      {maas.StatusCommissioning, maas.StatusTesting},
+	TargetDeployable: {maas.StatusDeploying, maas.StatusReleasing, maas.StatusDiskErasing},
+}
+
+// statusPoller is the MAAS client's cheap status read (maas.Client).
+type statusPoller interface {
+	MachineUnlessIn(ctx context.Context, systemID string, statuses ...maas.Status) (maas.Machine, bool, error)
+}
+
+// polled is what one poll saw: the machine, when it was read, and the new
+// MAAS events, when they were.
+type polled struct {
+	read        bool
+	machine     maas.Machine
+	events      []maas.Event
+	rows        []domain.TimelineEntry
+	lastEventID int64
+}
+
+// pollMachine is one poll at the least MAAS cost that still notices every
+// transition at once: one GET while nothing changes.
+//
+//   - ready and deployable: GET machines/?id=…&not_status=<in progress>
+//     (maas-behaviour §6) answers [] while the phase runs, and the machine
+//     once it has left; only then are its events read (to the timeline).
+//   - deployed: the events since the cursor (maas-behaviour §11) are read
+//     on every poll, because a datasource failure shows only there while
+//     the machine stays Deploying (§14.1); the machine is read when new
+//     events came, since MAAS logs the end of a deploy (Deployed, Marking
+//     node failed, Node installation failure) as an event (§11).
+//
+// The first poll and every machineFullReadEvery-th read everything.
+func (c *call) pollMachine(ctx context.Context, client MAAS, target PollTarget, p Poll) (polled, error) {
+	out := polled{lastEventID: p.LastEventID}
+	sid := c.ob.MAASSystemID
+	if sid == "" {
+		return out, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
+	}
+	// Until the host was seen to boot, the wait for Ready reads everything:
+	// the boot check needs the machine's script status and the boot events.
+	full := p.Count == 0 || p.Count%machineFullReadEvery == 0 || (target == TargetReady && !p.BootSeen)
+	readEvents := func() error {
+		evs, rows, last, err := c.readMAASEvents(ctx, client, sid, p.LastEventID)
+		out.events, out.rows, out.lastEventID = evs, rows, last
+		return err
+	}
+	cheap, ok := client.(statusPoller)
+	switch {
+	case full || !ok:
+	case target == TargetDeployed:
+		if err := readEvents(); err != nil || len(out.rows) == 0 {
+			return out, err
+		}
+	default:
+		m, left, err := cheap.MachineUnlessIn(ctx, sid, inProgress[target]...)
+		if err != nil || !left {
+			return out, err
+		}
+		out.read, out.machine = true, m
+		return out, readEvents()
+	}
+	m, err := client.Get(ctx, sid)
+	if err != nil {
+		return out, err
+	}
+	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	out.read, out.machine = true, m
+	if out.events == nil && out.rows == nil {
+		return out, readEvents()
+	}
+	return out, nil
 }
 
 // maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).

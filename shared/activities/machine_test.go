@@ -331,3 +331,82 @@ func TestApplyRoCEOffDoesNothing(t *testing.T) {
 	assert.True(t, out.Skipped)
 	assert.Zero(t, e.f.Sim.Calls().Total)
 }
+
+// TestCheckMachinePollsCheaply: while commissioning runs, a poll costs one
+// MAAS GET, the status-filtered list that answers [] (maas-behaviour §6),
+// once the host was seen to boot; the first polls and the one that sees
+// Ready read the machine and its events, and the events reach the
+// timeline all the same.
+func TestCheckMachinePollsCheaply(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 20 * time.Minute, Testing: 5 * time.Minute}})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toDiscovered(o)
+	e.must("CommissionMachine", refIn{ref(o)}, nil)
+
+	gets := func() int {
+		n := 0
+		for _, c := range e.f.Sim.Calls().Calls {
+			if c.Method == "GET" {
+				n += c.Count
+			}
+		}
+		return n
+	}
+	p := activities.Poll{}
+	var perPoll []int
+	var out activities.CheckMachineOutput
+	for range 200 {
+		before := gets()
+		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady, Poll: p}, &out)
+		perPoll = append(perPoll, gets()-before)
+		if out.Outcome != activities.OutcomeInProgress {
+			break
+		}
+		assert.Contains(t, []string{"Commissioning", "Testing"}, out.StatusName, "a quiet poll reports the status last read")
+		e.clk.Advance(time.Duration(out.Poll.WaitSeconds) * time.Second)
+		p = out.Poll
+	}
+	require.Equal(t, activities.OutcomeDone, out.Outcome)
+	assert.Equal(t, "Ready", out.StatusName)
+	require.Greater(t, len(perPoll), 3)
+	assert.Equal(t, 2, perPoll[0], "the first poll reads the machine and its events")
+	assert.Equal(t, 2, perPoll[len(perPoll)-1], "the poll that sees Ready reads its events")
+	// The second poll reads everything too: the host's boot was not seen
+	// yet (the boot check needs the machine and its events).
+	assert.Equal(t, 2, perPoll[1])
+	for i, n := range perPoll[2 : len(perPoll)-1] {
+		if (i+2)%20 == 0 {
+			continue // the periodic full read
+		}
+		assert.Equal(t, 1, n, "poll %d while commissioning", i+2)
+	}
+	var copied bool
+	for _, r := range e.timeline(o.ID) {
+		copied = copied || (r.Kind == domain.TimelineMAASEvent && strings.Contains(r.Detail, "Ready"))
+	}
+	assert.True(t, copied, "the events of the phase are on the timeline")
+}
+
+// TestCheckMachineNoticesAVanishedMachine: the status filter answers []
+// for a machine MAAS no longer knows, as for one still in progress; the
+// periodic full read notices it.
+func TestCheckMachineNoticesAVanishedMachine(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 20 * time.Minute}})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	e.toDiscovered(o)
+	e.must("CommissionMachine", refIn{ref(o)}, nil)
+	sid := e.onboarding(o.ID).MAASSystemID
+	client, err := maas.NewClient(e.f.Site.MAASURL, domain.Secret(activitiestest.APIKey), maas.WithHTTPClient(e.f.SimServer.Client()))
+	require.NoError(t, err)
+	require.NoError(t, client.Delete(context.Background(), sid))
+
+	in := activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady,
+		Poll: activities.Poll{Count: 5, StartedAt: t0.Format(time.RFC3339Nano), Status: "Commissioning", BootSeen: true}}
+	var out activities.CheckMachineOutput
+	e.must("CheckMachine", in, &out)
+	assert.Equal(t, activities.OutcomeInProgress, out.Outcome, "a quiet poll cannot tell")
+	in.Poll.Count = 20
+	requireErrorName(t, e.call("CheckMachine", in, nil), "MAASNotFoundError")
+}

@@ -415,3 +415,51 @@ func TestEnrollmentTokens(t *testing.T) {
 		assert.Equal(t, 1, wins)
 	})
 }
+
+// TestUpdateOnboardingWithTimeline: the change and the rows it records are
+// one write; a change that fails writes no row, a failed write changes
+// nothing, and too many rows for one transaction are refused.
+func TestUpdateOnboardingWithTimeline(t *testing.T) {
+	ctx := context.Background()
+	s, _, db := newTestStore(t)
+	require.NoError(t, s.CreateOnboarding(ctx, onboarding("o1", "s1", "gpu01")))
+
+	entered := func(prev, next domain.Onboarding) []domain.TimelineEntry {
+		return []domain.TimelineEntry{{Kind: domain.TimelineStageEntered, Stage: next.Stage, Attempt: 1, Detail: "from " + string(prev.Stage)}}
+	}
+	got, err := s.UpdateOnboardingWithTimeline(ctx, "o1", func(o *domain.Onboarding) error {
+		o.Stage = domain.StageDiscover
+		return nil
+	}, entered)
+	require.NoError(t, err)
+	assert.Equal(t, domain.StageDiscover, got.Stage)
+	rows, err := s.ListOnboardingEvents(ctx, "o1")
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "o1", rows[0].OnboardingID, "the store stamps the onboarding")
+	assert.Equal(t, domain.StageDiscover, rows[0].Stage)
+
+	_, err = s.UpdateOnboardingWithTimeline(ctx, "o1", func(*domain.Onboarding) error { return errInjected }, entered)
+	require.ErrorIs(t, err, errInjected)
+
+	// A transaction the database refuses leaves record and timeline as they were.
+	failing := &failingDB{DynamoDB: db, failTx: 1}
+	fs := New(failing, "", s.now)
+	_, err = fs.UpdateOnboardingWithTimeline(ctx, "o1", func(o *domain.Onboarding) error {
+		o.Stage = domain.StageCommission
+		return nil
+	}, entered)
+	require.ErrorIs(t, err, errInjected)
+	after, err := s.GetOnboarding(ctx, "o1")
+	require.NoError(t, err)
+	assert.Equal(t, domain.StageDiscover, after.Stage)
+	rows, err = s.ListOnboardingEvents(ctx, "o1")
+	require.NoError(t, err)
+	assert.Len(t, rows, 1, "no row without its change")
+
+	many := func(_, _ domain.Onboarding) []domain.TimelineEntry {
+		return make([]domain.TimelineEntry, maxRowsWithRecord+1)
+	}
+	_, err = s.UpdateOnboardingWithTimeline(ctx, "o1", func(*domain.Onboarding) error { return nil }, many)
+	require.ErrorAs(t, err, new(*InvalidRecordError))
+}

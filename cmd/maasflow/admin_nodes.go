@@ -56,7 +56,8 @@ func (w *adminWorkflowRef) String() string {
 // adminDecommissionDetail is GET …/decommissions/{id}.
 type adminDecommissionDetail struct {
 	domain.Decommission
-	Timeline []adminTimelineEntry `json:"timeline"`
+	AllowedOperations []string             `json:"allowed_operations"`
+	Timeline          []adminTimelineEntry `json:"timeline"`
 }
 
 func (c *cli) nodesCommand() *cobra.Command {
@@ -142,7 +143,7 @@ func (c *cli) decommissionCommand() *cobra.Command {
 	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(onboardingStatuses, cobra.ShellCompDirectiveNoFileComp))
 	_ = list.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
 	dec := []string{"DECOMMISSION"}
-	return c.group("decommission", "decommission nodes: reimage, full removal or storage cleanup",
+	g := c.group("decommission", "decommission nodes: reimage, full removal or storage cleanup; recover stopped decommissions",
 		start,
 		list,
 		c.leaf(adminSpec{
@@ -155,6 +156,9 @@ func (c *cli) decommissionCommand() *cobra.Command {
 			run:   runDecommissionWatch,
 		}),
 	)
+	g.AddCommand(c.decommissionRecoveryCommands()...)
+	g.Aliases = []string{"decommissions"}
+	return g
 }
 
 // nodeID resolves a node id, or a host name to the host's node. A host
@@ -498,6 +502,7 @@ func (r *adminRun) printDecommission(d adminDecommissionDetail) {
 	if d.Error != nil {
 		f.add("Error", d.Error.Code+": "+d.Error.Message)
 	}
+	f.add("Allowed operations", opsLine(d.AllowedOperations))
 	f.add("Created", adminTime(d.CreatedAt)+" by "+orDash(d.CreatedBy))
 	f.add("Completed", adminTimePtr(d.CompletedAt))
 	f.flush()

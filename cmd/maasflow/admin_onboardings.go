@@ -48,8 +48,10 @@ type adminScriptResult struct {
 // adminOnboardingDetail is GET …/onboardings/{id}.
 type adminOnboardingDetail struct {
 	domain.Onboarding
-	Timeline    []adminTimelineEntry `json:"timeline"`
-	Diagnostics struct {
+	// AllowedOperations are the recovery operations the record accepts now.
+	AllowedOperations []string             `json:"allowed_operations"`
+	Timeline          []adminTimelineEntry `json:"timeline"`
+	Diagnostics       struct {
 		MAASEvents         []adminTimelineEntry `json:"maas_events"`
 		InstallationOutput string               `json:"installation_output"`
 		ScriptResults      []adminScriptResult  `json:"script_results"`
@@ -253,7 +255,7 @@ func (c *cli) onboardingsCommand() *cobra.Command {
 	})
 	_ = list.RegisterFlagCompletionFunc("site", c.flagCompletion(completeSites))
 	_ = list.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(onboardingStatuses, cobra.ShellCompDirectiveNoFileComp))
-	return c.group("onboardings", "list, show, watch and cancel onboardings",
+	cmds := []*cobra.Command{
 		list,
 		c.leaf(adminSpec{use: "get ONBOARDING", short: "show an onboarding: status, stage, timeline and diagnostics (an id, or a host name for its newest onboarding)", args: id, run: runOnboardingsGet}),
 		c.leaf(adminSpec{
@@ -266,17 +268,8 @@ func (c *cli) onboardingsCommand() *cobra.Command {
 			flags: func(fs *pflag.FlagSet) { fs.String("reason", "", "why, recorded on the onboarding") },
 			run:   runOnboardingsCancel,
 		}),
-		c.leaf(adminSpec{
-			use: "freeze ONBOARDING", short: "stop a pending or running onboarding's workflow and hold it in manual_intervention; the host stays locked", args: id,
-			flags: func(fs *pflag.FlagSet) { fs.String("reason", "", "why, recorded on the onboarding") },
-			run:   runRecovery("mark-manual-intervention"),
-		}),
-		c.leaf(adminSpec{
-			use: "rerun ONBOARDING", short: "run a failed or manual_intervention onboarding again from the top as a new attempt", args: id,
-			flags: func(fs *pflag.FlagSet) { fs.String("reason", "", "why, recorded on the onboarding") },
-			run:   runRecovery("rerun"),
-		}),
-	)
+	}
+	return c.group("onboardings", "list, show, watch, cancel and recover onboardings", append(cmds, c.recoveryLeaves()...)...)
 }
 
 var onboardingStatuses = []string{
@@ -447,33 +440,5 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	for _, s := range diag.ScriptResults {
 		fmt.Fprintf(w, "  Script result %s (stage %s, attempt %d, %s):\n", adminCell(s.Name), adminCell(orDash(s.Stage)), s.Attempt, adminTime(s.Time))
 		adminIndent(w, s.Output, "    ")
-	}
-}
-
-// runRecovery posts a recovery operation (docs/recovery.md) and prints
-// where the onboarding stands after it.
-func runRecovery(op string) func(ctx context.Context, r *adminRun, args []string) error {
-	return func(ctx context.Context, r *adminRun, args []string) error {
-		var body any
-		if r.changed("reason") {
-			body = map[string]string{"reason": r.str("reason")}
-		}
-		c, err := r.client()
-		if err != nil {
-			return err
-		}
-		id, err := r.onboardingID(ctx, c, args[0])
-		if err != nil {
-			return err
-		}
-		return r.call(ctx, c, http.MethodPost, adminPath(adminOnboardingsPath, id, op), body, func(resp *adminResponse) error {
-			var o domain.Onboarding
-			if err := resp.decode(&o); err != nil {
-				return err
-			}
-			fmt.Fprintf(r.env.stdout, "%s: onboarding %s attempt %d is %s at stage %s\n", op, adminCell(o.ID), o.Attempt,
-				adminCell(string(o.Status)), adminCell(string(o.Stage)))
-			return nil
-		})
 	}
 }

@@ -141,7 +141,12 @@ func maasStatusOf(detail string) string {
 // and returns nil for completed, else an exit code error: 3 for
 // manual_intervention, 4 for failed or cancelled.
 func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interval time.Duration) error {
-	f := newFollower(id)
+	return r.follow(ctx, c, newFollower(id), interval)
+}
+
+// follow is watch with a follower that may have seen part of the timeline
+// already (a recovery operation's --wait prints only the new run).
+func (r *adminRun) follow(ctx context.Context, c *adminClient, f *adminFollower, interval time.Duration) error {
 	failures := 0
 	for {
 		d, evs, err := f.poll(ctx, c)

@@ -107,10 +107,8 @@ func (r *outboxRelay) relay(ctx context.Context, e store.OutboxEntry) (bool, err
 	if err != nil {
 		return false, err
 	}
-	for _, row := range rows {
-		if row.Kind == domain.TimelineNote && row.Source == eventMarkerSource && row.Detail == detailType && row.Attempt == e.Attempt {
-			return false, nil // the activity published it
-		}
+	if domain.PublishedInRun(rows, e.Attempt, eventMarkerSource, detailType) {
+		return false, nil // the activity published it
 	}
 	ob, err := r.store.GetOnboarding(ctx, e.OnboardingID)
 	if err != nil {

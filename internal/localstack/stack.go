@@ -238,9 +238,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ref := &engineRef{}
 	s.Allocations = allocation.NewLocal(clk.Now)
 	reimages := &onboardingStarterRef{}
+	siteMAAS := activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths)
 	deps := activities.Deps{
 		Store:     s.Store,
-		MAAS:      activities.NewSiteConnector(s.Store, secretStore, activities.NewMAASClient).WithPaths(paths),
+		MAAS:      siteMAAS,
 		Secrets:   secretStore,
 		Events:    bus,
 		Completer: workflow.NewLocal(ref, ""),
@@ -320,6 +321,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Decommissions: decoms,
 		Allocations:   s.Allocations,
 		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
+		Machines:      siteMAAS,
 	})
 	ca, err := enroll.DevCA()
 	if err != nil {

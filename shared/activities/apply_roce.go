@@ -43,7 +43,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 	if err != nil {
 		return out, err
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -54,10 +54,9 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	if c.ob.Stage == domain.StageWaitEnrollment {
 		// The enrollment API (or AwaitEnrollment) ended the wait; its exit
 		// is recorded here, where the workflow resumes.
-		if err := c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
-			Outcome: outcomeOK, Detail: fmt.Sprintf("node %s enrolled (attempt %d)", in.Enrollment.NodeID, in.Enrollment.Attempt)}); err != nil {
-			return out, err
-		}
+		// Stored with the move into this stage.
+		c.later(domain.TimelineEntry{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
+			Outcome: outcomeOK, Detail: fmt.Sprintf("node %s enrolled (attempt %d)", in.Enrollment.NodeID, in.Enrollment.Attempt)})
 	}
 	if err := c.enter(ctx, nil); err != nil {
 		return out, err

@@ -147,7 +147,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	newEvents, lastID, err := c.copyMAASEvents(ctx, client, m.SystemID, in.Poll.LastEventID)
+	newEvents, maasRows, lastID, err := c.readMAASEvents(ctx, client, m.SystemID, in.Poll.LastEventID)
 	if err != nil {
 		return out, err
 	}
@@ -171,11 +171,24 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
+	// The poll's MAAS events and the stage's end, if this is it, are one
+	// timeline write.
 	switch outcome {
 	case OutcomeDone:
-		return out, c.exit(ctx, fmt.Sprintf("machine %s: %s", out.StatusName, reason))
+		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
+		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
+		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.ob.Checkpoint != cp {
+			// The checkpoint goes with the stage's end, in one write.
+			c.later(rows...)
+			return out, c.update(ctx, func(o *domain.Onboarding) error {
+				o.Checkpoint = cp
+				return nil
+			})
+		}
+		return out, c.timeline(ctx, rows...)
 	case OutcomeNotBooted:
-		return out, c.note(ctx, sourcePowerCycle, reason)
+		return out, c.timeline(ctx, append(maasRows, domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourcePowerCycle, Detail: reason})...)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).
@@ -186,9 +199,14 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		if len(scripts) > 0 {
 			out.Reason = truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
 		}
-		rows := append([]domain.TimelineEntry{{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
-			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)}}, diag...)
-		return out, c.timeline(ctx, rows...)
+		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
+		return out, c.timeline(ctx, append(rows, diag...)...)
+	}
+	if len(maasRows) > 0 {
+		if err := c.timeline(ctx, maasRows...); err != nil {
+			return out, err
+		}
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
@@ -197,6 +215,15 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
 	return out, nil
+}
+
+// targetCheckpoints are the safe checkpoints a wait passes when MAAS
+// shows what it waited for: Ready after commissioning, Deployed before the
+// enrollment wait. A machine back to deployable is no checkpoint: the
+// deploy is still to come.
+var targetCheckpoints = map[PollTarget]domain.Checkpoint{
+	TargetReady:    domain.CheckpointCommissioned,
+	TargetDeployed: domain.CheckpointDeployed,
 }
 
 // machinePollWait is the wait before CheckMachine's poll n+1: the
@@ -293,13 +320,13 @@ func eventsAfterID(events []maas.Event, id int64) []maas.Event {
 // maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
 const maxEventsPerPoll = 1000
 
-// copyMAASEvents reads the machine's events newer than after and appends
-// them to the timeline as maas_event rows (the store writes each MAAS id
-// once). It returns them and the newest id seen.
-func (c *call) copyMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, int64, error) {
+// readMAASEvents reads the machine's events newer than after and returns
+// them, their maas_event timeline rows for the caller to write with its own
+// (the store writes each MAAS id once), and the newest id seen.
+func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, []domain.TimelineEntry, int64, error) {
 	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: after})
 	if err != nil {
-		return nil, after, err
+		return nil, nil, after, err
 	}
 	last := after
 	rows := make([]domain.TimelineEntry, 0, len(evs))
@@ -317,10 +344,5 @@ func (c *call) copyMAASEvents(ctx context.Context, client MAAS, systemID string,
 			Detail: truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
 		})
 	}
-	if len(rows) > 0 {
-		if err := c.timeline(ctx, rows...); err != nil {
-			return nil, after, err
-		}
-	}
-	return evs, last, nil
+	return evs, rows, last, nil
 }

@@ -62,7 +62,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	if err != nil {
 		return out, err
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, siteRecord, _, err := c.policy(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -85,7 +85,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 
 	// The checks run from the site's network: through a connector site's
 	// connector (seed 000 §8.1, "from the MAAS node subnet").
-	doer, err := a.siteHTTP(ctx, c.ob.SiteID)
+	doer, err := a.siteHTTP(ctx, siteRecord)
 	if err != nil {
 		return out, err
 	}
@@ -151,12 +151,12 @@ func (a *Activities) fetch(ctx context.Context, doer HTTPDoer, url string) ([]by
 }
 
 // siteHTTP is the client the site's fetch checks use: the site's own path
-// when the MAAS connector offers one (SiteConnector.SiteHTTP), else Deps.HTTP.
-func (a *Activities) siteHTTP(ctx context.Context, siteID string) (HTTPDoer, error) {
+// when the MAAS connector offers one (SiteConnector.SiteHTTPFor), else Deps.HTTP.
+func (a *Activities) siteHTTP(ctx context.Context, site domain.Site) (HTTPDoer, error) {
 	if sh, ok := a.d.MAAS.(interface {
-		SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, bool, error)
+		SiteHTTPFor(site domain.Site) (HTTPDoer, bool, error)
 	}); ok {
-		doer, own, err := sh.SiteHTTP(ctx, siteID)
+		doer, own, err := sh.SiteHTTPFor(site)
 		if err != nil || own {
 			return doer, err
 		}

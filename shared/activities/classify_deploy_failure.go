@@ -74,7 +74,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if in.DeployEventsAfter < 0 {
 		return out, &InvalidInputError{Field: "deploy_events_after", Reason: "must be a MAAS event id (0 or more)"}
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -35,7 +35,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	if err != nil {
 		return out, err
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -33,7 +33,7 @@ func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageIn
 	if err != nil {
 		return out, err
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -18,7 +18,9 @@ type SiteGetter interface {
 
 // SiteConnector builds a per-site MAAS client from the site record (its
 // MAAS URL) and the site's credentials (its API key) on every call, so a
-// rotated key or a moved region takes effect on the next activity.
+// rotated key takes effect on the next activity. An onboarding's steps
+// pass the site record their run started with (ForSiteRecord), so a moved
+// region takes effect on its next run.
 type SiteConnector struct {
 	sites     SiteGetter
 	secrets   SecretGetter
@@ -53,6 +55,14 @@ func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error
 	if err != nil {
 		return nil, storeError("read site "+siteID, err)
 	}
+	return c.ForSiteRecord(ctx, site)
+}
+
+// ForSiteRecord is ForSite for a site record the caller already read (an
+// onboarding's RunContext), without reading it again. The credentials are
+// read on every call all the same, so a rotated key takes effect at once.
+func (c *SiteConnector) ForSiteRecord(ctx context.Context, site domain.Site) (MAAS, error) {
+	siteID := site.ID
 	if c.paths != nil {
 		return c.viaPath(ctx, site)
 	}
@@ -103,6 +113,14 @@ func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, 
 	site, err := c.sites.GetSite(ctx, siteID)
 	if err != nil {
 		return nil, false, storeError("read site "+siteID, err)
+	}
+	return c.SiteHTTPFor(site)
+}
+
+// SiteHTTPFor is SiteHTTP for a site record the caller already read.
+func (c *SiteConnector) SiteHTTPFor(site domain.Site) (HTTPDoer, bool, error) {
+	if c.paths == nil {
+		return nil, false, nil
 	}
 	hc, ok, err := c.paths.FetchClient(site)
 	var unreachable *connector.NotReachableError

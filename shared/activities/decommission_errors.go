@@ -122,9 +122,10 @@ const (
 )
 
 // DecommissionWorkflowCodes are the error names the decommission state
-// machine writes itself.
+// machine writes itself (CodeInvalidStartStage shared with the
+// onboarding's).
 func DecommissionWorkflowCodes() []string {
-	return []string{CodeEraseFailed, CodeEraseHung, CodeReleaseFailed, CodeReimageOnboardingFailed}
+	return []string{CodeEraseFailed, CodeEraseHung, CodeReleaseFailed, CodeReimageOnboardingFailed, CodeInvalidStartStage}
 }
 
 // allocationError turns the allocation service's errors into activity

@@ -256,10 +256,8 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 	if err != nil {
 		return storeError("read decommission timeline", err)
 	}
-	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
-			return nil
-		}
+	if publishedThisRun(rows, c.ref.Attempt, detailType) {
+		return nil
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
 		if events.IsInvalidDetail(err) {
@@ -268,6 +266,37 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 		return &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
 	return c.note(ctx, sourceEvent, detailType)
+}
+
+// publishedThisRun reports whether the timeline marks detailType as
+// published for attempt. An outcome event is once per run: a recovery
+// operation that runs the same attempt again (retry, resume, adopt: its
+// note on the timeline) starts a run whose end is announced anew; the
+// started event stays once per attempt. Rows are in timeline order.
+func publishedThisRun(rows []domain.DecommissionEvent, attempt int, detailType string) bool {
+	published := false
+	for _, r := range rows {
+		if r.Attempt != attempt || r.Kind != domain.TimelineNote {
+			continue
+		}
+		switch {
+		case r.Source == sourceEvent && r.Detail == detailType:
+			published = true
+		case detailType != events.DecommissionStarted && startsRun(r.Source):
+			published = false
+		}
+	}
+	return published
+}
+
+// startsRun: a timeline note of this source opens a new run of the same
+// attempt (the API's decommission recovery operations).
+func startsRun(source string) bool {
+	switch domain.RecoveryOperation(source) {
+	case domain.OpRetry, domain.OpResume, domain.OpAdopt:
+		return true
+	}
+	return false
 }
 
 func isStoreNotFound(err error) bool {

@@ -150,9 +150,8 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageRenderPayload,
 			Source: sourceEnrollmentToken, Detail: "superseded enrollment token revoked"})
 	}
-	if err := c.timeline(ctx, rows...); err != nil {
-		return out, err
-	}
+	// Stored with the deploy's outcome (its stage exit, or its failure).
+	c.later(rows...)
 
 	if m.Status == maas.StatusReady {
 		if m, err = client.Allocate(ctx, m.SystemID); err != nil {

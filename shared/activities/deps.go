@@ -31,6 +31,10 @@ type RecordReader interface {
 type OnboardingStore interface {
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
+	// UpdateOnboardingWithTimeline writes the change and the timeline rows
+	// recording it in one database call.
+	UpdateOnboardingWithTimeline(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding],
+		rows func(prev, next domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error)
 	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 	ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error)
 }

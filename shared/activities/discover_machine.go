@@ -53,7 +53,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	if err != nil {
 		return out, err
 	}
-	pol, _, profile, err := c.policy(ctx)
+	pol, profile, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -96,9 +96,8 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	d := domain.DecideDiscovery(in2)
 	c.log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
 		slog.String("candidate", d.Machine.SystemID), slog.String("reason", d.Reason))
-	if err := c.note(ctx, sourceDiscovery, fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)); err != nil {
-		return out, err
-	}
+	// Stored with the create marker, the machine's record or the failure.
+	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)})
 
 	switch d.Action {
 	case domain.DiscoveryAmbiguous:
@@ -189,11 +188,13 @@ func credentialsError(siteID string, err error) error {
 	return &SecretsUnavailableError{SiteID: siteID, Message: err.Error()}
 }
 
-// recordMachine stores the machine on the onboarding and its node.
+// recordMachine stores the machine on the onboarding and its node, and
+// with it the discovered checkpoint (domain.CheckpointDiscovered).
 func (c *call) recordMachine(ctx context.Context, systemID string) error {
-	if c.ob.MAASSystemID != systemID {
+	if c.ob.MAASSystemID != systemID || c.ob.Checkpoint != domain.CheckpointDiscovered {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = systemID
+			o.Checkpoint = domain.CheckpointDiscovered
 			return nil
 		}); err != nil {
 			return err

@@ -135,18 +135,21 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	c.stage = updated.Stage
 	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
 
+	// The rows go with the event's marker (publishOnce), in one write.
 	if in.Status == domain.OnboardingCompleted {
-		return c.timeline(ctx,
+		c.later(
 			domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prevStage)},
 			domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"},
 		)
+		return nil
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
 		outcome = outcomeManual
 	}
-	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
+	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
 		Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prevStage), failure.Code, failure.Message)})
+	return nil
 }
 
 // failureFrom reads the caught error: the name as the code, and the

@@ -38,10 +38,16 @@ func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site,
 	return domain.ResolvePolicy(site.Policy, profile.Policy), site, profile, nil
 }
 
-// maas returns the site's MAAS client.
+// maas returns the site's MAAS client, built from the run's site record
+// when the execution carries it.
 func (c *call) maas(ctx context.Context) (MAAS, error) {
 	if c.a.d.MAAS == nil {
 		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+	}
+	if sc, ok := c.a.d.MAAS.(siteRecordConnector); ok {
+		if r := c.run(); r != nil {
+			return sc.ForSiteRecord(ctx, r.Site)
+		}
 	}
 	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
 }
@@ -74,23 +80,20 @@ func statusName(m maas.Machine) string {
 }
 
 // published reports whether detailType was already published for this
-// attempt (a timeline marker).
+// run of the attempt (a timeline marker).
 func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
 		return false, storeError("read timeline", err)
 	}
-	for _, r := range rows {
-		if r.Kind == domain.TimelineNote && r.Source == sourceEvent && r.Detail == detailType && r.Attempt == c.ref.Attempt {
-			return true, nil
-		}
-	}
-	return false, nil
+	// A retry, resume or adopt runs the attempt again and owes its own event.
+	return domain.PublishedInRun(rows, c.ref.Attempt, sourceEvent, detailType), nil
 }
 
 // publishOnce publishes an onboarding event unless this attempt already
-// did, then marks it on the timeline. A crash between the two publishes it
-// again on the retry: at least once, never lost.
+// did, then marks it on the timeline with the call's next write. A crash
+// before that write publishes it again on the retry: at least once, never
+// lost.
 func (c *call) publishOnce(ctx context.Context, detailType string, detail events.OnboardingDetail) (bool, error) {
 	if c.a.d.Events == nil {
 		return false, &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
@@ -106,7 +109,9 @@ func (c *call) publishOnce(ctx context.Context, detailType string, detail events
 		return false, &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
 	c.log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
-	return true, c.note(ctx, sourceEvent, detailType)
+	// The marker goes with the call's next write or its end.
+	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType})
+	return true, nil
 }
 
 // eventDetail is the onboarding's event detail as it stands.

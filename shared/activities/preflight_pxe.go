@@ -52,7 +52,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 	if err != nil {
 		return out, err
 	}
-	pol, _, _, err := c.policy(ctx)
+	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}

@@ -19,6 +19,9 @@ type OnboardingRef struct {
 	Hostname      string `json:"hostname"`
 	Attempt       int    `json:"attempt"`
 	CorrelationID string `json:"correlation_id"`
+	// Run is ValidateOnboarding's RunContext, which the state machine
+	// passes to the steps after it; absent, they read the records.
+	Run *RunContext `json:"run,omitempty"`
 }
 
 func (r OnboardingRef) validate() error {
@@ -51,6 +54,9 @@ type call struct {
 	// base is log without the fields that change during the call (node_id,
 	// maas_system_id), which setOnboarding adds afresh.
 	base *slog.Logger
+	// pending are timeline rows (later) that go with the call's next
+	// write: its next timeline rows, onboarding update or its end.
+	pending []domain.TimelineEntry
 }
 
 // DefaultInvocationBudget bounds one activity invocation, and with it
@@ -147,7 +153,16 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 		return nil
 	}
 	var prev domain.Stage
-	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+	// A stage change and its stage_entered row are one write.
+	entered := func(before, _ domain.Onboarding) []domain.TimelineEntry {
+		rows := append([]domain.TimelineEntry(nil), c.pending...)
+		if before.Stage == c.stage {
+			return rows
+		}
+		return append(rows, c.row(domain.TimelineEntry{
+			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(before.Stage)}))
+	}
+	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
@@ -164,21 +179,25 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 		}
 		o.Stage = c.stage
 		return nil
-	})
+	}, entered)
 	if err != nil {
 		return storeError("move onboarding to stage "+string(c.stage), err)
 	}
+	c.pending = nil
 	c.setOnboarding(updated)
 	if prev != c.stage {
 		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
-		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(prev)})
 	}
 	return nil
 }
 
-// update changes the running onboarding of this attempt without moving it.
+// update changes the running onboarding of this attempt without moving it
+// (with the pending timeline rows, in one write).
 func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error) error {
-	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+	pending := func(_, _ domain.Onboarding) []domain.TimelineEntry {
+		return append([]domain.TimelineEntry(nil), c.pending...)
+	}
+	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
@@ -186,32 +205,58 @@ func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
 		return change(o)
-	})
+	}, pending)
 	if err != nil {
 		return storeError("update onboarding", err)
 	}
+	c.pending = nil
 	c.setOnboarding(updated)
 	return nil
 }
 
-// timeline appends rows stamped with the clock, the onboarding and the
-// attempt.
+// row stamps a timeline row with the clock, the onboarding, the attempt
+// and, when it names none, the activity's stage.
+func (c *call) row(r domain.TimelineEntry) domain.TimelineEntry {
+	r.OnboardingID = c.ref.OnboardingID
+	r.Attempt = c.ref.Attempt
+	if r.Time.IsZero() {
+		r.Time = c.a.d.Clock.Now().UTC()
+	}
+	if r.Stage == "" {
+		r.Stage = c.stage
+	}
+	return r
+}
+
+// timeline appends the pending rows and rows, stamped by row, in one write.
 func (c *call) timeline(ctx context.Context, rows ...domain.TimelineEntry) error {
 	now := c.a.d.Clock.Now().UTC()
-	for i := range rows {
-		rows[i].OnboardingID = c.ref.OnboardingID
-		rows[i].Attempt = c.ref.Attempt
-		if rows[i].Time.IsZero() {
-			rows[i].Time = now
+	all := append([]domain.TimelineEntry(nil), c.pending...)
+	for _, r := range rows {
+		if r.Time.IsZero() {
+			r.Time = now
 		}
-		if rows[i].Stage == "" {
-			rows[i].Stage = c.stage
-		}
+		all = append(all, c.row(r))
 	}
-	if err := c.a.d.Store.AppendOnboardingEvents(ctx, rows...); err != nil {
+	if len(all) == 0 {
+		return nil
+	}
+	if err := c.a.d.Store.AppendOnboardingEvents(ctx, all...); err != nil {
 		return storeError("append timeline", err)
 	}
+	c.pending = nil
 	return nil
+}
+
+// later stamps rows and keeps them for the call's next write (timeline,
+// enter, update) or, at the latest, its end (finish): rows that need not
+// be stored before anything else happens cost no database call of their
+// own. A row that must be stored before a side effect (a MAAS create)
+// goes through timeline.
+func (c *call) later(rows ...domain.TimelineEntry) {
+	for _, r := range rows {
+		c.pending = append(c.pending, c.row(r))
+	}
 }
 
 // note records a workflow decision on the timeline.
@@ -231,6 +276,11 @@ func (c *call) exit(ctx context.Context, detail string) error {
 // conflicting execution writes nothing.
 func (c *call) finish(ctx context.Context, errp *error) {
 	if *errp == nil {
+		if len(c.pending) > 0 {
+			if err := c.timeline(ctx); err != nil {
+				*errp = failAtBoundary(ctx, c.log, c.activity, err)
+			}
+		}
 		return
 	}
 	err := failAtBoundary(ctx, c.log, c.activity, *errp)
@@ -245,6 +295,7 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	outcome := exitOutcome(err)
 	// Best effort: the error that ends the activity is the one to report.
 	ctx = context.WithoutCancel(ctx)
+	// The pending rows (what the call did before it failed) go with it.
 	if terr := c.timeline(ctx, domain.TimelineEntry{
 		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error()),
 	}); terr != nil {

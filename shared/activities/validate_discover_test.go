@@ -39,6 +39,10 @@ func TestValidateOnboardingPolicyComesFromSiteAndProfile(t *testing.T) {
 	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 	var out activities.ValidateOnboardingOutput
 	e.must("ValidateOnboarding", refIn{ref(o)}, &out)
+	require.NotNil(t, out.Run)
+	assert.Equal(t, 3, out.Run.Policy.DeployRetries, "the run carries the resolved policy")
+	assert.Equal(t, 600, out.Run.Policy.EnrollmentTimeoutSeconds)
+	out.Run = nil
 	assert.Equal(t, activities.ValidateOnboardingOutput{NodeID: o.NodeID, EnrollmentTimeoutSeconds: 600, DeployRetries: 3,
 		RoCEPhase2: true, StrictPXEPreflight: true}, out)
 }

@@ -23,6 +23,9 @@ type ValidateOnboardingOutput struct {
 	DeployRetries            int    `json:"deploy_retries"`
 	RoCEPhase2               bool   `json:"roce_phase2"`
 	StrictPXEPreflight       bool   `json:"strict_pxe_preflight"`
+	// Run is what the later steps work with instead of reading the site
+	// and profile again (RunContext; no secret).
+	Run *RunContext `json:"run"`
 }
 
 // ValidateOnboarding checks the first-run guardrails (seed 000 §6): the
@@ -81,6 +84,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
 		StrictPXEPreflight:       pol.StrictPXEPreflight,
+		Run:                      newRunContext(pol, site, profile),
 	}, nil
 }
 
@@ -110,7 +114,8 @@ func (c *call) startRunning(ctx context.Context) error {
 	}
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
-		return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
+		// Stored with the guardrails' outcome.
+		c.later(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
 	}
 	return nil
 }

@@ -75,6 +75,12 @@ type Deps struct {
 	Decommissions DecommissionStarter
 	Allocations   AllocationReader
 	Bundles       BundleConfig
+	// Machines reads and aborts MAAS machines for the recovery
+	// operations: an onboarding's resume re-reads its machine
+	// (recovery_retry.go); a decommission's cancel aborts, its resume and
+	// adopt read (decommission_recovery.go). Without it cancel aborts
+	// nothing and those reads answer 503.
+	Machines MachineOps
 	// Refusals counts refused unauthenticated requests; nil makes one.
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
@@ -95,6 +101,7 @@ type server struct {
 	newID     func() string
 	log       *slog.Logger
 	lifecycle lifecycleDeps
+	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
 }
@@ -116,6 +123,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		newID:     deps.NewID,
 		log:       deps.Logger,
 		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
+		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
 	}

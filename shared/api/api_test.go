@@ -113,6 +113,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/mark-manual-intervention", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/rerun", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/retry", nil)
+	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/resume", nil)
 	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/run", nil)
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/drift/n1/resolve", map[string]any{"kind": "power_off", "action": "acknowledge", "reason": "r"})
@@ -122,6 +124,9 @@ func TestEveryMutationIsAudited(t *testing.T) {
 		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/"+op, nil)
 	}
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/nodes/nope/decommission", map[string]any{"mode": "full"})
+	for _, op := range decommissionRecoveryOps() {
+		h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/decommissions/nope/"+string(op.op), nil)
+	}
 	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
 	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
 

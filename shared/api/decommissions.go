@@ -143,7 +143,8 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	}
 	log.InfoContext(ctx, "decommission started", "mode", mode)
 	rq.w.Header().Set("Location", "/api/v1/admin/decommissions/"+d.ID)
-	return http.StatusAccepted, decommissionDetail{Decommission: normalizeErase(d), Timeline: []timelineEntry{}}, nil
+	return http.StatusAccepted, decommissionDetail{Decommission: normalizeErase(d), Timeline: []timelineEntry{},
+		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}, nil
 }
 
 // refuseOpenWorkflow answers 409 workflow_open naming the node's open
@@ -187,7 +188,10 @@ func (s *server) closeUnstartedDecommission(rq *request, id string) {
 // evidence and its timeline.
 type decommissionDetail struct {
 	domain.Decommission
-	Timeline []timelineEntry `json:"timeline"`
+	// AllowedOperations are the recovery operations the record accepts
+	// now (domain.DecommissionAllowedOperations).
+	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
+	Timeline          []timelineEntry            `json:"timeline"`
 }
 
 func (s *server) getDecommission(rq *request) (int, any, error) {
@@ -200,7 +204,8 @@ func (s *server) getDecommission(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	slices.SortStableFunc(rows, func(a, b domain.DecommissionEvent) int { return a.Time.Compare(b.Time) })
-	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows))}
+	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows)),
+		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}
 	for _, ev := range rows {
 		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage),
 			Outcome: ev.Outcome, Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID})

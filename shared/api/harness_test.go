@@ -51,6 +51,7 @@ type harness struct {
 	stopper   *fakeStopper
 	completer *fakeCompleter
 	prober    *fakeProber
+	machines  *fakeMachines
 	secrets   *secrets.FileStore
 	logs      *syncBuffer
 	bodies    *syncBuffer // every response body, for the leak check
@@ -72,6 +73,7 @@ func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harn
 		starter:   &fakeStarter{},
 		stopper:   &fakeStopper{},
 		completer: &fakeCompleter{},
+		machines:  &fakeMachines{},
 		prober:    &fakeProber{result: maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}},
 		logs:      &syncBuffer{},
 		bodies:    &syncBuffer{},
@@ -98,6 +100,7 @@ func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harn
 		NewID:    func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },
 		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Refusals: h.refusals,
+		Machines: h.machines,
 	})
 	return h
 }
@@ -254,9 +257,10 @@ func (h *harness) auditFor(action string) []domain.AuditEntry {
 }
 
 type fakeStarter struct {
-	mu    sync.Mutex
-	calls []domain.Onboarding
-	err   error
+	mu     sync.Mutex
+	calls  []domain.Onboarding
+	stages []domain.Stage // the start stage of each StartOnboardingAt
+	err    error
 }
 
 func (f *fakeStarter) StartOnboarding(_ context.Context, o domain.Onboarding) (string, error) {
@@ -267,6 +271,18 @@ func (f *fakeStarter) StartOnboarding(_ context.Context, o domain.Onboarding) (s
 		return "", f.err
 	}
 	return "exec-" + o.ID, nil
+}
+
+// StartOnboardingAt records the start stage with the onboarding.
+func (f *fakeStarter) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
+	id, err := f.StartOnboarding(ctx, o)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stages = append(f.stages, start)
+	if err == nil && o.Run > 0 {
+		id = fmt.Sprintf("%s-r%d", id, o.Run)
+	}
+	return id, err
 }
 
 func (f *fakeStarter) started() []domain.Onboarding {

@@ -10,17 +10,39 @@ import (
 	"github.com/maasflow/maasflow/shared/logfield"
 )
 
-// recoveryHandler carries out one recovery operation on an onboarding the
-// operation is allowed for (domain.AllowedOperations).
-type recoveryHandler func(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error)
-
-// recoveryOp is a recovery operation the API carries out: done recognises
-// a record the operation already moved, so a repeated request answers that
-// record instead of running a second time.
-type recoveryOp struct {
+// recoveryOpOf is a recovery operation the API carries out on a record of
+// kind R (an onboarding, a decommission): handle carries it out on a record
+// the operation is allowed for; done recognises a record the operation
+// already moved, so a repeated request answers that record instead of
+// running a second time.
+type recoveryOpOf[R any] struct {
 	op     domain.RecoveryOperation
-	handle recoveryHandler
-	done   func(s *server, rq *request, o domain.Onboarding) bool
+	handle func(s *server, rq *request, r R, reason string) (R, error)
+	done   func(s *server, rq *request, r R) bool
+}
+
+// recoveryOp is a recovery operation on an onboarding.
+type recoveryOp = recoveryOpOf[domain.Onboarding]
+
+// recoveryKind is what the frame needs of a record kind: how to read one,
+// the domain's rule of what it allows, the 409 naming its state and the
+// operations allowed from it, and the answer's form (nil: the record).
+type recoveryKind[R any] struct {
+	get        func(s *server, rq *request, id string) (R, error)
+	allows     func(r R, op domain.RecoveryOperation) bool
+	notAllowed func(r R, op domain.RecoveryOperation) *StatusError
+	view       func(r R) any
+}
+
+// onboardingRecovery is the onboarding's recoveryKind.
+var onboardingRecovery = recoveryKind[domain.Onboarding]{
+	get: func(s *server, rq *request, id string) (domain.Onboarding, error) {
+		return s.store.GetOnboarding(rq.ctx(), id)
+	},
+	allows: func(o domain.Onboarding, op domain.RecoveryOperation) bool {
+		return domain.Allows(o.Status, o.Stage, op)
+	},
+	notAllowed: notAllowed,
 }
 
 // onboardingRecoveryOps are the operations served under
@@ -30,6 +52,8 @@ func onboardingRecoveryOps() []recoveryOp {
 	return []recoveryOp{
 		{op: domain.OpMarkManualIntervention, handle: freezeOnboarding, done: isFrozen},
 		{op: domain.OpRerun, handle: rerunOnboarding, done: startedBy(domain.OpRerun)},
+		{op: domain.OpRetry, handle: retryOnboarding, done: startedRun(domain.OpRetry)},
+		{op: domain.OpResume, handle: resumeOnboarding, done: startedRun(domain.OpResume)},
 	}
 }
 
@@ -68,29 +92,40 @@ func recoveryRoutes(obs string) []route {
 	return out
 }
 
-// recoverOnboarding is the frame every recovery operation shares: the
-// optional reason, the repeat check, the 409 naming the state and the
-// operations allowed from it, then the operation itself.
+// recoverOnboarding runs an onboarding's recovery operation in the frame.
 func (s *server) recoverOnboarding(rq *request, op recoveryOp) (int, any, error) {
+	return runRecovery(s, rq, onboardingRecovery, op)
+}
+
+// runRecovery is the frame every recovery operation shares, whatever the
+// record kind: the optional reason, the repeat check, the 409 naming the
+// state and the operations allowed from it, then the operation itself.
+func runRecovery[R any](s *server, rq *request, kind recoveryKind[R], op recoveryOpOf[R]) (int, any, error) {
 	in, err := decodeCancel(rq)
 	if err != nil {
 		return 0, nil, err
 	}
-	o, err := s.store.GetOnboarding(rq.ctx(), rq.r.PathValue("id"))
+	r, err := kind.get(s, rq, rq.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
-	if op.done(s, rq, o) {
-		return http.StatusOK, o, nil
+	answer := func(r R) any {
+		if kind.view == nil {
+			return r
+		}
+		return kind.view(r)
 	}
-	if !domain.Allows(o.Status, o.Stage, op.op) {
-		return 0, nil, notAllowed(o, op.op)
+	if op.done(s, rq, r) {
+		return http.StatusOK, answer(r), nil
 	}
-	updated, err := op.handle(s, rq, o, in.Reason)
+	if !kind.allows(r, op.op) {
+		return 0, nil, kind.notAllowed(r, op.op)
+	}
+	updated, err := op.handle(s, rq, r, in.Reason)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, updated, nil
+	return http.StatusOK, answer(updated), nil
 }
 
 // notAllowed is the 409 for an operation the record's state refuses.
@@ -211,6 +246,7 @@ func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string)
 		cur.Error = nil
 		cur.CompletedAt = nil
 		cur.DeployAttempts = 0
+		cur.Checkpoint = ""
 		cur.ExecutionID = ""
 		cur.EnrollmentTaskToken = ""
 		cur.EnrollmentTokenHash = ""

@@ -71,7 +71,7 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
-	}, recoveryRoutes(obs)...)
+	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }
 
 func (s *server) healthz(*request) (int, any, error) {

@@ -74,6 +74,9 @@ type Onboarding struct {
 	// same attempt again. It makes each execution's name new (ExecutionName)
 	// while a repeated start of the same run keeps its name.
 	Run int `json:"run,omitempty" dynamodbav:"run,omitempty"`
+	// Checkpoint is the last safe stage boundary this attempt passed
+	// (checkpoint.go): where resume continues from. Empty before the first.
+	Checkpoint Checkpoint `json:"checkpoint,omitempty" dynamodbav:"checkpoint,omitempty"`
 	// DeployAttempts counts deploys inside this run, for the bounded retry.
 	DeployAttempts int `json:"deploy_attempts" dynamodbav:"deploy_attempts"`
 	// DeployEventsAfter is the newest MAAS event id of the machine just

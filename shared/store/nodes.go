@@ -72,6 +72,8 @@ func (s *Store) CreateNode(ctx context.Context, n domain.Node) error {
 	if err != nil {
 		return fmt.Errorf("create node %s: %w", n.ID, err)
 	}
+	// Its creator usually updates it next: no read back.
+	s.recent.put(nodeKey(n.ID), item)
 	return nil
 }
 

@@ -217,6 +217,8 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		case err != nil:
 			return fmt.Errorf("create onboarding %s: %w", o.ID, err)
 		}
+		// Its creator updates it next (the execution's id): no read back.
+		s.recent.put(onboardingKey(o.ID), item)
 		return nil
 	}
 	return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "host lock contended, gave up"}
@@ -280,13 +282,14 @@ func (s *Store) GetOnboarding(ctx context.Context, id string) (domain.Onboarding
 // The id and CreatedAt cannot change. ItemNotFoundError when there is no
 // such onboarding; ItemConflictError after repeated concurrent updates.
 func (s *Store) UpdateOnboarding(ctx context.Context, id string, mutate Mutator[domain.Onboarding]) (domain.Onboarding, error) {
-	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate,
-		func(prev, next *domain.Onboarding) {
-			next.ID, next.CreatedAt = prev.ID, prev.CreatedAt
-			next.Version = prev.Version + 1
-			next.UpdatedAt = s.now()
-		},
-		s.writeOnboarding)
+	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate, s.bumpOnboarding, s.writeOnboarding)
+}
+
+// bumpOnboarding keeps what an update may not change and bumps the version.
+func (s *Store) bumpOnboarding(prev, next *domain.Onboarding) {
+	next.ID, next.CreatedAt = prev.ID, prev.CreatedAt
+	next.Version = prev.Version + 1
+	next.UpdatedAt = s.now()
 }
 
 // CloseOnboarding is UpdateOnboarding for an operation that ends a run or
@@ -320,6 +323,12 @@ func revokesToken(status domain.OnboardingStatus) bool {
 }
 
 func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboarding) error {
+	return s.writeOnboardingWith(ctx, prev, next, nil)
+}
+
+// writeOnboardingWith writes next over prev together with rows, the
+// timeline rows the change records (UpdateOnboardingWithTimeline).
+func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onboarding, rows []domain.TimelineEntry) error {
 	if err := checkOnboarding(*next); err != nil {
 		return err
 	}
@@ -353,8 +362,14 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		}
 		owed = append(owed, row)
 	}
-	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && slot == (slotRelease{}) {
-		return s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version)
+	if len(release) == 0 && len(take) == 0 && !revoking && len(owed) == 0 && slot == (slotRelease{}) && len(rows) == 0 {
+		if err := s.putVersioned(ctx, kindOnboarding, next.ID, item, prev.Version); err != nil {
+			return err
+		}
+		// The activity that wrote it often updates it again: that update
+		// starts from what was written instead of reading it back.
+		s.recent.put(onboardingKey(next.ID), item)
+		return nil
 	}
 
 	// A release finds the lock held by this onboarding or by nobody; the
@@ -385,11 +400,19 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 			return err
 		}
 		tx = append(tx, slotItems...)
+		rowsAt := len(tx)
+		timeline, err := s.timelineItems(rows)
+		if err != nil {
+			return err
+		}
+		tx = append(tx, timeline...)
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)
 		switch {
-		case txFailed(codes, 0) || txContended(codes):
+		case txFailed(codes, 0) || txContended(codes) || (i >= rowsAt && len(rows) > 0):
+			// A row's sort key taken (new suffixes on the next attempt)
+			// is retried like a lost version race.
 			return errVersionConflict
 		case i >= slotAt && tries < updateAttempts:
 			// The holder row was freed as dead meanwhile (nothing to give
@@ -415,6 +438,7 @@ func (s *Store) writeOnboarding(ctx context.Context, prev, next *domain.Onboardi
 		case err != nil:
 			return fmt.Errorf("update onboarding %s: %w", next.ID, err)
 		}
+		s.recent.put(onboardingKey(next.ID), item)
 		return nil
 	}
 }

@@ -168,9 +168,12 @@ func TestTimeline(t *testing.T) {
 		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents...))
 		clk.Advance(time.Minute)
 		require.NoError(t, s.AppendOnboardingEvents(ctx, stage(domain.TimelineStageExited, domain.StageCommission, "ok")))
-		// Copying MAAS events again (another poll) adds nothing.
+		// Copying MAAS events again (another poll) adds nothing, also when
+		// the same write records a workflow row.
 		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents...))
 		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents[2]))
+		clk.Advance(time.Minute)
+		require.NoError(t, s.AppendOnboardingEvents(ctx, maasEvents[1], stage(domain.TimelineNote, domain.StageCommission, "")))
 
 		got, err := s.ListOnboardingEvents(ctx, "o1")
 		require.NoError(t, err)
@@ -187,6 +190,7 @@ func TestTimeline(t *testing.T) {
 			"30s maas_event  Commissioning101",
 			"30s maas_event  Ready102",
 			"1m0s stage_exited commission 0",
+			"2m0s note commission 0",
 		}, line)
 
 		other, err := s.ListOnboardingEvents(ctx, "o2")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -32,11 +33,12 @@ func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeVa
 // AppendOnboardingEvents adds timeline rows. Rows with a MAASEventID are
 // written at most once per onboarding, so copying MAAS events is repeatable
 // as long as each keeps its MAAS timestamp in Time. The store sets Seq,
-// and Time when zero. The workflow rows of one call are written together
-// (one transaction per 100) or not at all; MAAS rows one by one, each
-// idempotent.
+// and Time when zero. The rows of one call are written together, in one
+// write (one transaction per 100 rows), or not at all: a poll that copies
+// ten MAAS events and records its stage exit costs one database call, not
+// eleven.
 func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error {
-	var maasRows, workflowRows []domain.TimelineEntry
+	rows := make([]domain.TimelineEntry, 0, len(events))
 	for i, ev := range events {
 		if err := checkID(kindEvent, fmt.Sprintf("events[%d].onboarding_id", i), ev.OnboardingID); err != nil {
 			return err
@@ -45,47 +47,46 @@ func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.Tim
 			ev.Time = s.now()
 		}
 		ev.Time = ev.Time.UTC()
-		if ev.MAASEventID != 0 {
-			maasRows = append(maasRows, ev)
-		} else {
-			workflowRows = append(workflowRows, ev)
-		}
+		rows = append(rows, ev)
 	}
-	for start := 0; start < len(workflowRows); start += maxTxItems {
-		if err := s.appendWorkflowRows(ctx, workflowRows[start:min(start+maxTxItems, len(workflowRows))]); err != nil {
+	for start := 0; start < len(rows); start += maxTxItems {
+		if err := s.appendRows(ctx, rows[start:min(start+maxTxItems, len(rows))]); err != nil {
 			return err
-		}
-	}
-	for _, ev := range maasRows {
-		ev.Seq = s.eventSeq(ev)
-		item, err := s.eventItem(ev)
-		if err != nil {
-			return err
-		}
-		err = s.write(ctx, s.putIfAbsent(item))
-		if codes, ok := txCodes(err); ok && txFailed(codes, 0) {
-			continue // already on the timeline
-		}
-		if err != nil {
-			return fmt.Errorf("append MAAS event %d to onboarding %s: %w", ev.MAASEventID, ev.OnboardingID, err)
 		}
 	}
 	return nil
 }
 
-func (s *Store) appendWorkflowRows(ctx context.Context, rows []domain.TimelineEntry) error {
+// timelineItems builds the writes of rows, fresh sort-key suffixes for the
+// workflow rows on each call. A workflow row must not exist yet; a MAAS
+// row's key is its MAAS time and id, so writing it again rewrites the same
+// row and needs no condition (a condition would cancel the whole
+// transaction when one of its events was copied before).
+func (s *Store) timelineItems(rows []domain.TimelineEntry) ([]types.TransactWriteItem, error) {
+	tx := make([]types.TransactWriteItem, 0, len(rows))
+	for _, ev := range rows {
+		ev.Seq = s.eventSeq(ev)
+		item, err := s.eventItem(ev)
+		if err != nil {
+			return nil, err
+		}
+		if ev.MAASEventID != 0 {
+			tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+			continue
+		}
+		tx = append(tx, s.putIfAbsent(item))
+	}
+	return tx, nil
+}
+
+func (s *Store) appendRows(ctx context.Context, rows []domain.TimelineEntry) error {
 	// A sort-key collision needs two writers with the same clock reading,
 	// counter and random suffix; new suffixes settle it.
 	var err error
 	for range updateAttempts {
-		tx := make([]types.TransactWriteItem, 0, len(rows))
-		for _, ev := range rows {
-			ev.Seq = s.eventSeq(ev)
-			item, ierr := s.eventItem(ev)
-			if ierr != nil {
-				return ierr
-			}
-			tx = append(tx, s.putIfAbsent(item))
+		tx, ierr := s.timelineItems(rows)
+		if ierr != nil {
+			return ierr
 		}
 		err = s.write(ctx, tx...)
 		if codes, ok := txCodes(err); ok && (txContended(codes) || anyFailed(codes)) {
@@ -114,3 +115,36 @@ func anyFailed(codes []string) bool {
 func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error) {
 	return queryPrefix[domain.TimelineEntry](ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix)
 }
+
+// UpdateOnboardingWithTimeline is UpdateOnboarding that also appends the
+// timeline rows rows returns for the change, in the same write: a stage
+// change and its stage_entered row are stored together or not at all, in
+// one database call. rows sees the record before and after mutate; rows
+// are stamped like AppendOnboardingEvents' (at most 90, leaving room for
+// the record and its locks in one transaction).
+func (s *Store) UpdateOnboardingWithTimeline(ctx context.Context, id string, mutate Mutator[domain.Onboarding],
+	rows func(prev, next domain.Onboarding) []domain.TimelineEntry,
+) (domain.Onboarding, error) {
+	return updateLoop(ctx, s, kindOnboarding, id, onboardingKey(id), mutate, s.bumpOnboarding,
+		func(ctx context.Context, prev, next *domain.Onboarding) error {
+			var add []domain.TimelineEntry
+			if rows != nil {
+				add = rows(*prev, *next)
+			}
+			if len(add) > maxRowsWithRecord {
+				return &InvalidRecordError{Kind: kindEvent, Field: "rows", Reason: fmt.Sprintf("at most %d rows go with a record", maxRowsWithRecord)}
+			}
+			for i := range add {
+				add[i].OnboardingID = next.ID
+				if add[i].Time.IsZero() {
+					add[i].Time = s.now()
+				}
+				add[i].Time = add[i].Time.UTC()
+			}
+			return s.writeOnboardingWith(ctx, prev, next, add)
+		})
+}
+
+// maxRowsWithRecord leaves room in one transaction for the record, its
+// server locks, the token revocation and the outbox and audit rows.
+const maxRowsWithRecord = 90

@@ -13,6 +13,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/test/maassim"
 )
@@ -91,21 +92,40 @@ func benchOnboardings(b *testing.B, n int) {
 	b.Helper()
 	var cpu time.Duration
 	calls, trans := 0, 0
+	var ops store.OpCounts
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
 		h := newHarness(b, options{localDB: true})
-		cpu0, calls0 := cpuTime(b), totalCalls(h.f.Sim)
+		cpu0, calls0, ops0 := cpuTime(b), totalCalls(h.f.Sim), h.f.DB.Counts()
 		b.StartTimer()
 		trans += onboardMany(b, h, i, n)
 		b.StopTimer()
 		cpu += cpuTime(b) - cpu0
 		calls += totalCalls(h.f.Sim) - calls0
+		ops = addOps(ops, h.f.DB.Counts(), ops0)
 	}
 	per := float64(b.N * n)
 	b.ReportMetric(float64(cpu.Microseconds())/1000/per, "cpu-ms/onboarding")
 	b.ReportMetric(float64(calls)/per, "maas-calls/onboarding")
 	b.ReportMetric(float64(trans)/per, "transitions/onboarding")
+	b.ReportMetric(float64(ops.Total())/per, "db-ops/onboarding")
+	b.ReportMetric(float64(ops.GetItem)/per, "db-gets/onboarding")
+	b.ReportMetric(float64(ops.PutItem+ops.UpdateItem+ops.DeleteItem)/per, "db-writes/onboarding")
+	b.ReportMetric(float64(ops.Query)/per, "db-queries/onboarding")
+	b.ReportMetric(float64(ops.TransactWriteItems)/per, "db-tx/onboarding")
+}
+
+// addOps returns sum plus the calls counted between before and after.
+func addOps(sum, after, before store.OpCounts) store.OpCounts {
+	sum.GetItem += after.GetItem - before.GetItem
+	sum.PutItem += after.PutItem - before.PutItem
+	sum.UpdateItem += after.UpdateItem - before.UpdateItem
+	sum.DeleteItem += after.DeleteItem - before.DeleteItem
+	sum.Query += after.Query - before.Query
+	sum.TransactWriteItems += after.TransactWriteItems - before.TransactWriteItems
+	sum.TransactItems += after.TransactItems - before.TransactItems
+	return sum
 }
 
 // BenchmarkOnboarding runs one clean onboarding at a time against a

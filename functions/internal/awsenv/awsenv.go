@@ -177,6 +177,7 @@ func API(ctx context.Context) (http.Handler, error) {
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
 		Bundles:   api.BundleConfig{APIURL: c.env.NodeAPIURL, TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys), Package: pkg},
+		Machines:  activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 	}, c, c.sfn)
 	if err != nil {
 		return nil, err

@@ -62,5 +62,15 @@ func withAPILifecycle(d api.Deps, c *clients, sfnClient workflow.SFNAPI) (api.De
 	if arn := os.Getenv(config.EnvDecommissionStateMachine); arn != "" {
 		d.Decommissions = workflow.NewStepFunctionsDecommissions(sfnClient, arn)
 	}
+	// The decommission recovery operations read MAAS (resume, adopt) and
+	// abort its operation in progress (cancel) over the site's path.
+	d.Machines = activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths)
 	return d, nil
 }
+
+// The API's decommission recovery operations find these by type.
+var (
+	_ api.DecommissionRunner = (*workflow.StepFunctionsDecommissions)(nil)
+	_ api.DecommissionRunner = (*workflow.LocalDecommissions)(nil)
+	_ api.MachineOps         = (*activities.SiteConnector)(nil)
+)

@@ -85,6 +85,8 @@ type Fixture struct {
 	Sim       *maassim.Simulator
 	SimServer *httptest.Server
 	Store     *store.Store
+	// DB is the store's database, counting the calls that reach it.
+	DB        *store.Counting
 	Secrets   *secrets.FileStore
 	Events    *eventstest.Recorder
 	NodeAPI   *NodeAPI
@@ -118,7 +120,8 @@ func New(t testing.TB, o Options) *Fixture {
 		require.NoError(t, store.CreateTable(ctx, plain, ""))
 		db = plain
 	}
-	f.Store = store.New(db, "", o.Clock.Now)
+	f.DB = store.NewCounting(db)
+	f.Store = store.New(f.DB, "", o.Clock.Now)
 
 	f.Secrets = secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json"))
 	require.NoError(t, secrets.PutSiteCredentials(ctx, f.Secrets, SiteID, domain.SiteCredentials{

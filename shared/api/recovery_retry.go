@@ -1,0 +1,277 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/maas"
+)
+
+// MachineReader reads what MAAS shows of one machine of a site, with the
+// site's credentials over its network path. Resume re-reads the machine
+// before it continues from a checkpoint.
+type MachineReader interface {
+	GetMachine(ctx context.Context, siteID, systemID string) (maas.Machine, error)
+}
+
+// stageStarter starts an onboarding's current attempt at a stage (after
+// the guardrails); the workflow starters (shared/workflow) have it.
+type stageStarter interface {
+	StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (executionID string, err error)
+}
+
+// startedRun recognises an onboarding whose current run op started: it is
+// open, in a run after the first, and the last note on its timeline that
+// started a run of this attempt is op's.
+func startedRun(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
+	return func(s *server, rq *request, o domain.Onboarding) bool {
+		if (o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning) || o.Run == 0 {
+			return false
+		}
+		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
+		if err != nil {
+			return false
+		}
+		last := ""
+		for _, r := range rows {
+			if r.Attempt == o.Attempt && r.Kind == domain.TimelineNote && domain.StartsRun(r.Source) {
+				last = r.Source
+			}
+		}
+		return last == string(op)
+	}
+}
+
+// retryOnboarding is retry: the stage that stopped the run runs again, and
+// nothing before it, in the same attempt (a new run, Run + 1). Where the
+// execution enters is domain.RetryEntry: a deploy is retried through
+// recover_deploy, whose activity releases a machine MAAS shows in Failed
+// deployment (or aborts one still Deploying) before the deploy hands the
+// node a new enrollment token; the close that stopped the run revoked the
+// earlier one. An enrollment wait is retried only for a node that enrolled
+// (the gates then run): a node that never did holds a revoked token, and
+// waiting again cannot succeed.
+func retryOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	entry, ok := domain.RetryEntry(o.Stage)
+	if !ok {
+		return o, notAllowed(o, domain.OpRetry)
+	}
+	if entry == domain.StageWaitEnrollment {
+		enrolled, err := s.nodeEnrolled(rq.ctx(), o)
+		if err != nil {
+			return o, err
+		}
+		if !enrolled {
+			return o, conflictf("onboarding %s stopped at stage %s and node %s never enrolled; its enrollment token was revoked when the run stopped, so waiting again cannot succeed: use restart-clean",
+				o.ID, o.Stage, orNone(o.NodeID))
+		}
+	}
+	detail := fmt.Sprintf("retry of stage %s (entering at %s)", o.Stage, entry)
+	return s.continueRun(rq, o, domain.OpRetry, entry, reason, detail, func(cur *domain.Onboarding) {
+		if entry == domain.StageRecoverDeploy {
+			// The operator's retry is a new run: its deploys get the
+			// policy's automatic retries afresh.
+			cur.DeployAttempts = 0
+		}
+	})
+}
+
+// resumeOnboarding is resume: the run continues from its last safe
+// checkpoint (domain.Checkpoint), once MAAS has been read again and still
+// shows what the checkpoint left. An attempt that passed no checkpoint
+// continues from its start: discovery adopts the machine MAAS may already
+// have. When MAAS shows something else, 409 names what it shows, what the
+// checkpoint expects, and the operations that fit (domain.OperationsForMAAS).
+func resumeOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
+	if o.Checkpoint == "" {
+		return s.continueRun(rq, o, domain.OpResume, "", reason, "resume from the start of the attempt (no checkpoint passed)", nil)
+	}
+	rule, ok := domain.RuleFor(o.Checkpoint)
+	if !ok {
+		return o, conflictf("onboarding %s names an unknown checkpoint %q: use retry or rerun", o.ID, o.Checkpoint)
+	}
+	observed, err := s.observeMachine(rq, o)
+	if err != nil {
+		return o, err
+	}
+	if !rule.Matches(observed) {
+		return o, checkpointMismatch(o, rule, observed)
+	}
+	if o.Checkpoint == domain.CheckpointDeployed {
+		enrolled, err := s.nodeEnrolled(rq.ctx(), o)
+		if err != nil {
+			return o, err
+		}
+		if !enrolled {
+			return o, conflictf("onboarding %s cannot resume: MAAS shows machine %s %s as the checkpoint %s expects, but node %s never enrolled and its enrollment token was revoked when the run stopped: use restart-clean",
+				o.ID, o.MAASSystemID, observed, o.Checkpoint, orNone(o.NodeID))
+		}
+	}
+	detail := fmt.Sprintf("resume from checkpoint %s at stage %s (MAAS shows machine %s %s)", o.Checkpoint, rule.Continue, o.MAASSystemID, observed)
+	return s.continueRun(rq, o, domain.OpResume, rule.Continue, reason, detail, nil)
+}
+
+// observeMachine is the MAAS status label of the onboarding's machine; ""
+// when MAAS no longer has it. A MAAS that cannot be read answers 503 and
+// nothing changes.
+func (s *server) observeMachine(rq *request, o domain.Onboarding) (string, error) {
+	if o.MAASSystemID == "" {
+		return "", nil
+	}
+	if s.machines == nil {
+		return "", &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("MAAS cannot be read from this service; onboarding %s was not changed", o.ID)}
+	}
+	m, err := s.machines.GetMachine(rq.ctx(), o.SiteID, o.MAASSystemID)
+	var gone *maas.MAASNotFoundError
+	switch {
+	case errors.As(err, &gone):
+		return "", nil
+	case err != nil:
+		// The error names MAAS's answer, never the site's key.
+		rq.log.WarnContext(rq.ctx(), "read MAAS machine for resume", logfield.OnboardingID, o.ID, logfield.MAASSystemID, o.MAASSystemID,
+			"error_type", fmt.Sprintf("%T", err))
+		return "", &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("MAAS of site %s could not be read; onboarding %s was not changed, retry later", o.SiteID, o.ID)}
+	}
+	if m.StatusName != "" {
+		return m.StatusName, nil
+	}
+	return m.Status.String(), nil
+}
+
+// checkpointMismatch is the 409 of a resume whose checkpoint MAAS no
+// longer matches.
+func checkpointMismatch(o domain.Onboarding, rule domain.CheckpointRule, observed string) *StatusError {
+	shows := fmt.Sprintf("MAAS shows machine %s %s", o.MAASSystemID, observed)
+	if observed == "" {
+		shows = fmt.Sprintf("MAAS no longer has machine %s", o.MAASSystemID)
+	}
+	ops := domain.OperationsForMAAS(observed)
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = string(op)
+	}
+	return conflictf("onboarding %s cannot resume: %s, the checkpoint %s expects %s: use %s",
+		o.ID, shows, o.Checkpoint, strings.Join(rule.Expects, " or "), strings.Join(names, " or "))
+}
+
+// nodeEnrolled reports whether the onboarding's node enrolled: active with
+// an enrollment time. The enrollment wait checks the run's token itself.
+func (s *server) nodeEnrolled(ctx context.Context, o domain.Onboarding) (bool, error) {
+	if o.NodeID == "" {
+		return false, nil
+	}
+	n, err := s.store.GetNode(ctx, o.NodeID)
+	if err != nil {
+		return false, err
+	}
+	return n.Status == domain.NodeActive && n.EnrolledAt != nil, nil
+}
+
+// continueRun starts a new run of the onboarding's current attempt at
+// stage entry ("" is the start), for retry and resume. The record write
+// that precedes the start counts the run (Run + 1, so the execution gets a
+// new name) and reopens the record: status pending, error and
+// completed_at cleared, the host lock taken again when a failure had
+// released it (409 if another onboarding holds the host). change adjusts
+// the reopened record. The operation is then noted on the timeline, where
+// it also tells the run's terminal event apart from the earlier run's.
+func (s *server) continueRun(rq *request, o domain.Onboarding, op domain.RecoveryOperation, entry domain.Stage,
+	reason, detail string, change func(*domain.Onboarding)) (domain.Onboarding, error) {
+	ctx := rq.ctx()
+	starter, ok := s.starter.(stageStarter)
+	if !ok {
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
+	}
+	if reason == "" {
+		reason = string(op) + " by " + rq.actor
+	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	now := s.clock.Now().UTC()
+	prev := o
+	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt != o.Attempt || cur.Run != o.Run || !domain.Allows(cur.Status, cur.Stage, op) {
+			return notAllowed(*cur, op)
+		}
+		prev = *cur
+		cur.Run++
+		cur.Status = domain.OnboardingPending
+		cur.Error = nil
+		cur.CompletedAt = nil
+		cur.ExecutionID = ""
+		cur.EnrollmentTaskToken = ""
+		cur.CorrelationID = rq.correlationID
+		cur.UpdatedAt = now
+		if change != nil {
+			change(cur)
+		}
+		return nil
+	})
+	if err != nil {
+		return o, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
+	defer cancel()
+	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
+		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: prev.Stage,
+		Outcome: string(domain.OnboardingPending), Source: string(op),
+		Detail: fmt.Sprintf("run %d of attempt %d started by %s after it was %s at stage %s: %s; %s",
+			reopened.Run, reopened.Attempt, rq.actor, prev.Status, stageOrStart(string(prev.Stage)), detail, reason),
+	}); err != nil {
+		log.ErrorContext(ctx, "record the "+string(op)+" on the timeline", "error", err.Error())
+	}
+	if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
+		// An enrolled node stays active: the enrollment wait and the gates
+		// of the new run read it as it is.
+		if n.Status != domain.NodeActive {
+			n.Status = domain.NodeOnboarding
+		}
+		n.OnboardingID = o.ID
+		n.UpdatedAt = now
+		return nil
+	}); err != nil {
+		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+		return o, err
+	}
+	execID, err := starter.StartOnboardingAt(ctx, reopened, entry)
+	if err != nil {
+		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error(), "start_stage", entry)
+		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
+		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: fmt.Sprintf("the workflow service is unavailable; run %d of onboarding %s was closed as failed, retry later", reopened.Run, o.ID)}
+	}
+	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		if cur.Attempt == reopened.Attempt && cur.Run == reopened.Run {
+			cur.ExecutionID = execID
+		}
+		return nil
+	})
+	if err != nil {
+		log.WarnContext(ctx, "record execution id", "error", err.Error())
+		reopened.ExecutionID = execID
+		updated = reopened
+	}
+	log.InfoContext(ctx, "onboarding run started by "+string(op), slog.Int("attempt", updated.Attempt), slog.Int("run", updated.Run),
+		slog.String("start_stage", string(entry)), slog.String("previous_status", string(prev.Status)))
+	return updated, nil
+}
+
+// conflictf is a 409 with a formatted message.
+func conflictf(format string, args ...any) *StatusError {
+	return &StatusError{Status: http.StatusConflict, Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package domain
+
+// DecommissionAllowedOperations is the one rule of which recovery
+// operations a decommission in status st, stopped at stage, accepts; the
+// API's 409, the GET's allowed_operations and the CLI read it, as they
+// read AllowedOperations for onboardings. It differs from the onboarding's
+// rule where a decommission differs:
+//
+//   - pending/running: the run is live; it can only be frozen or
+//     cancelled.
+//   - manual_intervention: retry needs a stage that stopped; resume
+//     continues from the stage's checkpoint once MAAS agrees; rerun starts
+//     a new attempt from the drain; adopt takes a machine MAAS already
+//     shows released; cancel gives up.
+//   - failed: nothing. A decommission fails only before anything outside
+//     maasflow changed, and the node got its status back and its lock
+//     freed; a new decommission is the way on.
+//   - completed, cancelled: nothing; the node is where the outcome left
+//     it.
+//
+// restart-clean is never allowed: a decommission already releases the
+// machine with erase from the top, so rerun is its clean restart.
+func DecommissionAllowedOperations(st OnboardingStatus, stage DecommissionStage) []RecoveryOperation {
+	switch st {
+	case OnboardingPending, OnboardingRunning:
+		return []RecoveryOperation{OpCancel, OpMarkManualIntervention}
+	case OnboardingManualIntervention:
+		ops := []RecoveryOperation{}
+		if stage != "" && stage != DecomStageFinish {
+			ops = append(ops, OpRetry)
+		}
+		return append(ops, OpResume, OpRerun, OpAdopt, OpCancel)
+	}
+	return []RecoveryOperation{}
+}
+
+// DecommissionAllows reports whether op is among
+// DecommissionAllowedOperations(st, stage).
+func DecommissionAllows(st OnboardingStatus, stage DecommissionStage, op RecoveryOperation) bool {
+	for _, a := range DecommissionAllowedOperations(st, stage) {
+		if a == op {
+			return true
+		}
+	}
+	return false
+}
+
+// DecommissionRetryStage is where retry enters the decommission ASL to run
+// the stage that stopped it again: the stage itself, except that a run
+// stopped before its first stage began (start) runs the drain.
+func DecommissionRetryStage(stage DecommissionStage) DecommissionStage {
+	if stage == DecomStageStart || stage == "" {
+		return DecomStageDrain
+	}
+	return stage
+}
+
+// DecommissionAdoptStage is where adopt enters once MAAS shows the
+// machine released: the step the mode takes after Ready.
+func DecommissionAdoptStage(mode string) DecommissionStage {
+	switch mode {
+	case DecommissionFull:
+		return DecomStageDelete
+	case DecommissionReimage:
+		return DecomStageReimage
+	}
+	return DecomStageFinish
+}
+
+// DecommissionDrained reports whether a decommission at stage has finished
+// its drain: every stage after it does.
+func DecommissionDrained(stage DecommissionStage) bool {
+	switch stage {
+	case "", DecomStageStart, DecomStageDrain:
+		return false
+	}
+	return true
+}

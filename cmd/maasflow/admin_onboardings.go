@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -396,6 +397,11 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	f.add("Status", string(d.Status))
 	f.add("Stage", string(d.Stage))
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
+	if d.Run > 0 {
+		f.add("Run", fmt.Sprintf("%d (retried or resumed)", d.Run))
+	}
+	f.add("Checkpoint", string(d.Checkpoint))
+	f.add("Allowed operations", strings.Join(d.AllowedOperations, ", "))
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Hostname", d.Hostname)
 	f.add("IPMI IP", d.IPMIIP)

@@ -89,3 +89,14 @@ func TestAdminRecoveryWaitFollowsTheNewRun(t *testing.T) {
 		})
 	}
 }
+
+func TestAdminOnboardingsGetShowsRunCheckpointAndAllowedOperations(t *testing.T) {
+	api := newAdminFakeAPI(t)
+	body := strings.Replace(adminRecoveryJSON("manual_intervention", "hardening", 2, adminOldRow), `"run":2,`, `"run":2,"checkpoint":"commissioned",`, 1)
+	api.on("GET /api/v1/admin/onboardings/"+adminRecoveryID, adminReply{http.StatusOK, body})
+	res := api.run(t, adminInvocation{}, "onboardings", "get", adminRecoveryID)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Regexp(t, `Run:\s+2 \(retried or resumed\)`, res.stdout)
+	assert.Regexp(t, `Checkpoint:\s+commissioned`, res.stdout)
+	assert.Regexp(t, `Allowed operations:\s+rerun, cancel`, res.stdout)
+}

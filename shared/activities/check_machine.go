@@ -188,7 +188,8 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		}
 		return out, c.timeline(ctx, rows...)
 	case OutcomeNotBooted:
-		return out, c.timeline(ctx, append(maasRows, domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourcePowerCycle, Detail: reason})...)
+		c.later(maasRows...)
+		return out, c.note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (seed 000 §8.3).

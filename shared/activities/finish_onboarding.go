@@ -98,15 +98,31 @@ var finishDetailTypes = map[domain.OnboardingStatus]string{
 	domain.OnboardingManualIntervention: events.OnboardingManualInterventionRequired,
 }
 
-// close writes the final status in one conditional update and records it
-// on the timeline.
+// close writes the final status and its timeline rows in one conditional
+// update: a reader never sees a closed record whose closing rows are still
+// to come, and a crash between two writes cannot lose them.
 func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
 		failure = failureFrom(in.Error, c.ob.Stage)
 	}
-	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
+	outcome := outcomeFailed
+	if in.Status == domain.OnboardingManualIntervention {
+		outcome = outcomeManual
+	}
+	closing := func(prev, _ domain.Onboarding) []domain.TimelineEntry {
+		rows := append([]domain.TimelineEntry(nil), c.pending...)
+		if in.Status == domain.OnboardingCompleted {
+			return append(rows,
+				c.row(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prev.Stage)}),
+				c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"}),
+			)
+		}
+		return append(rows, c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
+			Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prev.Stage), failure.Code, failure.Message)}))
+	}
+	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if o.Attempt != c.ref.Attempt {
 			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
 		}
@@ -126,29 +142,14 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 			o.Error = &f
 		}
 		return nil
-	})
+	}, closing)
 	if err != nil {
 		return storeError("close onboarding", err)
 	}
-	prevStage := c.ob.Stage
+	c.pending = nil
 	c.setOnboarding(updated)
 	c.stage = updated.Stage
 	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
-
-	// The rows go with the event's marker (publishOnce), in one write.
-	if in.Status == domain.OnboardingCompleted {
-		c.later(
-			domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prevStage)},
-			domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"},
-		)
-		return nil
-	}
-	outcome := outcomeFailed
-	if in.Status == domain.OnboardingManualIntervention {
-		outcome = outcomeManual
-	}
-	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
-		Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prevStage), failure.Code, failure.Message)})
 	return nil
 }
 

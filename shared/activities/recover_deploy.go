@@ -47,7 +47,9 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow onboarding %s: datasource failure, retrying deploy", c.ob.ID)
+	// Both the classified datasource retry and an operator's retry come
+	// through here: the comment names neither reason.
+	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.ob.ID)
 	out.StatusName = statusName(m)
 	switch m.Status {
 	case maas.StatusDeploying:

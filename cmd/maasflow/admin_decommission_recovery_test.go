@@ -15,6 +15,10 @@ const (
 		`"attempt":1,"run":1,"maas_system_id":"4y3h7n","erase":{"mode":"secure","outcome":"pending","fallback":false,"maas_events":[],"script_results":[]},` +
 		`"machine_deleted":false,"correlation_id":"c1","created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:10:00Z",` +
 		`"allowed_operations":["cancel","mark-manual-intervention"]}`
+	adminStoppedJSON = `{"id":"` + adminDecomID + `","node_id":"n1","site_id":"s1","hostname":"gpu-01","mode":"full","status":"manual_intervention","stage":"release",` +
+		`"attempt":1,"maas_system_id":"4y3h7n","erase":{"mode":"secure","outcome":"failed","fallback":false,"maas_events":[],"script_results":[]},` +
+		`"machine_deleted":false,"correlation_id":"c1","created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:10:00Z",` +
+		`"allowed_operations":["retry","resume","rerun","adopt","cancel"],"timeline":[]}`
 	adminDecomDoneJSON = `{"id":"` + adminDecomID + `","node_id":"n1","site_id":"s1","hostname":"gpu-01","mode":"full","status":"completed","stage":"finish",` +
 		`"attempt":1,"run":1,"maas_system_id":"4y3h7n","erase":{"mode":"secure","outcome":"erased","fallback":false,"maas_events":[],"script_results":[]},` +
 		`"machine_deleted":true,"correlation_id":"c1","created_by":"admin","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:20:00Z",` +
@@ -27,6 +31,7 @@ func TestAdminDecommissionRecovery(t *testing.T) {
 		args     []string
 		path     string
 		reply    adminReply
+		get      *adminReply // the decommission, read after a 409
 		wantBody string
 		wantCode int
 		wantOut  []string
@@ -60,6 +65,7 @@ func TestAdminDecommissionRecovery(t *testing.T) {
 			args: []string{"decommissions", "resume", adminDecomID},
 			reply: adminReply{http.StatusConflict, `{"error":{"code":"conflict","message":"decommission ` + adminDecomID +
 				` cannot resume at release: MAAS shows Failed disk erasing; the release failed; retry sends it again","correlation_id":"c-9"}}`},
+			get:      &adminReply{http.StatusOK, adminStoppedJSON},
 			wantCode: 1,
 			wantErr:  "retry sends it again",
 		},
@@ -75,6 +81,9 @@ func TestAdminDecommissionRecovery(t *testing.T) {
 			api := newAdminFakeAPI(t)
 			path := "/api/v1/admin/decommissions/" + adminDecomID + tc.path
 			api.on("POST "+path, tc.reply)
+			if tc.get != nil {
+				api.on("GET /api/v1/admin/decommissions/"+adminDecomID, *tc.get)
+			}
 			res := api.run(t, adminInvocation{}, tc.args...)
 
 			require.Equal(t, tc.wantCode, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
@@ -89,7 +98,12 @@ func TestAdminDecommissionRecovery(t *testing.T) {
 				assert.Empty(t, reqs, "a misuse sends nothing")
 				return
 			}
-			require.Len(t, reqs, 1)
+			if tc.get != nil {
+				require.Len(t, reqs, 2, "the refusal, then what is allowed")
+				assert.Contains(t, res.stderr, "decommission "+adminDecomID+" is manual_intervention at stage release (attempt 1, run 0); allowed operations: retry, resume, rerun, adopt, cancel")
+			} else {
+				require.Len(t, reqs, 1)
+			}
 			assert.Equal(t, http.MethodPost, reqs[0].Method)
 			assert.Equal(t, path, reqs[0].Path)
 			if tc.wantBody == "" {

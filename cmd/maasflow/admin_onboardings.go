@@ -396,6 +396,9 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	f.add("ID", d.ID)
 	f.add("Status", string(d.Status))
 	f.add("Stage", string(d.Stage))
+	if d.QueuePosition > 0 {
+		f.add("Queue position", fmt.Sprintf("%d (waiting for a slot of site %s; 1 is next)", d.QueuePosition, d.SiteID))
+	}
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
 	if d.Run > 0 {
 		f.add("Run", fmt.Sprintf("%d (retried or resumed)", d.Run))

@@ -36,10 +36,16 @@ type adminWatchEvent struct {
 	// Set on kind "status" only.
 	Status       string `json:"status,omitempty"`
 	MAASSystemID string `json:"maas_system_id,omitempty"`
+	// Set on kind "queue" only: the place in the site's throttle queue.
+	QueuePosition int `json:"queue_position,omitempty"`
 }
 
 // adminWatchStatus is the kind of a record change.
 const adminWatchStatus domain.TimelineKind = "status"
+
+// adminWatchQueue is the kind of a move in the site's throttle queue: the
+// queue moves without timeline rows, so the watch reports each new place.
+const adminWatchQueue domain.TimelineKind = "queue"
 
 // adminFollower turns successive reads of one onboarding into the events
 // not reported yet.
@@ -48,6 +54,7 @@ type adminFollower struct {
 	seen     map[adminTimelineEntry]bool
 	last     *domain.Onboarding
 	maasStat string // the MAAS status the latest MAAS event names
+	place    int    // the queue place last reported
 }
 
 func newFollower(id string) *adminFollower {
@@ -80,6 +87,12 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			Status: string(o.Status), MAASSystemID: o.MAASSystemID})
 	}
 	f.last = &o
+	var queue []adminWatchEvent
+	if o.QueuePosition > 0 && o.QueuePosition != f.place {
+		queue = append(queue, adminWatchEvent{Time: o.UpdatedAt, Attempt: o.Attempt, Kind: adminWatchQueue, Stage: string(o.Stage),
+			QueuePosition: o.QueuePosition})
+	}
+	f.place = o.QueuePosition
 	for _, e := range d.Timeline {
 		// The diagnostics' bodies are not on the timeline; its marker is.
 		if f.seen[e] {
@@ -94,6 +107,7 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 		evs = append(evs, adminWatchEvent{Time: e.Time, Attempt: e.Attempt, Kind: e.Kind, Stage: e.Stage, Outcome: e.Outcome,
 			Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
 	}
+	evs = append(evs, queue...) // the place after the row that queued it
 	// A status change belongs after the timeline rows that led to it.
 	if _, ended := adminOutcome(string(o.Status)); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
 		evs = append(evs[1:], evs[0])
@@ -205,6 +219,8 @@ func watchLine(e adminWatchEvent, withHost bool) string {
 		if e.MAASSystemID != "" {
 			detail += "  maas_system_id=" + e.MAASSystemID
 		}
+	case adminWatchQueue:
+		what, detail = "queue", fmt.Sprintf("place %d (waiting for a site slot)", e.QueuePosition)
 	case domain.TimelineStageEntered:
 		what, detail = "▶ enter", e.Detail
 	case domain.TimelineStageExited:

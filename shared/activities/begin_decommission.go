@@ -45,7 +45,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	}
 	started := false
 	updated, err := a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if d.Attempt != c.ref.Attempt || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		started = d.Status == domain.OnboardingPending

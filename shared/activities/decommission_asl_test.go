@@ -62,7 +62,7 @@ func TestDecommissionASLTasksFollowTheRules(t *testing.T) {
 		used[fn] = true
 		payload, explicit := st.Parameters["Payload"].(map[string]any)
 		require.True(t, explicit, "state %s must build its Payload explicitly", name)
-		for _, k := range []string{"decommission_id.$", "node_id.$", "site_id.$", "mode.$", "attempt.$", "correlation_id.$"} {
+		for _, k := range []string{"decommission_id.$", "node_id.$", "site_id.$", "mode.$", "attempt.$", "run.$", "correlation_id.$"} {
 			assert.Contains(t, payload, k, "state %s passes the DecommissionRef", name)
 		}
 		var retried []string

@@ -22,7 +22,9 @@ type DecommissionRef struct {
 	SiteID         string `json:"site_id"`
 	Mode           string `json:"mode"`
 	Attempt        int    `json:"attempt"`
-	CorrelationID  string `json:"correlation_id"`
+	// Run is the run of the attempt the execution is (Decommission.Run).
+	Run           int    `json:"run"`
+	CorrelationID string `json:"correlation_id"`
 }
 
 func (r DecommissionRef) validate() error {
@@ -31,8 +33,16 @@ func (r DecommissionRef) validate() error {
 		return &InvalidInputError{Field: "decommission_id", Reason: "is required"}
 	case r.Attempt < 1:
 		return &InvalidInputError{Field: "attempt", Reason: "must be 1 or more"}
+	case r.Run < 0:
+		return &InvalidInputError{Field: "run", Reason: "must be 0 or more"}
 	}
 	return nil
+}
+
+// onRun reports whether the record is on the execution's attempt and run:
+// a run a recovery operation replaced writes nothing.
+func (r DecommissionRef) onRun(d *domain.Decommission) bool {
+	return d.Attempt == r.Attempt && d.Run == r.Run
 }
 
 // dcall is one decommission activity invocation: the record as read at
@@ -66,7 +76,7 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 		return c, storeError("read decommission", err)
 	}
 	c.d = d
-	if d.Attempt != ref.Attempt {
+	if !ref.onRun(&d) {
 		return c, &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: ref.Attempt, Current: d.Attempt}
 	}
 	return c, nil
@@ -85,7 +95,7 @@ func (c *dcall) requireRunning() error {
 func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
 	var prev domain.DecommissionStage
 	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if d.Attempt != c.ref.Attempt || d.Status != domain.OnboardingRunning {
+		if !c.ref.onRun(d) || d.Status != domain.OnboardingRunning {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		prev = d.Stage
@@ -256,7 +266,7 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 	if err != nil {
 		return storeError("read decommission timeline", err)
 	}
-	if publishedThisRun(rows, c.ref.Attempt, detailType) {
+	if publishedThisRun(rows, c.ref, detailType) {
 		return nil
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
@@ -265,39 +275,29 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 		}
 		return &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
-	return c.note(ctx, sourceEvent, detailType)
+	c.log.InfoContext(ctx, detailType, slog.String("source", sourceEvent))
+	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType, Outcome: runTag(c.ref.Run)})
 }
 
 // publishedThisRun reports whether the timeline marks detailType as
-// published for attempt. An outcome event is once per run: a recovery
-// operation that runs the same attempt again (retry, resume, adopt: its
-// note on the timeline) starts a run whose end is announced anew; the
-// started event stays once per attempt. Rows are in timeline order.
-func publishedThisRun(rows []domain.DecommissionEvent, attempt int, detailType string) bool {
-	published := false
+// published for the execution's attempt: the started event once per
+// attempt, an outcome event once per run (a recovery operation that runs
+// the same attempt again starts a run whose end is announced anew). The
+// marker's outcome names its run ("" is run 0, before runs were counted).
+func publishedThisRun(rows []domain.DecommissionEvent, ref DecommissionRef, detailType string) bool {
 	for _, r := range rows {
-		if r.Attempt != attempt || r.Kind != domain.TimelineNote {
+		if r.Attempt != ref.Attempt || r.Kind != domain.TimelineNote || r.Source != sourceEvent || r.Detail != detailType {
 			continue
 		}
-		switch {
-		case r.Source == sourceEvent && r.Detail == detailType:
-			published = true
-		case detailType != events.DecommissionStarted && startsRun(r.Source):
-			published = false
+		if detailType == events.DecommissionStarted || r.Outcome == runTag(ref.Run) || (r.Outcome == "" && ref.Run == 0) {
+			return true
 		}
-	}
-	return published
-}
-
-// startsRun: a timeline note of this source opens a new run of the same
-// attempt (the API's decommission recovery operations).
-func startsRun(source string) bool {
-	switch domain.RecoveryOperation(source) {
-	case domain.OpRetry, domain.OpResume, domain.OpAdopt:
-		return true
 	}
 	return false
 }
+
+// runTag marks a run on its event markers.
+func runTag(run int) string { return fmt.Sprintf("run %d", run) }
 
 func isStoreNotFound(err error) bool {
 	var nf *store.ItemNotFoundError

@@ -121,7 +121,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	}
 	prevStage := c.d.Stage
 	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if d.Attempt != c.ref.Attempt || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status

@@ -24,6 +24,24 @@ type TakeSiteSlotOutput struct {
 	QueuePosition int `json:"queue_position"`
 	// Limit is the site's max_concurrent_onboardings (0: no limit).
 	Limit int `json:"limit"`
+	// WaitSeconds is how long the state machine waits before asking
+	// again (0 once granted): slotWait.
+	WaitSeconds int `json:"wait_seconds"`
+}
+
+// Waits between a queued onboarding's asks: the first in line asks every
+// slotWaitStep, each place behind it one step more, up to slotWaitMax. A
+// slot given back is taken within one step, and an execution queued for
+// a day behind a 500-row batch keeps its history far under Step Functions'
+// 25,000 events.
+const (
+	slotWaitStep = 15
+	slotWaitMax  = 300
+)
+
+// slotWait is the wait before the next ask from queue place position.
+func slotWait(position int) int {
+	return min(slotWaitStep*max(position, 1), slotWaitMax)
 }
 
 // TakeSiteSlot takes a slot of the site's throttle (policy
@@ -70,6 +88,9 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	}
 	c.setOnboarding(res.Onboarding)
 	out.Granted, out.QueuePosition = res.Granted, res.Position
+	if !res.Granted {
+		out.WaitSeconds = slotWait(res.Position)
+	}
 	limit := "no limit"
 	if out.Limit > 0 {
 		limit = fmt.Sprintf("limit %d", out.Limit)

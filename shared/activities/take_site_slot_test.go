@@ -33,7 +33,11 @@ func TestTakeSiteSlotQueuesOverTheLimit(t *testing.T) {
 	assert.Equal(t, activities.TakeSiteSlotOutput{Granted: true, Limit: 1}, out)
 
 	e.must("TakeSiteSlot", refIn{ref(second)}, &out)
-	assert.Equal(t, activities.TakeSiteSlotOutput{Granted: false, QueuePosition: 1, Limit: 1}, out)
+	assert.Equal(t, activities.TakeSiteSlotOutput{Granted: false, QueuePosition: 1, Limit: 1, WaitSeconds: 15}, out)
+	third := e.f.AddOnboarding(t, "gpu-03", "10.0.0.13")
+	var behind activities.TakeSiteSlotOutput
+	e.must("TakeSiteSlot", refIn{ref(third)}, &behind)
+	assert.Equal(t, activities.TakeSiteSlotOutput{Granted: false, QueuePosition: 2, Limit: 1, WaitSeconds: 30}, behind, "one step more per place behind")
 	o := e.onboarding(second.ID)
 	assert.Equal(t, domain.OnboardingPending, o.Status)
 	assert.Equal(t, domain.StageQueued, o.Stage)
@@ -56,6 +60,7 @@ func TestTakeSiteSlotQueuesOverTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	e.must("TakeSiteSlot", refIn{ref(second)}, &out)
 	assert.True(t, out.Granted)
+	assert.Zero(t, out.WaitSeconds)
 	rows = e.timeline(second.ID)
 	last := rows[len(rows)-1]
 	assert.Equal(t, domain.TimelineStageExited, last.Kind)

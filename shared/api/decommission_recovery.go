@@ -238,8 +238,7 @@ func cancelDecommission(s *server, rq *request, d domain.Decommission, reason st
 	wctx, cancel := detachedCtx(s, rq)
 	defer cancel()
 	log := s.decomLog(rq, d)
-	var notes []string
-	notes = append(notes, s.abortMachine(wctx, d, reason)...)
+	observed, notes := s.abortMachine(wctx, d, reason)
 	revoked, err := s.cancelReimage(wctx, rq, d, reason)
 	if err != nil {
 		return d, err
@@ -260,7 +259,7 @@ func cancelDecommission(s *server, rq *request, d domain.Decommission, reason st
 	if err != nil {
 		return d, err
 	}
-	if note, err := s.settleCancelledNode(wctx, updated); err != nil {
+	if note, err := s.settleCancelledNode(wctx, updated, observed); err != nil {
 		log.ErrorContext(rq.ctx(), "settle the node of a cancelled decommission", "error", err.Error())
 		notes = append(notes, "the node's status could not be settled: "+err.Error())
 	} else if note != "" {
@@ -276,29 +275,30 @@ func cancelDecommission(s *server, rq *request, d domain.Decommission, reason st
 }
 
 // abortMachine aborts the MAAS operation in progress where MAAS allows it
-// and says what it did. Best effort: MAAS unreachable is noted, not fatal
-// — the run is already stopped, and the operator reads the note.
-func (s *server) abortMachine(ctx context.Context, d domain.Decommission, reason string) []string {
+// and says what it did; observed is the status MAAS showed, nil when it
+// could not be read. Best effort: MAAS unreachable is noted, not fatal —
+// the run is already stopped, and the operator reads the note.
+func (s *server) abortMachine(ctx context.Context, d domain.Decommission, reason string) (observed *maas.Status, notes []string) {
 	if d.MAASSystemID == "" {
-		return nil
+		return nil, nil
 	}
 	if s.machines == nil {
-		return []string{"MAAS is not reachable from the API: nothing aborted"}
+		return nil, []string{"MAAS is not reachable from the API: nothing aborted"}
 	}
 	m, err := s.machines.GetMachine(ctx, d.SiteID, d.MAASSystemID)
 	var nf *maas.MAASNotFoundError
 	switch {
 	case errors.As(err, &nf):
-		return []string{"MAAS no longer has machine " + d.MAASSystemID}
+		return nil, []string{"MAAS no longer has machine " + d.MAASSystemID}
 	case err != nil:
-		return []string{fmt.Sprintf("MAAS could not be read (%T): nothing aborted", rootCause(err))}
+		return nil, []string{fmt.Sprintf("MAAS could not be read (%T): nothing aborted", rootCause(err))}
 	case !abortable[m.Status]:
-		return []string{fmt.Sprintf("MAAS shows %s: nothing to abort", m.Status)}
+		return &m.Status, []string{fmt.Sprintf("MAAS shows %s: nothing to abort", m.Status)}
 	}
 	if _, err := s.machines.AbortMachine(ctx, d.SiteID, d.MAASSystemID, "maasflow decommission "+d.ID+" cancelled: "+reason); err != nil {
-		return []string{fmt.Sprintf("MAAS showed %s; its abort was refused (%T)", m.Status, rootCause(err))}
+		return &m.Status, []string{fmt.Sprintf("MAAS showed %s; its abort was refused (%T)", m.Status, rootCause(err))}
 	}
-	return []string{fmt.Sprintf("MAAS showed %s: abort sent", m.Status)}
+	return &m.Status, []string{fmt.Sprintf("MAAS showed %s: abort sent", m.Status)}
 }
 
 // cancelReimage cancels the reimage's onboarding while it is open (which
@@ -358,22 +358,27 @@ func (s *server) cancelReimage(ctx context.Context, rq *request, d domain.Decomm
 	return append(notes, "the reimage's enrollment tokens revoked"), nil
 }
 
-// machineTouched reports whether the decommission had sent anything to
-// MAAS: the erasing release went out, or it was past the release.
-func machineTouched(d domain.Decommission) bool {
+// machineTouched reports whether the decommission may have changed the
+// machine in MAAS: the erasing release was recorded, or the run was past
+// the release. In the release stage without a recorded release (a run
+// stopped between sending it and recording it), MAAS decides: only a
+// machine it still shows Deployed is untouched.
+func machineTouched(d domain.Decommission, observed *maas.Status) bool {
 	if d.Erase.StartedAt != nil {
 		return true
 	}
 	switch d.Stage {
-	case domain.DecomStageFallback, domain.DecomStageDelete, domain.DecomStageReimage, domain.DecomStageFinish:
-		return true
+	case "", domain.DecomStageStart, domain.DecomStageDrain:
+		return false
+	case domain.DecomStageRelease:
+		return observed == nil || *observed != maas.StatusDeployed
 	}
-	return false
+	return true
 }
 
 // settleCancelledNode moves the node out of decommissioning (or the
 // reimage's onboarding) once its decommission is cancelled.
-func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission) (string, error) {
+func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission, observed *maas.Status) (string, error) {
 	node, err := s.store.GetNode(ctx, d.NodeID)
 	if err != nil {
 		return "", err
@@ -382,7 +387,7 @@ func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission)
 		return "", nil
 	}
 	target := domain.NodeRetired
-	if !machineTouched(d) && d.NodeStatusBefore != "" {
+	if !machineTouched(d, observed) && d.NodeStatusBefore != "" {
 		target = d.NodeStatusBefore
 	}
 	if _, err := s.store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {

@@ -222,3 +222,17 @@ func TestDecommissionFreezeStopsFirst(t *testing.T) {
 	assert.Equal(t, domain.FrozenCode, out["error"].(map[string]any)["code"])
 	assert.Equal(t, []any{"retry", "resume", "rerun", "adopt", "cancel"}, out["allowed_operations"])
 }
+
+func TestMachineTouched(t *testing.T) {
+	deployed, erasing := maas.StatusDeployed, maas.StatusDiskErasing
+	sent := t0
+	at := func(stage domain.DecommissionStage, sent *time.Time) domain.Decommission {
+		return domain.Decommission{Stage: stage, Erase: domain.EraseEvidence{StartedAt: sent}}
+	}
+	assert.False(t, machineTouched(at(domain.DecomStageDrain, nil), nil), "the drain sends nothing to MAAS")
+	assert.True(t, machineTouched(at(domain.DecomStageRelease, &sent), &deployed), "the release was recorded")
+	assert.False(t, machineTouched(at(domain.DecomStageRelease, nil), &deployed), "MAAS still shows the tenant's OS")
+	assert.True(t, machineTouched(at(domain.DecomStageRelease, nil), &erasing), "sent, not yet recorded")
+	assert.True(t, machineTouched(at(domain.DecomStageRelease, nil), nil), "unknown: the cautious answer")
+	assert.True(t, machineTouched(at(domain.DecomStageDelete, nil), nil))
+}

@@ -80,6 +80,8 @@ const (
 const (
 	UnknownMachineSubject = "maas:"
 	OnboardingSubject     = "onboarding:"
+	// SiteSlotsSubject plus a site id: the site throttle's slot count.
+	SiteSlotsSubject = "site-slots:"
 )
 
 // DriftItem is one disagreement seen by reconcile runs, from the first run

@@ -8,6 +8,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
 )
 
@@ -64,6 +65,8 @@ type Observation struct {
 	Power map[string]PowerReading
 	// Onboardings are the site's open onboardings.
 	Onboardings []OnboardingView
+	// DeadSlots is what of the site's throttle no workflow holds.
+	DeadSlots store.DeadSlots
 }
 
 // Finding is one disagreement a run saw.
@@ -116,6 +119,7 @@ func Compare(obs Observation) []Finding {
 	for _, v := range obs.Onboardings {
 		out = append(out, compareOnboarding(v, obs.Now)...)
 	}
+	out = append(out, compareSlots(obs.SiteID, obs.DeadSlots)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].key() < out[j].key() })
 	return out
 }
@@ -204,6 +208,33 @@ func compareOnboarding(v OnboardingView, now time.Time) []Finding {
 		case o.NodeID != "" && t.NodeID != o.NodeID:
 			out = append(out, f(domain.DriftTokenMismatch, "token of node "+o.NodeID, "token of node "+t.NodeID))
 		}
+	}
+	return out
+}
+
+// compareSlots reports each throttle row no workflow holds, one item per
+// onboarding, and a slot count that disagrees with the slots held.
+func compareSlots(siteID string, d store.DeadSlots) []Finding {
+	var out []Finding
+	seen := map[string]bool{}
+	f := func(onboardingID string, attempt int, what string) {
+		if seen[onboardingID] {
+			return
+		}
+		seen[onboardingID] = true
+		out = append(out, Finding{NodeID: domain.OnboardingSubject + onboardingID, OnboardingID: onboardingID,
+			Kind: domain.DriftOrphanSlot, Expected: fmt.Sprintf("%s of attempt %d held by its workflow", what, attempt),
+			Observed: d.Why[onboardingID]})
+	}
+	for _, h := range d.Holders {
+		f(h.OnboardingID, h.Attempt, "site slot")
+	}
+	for _, w := range d.Waiters {
+		f(w.OnboardingID, w.Attempt, "queue place")
+	}
+	if d.CountWrong {
+		out = append(out, Finding{NodeID: domain.SiteSlotsSubject + siteID, Kind: domain.DriftOrphanSlot,
+			Expected: fmt.Sprintf("%d slots held (one per holder)", d.Alive+len(d.Holders)), Observed: fmt.Sprintf("count %d", d.Held)})
 	}
 	return out
 }

@@ -53,6 +53,9 @@ type Store interface {
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
 	AppendOnboardingEvents(ctx context.Context, events ...domain.TimelineEntry) error
 	GetEnrollmentToken(ctx context.Context, hash string) (domain.EnrollmentToken, error)
+	// The site throttle's rows no workflow holds (orphan_slot drift).
+	FindDeadSlots(ctx context.Context, siteID string) (store.DeadSlots, error)
+	FreeDeadSlots(ctx context.Context, siteID string) (store.DeadSlots, error)
 
 	ListNodeMAASStates(ctx context.Context, siteID string) ([]domain.NodeMAASState, error)
 	PutNodeMAASState(ctx context.Context, st domain.NodeMAASState) error

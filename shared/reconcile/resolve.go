@@ -52,8 +52,11 @@ func StartsDecommission(kind string) bool { return kind == domain.DriftStatusMis
 // operation.
 func StartRefusal(kind string) *ResolveRefusedError {
 	reason := fmt.Sprintf("the %s operation is not available yet; acknowledge the drift and act in MAAS, or adopt what MAAS shows", startOperations[kind])
-	if kind == domain.DriftMachineMissing {
+	switch kind {
+	case domain.DriftMachineMissing:
 		reason = "the machine is gone from MAAS, there is nothing to decommission; adopt to mark the node removed"
+	case domain.DriftOrphanSlot:
+		reason = "there is no workflow to start; adopt frees the slot"
 	}
 	return &ResolveRefusedError{Action: domain.DriftStart, Kind: kind, Reason: reason}
 }
@@ -85,6 +88,7 @@ var startOperations = map[string]string{
 	domain.DriftExecutionNotRunning: "onboarding resume",
 	domain.DriftTokenMismatch:       "onboarding restart-clean",
 	domain.DriftAttemptMismatch:     "onboarding restart-clean",
+	domain.DriftOrphanSlot:          "",
 }
 
 // executionLostCode is the failure code of an onboarding closed by adopting
@@ -174,6 +178,8 @@ func (r *Runner) adopt(ctx context.Context, item domain.DriftItem, actor string)
 			"node status active → removed (no machine in MAAS)")
 	case domain.DriftExecutionNotRunning:
 		return r.closeLostOnboarding(ctx, item, actor)
+	case domain.DriftOrphanSlot:
+		return r.freeSlots(ctx, item.SiteID)
 	case domain.DriftPowerOff, domain.DriftBMCUnreachable:
 		return refuse("power is the BMC's state, maasflow keeps no record of it to adopt; power the host on or fix the BMC in MAAS, or acknowledge")
 	case domain.DriftUnknownMachine:
@@ -181,6 +187,23 @@ func (r *Runner) adopt(ctx context.Context, item domain.DriftItem, actor string)
 	default: // token and attempt mismatch
 		return refuse("cancel the onboarding and start it again")
 	}
+}
+
+// freeSlots frees every throttle row of the site that no workflow holds,
+// and sets the slot count to the slots held.
+func (r *Runner) freeSlots(ctx context.Context, siteID string) (string, error) {
+	d, err := r.Store.FreeDeadSlots(ctx, siteID)
+	if err != nil {
+		return "", err
+	}
+	if d.Empty() {
+		return "nothing held by no workflow any more on site " + siteID, nil
+	}
+	detail := fmt.Sprintf("freed %d slots and %d queue places of site %s", len(d.Holders), len(d.Waiters), siteID)
+	if d.CountWrong {
+		detail += fmt.Sprintf("; slot count %d → %d", d.Held, d.Alive)
+	}
+	return detail, nil
 }
 
 // closeLostOnboarding closes an open onboarding whose execution is gone as

@@ -272,6 +272,9 @@ func (r *Runner) observe(ctx context.Context, siteID string, now time.Time, info
 	if obs.Onboardings, err = r.openOnboardings(ctx, siteID); err != nil {
 		return obs, err
 	}
+	if obs.DeadSlots, err = r.Store.FindDeadSlots(ctx, siteID); err != nil {
+		return obs, err
+	}
 	if len(checked) == 0 {
 		return obs, nil
 	}

@@ -93,6 +93,7 @@ func (b *validatingBus) Publish(_ context.Context, detailType string, detail any
 }
 
 type harness struct {
+	db   store.DynamoDB
 	st   *store.Store
 	clk  *clockwork.FakeClock
 	maas *fakeMAAS
@@ -105,7 +106,7 @@ func newHarness(t *testing.T) *harness {
 	db, err := store.NewLocalDB(context.Background(), "")
 	require.NoError(t, err)
 	clk := clock.NewFake(t0)
-	h := &harness{st: store.New(db, "", clk.Now), clk: clk, maas: &fakeMAAS{machines: map[string]maas.Machine{}, power: map[string]string{}}, bus: &validatingBus{}}
+	h := &harness{db: db, st: store.New(db, "", clk.Now), clk: clk, maas: &fakeMAAS{machines: map[string]maas.Machine{}, power: map[string]string{}}, bus: &validatingBus{}}
 	require.NoError(t, h.st.CreateSite(context.Background(), domain.Site{ID: "s1", Name: "one", MAASURL: "http://maas/MAAS", Status: domain.StatusActive}))
 	h.r = New(Config{}, Deps{Store: h.st, MAAS: h.maas, Executions: execs{}, Events: h.bus, Clock: clk})
 	return h

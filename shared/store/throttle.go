@@ -109,8 +109,8 @@ func holdsSiteSlot(s domain.OnboardingStatus) bool {
 
 // TakeSiteSlot takes a slot of the onboarding's site for req.Attempt when
 // fewer than req.Limit are held and no earlier queued onboarding is owed
-// one; otherwise it puts the onboarding in the site's queue (stage queued,
-// once) and returns its place. Taking, queueing and the onboarding's
+// one; otherwise it puts the onboarding in the site's queue (status
+// pending, stage queued, once) and returns its place. Taking, queueing and the onboarding's
 // record change in one transaction each. A repeated call by the same
 // attempt is harmless: a held slot is Granted again, a queued onboarding
 // keeps its place. Before queueing behind a full site, the first queued
@@ -241,7 +241,9 @@ func (s *Store) queueForSiteSlot(ctx context.Context, o domain.Onboarding, attem
 	prev := o
 	next := o
 	next.Slot = &domain.SiteSlot{Attempt: attempt, WaitKey: wk}
-	next.Stage = domain.StageQueued
+	// A run an operator reopened as running at a later stage waits like a
+	// new one: pending, queued (its execution input keeps the stage).
+	next.Status, next.Stage = domain.OnboardingPending, domain.StageQueued
 	next.Version = prev.Version + 1
 	next.UpdatedAt = now
 	item, err := onboardingItem(next)
@@ -356,6 +358,9 @@ type DeadSlots struct {
 	Waiters     []SlotWaiter
 	CountWrong  bool
 	Held, Alive int
+	// Why says, per onboarding id of a dead row, why no workflow holds it
+	// ("onboarding gone", "onboarding completed", "onboarding on attempt 3").
+	Why map[string]string
 }
 
 // Empty reports whether nothing is dead.
@@ -386,42 +391,80 @@ func (s *Store) findDeadSlots(ctx context.Context, siteID string, waiters int) (
 	if waiters >= 0 && waiters < len(queue) {
 		queue = queue[:waiters]
 	}
+	d.Why = map[string]string{}
+	listed := 0
 	for _, h := range holders {
-		alive, err := s.slotAlive(ctx, h.OnboardingID, h.Attempt, func(sl domain.SiteSlot) bool { return sl.Held })
+		why, err := s.slotDead(ctx, h.OnboardingID, h.Attempt, func(sl domain.SiteSlot) bool { return sl.Held })
 		if err != nil {
 			return d, err
 		}
-		if alive {
+		if why != "" {
+			// Read the row again: a run that ended between the listing
+			// and the record's read gave it back, which is no drift.
+			if _, found, err := s.getRaw(ctx, holderKey(siteID, h.OnboardingID)); err != nil || !found {
+				if err != nil {
+					return d, err
+				}
+				continue
+			}
+		}
+		listed++
+		if why == "" {
 			d.Alive++
 		} else {
 			d.Holders = append(d.Holders, h)
+			d.Why[h.OnboardingID] = why
 		}
 	}
 	for _, w := range queue {
-		alive, err := s.slotAlive(ctx, w.OnboardingID, w.Attempt, func(sl domain.SiteSlot) bool { return sl.WaitKey == w.Key })
+		why, err := s.slotDead(ctx, w.OnboardingID, w.Attempt, func(sl domain.SiteSlot) bool { return sl.WaitKey == w.Key })
 		if err != nil {
 			return d, err
 		}
-		if !alive {
-			d.Waiters = append(d.Waiters, w)
+		if why == "" {
+			continue
 		}
+		if _, found, err := s.getRaw(ctx, key{pkThrottle + siteID, w.Key}); err != nil || !found {
+			if err != nil {
+				return d, err
+			}
+			continue // taken or given back meanwhile
+		}
+		d.Waiters = append(d.Waiters, w)
+		d.Why[w.OnboardingID] = why
 	}
 	d.Held = slots.Held
-	d.CountWrong = slots.Held != len(holders)
+	if slots.Held != listed {
+		// Judge the count only if it did not move while the rows were
+		// read: a take or a give-back in between is no drift.
+		again, err := s.readSiteSlots(ctx, siteID)
+		if err != nil {
+			return d, err
+		}
+		d.CountWrong = again.Version == slots.Version
+	}
 	return d, nil
 }
 
-// slotAlive reports whether the onboarding still holds what a throttle row
-// says it does for attempt.
-func (s *Store) slotAlive(ctx context.Context, onboardingID string, attempt int, holds func(domain.SiteSlot) bool) (bool, error) {
+// slotDead says why the onboarding no longer holds what a throttle row
+// says it does for attempt, or "" when it does.
+func (s *Store) slotDead(ctx context.Context, onboardingID string, attempt int, holds func(domain.SiteSlot) bool) (string, error) {
 	o, err := s.GetOnboarding(ctx, onboardingID)
 	if _, missing := errors.AsType[*ItemNotFoundError](err); missing {
-		return false, nil
+		return "onboarding gone", nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
-	return holdsSiteSlot(o.Status) && o.Attempt == attempt && o.Slot != nil && o.Slot.Attempt == attempt && holds(*o.Slot), nil
+	switch {
+	case !holdsSiteSlot(o.Status):
+		return "onboarding " + string(o.Status), nil
+	case o.Attempt != attempt:
+		return fmt.Sprintf("onboarding on attempt %d", o.Attempt), nil
+	case o.Slot == nil || o.Slot.Attempt != attempt || !holds(*o.Slot):
+		return "onboarding does not hold it", nil
+	}
+	return "", nil
 }
 
 // FreeDeadSlots frees what FindDeadSlots reports dead, each row on

@@ -113,12 +113,12 @@ func TestTakeSiteSlotIsFenced(t *testing.T) {
 	s, _, _ := newTestStore(t)
 	openOnboardings(t, s, 1)
 	_, err := s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "o1", Attempt: 2, Limit: 1})
-	assert.ErrorAs(t, err, new(*InvalidRecordError), "another attempt")
+	require.ErrorAs(t, err, new(*InvalidRecordError), "another attempt")
 	fenced := &ItemConflictError{Kind: "x", ID: "o1", Reason: "fenced"}
 	_, err = s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "o1", Attempt: 1, Limit: 1, Fence: func(domain.Onboarding) error { return fenced }})
 	assert.Same(t, fenced, err)
 	_, err = s.TakeSiteSlot(ctx, SlotRequest{OnboardingID: "nope", Attempt: 1, Limit: 1})
-	assert.ErrorAs(t, err, new(*ItemNotFoundError))
+	require.ErrorAs(t, err, new(*ItemNotFoundError))
 	requireSlots(t, s, 0, []string{}, []string{})
 }
 
@@ -150,6 +150,22 @@ func TestEveryWayOutGivesTheSlotBack(t *testing.T) {
 			requireSlots(t, s, 0, []string{}, []string{})
 		})
 	}
+}
+
+func TestARunningOnboardingQueuesAsPending(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	openOnboardings(t, s, 2)
+	require.True(t, take(t, s, "o1", 1).Granted)
+	_, err := s.UpdateOnboarding(ctx, "o2", func(o *domain.Onboarding) error {
+		o.Status, o.Stage = domain.OnboardingRunning, domain.StageDeploy // reopened at a later stage
+		return nil
+	})
+	require.NoError(t, err)
+	r := take(t, s, "o2", 1)
+	assert.False(t, r.Granted)
+	assert.Equal(t, domain.OnboardingPending, r.Onboarding.Status)
+	assert.Equal(t, domain.StageQueued, r.Onboarding.Stage)
 }
 
 func TestMovesThatKeepTheSlotKeepIt(t *testing.T) {

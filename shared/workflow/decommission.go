@@ -20,13 +20,17 @@ import (
 // (the state machine's EnterAtStage Choice routes on it); empty starts at
 // the drain.
 type DecommissionInput struct {
-	DecommissionID string                   `json:"decommission_id"`
-	NodeID         string                   `json:"node_id"`
-	SiteID         string                   `json:"site_id"`
-	Mode           string                   `json:"mode"`
-	Attempt        int                      `json:"attempt"`
-	CorrelationID  string                   `json:"correlation_id"`
-	StartStage     domain.DecommissionStage `json:"start_stage,omitempty"`
+	DecommissionID string `json:"decommission_id"`
+	NodeID         string `json:"node_id"`
+	SiteID         string `json:"site_id"`
+	Mode           string `json:"mode"`
+	Attempt        int    `json:"attempt"`
+	// Run is the record's run of the attempt; the activities act only
+	// while the record is on it, so a stopped run cannot write into the
+	// run a recovery operation started.
+	Run           int                      `json:"run"`
+	CorrelationID string                   `json:"correlation_id"`
+	StartStage    domain.DecommissionStage `json:"start_stage,omitempty"`
 }
 
 // DecommissionStoppedErrorName is the error a decommission execution
@@ -42,7 +46,7 @@ func DecommissionExecutionName(d domain.Decommission) string {
 
 func decommissionInput(d domain.Decommission, start domain.DecommissionStage) ([]byte, error) {
 	b, err := json.Marshal(DecommissionInput{DecommissionID: d.ID, NodeID: d.NodeID, SiteID: d.SiteID, Mode: d.Mode,
-		Attempt: d.Attempt, CorrelationID: d.CorrelationID, StartStage: start})
+		Attempt: d.Attempt, Run: d.Run, CorrelationID: d.CorrelationID, StartStage: start})
 	if err != nil {
 		return nil, fmt.Errorf("marshal decommission input: %w", err)
 	}

@@ -62,11 +62,14 @@ type PowerCycleMachineOutput struct {
 
 // PowerCycleMachine power-cycles a machine that MAAS shows in Commissioning
 // with its scripts still pending: power_off then power_on (MAAS has no
-// power-cycle operation; power_on needs an owner, which commissioning
-// made the caller, maas-behaviour §5). The host sees power arrive and
-// boots from the network again; the commissioning MAAS is waiting for
-// carries on. A machine that has meanwhile booted (scripts running, or past
-// Commissioning) is left alone. Either way the decision is on the timeline.
+// power-cycle operation; power_on needs an owner, which commissioning made
+// the caller, maas-behaviour §5). MAAS runs a power action before it answers
+// (maas-behaviour §2), so power_on follows a finished power_off, and a BMC
+// that refuses either comes back as a MAAS error (§14.14). The host sees
+// power arrive and boots from the network again; the commissioning MAAS is
+// waiting for carries on. A machine that has meanwhile booted (scripts
+// running, or past Commissioning) is left alone. Either way the decision
+// is on the timeline.
 //
 // A retry after a partial cycle repeats it: power_off on a machine that is
 // off and power_on on one that is on are harmless.

@@ -336,9 +336,13 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 	}
 	if rt.action != "" {
 		// The mutation's audit entry rides its first write, in the same
-		// transaction (docs/decisions.md, "Audit rides the change").
+		// transaction (docs/decisions.md, "Audit rides the change"). A
+		// node's request is not authenticated yet: its handler hands the
+		// entry to the write that accepts the node's credential only.
 		rq.pending = store.NewPendingAudit(s.auditEntry(rq, rt.action, resultSuccess))
-		rq.r = rq.r.WithContext(store.WithPendingAudit(rq.r.Context(), rq.pending))
+		if rt.access == accessAdmin {
+			rq.r = rq.r.WithContext(store.WithPendingAudit(rq.r.Context(), rq.pending))
+		}
 	}
 	if err := checkPathValues(rq, rt.params); err != nil {
 		return 0, nil, err

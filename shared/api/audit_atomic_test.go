@@ -91,6 +91,11 @@ func TestAuditWriteFailureFailsTheMutation(t *testing.T) {
 			assert.Empty(t, h.stopper.calls, "the execution was not stopped")
 			assert.Equal(t, "pending", h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+running["id"].(string), nil)["status"])
 		}},
+		{"onboarding freeze", "POST", "/api/v1/admin/onboardings/" + running["id"].(string) + "/mark-manual-intervention", nil, func(t *testing.T) {
+			t.Helper()
+			assert.Empty(t, h.stopper.calls, "the execution was not stopped")
+			assert.Equal(t, "pending", h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+running["id"].(string), nil)["status"])
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Helper()

@@ -132,6 +132,9 @@ func (s *server) stopDecommissionRun(rq *request, d domain.Decommission, cause s
 	if err != nil {
 		return err
 	}
+	if err := s.auditAhead(rq); err != nil { // the stop is a change no store write carries
+		return err
+	}
 	if err := runner.StopDecommission(rq.ctx(), d.ExecutionID, cause); err != nil {
 		s.decomLog(rq, d).ErrorContext(rq.ctx(), "stop decommission workflow", "execution_id", d.ExecutionID, "error", err.Error())
 		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
@@ -315,6 +318,9 @@ func (s *server) cancelReimage(ctx context.Context, rq *request, d domain.Decomm
 		return nil, err
 	case domain.IsOpenStatus(o.Status):
 		if o.ExecutionID != "" {
+			if err := s.auditAhead(rq); err != nil { // the stop is a change no store write carries
+				return nil, err
+			}
 			if err := s.stopper.StopOnboarding(ctx, o.ExecutionID, reason); err != nil {
 				return nil, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 					Message: fmt.Sprintf("the workflow service is unavailable; decommission %s was not changed, retry later", d.ID)}

@@ -59,7 +59,9 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	log := rq.log.With(logfield.NodeID, nodeID)
 	now := s.clock.Now().UTC()
 
-	tok, err := s.store.ConsumeEnrollmentToken(ctx, enroll.HashToken(in.Token), nodeID, now)
+	// The consume is the node's proof and its change: the audit entry rides
+	// it, and no write of a refusal carries it.
+	tok, err := s.store.ConsumeEnrollmentToken(store.WithPendingAudit(ctx, rq.pending), enroll.HashToken(in.Token), nodeID, now)
 	if err != nil {
 		var rejected *store.TokenRejectedError
 		if errors.As(err, &rejected) {

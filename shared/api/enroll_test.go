@@ -277,4 +277,5 @@ func TestEnrollmentAfterCancelIsRefused(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, refused)
+	assert.Empty(t, h.auditFor("node.enroll"), "a refused token is counted, not audited, even when its refusal is noted")
 }

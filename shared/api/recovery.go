@@ -165,6 +165,9 @@ func freezeOnboarding(s *server, rq *request, o domain.Onboarding, reason string
 	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	if o.ExecutionID != "" {
+		if err := s.auditAhead(rq); err != nil { // the stop is a change no store write carries
+			return o, err
+		}
 		if err := s.stopper.StopOnboarding(ctx, o.ExecutionID, reason); err != nil {
 			log.ErrorContext(ctx, "stop onboarding workflow", "execution_id", o.ExecutionID, "error", err.Error())
 			return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -76,6 +78,27 @@ func TestPendingAuditRidesTheFirstWrite(t *testing.T) {
 			assert.Len(t, auditOf(t, s, "x."+tc.name), 1)
 		})
 	}
+}
+
+// An UpdateItem carrying the entry keeps its condition: a second revoke of
+// the same token is the no-op it always was, and leaves the entry pending.
+func TestPendingAuditRidesAConditionalUpdate(t *testing.T) {
+	s, clk, _ := newTestStore(t)
+	ctx := context.Background()
+	hash := strings.Repeat("ab", 32)
+	require.NoError(t, s.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: hash, NodeID: "n1", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}))
+
+	p := pendingEntry("node.bootstrap_bundle.reissue", "node:n1")
+	require.NoError(t, s.RevokeEnrollmentToken(WithPendingAudit(ctx, p), hash, clk.Now()))
+	assert.True(t, p.Written())
+	tok, err := s.GetEnrollmentToken(ctx, hash)
+	require.NoError(t, err)
+	assert.NotNil(t, tok.RevokedAt)
+
+	again := pendingEntry("node.bootstrap_bundle.reissue", "node:n1")
+	require.NoError(t, s.RevokeEnrollmentToken(WithPendingAudit(ctx, again), hash, clk.Now()))
+	assert.False(t, again.Written(), "nothing changed, nothing carried")
+	assert.Len(t, auditOf(t, s, "node.bootstrap_bundle.reissue"), 1)
 }
 
 // A write refused by its own condition is the caller's answer (conflict,

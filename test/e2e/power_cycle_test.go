@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -19,6 +21,21 @@ func timelineRows(o map[string]any, text string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// awaitTimelineRow reads the onboarding until its timeline holds a row
+// whose detail contains text (the closing row can land a moment after the
+// status), and returns the onboarding as last read.
+func (e *env) awaitTimelineRow(id, text string) map[string]any {
+	e.t.Helper()
+	deadline := time.Now().Add(terminalWait)
+	for {
+		o := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		if len(timelineRows(o, text)) > 0 || time.Now().After(deadline) {
+			return o
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // A host that hangs on its first power-on (seed 000 §4.1 step 5) is
@@ -52,7 +69,9 @@ func TestMachineThatNeverBootsNeedsAnOperatorAfterOneCycle(t *testing.T) {
 	f := e.setup(nil, nil)
 	e.hardware("gpu-pc2", "10.10.1.12", "52:54:00:01:01:02", map[string]any{"never_boots": true})
 
-	o := e.waitTerminal(e.onboard(f, "gpu-pc2", "10.10.1.12"))
+	id := e.onboard(f, "gpu-pc2", "10.10.1.12")
+	e.waitTerminal(id)
+	o := e.awaitTimelineRow(id, "not booted after a power cycle")
 
 	assert.Equal(t, "manual_intervention", o["status"])
 	assert.Equal(t, "MachineNeverBooted", errorCode(o))

@@ -28,7 +28,7 @@ var adminRecoveryOps = []adminRecoveryOp{
 	{"retry", domain.OpRetry, "run the stage that stopped a failed or manual_intervention onboarding again, in the same attempt"},
 	{"resume", domain.OpResume, "continue a manual_intervention onboarding from its last safe checkpoint, after MAAS is read again"},
 	{"rerun", domain.OpRerun, "run a failed or manual_intervention onboarding again from the top as a new attempt"},
-	{"restart-clean", domain.OpRestartClean, "release (or delete) the MAAS machine, revoke every token and start a new attempt that commissions afresh"},
+	{"restart-clean", domain.OpRestartClean, "release the MAAS machine with the erase policy, revoke every token and start a new attempt that commissions afresh"},
 	{"adopt", domain.OpAdopt, "continue from what MAAS and the node show now (a machine handled outside maasflow)"},
 	{"freeze", domain.OpMarkManualIntervention, "stop a pending or running onboarding's workflow and hold it in manual_intervention; the host stays locked"},
 }

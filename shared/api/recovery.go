@@ -232,73 +232,12 @@ func startedBy(op domain.RecoveryOperation) func(s *server, rq *request, o domai
 // (store.CloseOnboarding). Reopening takes the host lock again when a
 // failure had released it; a host another onboarding holds answers 409.
 func rerunOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
-	ctx := rq.ctx()
 	if reason == "" {
 		reason = "rerun by " + rq.actor
 	}
-	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
-	now := s.clock.Now().UTC()
-	prev := o
-	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt != o.Attempt || !domain.Allows(cur.Status, cur.Stage, domain.OpRerun) {
-			return notAllowed(*cur, domain.OpRerun)
-		}
-		prev = *cur
-		cur.Attempt++
-		cur.Run = 0
-		cur.Status = domain.OnboardingPending
-		cur.Stage = domain.StageValidate
-		cur.Error = nil
-		cur.CompletedAt = nil
-		cur.DeployAttempts = 0
-		cur.Checkpoint = ""
-		cur.ExecutionID = ""
-		cur.EnrollmentTaskToken = ""
-		cur.EnrollmentTokenHash = ""
-		cur.CorrelationID = rq.correlationID
-		cur.UpdatedAt = now
-		return nil
-	})
-	if err != nil {
-		return o, err
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
-	defer cancel()
-	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
-		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
-		Outcome: string(domain.OnboardingPending), Source: string(domain.OpRerun),
-		Detail: fmt.Sprintf("attempt %d started by %s after attempt %d was %s at stage %s: %s",
-			reopened.Attempt, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason),
-	}); err != nil {
-		log.ErrorContext(ctx, "record the rerun on the timeline", "error", err.Error())
-	}
-	if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
-		n.Status = domain.NodeOnboarding
-		n.OnboardingID = o.ID
-		n.UpdatedAt = now
-		return nil
-	}); err != nil {
-		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
-		return o, err
-	}
-	execID, err := s.starter.StartOnboarding(ctx, reopened)
-	if err != nil {
-		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error())
-		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
-		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service is unavailable; attempt %d of onboarding %s was closed as failed, retry later", reopened.Attempt, o.ID)}
-	}
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt == reopened.Attempt {
-			cur.ExecutionID = execID
-		}
-		return nil
-	})
-	if err != nil {
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		reopened.ExecutionID = execID
-		updated = reopened
-	}
-	log.InfoContext(ctx, "onboarding rerun", "attempt", updated.Attempt, "previous_status", prev.Status)
-	return updated, nil
+	return s.reopen(rq, o, reopening{op: domain.OpRerun, newAttempt: true,
+		detail: func(prev, reopened domain.Onboarding) string {
+			return fmt.Sprintf("attempt %d started by %s after attempt %d was %s at stage %s: %s",
+				reopened.Attempt, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason)
+		}})
 }

@@ -14,12 +14,17 @@ import (
 // where its execution enters the state machine.
 type reopening struct {
 	op domain.RecoveryOperation
-	// newAttempt starts attempt + 1 (restart-clean); otherwise the same
-	// attempt runs again (Run + 1, adopt), keeping its token row.
+	// newAttempt starts attempt + 1 from the stage before discovery (rerun,
+	// restart-clean); otherwise the same attempt runs again (Run + 1:
+	// retry, resume, adopt), keeping its stage, checkpoint and token row.
 	newAttempt bool
-	start      domain.Stage
-	// detail is the timeline note's text, given the record as it was.
-	detail func(prev domain.Onboarding) string
+	// start is where the execution enters the state machine; "" is the top.
+	start domain.Stage
+	// change adjusts the reopened record, when set.
+	change func(*domain.Onboarding)
+	// detail is the timeline note's text, given the record as it was and
+	// as it is reopened.
+	detail func(prev, reopened domain.Onboarding) string
 	// beforeStart, when set, runs after the record is reopened and before
 	// the execution starts; an error closes the run unstarted.
 	beforeStart func(ctx context.Context) error
@@ -64,9 +69,9 @@ func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason 
 		return s.store.RevokeEnrollmentToken(ctx, o.EnrollmentTokenHash, s.clock.Now().UTC())
 	}
 	return s.reopen(rq, o, reopening{op: domain.OpRestartClean, newAttempt: true, start: domain.StageReset, beforeStart: revoke,
-		detail: func(prev domain.Onboarding) string {
+		detail: func(prev, reopened domain.Onboarding) string {
 			return fmt.Sprintf("attempt %d started clean by %s after attempt %d was %s at stage %s; every enrollment token of the node revoked: %s",
-				prev.Attempt+1, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason)
+				reopened.Attempt, rq.actor, prev.Attempt, prev.Status, stageOrStart(string(prev.Stage)), reason)
 		}})
 }
 
@@ -93,20 +98,33 @@ func adoptOnboarding(s *server, rq *request, o domain.Onboarding, reason string)
 		reason = "adopt by " + rq.actor
 	}
 	return s.reopen(rq, o, reopening{op: domain.OpAdopt, start: domain.StageAdopt,
-		detail: func(prev domain.Onboarding) string {
+		change: func(cur *domain.Onboarding) {
+			// The adopt entry decides the stage from what MAAS shows.
+			cur.Stage = domain.StageValidate
+			cur.DeployAttempts = 0
+		},
+		detail: func(prev, _ domain.Onboarding) string {
 			return fmt.Sprintf("adopt of attempt %d requested by %s after it was %s at stage %s: %s",
 				prev.Attempt, rq.actor, prev.Status, stageOrStart(string(prev.Stage)), reason)
 		}})
 }
 
-// reopen moves the stopped onboarding back to pending for r (new attempt or
-// new run), notes it on the timeline, takes the node back into onboarding
-// unless it is active, and starts the execution at r.start. A start that
-// fails closes the run as failed (503).
+// reopen is the one way a recovery operation reopens a stopped onboarding:
+// the conditional write that counts the new attempt or run (so the
+// execution gets a new name) and reopens the record — status pending, error
+// and completed_at cleared, the host lock taken again when a failure had
+// released it (409 if another onboarding holds the host) — then the note on
+// the timeline, the node back into onboarding unless it is active, and the
+// execution started at r.start. A start that fails closes the run as
+// failed (503).
 func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.Onboarding, error) {
 	ctx := rq.ctx()
-	starter, ok := s.starter.(stageStarter)
-	if !ok {
+	start := s.starter.StartOnboarding
+	if starter, ok := s.starter.(stageStarter); ok {
+		start = func(ctx context.Context, o domain.Onboarding) (string, error) {
+			return starter.StartOnboardingAt(ctx, o, r.start)
+		}
+	} else if r.start != "" {
 		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
 	}
@@ -121,19 +139,23 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 		if r.newAttempt {
 			cur.Attempt++
 			cur.Run = 0
+			cur.Stage = domain.StageValidate
+			cur.DeployAttempts = 0
+			cur.Checkpoint = ""
 			cur.EnrollmentTokenHash = ""
 		} else {
 			cur.Run++
 		}
 		cur.Status = domain.OnboardingPending
-		cur.Stage = domain.StageValidate
 		cur.Error = nil
 		cur.CompletedAt = nil
-		cur.DeployAttempts = 0
 		cur.ExecutionID = ""
 		cur.EnrollmentTaskToken = ""
 		cur.CorrelationID = rq.correlationID
 		cur.UpdatedAt = now
+		if r.change != nil {
+			r.change(cur)
+		}
 		return nil
 	})
 	if err != nil {
@@ -143,12 +165,14 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	defer cancel()
 	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
 		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
-		Outcome: string(domain.OnboardingPending), Source: string(r.op), Detail: r.detail(prev),
+		Outcome: string(domain.OnboardingPending), Source: string(r.op), Detail: r.detail(prev, reopened),
 	}); err != nil {
 		log.ErrorContext(ctx, "record the recovery on the timeline", "op", r.op, "error", err.Error())
 	}
 	if o.NodeID != "" {
 		if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
+			// An enrolled node stays active: the enrollment wait and the
+			// gates of the new run read it as it is.
 			if n.Status != domain.NodeActive {
 				n.Status = domain.NodeOnboarding
 			}
@@ -166,7 +190,7 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 			return o, err
 		}
 	}
-	execID, err := starter.StartOnboardingAt(ctx, reopened, r.start)
+	execID, err := start(ctx, reopened)
 	if err != nil {
 		return o, s.startFailed(rq, log, reopened, err)
 	}
@@ -181,7 +205,8 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 		reopened.ExecutionID = execID
 		updated = reopened
 	}
-	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run, "previous_status", prev.Status)
+	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run,
+		"start_stage", r.start, "previous_status", prev.Status)
 	return updated, nil
 }
 
@@ -191,7 +216,7 @@ func (s *server) startFailed(rq *request, log *slog.Logger, o domain.Onboarding,
 	log.ErrorContext(rq.ctx(), "start onboarding workflow", "error", err.Error())
 	s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
 	return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-		Message: fmt.Sprintf("the workflow service is unavailable; attempt %d of onboarding %s was closed as failed, retry later", o.Attempt, o.ID)}
+		Message: fmt.Sprintf("the workflow service is unavailable; attempt %d (run %d) of onboarding %s was closed as failed, retry later", o.Attempt, o.Run, o.ID)}
 }
 
 // startedLast recognises an onboarding op reopened: it is open, and op is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -176,92 +175,20 @@ func (s *server) nodeEnrolled(ctx context.Context, o domain.Onboarding) (bool, e
 }
 
 // continueRun starts a new run of the onboarding's current attempt at
-// stage entry ("" is the start), for retry and resume. The record write
-// that precedes the start counts the run (Run + 1, so the execution gets a
-// new name) and reopens the record: status pending, error and
-// completed_at cleared, the host lock taken again when a failure had
-// released it (409 if another onboarding holds the host). change adjusts
-// the reopened record. The operation is then noted on the timeline, where
-// it also tells the run's terminal event apart from the earlier run's.
+// stage entry ("" is the start), for retry and resume (reopen): Run + 1,
+// so the execution gets a new name; change adjusts the reopened record.
+// The note on the timeline also tells the run's terminal event apart from
+// the earlier run's.
 func (s *server) continueRun(rq *request, o domain.Onboarding, op domain.RecoveryOperation, entry domain.Stage,
 	reason, detail string, change func(*domain.Onboarding)) (domain.Onboarding, error) {
-	ctx := rq.ctx()
-	starter, ok := s.starter.(stageStarter)
-	if !ok {
-		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
-	}
 	if reason == "" {
 		reason = string(op) + " by " + rq.actor
 	}
-	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
-	now := s.clock.Now().UTC()
-	prev := o
-	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt != o.Attempt || cur.Run != o.Run || !domain.Allows(cur.Status, cur.Stage, op) {
-			return notAllowed(*cur, op)
-		}
-		prev = *cur
-		cur.Run++
-		cur.Status = domain.OnboardingPending
-		cur.Error = nil
-		cur.CompletedAt = nil
-		cur.ExecutionID = ""
-		cur.EnrollmentTaskToken = ""
-		cur.CorrelationID = rq.correlationID
-		cur.UpdatedAt = now
-		if change != nil {
-			change(cur)
-		}
-		return nil
-	})
-	if err != nil {
-		return o, err
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
-	defer cancel()
-	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
-		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: prev.Stage,
-		Outcome: string(domain.OnboardingPending), Source: string(op),
-		Detail: fmt.Sprintf("run %d of attempt %d started by %s after it was %s at stage %s: %s; %s",
-			reopened.Run, reopened.Attempt, rq.actor, prev.Status, stageOrStart(string(prev.Stage)), detail, reason),
-	}); err != nil {
-		log.ErrorContext(ctx, "record the "+string(op)+" on the timeline", "error", err.Error())
-	}
-	if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
-		// An enrolled node stays active: the enrollment wait and the gates
-		// of the new run read it as it is.
-		if n.Status != domain.NodeActive {
-			n.Status = domain.NodeOnboarding
-		}
-		n.OnboardingID = o.ID
-		n.UpdatedAt = now
-		return nil
-	}); err != nil {
-		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
-		return o, err
-	}
-	execID, err := starter.StartOnboardingAt(ctx, reopened, entry)
-	if err != nil {
-		log.ErrorContext(ctx, "start onboarding workflow", "error", err.Error(), "start_stage", entry)
-		s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
-		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service is unavailable; run %d of onboarding %s was closed as failed, retry later", reopened.Run, o.ID)}
-	}
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt == reopened.Attempt && cur.Run == reopened.Run {
-			cur.ExecutionID = execID
-		}
-		return nil
-	})
-	if err != nil {
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		reopened.ExecutionID = execID
-		updated = reopened
-	}
-	log.InfoContext(ctx, "onboarding run started by "+string(op), slog.Int("attempt", updated.Attempt), slog.Int("run", updated.Run),
-		slog.String("start_stage", string(entry)), slog.String("previous_status", string(prev.Status)))
-	return updated, nil
+	return s.reopen(rq, o, reopening{op: op, start: entry, change: change,
+		detail: func(prev, reopened domain.Onboarding) string {
+			return fmt.Sprintf("run %d of attempt %d started by %s after it was %s at stage %s: %s; %s",
+				reopened.Run, reopened.Attempt, rq.actor, prev.Status, stageOrStart(string(prev.Stage)), detail, reason)
+		}})
 }
 
 // conflictf is a 409 with a formatted message.

@@ -52,9 +52,11 @@ type AdoptMachineOutput struct {
 // adopted and why:
 //   - Ready: commissioned (by hand, or before the stop): continue at
 //     storage.
-//   - Deployed, the node agent enrolled (node active with enrolled_at):
-//     the completion gates decide, so the node stays active only when this
-//     attempt's token is the one it consumed.
+//   - Deployed, the node agent enrolled (enrolled_at set) with this
+//     attempt's token, the deploy's or one reissued while the run was
+//     stopped: the node is made active with why on the timeline, and the
+//     completion gates decide, so it stays active only when this attempt's
+//     token is the one it consumed.
 //   - Deployed, never enrolled: AdoptionRefusedError, the run needs an
 //     operator (a hand-deployed OS without maasflow's bootstrap cannot
 //     enroll).
@@ -94,7 +96,7 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 		out.Next = domain.StageStorage
 		return out, c.adopted(ctx, fmt.Sprintf("adopted machine %s as MAAS shows it, Ready: continuing at storage", m.SystemID))
 	case maas.StatusDeployed:
-		node, enrolled, err := c.enrolledThisAttempt(ctx)
+		node, tok, enrolled, err := c.enrolledThisAttempt(ctx)
 		if err != nil {
 			return out, err
 		}
@@ -104,8 +106,12 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 		}
 		out.Next = domain.StageCompletionGates
 		out.Enrollment = EnrollmentReport{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC().Format(time.RFC3339Nano), Attempt: c.ref.Attempt}
-		why := fmt.Sprintf("adopted machine %s as MAAS shows it, Deployed, with node %s enrolled at %s by attempt %d's token: the completion gates decide",
-			m.SystemID, node.ID, out.Enrollment.EnrolledAt, c.ref.Attempt)
+		how := "token"
+		if tok.ForStoppedRun {
+			how = "token, from the bootstrap bundle reissued while the run was stopped"
+		}
+		why := fmt.Sprintf("adopted machine %s as MAAS shows it, Deployed, with node %s enrolled at %s by attempt %d's %s: the completion gates decide",
+			m.SystemID, node.ID, out.Enrollment.EnrolledAt, c.ref.Attempt, how)
 		if err := c.reactivate(ctx, node, why); err != nil {
 			return out, err
 		}
@@ -132,24 +138,25 @@ func (c *call) adopted(ctx context.Context, why string) error {
 }
 
 // enrolledThisAttempt reads the node and says whether its agent enrolled
-// with the token this attempt handed out.
-func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, bool, error) {
+// with the token this attempt handed out (by its deploy, or reissued by an
+// operator while the run was stopped), returning that token.
+func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, domain.EnrollmentToken, bool, error) {
 	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
 	if err != nil {
-		return node, false, storeError("read node", err)
+		return node, domain.EnrollmentToken{}, false, storeError("read node", err)
 	}
 	if node.EnrolledAt == nil || c.ob.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
-		return node, false, nil
+		return node, domain.EnrollmentToken{}, false, nil
 	}
 	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
 	var nf *store.ItemNotFoundError
 	if errors.As(err, &nf) {
-		return node, false, nil
+		return node, tok, false, nil
 	}
 	if err != nil {
-		return node, false, storeError("read enrollment token", err)
+		return node, tok, false, storeError("read enrollment token", err)
 	}
-	return node, tok.ConsumedAt != nil && tok.NodeID == node.ID && tok.Attempt == c.ref.Attempt, nil
+	return node, tok, tok.ConsumedAt != nil && tok.NodeID == node.ID && tok.Attempt == c.ref.Attempt, nil
 }
 
 // reactivate makes the enrolled node active again when the stop of its run

@@ -41,7 +41,9 @@ const maxTokenLength = 512
 // cannot retry with a consumed token, and the workflow's enrollment timeout
 // routes the onboarding to manual intervention. A rejected token (unknown,
 // consumed, revoked by a later deploy, expired, another node's) is a 401
-// token_rejected naming the store's reason (classify).
+// token_rejected naming the store's reason (classify). A token reissued for
+// a stopped onboarding (ForStoppedRun) enrolls the node without making it
+// active while that onboarding stays stopped.
 func (s *server) enroll(rq *request) (int, any, error) {
 	var in enrollRequest
 	if err := decodeBody(rq, &in); err != nil {
@@ -85,6 +87,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	// the workflow even if the node hangs up now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
+	stopped := s.runStopped(ctx, log, tok)
 	node, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
 			// A removed node comes back only as a new identity (seed 004).
@@ -93,7 +96,9 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		}
 		// A retired or decommissioning node re-enrolling with a reissued
 		// bundle keeps its identity, not its schedulability (seed 004).
-		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning {
+		// A node enrolling for a stopped run stays as it is until adopt
+		// takes it over, saying why (docs/recovery.md).
+		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning && stopped == "" {
 			n.Status = domain.NodeActive
 		}
 		n.EnrolledAt = &now
@@ -104,7 +109,10 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 
-	if tok.OnboardingID != "" {
+	switch {
+	case stopped != "":
+		s.noteEnrollmentForStoppedRun(ctx, log, tok, node, stopped, now)
+	case tok.OnboardingID != "":
 		s.completeEnrollment(ctx, log, tok, now)
 	}
 	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
@@ -130,6 +138,44 @@ func (s *server) noteLateEnrollment(ctx context.Context, log *slog.Logger, nodeI
 	})
 	if err != nil {
 		log.ErrorContext(wctx, "record a refused enrollment on the timeline", logfield.OnboardingID, rejected.OnboardingID, "error", err.Error())
+	}
+}
+
+// runStopped is the status of the stopped onboarding a reissued token
+// (ForStoppedRun) was consumed for, "" when its run is pending or running
+// (the enrollment then goes on as any other) or the token is an ordinary
+// one, whose consume already proved its run open.
+func (s *server) runStopped(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken) domain.OnboardingStatus {
+	if !tok.ForStoppedRun || tok.OnboardingID == "" {
+		return ""
+	}
+	o, err := s.store.GetOnboarding(ctx, tok.OnboardingID)
+	if err != nil {
+		// The token is spent: enroll the node without activating it, which
+		// adopt can still take over; activating it could not be undone.
+		log.ErrorContext(ctx, "read the onboarding of a reissued token", "error", err.Error())
+		return "unread"
+	}
+	if o.Attempt == tok.Attempt && (o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning) {
+		return ""
+	}
+	return o.Status
+}
+
+// noteEnrollmentForStoppedRun records on the onboarding's timeline that
+// its node enrolled with a reissued bundle while the run is stopped: the
+// operator's cue to adopt it. Nothing is completed or reopened here.
+func (s *server) noteEnrollmentForStoppedRun(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken, node domain.Node,
+	stopped domain.OnboardingStatus, now time.Time,
+) {
+	err := s.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
+		OnboardingID: tok.OnboardingID, Time: now, Attempt: tok.Attempt, Kind: domain.TimelineNote,
+		Stage: domain.StageWaitEnrollment, Outcome: "enrolled", Source: "enrollment",
+		Detail: fmt.Sprintf("node %s enrolled with the bundle reissued for attempt %d while the onboarding is %s: the node stays %s until adopt takes it over",
+			node.ID, tok.Attempt, stopped, node.Status),
+	})
+	if err != nil {
+		log.ErrorContext(ctx, "record an enrollment for a stopped onboarding on the timeline", "error", err.Error())
 	}
 }
 

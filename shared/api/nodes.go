@@ -228,7 +228,13 @@ type reissueResponse struct {
 // single-use token and bundle for the same node; every earlier token of
 // the node is revoked once the new one is stored, and the action is
 // audited as a reissue. Refused for a removed node and while a workflow of
-// the node is open (it owns the node's token).
+// the node is pending or running (its execution owns the node's token).
+// While the node's onboarding is stopped (manual_intervention, or failed
+// with the node never active) no execution owns it: the token is then also
+// bound to that onboarding's current attempt and becomes the attempt's
+// token, so an operator can deploy the server by hand with the bundle and
+// adopt it (docs/recovery.md); its enrollment is recorded on the
+// onboarding's timeline and does not make the node active by itself.
 func (s *server) reissueBundle(rq *request) (int, any, error) {
 	ctx := rq.ctx()
 	n, err := s.store.GetNode(ctx, rq.r.PathValue("id"))
@@ -238,7 +244,8 @@ func (s *server) reissueBundle(rq *request) (int, any, error) {
 	if n.Status == domain.NodeRemoved {
 		return 0, nil, lifecycleConflict("node %s is removed: a returning host is a new node identity", n.ID)
 	}
-	if err := s.refuseOpenWorkflow(ctx, n); err != nil {
+	run, err := s.stoppedOnboarding(ctx, n)
+	if err != nil {
 		return 0, nil, err
 	}
 	pol, err := s.nodePolicy(ctx, n)
@@ -266,11 +273,24 @@ func (s *server) reissueBundle(rq *request) (int, any, error) {
 	now := s.clock.Now().UTC()
 	hash := enroll.HashToken(token.Reveal())
 	expires := now.Add(tokenTTL(pol))
-	if err := s.store.PutEnrollmentToken(ctx, domain.EnrollmentToken{Hash: hash, NodeID: n.ID, ExpiresAt: expires, CreatedAt: now}); err != nil {
+	tok := domain.EnrollmentToken{Hash: hash, NodeID: n.ID, ExpiresAt: expires, CreatedAt: now}
+	if run.ID != "" {
+		tok.OnboardingID, tok.Attempt, tok.ForStoppedRun = run.ID, run.Attempt, true
+	}
+	if err := s.store.PutEnrollmentToken(ctx, tok); err != nil {
 		return 0, nil, err
 	}
 	if err := s.store.AddNodeTokenRef(ctx, n.ID, hash); err != nil {
 		return 0, nil, err
+	}
+	if run.ID != "" {
+		if err := s.handTokenToStoppedRun(rq, run, hash, expires); err != nil {
+			// The token never reached anyone: make sure it cannot be used.
+			if rerr := s.store.RevokeEnrollmentToken(context.WithoutCancel(ctx), hash, now); rerr != nil {
+				rq.log.ErrorContext(ctx, "revoke the token of a refused reissue", "error", rerr.Error())
+			}
+			return 0, nil, err
+		}
 	}
 	if err := s.revokeAllTokens(ctx, n, hash); err != nil {
 		return 0, nil, err
@@ -281,6 +301,67 @@ func (s *server) reissueBundle(rq *request) (int, any, error) {
 	}
 	rq.log.InfoContext(ctx, "bootstrap bundle reissued", "node_id", n.ID, "expires_at", expires)
 	return http.StatusCreated, reissueResponse{NodeID: n.ID, ExpiresAt: expires, Bundle: raw}, nil
+}
+
+// stoppedOnboarding is the onboarding of n that a reissued token is bound
+// to: the open one when it is stopped in manual_intervention, or the
+// node's last one when it failed and the node never became active; the
+// zero value when there is none. A pending or running workflow of the node
+// refuses the reissue with 409 (its execution owns the token).
+func (s *server) stoppedOnboarding(ctx context.Context, n domain.Node) (domain.Onboarding, error) {
+	if id, ok, err := s.store.FindOpenDecommission(ctx, n.ID); err != nil {
+		return domain.Onboarding{}, err
+	} else if ok {
+		return domain.Onboarding{}, openWorkflow(n.ID, "decommission", id)
+	}
+	if id, ok, err := s.store.FindOpenOnboarding(ctx, n.SiteID, n.Hostname); err != nil {
+		return domain.Onboarding{}, err
+	} else if ok {
+		o, err := s.store.GetOnboarding(ctx, id)
+		if err != nil {
+			return domain.Onboarding{}, err
+		}
+		if o.Status != domain.OnboardingManualIntervention || o.NodeID != n.ID {
+			return domain.Onboarding{}, openWorkflow(n.ID, "onboarding", id)
+		}
+		return o, nil
+	}
+	if n.OnboardingID == "" || n.Status != domain.NodeOnboarding {
+		return domain.Onboarding{}, nil
+	}
+	o, err := s.store.GetOnboarding(ctx, n.OnboardingID)
+	if isNotFound(err) {
+		return domain.Onboarding{}, nil
+	}
+	if err != nil {
+		return domain.Onboarding{}, err
+	}
+	if o.Status != domain.OnboardingFailed || o.NodeID != n.ID {
+		return domain.Onboarding{}, nil
+	}
+	return o, nil
+}
+
+// handTokenToStoppedRun makes hash the enrollment token of the stopped
+// onboarding's attempt, with the reissue on its timeline. 409 when the
+// onboarding moved since it was read (an operation reopened it).
+func (s *server) handTokenToStoppedRun(rq *request, run domain.Onboarding, hash string, expires time.Time) error {
+	now := s.clock.Now().UTC()
+	next, err := s.store.UpdateOnboarding(rq.ctx(), run.ID, func(o *domain.Onboarding) error {
+		if o.Status != run.Status || o.Attempt != run.Attempt {
+			return lifecycleConflict("onboarding %s moved to %s attempt %d while the bundle was reissued; ask again", o.ID, o.Status, o.Attempt)
+		}
+		o.EnrollmentTokenHash = hash
+		o.UpdatedAt = now
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.store.AppendOnboardingEvents(rq.ctx(), domain.TimelineEntry{OnboardingID: next.ID, Time: now, Attempt: next.Attempt,
+		Kind: domain.TimelineNote, Stage: domain.StageWaitEnrollment, Outcome: "reissued", Source: "bootstrap-bundle",
+		Detail: fmt.Sprintf("bootstrap bundle reissued by %s for node %s while the onboarding is %s: attempt %d's token now, expires %s; enrolling does not make the node active, adopt takes it over",
+			rq.actor, next.NodeID, next.Status, next.Attempt, expires.Format(time.RFC3339))})
 }
 
 // revealedBundle is the bundle's JSON with the token in clear: the Bundle

@@ -220,4 +220,11 @@ type EnrollmentToken struct {
 	// longer be consumed.
 	RevokedAt *time.Time `json:"revoked_at,omitempty" dynamodbav:"revoked_at,omitempty"`
 	CreatedAt time.Time  `json:"created_at" dynamodbav:"created_at"`
+	// ForStoppedRun marks a token an operator reissued for a run stopped in
+	// manual_intervention or failed, so that a server deployed by hand with
+	// maasflow's bootstrap can enroll while no execution runs: it is
+	// consumable while its onboarding is stopped or reopened on the same
+	// attempt, and its enrollment alone never makes the node active (adopt
+	// does, saying why).
+	ForStoppedRun bool `json:"for_stopped_run,omitempty" dynamodbav:"for_stopped_run,omitempty"`
 }

@@ -61,7 +61,9 @@ func (s *Store) PutEnrollmentToken(ctx context.Context, t domain.EnrollmentToken
 // TokenRejectedError with TokenUnknown, TokenConsumed, TokenRevoked,
 // TokenExpired (at now) or TokenWrongNode. A token issued for an onboarding
 // is consumed only while that onboarding is pending or running and on the
-// token's attempt, checked in the same transaction: otherwise
+// token's attempt (a token reissued for a stopped run, ForStoppedRun, also
+// while it is manual_intervention or failed), checked in the same
+// transaction: otherwise
 // TokenWorkflowClosed or TokenStaleAttempt, with the onboarding named and
 // FirstRefusal set the first time. A second call with the same hash is
 // TokenConsumed. When several reasons apply, consumed wins over revoked (a
@@ -105,14 +107,22 @@ func (s *Store) ConsumeEnrollmentToken(ctx context.Context, hash, nodeID string,
 			// The run the token belongs to must still be waiting for it.
 			// Onboardings are never deleted: one that does not exist (a
 			// token written without it) leaves the token to judge alone.
+			statuses := "#status = :pending OR #status = :running"
+			values := map[string]types.AttributeValue{
+				":pending": str(string(domain.OnboardingPending)), ":running": str(string(domain.OnboardingRunning)), ":attempt": num(int64(t.Attempt)),
+			}
+			if t.ForStoppedRun {
+				// Reissued for a stopped run: also while it stays stopped.
+				statuses += " OR #status = :manual OR #status = :failed"
+				values[":manual"] = str(string(domain.OnboardingManualIntervention))
+				values[":failed"] = str(string(domain.OnboardingFailed))
+			}
 			tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName:                aws.String(s.table),
-				Key:                      onboardingKey(t.OnboardingID).av(),
-				ConditionExpression:      aws.String("attribute_not_exists(#pk) OR ((#status = :pending OR #status = :running) AND #attempt = :attempt)"),
-				ExpressionAttributeNames: map[string]string{"#pk": AttrPK, "#status": "status", "#attempt": "attempt"},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":pending": str(string(domain.OnboardingPending)), ":running": str(string(domain.OnboardingRunning)), ":attempt": num(int64(t.Attempt)),
-				},
+				TableName:                 aws.String(s.table),
+				Key:                       onboardingKey(t.OnboardingID).av(),
+				ConditionExpression:       aws.String("attribute_not_exists(#pk) OR ((" + statuses + ") AND #attempt = :attempt)"),
+				ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#status": "status", "#attempt": "attempt"},
+				ExpressionAttributeValues: values,
 			}})
 		}
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx})
@@ -172,6 +182,8 @@ func (s *Store) runState(ctx context.Context, t domain.EnrollmentToken) (string,
 	switch {
 	case o.Attempt != t.Attempt:
 		return TokenStaleAttempt, nil
+	case t.ForStoppedRun && (o.Status == domain.OnboardingManualIntervention || o.Status == domain.OnboardingFailed):
+		return "", nil
 	case o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning:
 		return TokenWorkflowClosed, nil
 	}

@@ -2,12 +2,17 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
@@ -133,4 +138,94 @@ func TestAdoptAMachineDeployedByHand(t *testing.T) {
 	assert.EqualValues(t, 2, done["attempt"])
 	assert.Equal(t, systemID, done["maas_system_id"])
 	assert.Equal(t, "active", e.node(done["node_id"].(string))["status"])
+}
+
+// TestAdoptAMachineDeployedByHandWithTheBootstrap: the deploy failed; an
+// operator reissued the node's bootstrap bundle (allowed while the
+// onboarding is stopped), released the machine and deployed it by hand
+// with the bundle as user_data. The node agent enrolls with the reissued
+// token: recorded on the onboarding's timeline, the node not active by
+// that alone. adopt then sees Deployed with the node enrolled for this
+// attempt, the completion gates pass, and the onboarding completes with
+// the node active.
+func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(map[string]any{"erase_mode": "none"}, nil)
+	e.hardware("gpu-ad3", "10.10.9.73", "52:54:00:00:97:03", map[string]any{"deploy_other_failures": 1})
+	id := e.onboard(f, "gpu-ad3", "10.10.9.73")
+	first := e.waitTerminal(id)
+	require.Equal(t, "manual_intervention", first["status"], first["error"])
+	systemID := first["maas_system_id"].(string)
+	nodeID := first["node_id"].(string)
+
+	reissued := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	bundle, err := json.Marshal(reissued["bootstrap_bundle"])
+	require.NoError(t, err)
+	notes := e.timelineNotes(id, "bootstrap-bundle")
+	require.Len(t, notes, 1, "the reissue is on the onboarding's timeline")
+	assert.Contains(t, notes[0], "attempt 1's token")
+	assert.NotContains(t, notes[0], reissued["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string), "no token on the timeline")
+
+	ctx := context.Background()
+	c := e.maasClient()
+	_, err = c.Release(ctx, systemID, maas.MachineReleaseParams{Comment: "operator: trying by hand"})
+	require.NoError(t, err)
+	e.waitMAAS(systemID, maas.StatusReady)
+	_, err = c.Allocate(ctx, systemID)
+	require.NoError(t, err)
+	userData := "#cloud-config\nwrite_files:\n- path: /etc/gpuaas/bootstrap-bundle.json\n  encoding: b64\n  content: " +
+		base64.StdEncoding.EncodeToString(bundle) + "\n"
+	_, err = c.Deploy(ctx, systemID, maas.MachineDeployParams{DistroSeries: "jammy", UserData: domain.Secret(userData), Comment: "operator: by hand with the bootstrap"})
+	require.NoError(t, err)
+	e.waitMAAS(systemID, maas.StatusDeployed)
+
+	// The node agent enrolls on its own once the OS is up.
+	deadline := time.Now().Add(terminalWait)
+	for len(e.timelineNotes(id, "enrollment")) == 0 {
+		require.True(t, time.Now().Before(deadline), "the node agent never enrolled")
+		time.Sleep(100 * time.Millisecond)
+	}
+	enrolled := e.timelineNotes(id, "enrollment")
+	assert.Contains(t, enrolled[0], "enrolled with the bundle reissued for attempt 1 while the onboarding is manual_intervention")
+	stopped := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	assert.Equal(t, "manual_intervention", stopped["status"], "the enrollment reopens nothing")
+	node := e.node(nodeID)
+	assert.NotEqual(t, "active", node["status"], "not active by the enrollment alone")
+	assert.NotNil(t, node["enrolled_at"])
+
+	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/adopt", map[string]any{"reason": "deployed by hand with the bootstrap"}, http.StatusOK)
+	assert.EqualValues(t, 1, o["attempt"], "adopt runs the same attempt")
+	done := e.waitTerminal(id)
+	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
+	assert.Equal(t, systemID, done["maas_system_id"])
+	assert.Equal(t, "active", e.node(nodeID)["status"])
+	adopted := e.timelineNotes(id, "adopt")
+	require.NotEmpty(t, adopted)
+	assert.Contains(t, adopted[0], "deployed by hand with the bootstrap")
+	joined := strings.Join(adopted, "\n")
+	assert.Contains(t, joined, "Deployed, with node "+nodeID+" enrolled")
+	assert.Contains(t, joined, "reissued while the run was stopped")
+	assert.True(t, e.audited("onboarding.adopt", id), "audit entry for adopt")
+	assert.True(t, e.nodeAudited("node.bootstrap_bundle.reissue", nodeID), "audit entry for the reissue")
+	assert.True(t, e.nodeAudited("node.enroll", nodeID), "audit entry for the enrollment")
+
+	// Once the onboarding completed, a reissue is a plain node bundle: it
+	// binds nothing to the closed run.
+	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	assert.Len(t, e.timelineNotes(id, "bootstrap-bundle"), 1, "a completed onboarding's timeline is not written")
+}
+
+// nodeAudited reports whether the audit trail holds a successful action
+// on the node with a correlation id.
+func (e *env) nodeAudited(action, nodeID string) bool {
+	e.t.Helper()
+	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	for _, a := range audit["items"].([]any) {
+		row := a.(map[string]any)
+		if row["action"] == action && row["target"] == "node:"+nodeID && row["result"] == "success" && row["correlation_id"] != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -92,6 +92,7 @@ func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harn
 		Stopper:   h.stopper,
 		Completer: h.completer,
 		Prober:    h.prober,
+		Bundles:   testBundles,
 		Auth: NewStaticTokens(map[string]Principal{
 			adminToken: {Subject: "alice", Admin: true},
 			userToken:  {Subject: "bob"},

@@ -2,33 +2,21 @@ package localstack
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
-	"github.com/maasflow/maasflow/shared/store"
 )
 
 // A retried run that stops again owes its own event: the marker the first
 // run left for the same attempt and type does not settle it.
 func TestOutboxRelayOwesEachRunItsEvent(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.NewLocalDB(ctx, "")
-	require.NoError(t, err)
-	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := store.New(db, "", clk.Now)
-	path := filepath.Join(t.TempDir(), events.LocalFileName)
-	bus, err := events.NewLocalBus(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bus.Close() })
-	r := &outboxRelay{store: st, bus: bus, clock: clk, log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}
+	r, st, clk, path := newTestRelay(t)
 
 	const id = "ob-run"
 	require.NoError(t, st.CreateOnboarding(ctx, domain.Onboarding{ID: id, SiteID: "s1", ProfileID: "p1", SKUID: "k", Hostname: "gpu-run", IPMIIP: "10.0.0.1", Attempt: 1}))
@@ -44,7 +32,7 @@ func TestOutboxRelayOwesEachRunItsEvent(t *testing.T) {
 	require.NoError(t, st.AppendOnboardingEvents(ctx, domain.TimelineEntry{OnboardingID: id, Attempt: 1, Time: clk.Now(),
 		Kind: domain.TimelineNote, Source: eventMarkerSource, Detail: events.OnboardingManualInterventionRequired}))
 	now := time.Now()
-	_, err = r.once(ctx, now)
+	_, err := r.once(ctx, now)
 	require.NoError(t, err)
 	n, err := r.once(ctx, now.Add(relayGrace))
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,15 +21,7 @@ import (
 // still gets its event, once; one that published gets no second.
 func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.NewLocalDB(ctx, "")
-	require.NoError(t, err)
-	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := store.New(db, "", clk.Now)
-	path := filepath.Join(t.TempDir(), events.LocalFileName)
-	bus, err := events.NewLocalBus(path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bus.Close() })
-	r := &outboxRelay{store: st, bus: bus, clock: clk, log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}
+	r, st, _, path := newTestRelay(t)
 
 	for _, id := range []string{"lost", "published"} {
 		require.NoError(t, st.CreateOnboarding(ctx, domain.Onboarding{ID: id, SiteID: "s1", ProfileID: "p1", SKUID: "k", Hostname: "gpu-" + id, IPMIIP: "10.0.0.1", Attempt: 1}))
@@ -60,4 +53,19 @@ func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 	n, err = r.once(ctx, now.Add(2*relayGrace))
 	require.NoError(t, err)
 	assert.Zero(t, n, "never twice")
+}
+
+// newTestRelay is an outbox relay over a fresh local store and a local bus
+// in a temporary file (its path), on a fake clock.
+func newTestRelay(t *testing.T) (*outboxRelay, *store.Store, *clockwork.FakeClock, string) {
+	t.Helper()
+	db, err := store.NewLocalDB(context.Background(), "")
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	st := store.New(db, "", clk.Now)
+	path := filepath.Join(t.TempDir(), events.LocalFileName)
+	bus, err := events.NewLocalBus(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bus.Close() })
+	return &outboxRelay{store: st, bus: bus, clock: clk, log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}, st, clk, path
 }

@@ -249,11 +249,14 @@ func (e *RecordNotFoundError) Error() string {
 type StaleAttemptError struct {
 	OnboardingID string `json:"onboarding_id"`
 	Attempt      int    `json:"attempt"`
+	Run          int    `json:"run"`
 	Current      int    `json:"current"`
+	CurrentRun   int    `json:"current_run"`
 }
 
 func (e *StaleAttemptError) Error() string {
-	return fmt.Sprintf("onboarding %s is on attempt %d, not %d", e.OnboardingID, e.Current, e.Attempt)
+	return fmt.Sprintf("onboarding %s is on attempt %d run %d, not attempt %d run %d",
+		e.OnboardingID, e.Current, e.CurrentRun, e.Attempt, e.Run)
 }
 
 // OnboardingClosedError: the onboarding is no longer running (completed,

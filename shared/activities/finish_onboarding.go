@@ -128,8 +128,8 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 			Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prev.Stage), failure.Code, failure.Message)}))
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if o.Attempt != c.ref.Attempt {
-			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		if c.ref.stale(*o) {
+			return c.ref.staleError(*o)
 		}
 		if !domain.IsOpenStatus(o.Status) || o.Status == domain.OnboardingManualIntervention {
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}

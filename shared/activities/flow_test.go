@@ -26,8 +26,8 @@ func TestActivitiesInOrder(t *testing.T) {
 
 	var v activities.ValidateOnboardingOutput
 	e.must("ValidateOnboarding", refIn{ref(o)}, &v)
-	require.NotNil(t, v.Run)
-	v.Run = nil
+	require.NotNil(t, v.Context)
+	v.Context = nil
 	assert.Equal(t, activities.ValidateOnboardingOutput{NodeID: o.NodeID, EnrollmentTimeoutSeconds: 1800, DeployRetries: 1, StrictPXEPreflight: true}, v)
 
 	var d activities.DiscoverMachineOutput

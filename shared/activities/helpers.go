@@ -45,7 +45,7 @@ func (c *call) maas(ctx context.Context) (MAAS, error) {
 		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
 	}
 	if sc, ok := c.a.d.MAAS.(siteRecordConnector); ok {
-		if r := c.run(); r != nil {
+		if r := c.runContext(); r != nil {
 			return sc.ForSiteRecord(ctx, r.Site)
 		}
 	}

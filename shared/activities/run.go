@@ -14,14 +14,31 @@ import (
 // OnboardingRef identifies the onboarding and the execution's attempt. It
 // is the execution input, and every activity input embeds it.
 type OnboardingRef struct {
-	OnboardingID  string `json:"onboarding_id"`
-	SiteID        string `json:"site_id"`
-	Hostname      string `json:"hostname"`
-	Attempt       int    `json:"attempt"`
+	OnboardingID string `json:"onboarding_id"`
+	SiteID       string `json:"site_id"`
+	Hostname     string `json:"hostname"`
+	Attempt      int    `json:"attempt"`
+	// Run is the run of the attempt the execution is (Onboarding.Run): a
+	// step of a run a recovery operation replaced (a stopped execution's
+	// Lambda still in flight, which Step Functions does not cancel) is
+	// stale and writes nothing.
+	Run           int    `json:"run"`
 	CorrelationID string `json:"correlation_id"`
-	// Run is ValidateOnboarding's RunContext, which the state machine
+	// Context is ValidateOnboarding's RunContext, which the state machine
 	// passes to the steps after it; absent, they read the records.
-	Run *RunContext `json:"run,omitempty"`
+	Context *RunContext `json:"context,omitempty"`
+}
+
+// stale reports whether the record has moved past the execution's attempt
+// and run.
+func (r OnboardingRef) stale(o domain.Onboarding) bool {
+	return o.Attempt != r.Attempt || o.Run != r.Run
+}
+
+// staleError is the refusal of a step whose attempt or run is no longer
+// the record's.
+func (r OnboardingRef) staleError(o domain.Onboarding) *StaleAttemptError {
+	return &StaleAttemptError{OnboardingID: o.ID, Attempt: r.Attempt, Run: r.Run, Current: o.Attempt, CurrentRun: o.Run}
 }
 
 func (r OnboardingRef) validate() error {
@@ -105,8 +122,8 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 	if err != nil {
 		return c, storeError("read onboarding", err)
 	}
-	if ob.Attempt != ref.Attempt {
-		return c, &StaleAttemptError{OnboardingID: ob.ID, Attempt: ref.Attempt, Current: ob.Attempt}
+	if ref.stale(ob) {
+		return c, ref.staleError(ob)
 	}
 	c.setOnboarding(ob)
 	return c, nil
@@ -163,8 +180,8 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(before.Stage)}))
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if o.Attempt != c.ref.Attempt {
-			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		if c.ref.stale(*o) {
+			return c.ref.staleError(*o)
 		}
 		if o.Status != domain.OnboardingRunning {
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
@@ -198,8 +215,8 @@ func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error
 		return append([]domain.TimelineEntry(nil), c.pending...)
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if o.Attempt != c.ref.Attempt {
-			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		if c.ref.stale(*o) {
+			return c.ref.staleError(*o)
 		}
 		if o.Status != domain.OnboardingRunning {
 			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}

@@ -34,11 +34,11 @@ func newRunContext(pol domain.EffectivePolicy, site domain.Site, profile domain.
 	return &RunContext{Policy: pol, Site: site, Profile: profile}
 }
 
-// run returns the run context the state machine passed when it belongs to
+// runContext returns the run context the state machine passed when it belongs to
 // the onboarding as read (same site and profile), else nil: the records
 // are read instead.
-func (c *call) run() *RunContext {
-	r := c.ref.Run
+func (c *call) runContext() *RunContext {
+	r := c.ref.Context
 	if r == nil || c.ob.ID == "" || r.Site.ID != c.ob.SiteID || r.Profile.ID != c.ob.ProfileID || r.Profile.SiteID != c.ob.SiteID {
 		return nil
 	}
@@ -49,7 +49,7 @@ func (c *call) run() *RunContext {
 // neither the bootstrap reference nor the enrollment URL: the run's, or
 // resolved from the records now when the execution carries none.
 func (c *call) runPolicy(ctx context.Context) (domain.EffectivePolicy, domain.Profile, error) {
-	if r := c.run(); r != nil {
+	if r := c.runContext(); r != nil {
 		return r.Policy, r.Profile, nil
 	}
 	pol, _, profile, err := c.policy(ctx)

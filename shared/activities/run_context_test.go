@@ -23,15 +23,15 @@ func TestRunContextHoldsNoSecret(t *testing.T) {
 	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 	var v activities.ValidateOnboardingOutput
 	e.must("ValidateOnboarding", refIn{ref(o)}, &v)
-	require.NotNil(t, v.Run)
+	require.NotNil(t, v.Context)
 	raw, err := json.Marshal(v)
 	require.NoError(t, err)
 	assertNoSecrets(t, "the run context", string(raw))
 	for _, s := range []string{"hunter2", e.f.Site.Policy.Bootstrap.URL, e.f.Site.Policy.Bootstrap.CABundle[:40]} {
 		assert.NotContains(t, string(raw), s)
 	}
-	assert.Equal(t, e.f.Site.MAASURL, v.Run.Site.MAASURL, "the site's connection is carried")
-	assert.Equal(t, e.f.Profile.Architecture, v.Run.Profile.Architecture, "the profile's image is carried")
+	assert.Equal(t, e.f.Site.MAASURL, v.Context.Site.MAASURL, "the site's connection is carried")
+	assert.Equal(t, e.f.Profile.Architecture, v.Context.Profile.Architecture, "the profile's image is carried")
 }
 
 // TestRunContextSparesRecordReads: a step given the run context reads
@@ -53,15 +53,15 @@ func TestRunContextSparesRecordReads(t *testing.T) {
 		return e.f.DB.Counts().GetItem - before
 	}
 	withRun := ref(o)
-	withRun.Run = v.Run
+	withRun.Context = v.Context
 	without := gets(ref(o))
 	with := gets(withRun)
 	assert.Equal(t, without-3, with, "site (policy), profile and site (MAAS client) are not read")
 
-	other := *v.Run
+	other := *v.Context
 	other.Site.ID = "another-site"
 	foreign := ref(o)
-	foreign.Run = &other
+	foreign.Context = &other
 	assert.Equal(t, without, gets(foreign), "a context of another site is ignored: the records are read")
 
 	// The MAAS client is built from the carried site record.

@@ -74,8 +74,8 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	res, err := a.d.Store.TakeSiteSlot(ctx, store.SlotRequest{
 		OnboardingID: c.ref.OnboardingID, Attempt: c.ref.Attempt, Limit: out.Limit,
 		Fence: func(o domain.Onboarding) error {
-			if o.Attempt != c.ref.Attempt {
-				return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+			if c.ref.stale(o) {
+				return c.ref.staleError(o)
 			}
 			if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
 				return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}

@@ -39,10 +39,10 @@ func TestValidateOnboardingPolicyComesFromSiteAndProfile(t *testing.T) {
 	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 	var out activities.ValidateOnboardingOutput
 	e.must("ValidateOnboarding", refIn{ref(o)}, &out)
-	require.NotNil(t, out.Run)
-	assert.Equal(t, 3, out.Run.Policy.DeployRetries, "the run carries the resolved policy")
-	assert.Equal(t, 600, out.Run.Policy.EnrollmentTimeoutSeconds)
-	out.Run = nil
+	require.NotNil(t, out.Context)
+	assert.Equal(t, 3, out.Context.Policy.DeployRetries, "the run carries the resolved policy")
+	assert.Equal(t, 600, out.Context.Policy.EnrollmentTimeoutSeconds)
+	out.Context = nil
 	assert.Equal(t, activities.ValidateOnboardingOutput{NodeID: o.NodeID, EnrollmentTimeoutSeconds: 600, DeployRetries: 3,
 		RoCEPhase2: true, StrictPXEPreflight: true}, out)
 }
@@ -125,6 +125,32 @@ func TestActivitiesFenceTheAttempt(t *testing.T) {
 	e.must("ValidateOnboarding", refIn{ref(o)}, nil)
 	requireErrorName(t, e.call("CommissionMachine", refIn{ref(o)}, nil), "MachineNotRecordedError")
 	requireErrorName(t, e.call("ValidateOnboarding", refIn{activities.OnboardingRef{}}, nil), "InvalidInputError")
+}
+
+// A run a recovery operation replaced (its execution stopped, a Lambda of
+// it still in flight) is fenced like an older attempt: same attempt, older
+// run, nothing written.
+func TestActivitiesFenceTheRun(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
+	old := ref(o)
+	e.must("ValidateOnboarding", refIn{old}, nil)
+	_, err := e.f.Store.UpdateOnboarding(context.Background(), o.ID, func(cur *domain.Onboarding) error {
+		cur.Run++ // what retry, resume and adopt write before they start the new run
+		return nil
+	})
+	require.NoError(t, err)
+	before := len(e.timeline(o.ID))
+
+	err = e.call("DiscoverMachine", refIn{old}, nil)
+	requireErrorName(t, err, "StaleAttemptError")
+	assert.Contains(t, err.Error(), "attempt 1 run 1, not attempt 1 run 0")
+	assert.Len(t, e.timeline(o.ID), before, "the replaced run writes nothing")
+	assert.Zero(t, e.f.Sim.Calls().Total, "nor touches MAAS")
+
+	current := old
+	current.Run = 1
+	e.must("DiscoverMachine", refIn{current}, nil)
 }
 
 func TestDiscoverMachineDecisions(t *testing.T) {

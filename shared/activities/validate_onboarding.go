@@ -25,7 +25,7 @@ type ValidateOnboardingOutput struct {
 	StrictPXEPreflight       bool   `json:"strict_pxe_preflight"`
 	// Run is what the later steps work with instead of reading the site
 	// and profile again (RunContext; no secret).
-	Run *RunContext `json:"run"`
+	Context *RunContext `json:"context"`
 }
 
 // ValidateOnboarding checks the first-run guardrails (seed 000 §6): the
@@ -84,7 +84,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
 		StrictPXEPreflight:       pol.StrictPXEPreflight,
-		Run:                      newRunContext(pol, site, profile),
+		Context:                  newRunContext(pol, site, profile),
 	}, nil
 }
 
@@ -96,8 +96,8 @@ func (c *call) startRunning(ctx context.Context) error {
 		prevStatus domain.OnboardingStatus
 	)
 	updated, err := c.a.d.Store.UpdateOnboarding(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if o.Attempt != c.ref.Attempt {
-			return &StaleAttemptError{OnboardingID: o.ID, Attempt: c.ref.Attempt, Current: o.Attempt}
+		if c.ref.stale(*o) {
+			return c.ref.staleError(*o)
 		}
 		// Pending (a new run, or a run an operator reopened at a later
 		// stage) or running (a retry): the stage it was in does not matter.

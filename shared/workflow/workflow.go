@@ -22,6 +22,7 @@ type OnboardingInput struct {
 	SiteID        string       `json:"site_id"`
 	Hostname      string       `json:"hostname"`
 	Attempt       int          `json:"attempt"`
+	Run           int          `json:"run"`
 	CorrelationID string       `json:"correlation_id"`
 	StartStage    domain.Stage `json:"start_stage,omitempty"`
 }
@@ -34,6 +35,7 @@ func NewOnboardingInput(o domain.Onboarding) OnboardingInput {
 		SiteID:        o.SiteID,
 		Hostname:      o.Hostname,
 		Attempt:       o.Attempt,
+		Run:           o.Run,
 		CorrelationID: o.CorrelationID,
 	}
 }

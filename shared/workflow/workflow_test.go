@@ -21,7 +21,7 @@ var onboarding = domain.Onboarding{
 	ID: "ob-1", SiteID: "site-1", Hostname: "c07u31", Attempt: 2, CorrelationID: "corr-1",
 }
 
-const wantInput = `{"onboarding_id":"ob-1","site_id":"site-1","hostname":"c07u31","attempt":2,"correlation_id":"corr-1"}`
+const wantInput = `{"onboarding_id":"ob-1","site_id":"site-1","hostname":"c07u31","attempt":2,"run":0,"correlation_id":"corr-1"}`
 
 type fakeEngine struct {
 	arn, name string

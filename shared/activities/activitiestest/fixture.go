@@ -211,7 +211,7 @@ func (f *Fixture) AddOnboarding(t testing.TB, hostname, ipmiIP string) domain.On
 
 // Ref is the execution input of an onboarding.
 func Ref(o domain.Onboarding) activities.OnboardingRef {
-	return activities.OnboardingRef{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Attempt: o.Attempt, CorrelationID: o.CorrelationID}
+	return activities.OnboardingRef{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Attempt: o.Attempt, Run: o.Run, CorrelationID: o.CorrelationID}
 }
 
 // Secrets are the seeded secret values.

@@ -15,7 +15,7 @@ import (
 
 // testBundles is what the harness's reissued bundles hold besides the
 // node and its token.
-var testBundles = BundleConfig{APIURL: "https://api.maasflow.test",
+var testBundles = BundleConfig{
 	Package: enroll.Package{OCIRef: "registry.internal/gpuaas/node-agent:1.4.2", Digest: "sha256:" + strings.Repeat("0f", 32)}}
 
 // reissue asks for a new bootstrap bundle of the node and returns its

@@ -91,3 +91,23 @@ func TestReissuedTokenOfAStoppedRunIsRefusedOnceARerunSupersedesIt(t *testing.T)
 	assert.NotEqual(t, domain.NodeActive, node.Status)
 	assert.Nil(t, node.EnrolledAt)
 }
+
+func TestReissueForAFailedOnboardingOfANodeNeverActiveBindsToIt(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	e := waitingRun(h, "gpu-rf", "failed-run-token-5Tt1bb")
+	h.closeAs(e.onboardingID, domain.OnboardingFailed, "DeployFailed")
+	token := h.reissue(e.nodeID)
+	tok, err := h.store.GetEnrollmentToken(ctx, enroll.HashToken(token))
+	require.NoError(t, err)
+	assert.Equal(t, e.onboardingID, tok.OnboardingID)
+	assert.True(t, tok.ForStoppedRun)
+
+	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, token).status)
+	node, err := h.store.GetNode(ctx, e.nodeID)
+	require.NoError(t, err)
+	assert.NotEqual(t, domain.NodeActive, node.Status, "a failed run's node is not activated by an enrollment")
+	o, err := h.store.GetOnboarding(ctx, e.onboardingID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.OnboardingFailed, o.Status)
+}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -79,10 +77,6 @@ func runDecommissionRecovery(ro adminRecoveryOp) func(ctx context.Context, r *ad
 				return err
 			}
 		}
-		var body any
-		if r.changed("reason") {
-			body = map[string]string{"reason": r.str("reason")}
-		}
 		c, err := r.client()
 		if err != nil {
 			return err
@@ -91,12 +85,8 @@ func runDecommissionRecovery(ro adminRecoveryOp) func(ctx context.Context, r *ad
 		if err != nil {
 			return err
 		}
-		resp, err := c.do(ctx, http.MethodPost, adminPath(adminDecommissionsPath, id, string(ro.op)), nil, body)
+		resp, err := r.postRecovery(ctx, c, adminPath(adminDecommissionsPath, id, string(ro.op)), func() { r.printDecomAllowed(ctx, c, id) })
 		if err != nil {
-			var apiE *adminAPIError
-			if errors.As(err, &apiE) && apiE.Status == http.StatusConflict {
-				r.printDecomAllowed(ctx, c, id)
-			}
 			return err
 		}
 		var d adminDecommissionRecovered
@@ -120,15 +110,6 @@ func runDecommissionRecovery(ro adminRecoveryOp) func(ctx context.Context, r *ad
 		}
 		return r.watchDecommission(ctx, c, d.ID, interval)
 	}
-}
-
-// opsLine lists recovery operations for a person: "none" when there are
-// none.
-func opsLine(ops []string) string {
-	if len(ops) == 0 {
-		return "none"
-	}
-	return strings.Join(ops, ", ")
 }
 
 // printDecomAllowed tells, after a refused operation, what the

@@ -61,10 +61,6 @@ func runRecovery(op domain.RecoveryOperation) func(ctx context.Context, r *admin
 		if err != nil {
 			return err
 		}
-		var body any
-		if r.changed("reason") {
-			body = map[string]string{"reason": r.str("reason")}
-		}
 		c, err := r.client()
 		if err != nil {
 			return err
@@ -81,12 +77,8 @@ func runRecovery(op domain.RecoveryOperation) func(ctx context.Context, r *admin
 				return err
 			}
 		}
-		resp, err := c.do(ctx, http.MethodPost, adminPath(adminOnboardingsPath, id, string(op)), nil, body)
+		resp, err := r.postRecovery(ctx, c, adminPath(adminOnboardingsPath, id, string(op)), func() { r.printAllowed(ctx, c, id) })
 		if err != nil {
-			var apiE *adminAPIError
-			if errors.As(err, &apiE) && apiE.Status == http.StatusConflict {
-				r.printAllowed(ctx, c, id)
-			}
 			return err
 		}
 		var o domain.Onboarding
@@ -119,12 +111,36 @@ func (r *adminRun) printAllowed(ctx context.Context, c *adminClient, id string) 
 	if err := resp.decode(&d); err != nil {
 		return
 	}
-	allowed := "none"
-	if len(d.AllowedOperations) > 0 {
-		allowed = strings.Join(d.AllowedOperations, ", ")
-	}
 	fmt.Fprintf(r.env.stderr, "onboarding %s is %s at stage %s (attempt %d, run %d); allowed operations: %s\n",
-		adminCell(d.ID), adminCell(string(d.Status)), adminCell(stageOrStart(string(d.Stage))), d.Attempt, d.Run, adminCell(allowed))
+		adminCell(d.ID), adminCell(string(d.Status)), adminCell(stageOrStart(string(d.Stage))), d.Attempt, d.Run, adminCell(opsLine(d.AllowedOperations)))
+}
+
+// postRecovery posts a recovery operation to path with the --reason, if
+// given. A refusal (409) also runs refused, which tells what the record
+// allows now.
+func (r *adminRun) postRecovery(ctx context.Context, c *adminClient, path string, refused func()) (*adminResponse, error) {
+	var body any
+	if r.changed("reason") {
+		body = map[string]string{"reason": r.str("reason")}
+	}
+	resp, err := c.do(ctx, http.MethodPost, path, nil, body)
+	if err != nil {
+		var apiE *adminAPIError
+		if errors.As(err, &apiE) && apiE.Status == http.StatusConflict {
+			refused()
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// opsLine lists recovery operations for a person: "none" when there are
+// none.
+func opsLine(ops []string) string {
+	if len(ops) == 0 {
+		return "none"
+	}
+	return strings.Join(ops, ", ")
 }
 
 func stageOrStart(s string) string {

@@ -71,7 +71,13 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	if err != nil {
 		return out, err
 	}
-	lastID, eraseEvents, err := c.copyMAASEvents(ctx, client, m.SystemID, in.Poll.LastEventID)
+	after := in.Poll.LastEventID
+	if after == 0 {
+		// The first poll starts after the events the machine had before
+		// this decommission's release: older ones are not its evidence.
+		after = c.d.Erase.EventsAfter
+	}
+	lastID, eraseEvents, err := c.copyMAASEvents(ctx, client, m.SystemID, after)
 	if err != nil {
 		return out, err
 	}

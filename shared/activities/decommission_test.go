@@ -213,3 +213,41 @@ func TestDrainAllocations(t *testing.T) {
 	require.ErrorAs(t, err, &timeout)
 	assert.Equal(t, []string{"a2"}, timeout.Pending)
 }
+
+// A machine keeps its MAAS events across owners: a "Disks erased" from an
+// earlier release is not this decommission's evidence. With erase_mode
+// none the disks are reported not erased, whatever the history says.
+func TestEraseEvidenceIsOnlyThisReleasesEvents(t *testing.T) {
+	none := domain.EraseNone
+	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{DecommissionPolicy: domain.DecommissionPolicy{EraseMode: &none}})
+	ctx := context.Background()
+	c, err := maas.NewClient(e.f.SimServer.URL+"/MAAS", activitiestest.APIKey)
+	require.NoError(t, err)
+	waitFor := func(want maas.Status) {
+		t.Helper()
+		for range 240 {
+			if e.status() == want {
+				return
+			}
+			e.clk.Advance(30 * time.Second)
+		}
+		t.Fatalf("machine never reached %s", want)
+	}
+	// An earlier owner released it with erase, then it was deployed again.
+	_, err = c.Release(ctx, e.sid, maas.MachineReleaseParams{Erase: true, Comment: "an earlier owner"})
+	require.NoError(t, err)
+	waitFor(maas.StatusReady)
+	_, err = c.Allocate(ctx, e.sid)
+	require.NoError(t, err)
+	_, err = c.Deploy(ctx, e.sid, maas.MachineDeployParams{DistroSeries: "jammy"})
+	require.NoError(t, err)
+	waitFor(maas.StatusDeployed)
+
+	_, err = e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	require.NoError(t, err)
+	assert.Positive(t, e.record().Erase.EventsAfter, "the release marks the events it came after")
+	assert.Equal(t, activities.OutcomeDone, e.checkUntil().Outcome)
+	d := e.record()
+	assert.Equal(t, domain.EraseNotDone, d.Erase.Outcome, "the earlier owner's erase is not this one's: %+v", d.Erase)
+	assert.NotContains(t, d.Erase.MAASEvents, "Disks erased")
+}

@@ -76,6 +76,14 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	}
 	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.d.ID, c.d.Mode)
 	sent := c.d.Erase.StartedAt != nil
+	var eventsAfter int64
+	if !sent {
+		// Read before anything is sent, so every event of this release is
+		// newer (CheckRelease counts only those as evidence).
+		if eventsAfter, err = newestEventID(ctx, client, m.SystemID); err != nil {
+			return out, err
+		}
+	}
 
 	if m.Status == maas.StatusBroken {
 		// maas-behaviour §14.3: mark_fixed works only from Broken; release
@@ -91,13 +99,13 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	switch {
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing:
 		if !sent {
-			if err := c.recordRelease(ctx, mode, "a release was already in flight ("+statusName(m)+")"); err != nil {
+			if err := c.recordRelease(ctx, mode, eventsAfter, "a release was already in flight ("+statusName(m)+")"); err != nil {
 				return out, err
 			}
 		}
 	case m.Status == maas.StatusReady && (sent || mode == domain.EraseNone):
 		if !sent {
-			if err := c.recordRelease(ctx, mode, "machine already Ready; policy erase_mode none"); err != nil {
+			if err := c.recordRelease(ctx, mode, eventsAfter, "machine already Ready; policy erase_mode none"); err != nil {
 				return out, err
 			}
 		}
@@ -113,7 +121,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
 			return out, err
 		}
-		if err := c.recordRelease(ctx, mode, "release sent"); err != nil {
+		if err := c.recordRelease(ctx, mode, eventsAfter, "release sent"); err != nil {
 			return out, err
 		}
 	case releasable[m.Status]:
@@ -125,7 +133,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
 			return out, err
 		}
-		if err := c.recordRelease(ctx, mode, "release sent"); err != nil {
+		if err := c.recordRelease(ctx, mode, eventsAfter, "release sent"); err != nil {
 			return out, err
 		}
 	default:
@@ -136,12 +144,16 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	return out, nil
 }
 
-// recordRelease records the erase asked and when on the decommission.
-func (c *dcall) recordRelease(ctx context.Context, mode, why string) error {
+// recordRelease records the erase asked, when, and the newest MAAS event
+// before it (eventsAfter) on the decommission.
+func (c *dcall) recordRelease(ctx context.Context, mode string, eventsAfter int64, why string) error {
 	now := c.a.d.Clock.Now().UTC()
 	if err := c.update(ctx, func(d *domain.Decommission) error {
 		d.Erase.Mode = mode
 		d.Erase.StartedAt = &now
+		if eventsAfter > 0 { // a repeat of a sent release keeps the first mark
+			d.Erase.EventsAfter = eventsAfter
+		}
 		d.Erase.Outcome = domain.ErasePending
 		if mode == domain.EraseNone {
 			d.Erase.Outcome = domain.EraseNotDone

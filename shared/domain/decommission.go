@@ -76,6 +76,11 @@ type EraseEvidence struct {
 	Detail string `json:"detail,omitempty" dynamodbav:"detail,omitempty"`
 	// StartedAt is when the erasing release was sent.
 	StartedAt *time.Time `json:"started_at,omitempty" dynamodbav:"started_at,omitempty"`
+	// EventsAfter is the id of the machine's newest MAAS event just before
+	// the release was sent: only newer events speak of this erase. A
+	// machine keeps its events across owners, so an older "Disks erased"
+	// is another decommission's (ids, not times: maas-behaviour §11).
+	EventsAfter int64 `json:"events_after,omitempty" dynamodbav:"events_after,omitempty"`
 	// MAASEvents are MAAS's own words about the erase ("Disks erased",
 	// "Failed to erase disks.", "Aborted disk erasing").
 	MAASEvents []string `json:"maas_events" dynamodbav:"maas_events,omitempty"`

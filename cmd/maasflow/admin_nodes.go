@@ -257,44 +257,32 @@ func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
 	return nil
 }
 
-func runNodesGet(ctx context.Context, r *adminRun, args []string) error {
-	c, err := r.client()
-	if err != nil {
-		return err
+var runNodesGet = getByRef((*adminRun).nodeID, adminNodesPath, (*adminRun).printNode)
+
+// printNode shows a node and its allocations.
+func (r *adminRun) printNode(d adminNodeDetail) {
+	w := r.env.stdout
+	f := newAdminFields(w)
+	f.add("ID", d.ID)
+	f.add("Status", d.Status)
+	f.add("Hostname", d.Hostname)
+	f.add("Site", d.SiteID)
+	f.add("SKU", d.SKUID)
+	f.add("MAAS system ID", d.MAASSystemID)
+	f.add("Enrolled", adminTimePtr(d.EnrolledAt))
+	f.add("Last onboarding", d.LastOnboarding.String())
+	f.add("Last decommission", d.LastDecommission.String())
+	f.flush()
+	fmt.Fprintln(w, "\nAllocations:")
+	if len(d.Allocations) == 0 {
+		fmt.Fprintln(w, "  (none)")
+		return
 	}
-	id, err := r.nodeID(ctx, c, args[0])
-	if err != nil {
-		return err
+	t := r.table("ID", "STATE", "UPDATED")
+	for _, a := range d.Allocations {
+		t.row(a.ID, a.State, adminTime(a.UpdatedAt))
 	}
-	return r.call(ctx, c, http.MethodGet, adminPath(adminNodesPath, id), nil, func(resp *adminResponse) error {
-		var d adminNodeDetail
-		if err := resp.decode(&d); err != nil {
-			return err
-		}
-		w := r.env.stdout
-		f := newAdminFields(w)
-		f.add("ID", d.ID)
-		f.add("Status", d.Status)
-		f.add("Hostname", d.Hostname)
-		f.add("Site", d.SiteID)
-		f.add("SKU", d.SKUID)
-		f.add("MAAS system ID", d.MAASSystemID)
-		f.add("Enrolled", adminTimePtr(d.EnrolledAt))
-		f.add("Last onboarding", d.LastOnboarding.String())
-		f.add("Last decommission", d.LastDecommission.String())
-		f.flush()
-		fmt.Fprintln(w, "\nAllocations:")
-		if len(d.Allocations) == 0 {
-			fmt.Fprintln(w, "  (none)")
-			return nil
-		}
-		t := r.table("ID", "STATE", "UPDATED")
-		for _, a := range d.Allocations {
-			t.row(a.ID, a.State, adminTime(a.UpdatedAt))
-		}
-		t.flush()
-		return nil
-	})
+	t.flush()
 }
 
 // lifecycleVerb is retire, reactivate or remove: POST …/nodes/{id}/<verb>.
@@ -459,24 +447,7 @@ func runDecommissionList(ctx context.Context, r *adminRun, _ []string) error {
 	return nil
 }
 
-func runDecommissionGet(ctx context.Context, r *adminRun, args []string) error {
-	c, err := r.client()
-	if err != nil {
-		return err
-	}
-	id, err := r.decommissionID(ctx, c, args[0])
-	if err != nil {
-		return err
-	}
-	return r.call(ctx, c, http.MethodGet, adminPath(adminDecommissionsPath, id), nil, func(resp *adminResponse) error {
-		var d adminDecommissionDetail
-		if err := resp.decode(&d); err != nil {
-			return err
-		}
-		r.printDecommission(d)
-		return nil
-	})
-}
+var runDecommissionGet = getByRef((*adminRun).decommissionID, adminDecommissionsPath, (*adminRun).printDecommission)
 
 // printDecommission shows a decommission; the erase evidence says plainly
 // whether the disks were erased.

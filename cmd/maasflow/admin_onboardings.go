@@ -338,23 +338,32 @@ func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
 	return nil
 }
 
-func runOnboardingsGet(ctx context.Context, r *adminRun, args []string) error {
-	c, err := r.client()
-	if err != nil {
-		return err
-	}
-	id, err := r.onboardingID(ctx, c, args[0])
-	if err != nil {
-		return err
-	}
-	return r.call(ctx, c, http.MethodGet, adminPath(adminOnboardingsPath, id), nil, func(resp *adminResponse) error {
-		var d adminOnboardingDetail
-		if err := resp.decode(&d); err != nil {
+var runOnboardingsGet = getByRef((*adminRun).onboardingID, adminOnboardingsPath, (*adminRun).printOnboardingDetail)
+
+// getByRef is every `get` of a record an operator names by id or by name:
+// resolve the reference, GET path/{id}, and show the answer (-o json|yaml
+// print it as it came).
+func getByRef[T any](resolve func(*adminRun, context.Context, *adminClient, string) (string, error), path string,
+	show func(*adminRun, T),
+) func(context.Context, *adminRun, []string) error {
+	return func(ctx context.Context, r *adminRun, args []string) error {
+		c, err := r.client()
+		if err != nil {
 			return err
 		}
-		r.printOnboardingDetail(d)
-		return nil
-	})
+		id, err := resolve(r, ctx, c, args[0])
+		if err != nil {
+			return err
+		}
+		return r.call(ctx, c, http.MethodGet, adminPath(path, id), nil, func(resp *adminResponse) error {
+			var v T
+			if err := resp.decode(&v); err != nil {
+				return err
+			}
+			show(r, v)
+			return nil
+		})
+	}
 }
 
 // runOnboardingsCancel cancels an open onboarding: the API stops its

@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/maasflow/maasflow/shared/asl"
 )
 
 const decomASLPath = "../../statemachines/decommission.asl.json"
@@ -88,28 +85,12 @@ func TestDecommissionASLTasksFollowTheRules(t *testing.T) {
 
 func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {
 	raw, _ := loadDecomASL(t)
-	re := regexp.MustCompile(`"Error":\s*"([A-Za-z.]+)"`)
-	found := map[string]bool{}
-	for _, m := range re.FindAllSubmatch(raw, -1) {
-		found[string(m[1])] = true
-	}
-	for code := range found {
-		assert.Contains(t, DecommissionWorkflowCodes(), code)
-	}
-	for _, code := range DecommissionWorkflowCodes() {
-		assert.True(t, found[code], "workflow code %s is never written", code)
-	}
+	assertWorkflowCodesDeclared(t, raw, DecommissionWorkflowCodes())
 }
 
 func TestDecommissionASLParsesOnTheEngine(t *testing.T) {
 	raw, _ := loadDecomASL(t)
-	subs := map[string]string{}
-	for _, f := range DecommissionCatalog(Deps{}) {
-		subs[f.Substitution] = "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + f.Name
-	}
-	sm, err := asl.Parse(raw, subs)
-	require.NoError(t, err)
-	assert.Contains(t, sm.StateNames(), "FallbackRelease")
+	assertParsesOnTheEngine(t, raw, DecommissionCatalog(Deps{}), "FallbackRelease")
 }
 
 func TestDecommissionCatalog(t *testing.T) {

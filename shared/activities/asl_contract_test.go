@@ -295,8 +295,22 @@ func TestClassMismatchesAreFound(t *testing.T) {
 
 func TestASLTasksFollowTheRules(t *testing.T) {
 	_, states := loadASL(t)
+	assertTasksFollowTheRules(t, states, Catalog(Deps{}),
+		[]string{"arn:aws:states:::lambda:invoke", "arn:aws:states:::lambda:invoke.waitForTaskToken"},
+		[]string{"onboarding_id.$", "site_id.$", "hostname.$", "attempt.$", "run.$", "correlation_id.$"}, nil)
+}
+
+// assertTasksFollowTheRules checks every Task of a state machine: it calls
+// a function of catalog through one of resources, builds its Payload
+// explicitly with at least ref's keys (the run it acts for), retries every
+// Lambda service error, and ends its Catch with States.ALL; every function
+// of catalog is called. extra, when set, checks more of each Task.
+func assertTasksFollowTheRules(t *testing.T, states map[string]aslState, catalog []Function, resources, ref []string,
+	extra func(name string, st aslState),
+) {
+	t.Helper()
 	subs := map[string]bool{}
-	for _, f := range Catalog(Deps{}) {
+	for _, f := range catalog {
 		subs["${"+f.Substitution+"}"] = true
 	}
 	used := map[string]bool{}
@@ -304,13 +318,15 @@ func TestASLTasksFollowTheRules(t *testing.T) {
 		if st.Type != "Task" {
 			continue
 		}
-		assert.Contains(t, []string{"arn:aws:states:::lambda:invoke", "arn:aws:states:::lambda:invoke.waitForTaskToken"}, st.Resource, name)
+		assert.Contains(t, resources, st.Resource, name)
 		fn, _ := st.Parameters["FunctionName"].(string)
 		assert.True(t, subs[fn], "state %s calls unknown function %q", name, fn)
 		used[fn] = true
-		_, explicit := st.Parameters["Payload"].(map[string]any)
-		assert.True(t, explicit, "state %s must build its Payload explicitly", name)
-
+		payload, explicit := st.Parameters["Payload"].(map[string]any)
+		require.True(t, explicit, "state %s must build its Payload explicitly", name)
+		for _, k := range ref {
+			assert.Contains(t, payload, k, "state %s passes the run it acts for", name)
+		}
 		var retried []string
 		for _, r := range st.Retry {
 			retried = append(retried, r.ErrorEquals...)
@@ -321,6 +337,9 @@ func TestASLTasksFollowTheRules(t *testing.T) {
 		require.NotEmpty(t, st.Catch, name)
 		last := st.Catch[len(st.Catch)-1]
 		assert.Equal(t, []string{"States.ALL"}, last.ErrorEquals, "state %s must end its Catch with States.ALL", name)
+		if extra != nil {
+			extra(name, st)
+		}
 	}
 	for s := range subs {
 		assert.True(t, used[s], "function %s is never called by the state machine", s)

@@ -44,43 +44,17 @@ func everyASLState(t *testing.T) map[string]aslState {
 
 func TestDecommissionASLTasksFollowTheRules(t *testing.T) {
 	_, states := loadDecomASL(t)
-	subs := map[string]bool{}
-	for _, f := range DecommissionCatalog(Deps{}) {
-		subs["${"+f.Substitution+"}"] = true
-	}
-	used := map[string]bool{}
-	for name, st := range states {
-		if st.Type != "Task" {
-			continue
-		}
-		assert.Equal(t, "arn:aws:states:::lambda:invoke", st.Resource, name)
-		fn, _ := st.Parameters["FunctionName"].(string)
-		assert.True(t, subs[fn], "state %s calls unknown function %q", name, fn)
-		used[fn] = true
-		payload, explicit := st.Parameters["Payload"].(map[string]any)
-		require.True(t, explicit, "state %s must build its Payload explicitly", name)
-		for _, k := range []string{"decommission_id.$", "node_id.$", "site_id.$", "mode.$", "attempt.$", "run.$", "correlation_id.$"} {
-			assert.Contains(t, payload, k, "state %s passes the DecommissionRef", name)
-		}
-		var retried []string
-		for _, r := range st.Retry {
-			retried = append(retried, r.ErrorEquals...)
-		}
-		assert.Contains(t, retried, "Lambda.ServiceException", name)
-		require.NotEmpty(t, st.Catch, name)
-		last := st.Catch[len(st.Catch)-1]
-		assert.Equal(t, []string{"States.ALL"}, last.ErrorEquals, "state %s must end its Catch with States.ALL", name)
-		// Only the first step may take the failed path: after it the node
-		// is out of service and its tenants drained, which needs an
-		// operator to undo.
-		if name == "BeginDecommission" || strings.HasPrefix(name, "Record") {
-			continue
-		}
-		assert.Equal(t, "RecordManualIntervention", last.Next, "state %s", name)
-	}
-	for s := range subs {
-		assert.True(t, used[s], "function %s is never called by the decommission state machine", s)
-	}
+	assertTasksFollowTheRules(t, states, DecommissionCatalog(Deps{}), []string{"arn:aws:states:::lambda:invoke"},
+		[]string{"decommission_id.$", "node_id.$", "site_id.$", "mode.$", "attempt.$", "run.$", "correlation_id.$"},
+		func(name string, st aslState) {
+			// Only the first step may take the failed path: after it the
+			// node is out of service and its tenants drained, which needs
+			// an operator to undo.
+			if name == "BeginDecommission" || strings.HasPrefix(name, "Record") {
+				return
+			}
+			assert.Equal(t, "RecordManualIntervention", st.Catch[len(st.Catch)-1].Next, "state %s", name)
+		})
 }
 
 func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {

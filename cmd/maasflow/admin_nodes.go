@@ -69,9 +69,7 @@ func (c *cli) nodesCommand() *cobra.Command {
 			fs.String("site", "", "only this site (id or name)")
 			fs.String("sku", "", "only this SKU")
 			fs.String("hostname", "", "only this host")
-			fs.Int("limit", 0, "page size (default: the API's)")
-			fs.String("cursor", "", "page to start at (printed by the previous page)")
-			fs.Bool("all", false, "follow every page")
+			pageFlags(fs, "page size (default: the API's)")
 		},
 		run: runNodesList,
 	})
@@ -134,9 +132,7 @@ func (c *cli) decommissionCommand() *cobra.Command {
 			fs.String("status", "", "only this status (pending, running, completed, failed, manual_intervention, cancelled)")
 			fs.String("site", "", "only this site (id or name)")
 			fs.String("node", "", "only this node (id or host name)")
-			fs.Int("limit", 0, "page size (default: the API's)")
-			fs.String("cursor", "", "page to start at (printed by the previous page)")
-			fs.Bool("all", false, "follow every page")
+			pageFlags(fs, "page size (default: the API's)")
 		},
 		run: runDecommissionList,
 	})

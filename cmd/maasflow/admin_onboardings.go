@@ -248,9 +248,7 @@ func (c *cli) onboardingsCommand() *cobra.Command {
 			fs.String("site", "", "only this site (id or name)")
 			fs.String("hostname", "", "only this host")
 			fs.String("batch", "", "only the onboardings of this batch")
-			fs.Int("limit", 0, "page size (default: the API's)")
-			fs.String("cursor", "", "page to start at (printed by the previous page)")
-			fs.Bool("all", false, "follow every page")
+			pageFlags(fs, "page size (default: the API's)")
 		},
 		run: runOnboardingsList,
 	})

@@ -93,9 +93,7 @@ docs/reconciliation.md says what each kind means and what to do about it.`,
 			fs.String("kind", "", "only this kind ("+strings.Join(domain.DriftKinds(), ", ")+")")
 			fs.String("node", "", "only this node id")
 			fs.String("state", "", "open (the default) or closed")
-			fs.Int("limit", 0, "page size, 1 to 200 (default: the API's)")
-			fs.String("cursor", "", "page to start at (printed by the previous page)")
-			fs.Bool("all", false, "follow every page")
+			pageFlags(fs, "page size, 1 to 200 (default: the API's)")
 		},
 		run: runDriftList,
 	})

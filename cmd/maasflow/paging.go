@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/spf13/pflag"
 )
 
 // adminPage is one page of a listing: {"items":[…],"next_cursor":"…"}.
@@ -67,6 +69,14 @@ func decodeItems[T any](items []json.RawMessage) ([]T, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// pageFlags are every list command's paging flags, which listQuery and
+// listPages read; limitHelp names the page sizes the API takes.
+func pageFlags(fs *pflag.FlagSet, limitHelp string) {
+	fs.Int("limit", 0, limitHelp)
+	fs.String("cursor", "", "page to start at (printed by the previous page)")
+	fs.Bool("all", false, "follow every page")
 }
 
 // listQuery builds a list command's query: each set flag under its query

@@ -234,12 +234,8 @@ func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
 	if err != nil {
 		return err
 	}
-	items, next, printed, err := r.listPages(ctx, c, adminNodesPath, q, r.boolean("all"))
+	nodes, next, printed, err := listItems[domain.Node](ctx, r, c, adminNodesPath, q)
 	if err != nil || printed {
-		return err
-	}
-	nodes, err := decodeItems[domain.Node](items)
-	if err != nil {
 		return err
 	}
 	t := r.table("ID", "STATUS", "HOSTNAME", "SITE", "SKU", "MAAS_SYSTEM_ID", "UPDATED")
@@ -424,12 +420,8 @@ func runDecommissionList(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		q.Set("node_id", id)
 	}
-	items, next, printed, err := r.listPages(ctx, c, adminDecommissionsPath, q, r.boolean("all"))
+	decs, next, printed, err := listItems[domain.Decommission](ctx, r, c, adminDecommissionsPath, q)
 	if err != nil || printed {
-		return err
-	}
-	decs, err := decodeItems[domain.Decommission](items)
-	if err != nil {
 		return err
 	}
 	t := r.table("ID", "MODE", "STATUS", "STAGE", "NODE", "HOSTNAME", "DISKS", "UPDATED")

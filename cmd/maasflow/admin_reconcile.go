@@ -337,12 +337,8 @@ func runDriftList(ctx context.Context, r *adminRun, _ []string) error {
 	if err != nil {
 		return err
 	}
-	items, next, printed, err := r.listPages(ctx, c, adminDriftPath, q, r.boolean("all"))
+	drift, next, printed, err := listItems[domain.DriftItem](ctx, r, c, adminDriftPath, q)
 	if err != nil || printed {
-		return err
-	}
-	drift, err := decodeItems[domain.DriftItem](items)
-	if err != nil {
 		return err
 	}
 	t := r.table("NODE", "HOSTNAME", "KIND", "EXPECTED", "OBSERVED", "STATE", "FIRST_SEEN", "LAST_SEEN", "RESOLUTION")

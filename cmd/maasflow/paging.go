@@ -58,6 +58,17 @@ func (r *adminRun) listPages(ctx context.Context, c *adminClient, path string, q
 	return items, "", false, nil
 }
 
+// listItems is listPages at path with --all, each item decoded as T; the
+// items are nil when -o json|yaml already printed the listing (printed).
+func listItems[T any](ctx context.Context, r *adminRun, c *adminClient, path string, q url.Values) (items []T, next string, printed bool, err error) {
+	raw, next, printed, err := r.listPages(ctx, c, path, q, r.boolean("all"))
+	if err != nil || printed {
+		return nil, next, printed, err
+	}
+	items, err = decodeItems[T](raw)
+	return items, next, false, err
+}
+
 // decodeItems unmarshals each listed item into a T.
 func decodeItems[T any](items []json.RawMessage) ([]T, error) {
 	out := make([]T, 0, len(items))

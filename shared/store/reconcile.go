@@ -186,59 +186,11 @@ func stateOrOpen(s string) string {
 // ListDrift returns one page of drift items, newest first, with the same
 // paging rules as ListOnboardings (docs/data-model.md).
 func (s *Store) ListDrift(ctx context.Context, f DriftFilter) (DriftPage, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
+	items, next, err := listIndexPage(ctx, s, "drift item", driftIndexFor(f), f.Limit, f.Cursor, f.matches)
+	if err != nil {
+		return DriftPage{}, err
 	}
-	limit = min(limit, MaxPageSize)
-	ix := driftIndexFor(f)
-	var start map[string]types.AttributeValue
-	if f.Cursor != "" {
-		var err error
-		if start, err = decodeCursor(f.Cursor, ix); err != nil {
-			return DriftPage{}, err
-		}
-	}
-	page := DriftPage{Items: []domain.DriftItem{}}
-	var lastIncluded map[string]types.AttributeValue
-	for round := 1; ; round++ {
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:                 aws.String(s.table),
-			IndexName:                 aws.String(ix.name),
-			KeyConditionExpression:    aws.String(exprIndexPartition(ix.pkAttr)),
-			ExpressionAttributeNames:  map[string]string{"#" + ix.pkAttr: ix.pkAttr},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(ix.pk)},
-			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(min(4*(limit+1), 1000))),
-			ExclusiveStartKey:         start,
-		})
-		if err != nil {
-			return DriftPage{}, fmt.Errorf("list drift: %w", err)
-		}
-		for _, item := range out.Items {
-			var d domain.DriftItem
-			if err := attributevalue.UnmarshalMap(item, &d); err != nil {
-				return DriftPage{}, fmt.Errorf("decode drift item: %w", err)
-			}
-			if !f.matches(d) {
-				continue
-			}
-			if len(page.Items) == limit {
-				page.NextCursor = encodeCursor(lastIncluded, ix)
-				return page, nil
-			}
-			page.Items = append(page.Items, d)
-			lastIncluded = item
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return page, nil
-		}
-		start = out.LastEvaluatedKey
-		if round == listRounds {
-			page.NextCursor = encodeCursor(start, ix)
-			return page, nil
-		}
-	}
+	return DriftPage{Items: items, NextCursor: next}, nil
 }
 
 // --- runs and the run lock

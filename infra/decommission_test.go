@@ -17,25 +17,6 @@ const (
 	testAllocationSecret = "maasflow/allocation-service/token"
 )
 
-// hasDecommission reports whether the tree at root builds the decommission
-// state machine (the repository does; the onboarding-only fixture not).
-func hasDecommission(t *testing.T, root string) bool {
-	t.Helper()
-	src, err := LoadSources(root)
-	require.NoError(t, err)
-	return src.DecommissionASL != ""
-}
-
-// decommissionMachines is how many decommission state machines the tree at
-// root builds (0 or 1).
-func decommissionMachines(t *testing.T, root string) int {
-	t.Helper()
-	if hasDecommission(t, root) {
-		return 1
-	}
-	return 0
-}
-
 // splitAllocationSecret separates the grants on the allocation service's
 // secret from the others.
 func splitAllocationSecret(sts []statement) (other, allocation []statement) {
@@ -51,9 +32,6 @@ func splitAllocationSecret(sts []statement) (other, allocation []statement) {
 
 func checkDecommissionStack(t *testing.T, cfn *cfnTemplate, root string, fns []string) {
 	t.Helper()
-	if !hasDecommission(t, root) {
-		t.Skip("the onboarding-only fixture has no decommission state machine")
-	}
 	src, err := LoadSources(root)
 	require.NoError(t, err)
 	decomID, sm := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Decommission")

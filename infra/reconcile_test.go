@@ -11,15 +11,6 @@ import (
 	"github.com/maasflow/maasflow/statemachines"
 )
 
-// reconcileMachines is how many reconcile state machines a repository with
-// fns builds (0 or 1).
-func reconcileMachines(fns []string) int {
-	if slices.Contains(fns, functionReconcile) {
-		return 1
-	}
-	return 0
-}
-
 // functionTimeout is the Lambda timeout of a non-api function.
 func functionTimeout(fn string) int {
 	if fn == functionReconcile {

@@ -87,7 +87,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	// the workflow even if the node hangs up now.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
-	stopped := s.runStopped(ctx, log, tok)
+	stoppedAs, stopped := s.runStopped(ctx, log, tok)
 	node, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
 			// A removed node comes back only as a new identity (seed 004).
@@ -98,7 +98,7 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		// bundle keeps its identity, not its schedulability (seed 004).
 		// A node enrolling for a stopped run stays as it is until adopt
 		// takes it over, saying why (docs/recovery.md).
-		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning && stopped == "" {
+		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning && !stopped {
 			n.Status = domain.NodeActive
 		}
 		n.EnrolledAt = &now
@@ -110,8 +110,8 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	}
 
 	switch {
-	case stopped != "":
-		s.noteEnrollmentForStoppedRun(ctx, log, tok, node, stopped, now)
+	case stopped:
+		s.noteEnrollmentForStoppedRun(ctx, log, tok, node, stoppedAs, now)
 	case tok.OnboardingID != "":
 		s.completeEnrollment(ctx, log, tok, now)
 	}
@@ -141,32 +141,33 @@ func (s *server) noteLateEnrollment(ctx context.Context, log *slog.Logger, nodeI
 	}
 }
 
-// runStopped is the status of the stopped onboarding a reissued token
-// (ForStoppedRun) was consumed for, "" when its run is pending or running
-// (the enrollment then goes on as any other) or the token is an ordinary
-// one, whose consume already proved its run open.
-func (s *server) runStopped(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken) domain.OnboardingStatus {
+// runStopped reports whether a reissued token (ForStoppedRun) was
+// consumed for an onboarding whose run is stopped, and its status
+// ("unreadable" when the onboarding could not be read). An ordinary token's consume already
+// proved its run open; a reissued one whose run is pending or running
+// again enrolls as any other.
+func (s *server) runStopped(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken) (string, bool) {
 	if !tok.ForStoppedRun || tok.OnboardingID == "" {
-		return ""
+		return "", false
 	}
 	o, err := s.store.GetOnboarding(ctx, tok.OnboardingID)
 	if err != nil {
 		// The token is spent: enroll the node without activating it, which
 		// adopt can still take over; activating it could not be undone.
 		log.ErrorContext(ctx, "read the onboarding of a reissued token", "error", err.Error())
-		return "unread"
+		return "unreadable", true
 	}
 	if o.Attempt == tok.Attempt && (o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning) {
-		return ""
+		return "", false
 	}
-	return o.Status
+	return string(o.Status), true
 }
 
 // noteEnrollmentForStoppedRun records on the onboarding's timeline that
 // its node enrolled with a reissued bundle while the run is stopped: the
 // operator's cue to adopt it. Nothing is completed or reopened here.
 func (s *server) noteEnrollmentForStoppedRun(ctx context.Context, log *slog.Logger, tok domain.EnrollmentToken, node domain.Node,
-	stopped domain.OnboardingStatus, now time.Time,
+	stopped string, now time.Time,
 ) {
 	err := s.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{
 		OnboardingID: tok.OnboardingID, Time: now, Attempt: tok.Attempt, Kind: domain.TimelineNote,

@@ -379,10 +379,14 @@ func (j *Journal) identity(ctx context.Context, table string, item map[string]ty
 }
 
 // touched is one item a write may change: its table and any map holding
-// its key attributes.
+// its key attributes. A checked item is one a transaction's condition
+// reads and does not change: it is locked like the others, so the
+// transaction is not recorded on the strength of another write that is
+// still on its way to the disk, but not recorded itself.
 type touched struct {
-	table string
-	item  map[string]types.AttributeValue
+	table   string
+	item    map[string]types.AttributeValue
+	checked bool
 }
 
 // image is an item's state before a write, to undo the write in memory
@@ -422,7 +426,8 @@ func (j *Journal) writeAndRecord(ctx context.Context, items []touched, write fun
 		return err
 	}
 	before := make([]image, 0, len(items))
-	ids := make([]string, 0, len(items))
+	ids := make([]string, 0, len(items)) // of the items written, as before
+	locked := make([]string, 0, len(items))
 	for _, t := range items {
 		k, err := j.keyOf(ctx, t.table, t.item)
 		if err != nil {
@@ -432,10 +437,13 @@ func (j *Journal) writeAndRecord(ctx context.Context, items []touched, write fun
 		if err != nil {
 			return err
 		}
-		before = append(before, image{table: t.table, key: k})
-		ids = append(ids, id)
+		locked = append(locked, id)
+		if !t.checked {
+			before = append(before, image{table: t.table, key: k})
+			ids = append(ids, id)
+		}
 	}
-	defer j.items.lock(ids)()
+	defer j.items.lock(locked)()
 	for i, b := range before {
 		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(b.table), Key: b.key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
@@ -693,7 +701,7 @@ func (j *Journal) Close() error {
 // --- writes: run, then record what they left behind.
 
 func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Item}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Item}}, func() error {
 		out, err = j.db.PutItem(ctx, in, opts...)
 		return err
 	})
@@ -701,7 +709,7 @@ func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts .
 }
 
 func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Key}}, func() error {
 		out, err = j.db.UpdateItem(ctx, in, opts...)
 		return err
 	})
@@ -709,7 +717,7 @@ func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, 
 }
 
 func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.DeleteItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Key}}, func() error {
 		out, err = j.db.DeleteItem(ctx, in, opts...)
 		return err
 	})
@@ -718,17 +726,22 @@ func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, 
 
 func (j *Journal) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (out *dynamodb.TransactWriteItemsOutput, err error) {
 	var items []touched
+	writes := 0
 	for _, ti := range in.TransactItems {
 		switch {
 		case ti.Put != nil:
-			items = append(items, touched{aws.ToString(ti.Put.TableName), ti.Put.Item})
+			items = append(items, touched{table: aws.ToString(ti.Put.TableName), item: ti.Put.Item})
 		case ti.Update != nil:
-			items = append(items, touched{aws.ToString(ti.Update.TableName), ti.Update.Key})
+			items = append(items, touched{table: aws.ToString(ti.Update.TableName), item: ti.Update.Key})
 		case ti.Delete != nil:
-			items = append(items, touched{aws.ToString(ti.Delete.TableName), ti.Delete.Key})
+			items = append(items, touched{table: aws.ToString(ti.Delete.TableName), item: ti.Delete.Key})
+		case ti.ConditionCheck != nil:
+			items = append(items, touched{table: aws.ToString(ti.ConditionCheck.TableName), item: ti.ConditionCheck.Key, checked: true})
+			continue
 		}
+		writes++
 	}
-	if len(items) == 0 { // condition checks only: nothing to record
+	if writes == 0 { // condition checks only: nothing to record
 		return j.db.TransactWriteItems(ctx, in, opts...)
 	}
 	err = j.journaled(ctx, items, func() error {

@@ -335,3 +335,24 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return string(b.buf)
 }
+
+// BenchmarkLocalBusPublishParallel publishes from 64 goroutines at once
+// (SetParallelism 32 per core on 2 cores), as a thousand executions do in
+// local mode.
+func BenchmarkLocalBusPublishParallel(b *testing.B) {
+	bus, err := NewLocalBus(filepath.Join(b.TempDir(), LocalFileName))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = bus.Close() })
+	d := sampleDetail(OnboardingStarted)
+	d.OccurredAt = time.Now()
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := bus.Publish(context.Background(), OnboardingStarted, d); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -64,8 +64,8 @@ type LocalBus struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	f   *os.File // written by the writer goroutine only; closed after it stopped
-	buf []byte   // the batch being written, reused
+	f   eventFile // written by the writer goroutine only; closed after it stopped
+	buf []byte    // the batch being written, reused
 
 	subMu   sync.RWMutex
 	subs    map[uint64]func(Envelope)
@@ -216,6 +216,16 @@ func (b *LocalBus) Publish(ctx context.Context, detailType string, detail any) e
 		fn(env)
 	}
 	return nil
+}
+
+// eventFile is what the bus needs of its open file; tests put a failing
+// disk in its place.
+type eventFile interface {
+	io.Writer
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
 }
 
 // eventBatch is the events the writer takes at once, and their outcome.

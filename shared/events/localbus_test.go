@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -355,4 +356,72 @@ func BenchmarkLocalBusPublishParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// flakyEventDisk fails every third write, after taking half of it, as a
+// disk that keeps filling up does.
+type flakyEventDisk struct {
+	eventFile
+	writes atomic.Int64
+}
+
+func (d *flakyEventDisk) Write(p []byte) (int, error) {
+	if d.writes.Add(1)%3 != 0 {
+		return d.eventFile.Write(p)
+	}
+	n, _ := d.eventFile.Write(p[:len(p)/2])
+	return n, syscall.ENOSPC
+}
+
+func TestLocalBusAFailedBatchFailsItsEventsAndLeavesNoHalfLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LocalFileName)
+	bus := newTestBus(t, path)
+	disk := &flakyEventDisk{eventFile: bus.f}
+	bus.f = disk // before the first Publish: the writer has not touched it yet
+	var mu sync.Mutex
+	delivered := map[string]bool{}
+	bus.Subscribe(func(e Envelope) {
+		var d OnboardingDetail
+		assert.NoError(t, json.Unmarshal(e.Detail, &d))
+		mu.Lock()
+		delivered[d.OnboardingID] = true
+		mu.Unlock()
+	})
+
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				d := sampleDetail(OnboardingStarted)
+				d.OnboardingID = fmt.Sprintf("onb-%d-%d", p, i)
+				err := bus.Publish(context.Background(), OnboardingStarted, d)
+				if err != nil {
+					var we *EventWriteError
+					assert.ErrorAs(t, err, &we)
+					assert.ErrorIs(t, err, syscall.ENOSPC)
+					continue
+				}
+				mu.Lock()
+				acked[d.OnboardingID] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Positive(t, disk.writes.Load()/3, "some batches failed")
+	require.Less(t, len(acked), 200, "and failed their events")
+	require.NotEmpty(t, acked)
+
+	got, err := ReadAll(path)
+	require.NoError(t, err, "no half line is left behind")
+	onFile := map[string]bool{}
+	for _, e := range got {
+		var d OnboardingDetail
+		require.NoError(t, json.Unmarshal(e.Detail, &d))
+		assert.False(t, onFile[d.OnboardingID], "written once: %s", d.OnboardingID)
+		onFile[d.OnboardingID] = true
+	}
+	assert.Equal(t, acked, onFile, "the file holds exactly the acknowledged events")
+	assert.Equal(t, acked, delivered, "and only they were delivered")
 }

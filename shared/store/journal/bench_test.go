@@ -114,3 +114,23 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 		b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds()), "p99-us")
 	}
 }
+
+// BenchmarkSequentialWrites writes through the journal from one goroutine:
+// every write waits for its own record on disk, with no other write to
+// share the fsync with.
+func BenchmarkSequentialWrites(b *testing.B) {
+	ctx := context.Background()
+	db, err := store.NewLocalDB(ctx, "")
+	require.NoError(b, err)
+	j, err := Open(ctx, db, b.TempDir())
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = j.Close() })
+	s := store.New(j, "", nil)
+	i := 0
+	for b.Loop() {
+		i++
+		if err := s.CreateSKU(ctx, domain.SKU{ID: fmt.Sprintf("k-%d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

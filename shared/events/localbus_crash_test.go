@@ -19,13 +19,18 @@ import (
 )
 
 // crashChildEnv makes the test binary play a local-mode process that a
-// test kills: it publishes to the event file the variable names from
+// test kills: it publishes to the event file in its working directory from
 // eight goroutines until killed, printing each event it got acknowledged.
 const crashChildEnv = "MAASFLOW_LOCALBUS_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
-	if path := os.Getenv(crashChildEnv); path != "" {
-		publishUntilKilled(path)
+	if os.Getenv(crashChildEnv) != "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		publishUntilKilled(filepath.Join(dir, LocalFileName))
 	}
 	os.Exit(m.Run())
 }
@@ -56,9 +61,11 @@ func publishUntilKilled(path string) {
 // SIGKILL while eight goroutines publish, then opens its event file again
 // as a restart does: every event Publish acknowledged must be there.
 func TestLocalBusKeepsEveryAcknowledgedEventThroughKill9(t *testing.T) {
-	path := filepath.Join(t.TempDir(), LocalFileName)
+	dir := t.TempDir()
+	path := filepath.Join(dir, LocalFileName)
 	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -379,16 +379,15 @@ func TestLocalBusAFailedBatchFailsItsEventsAndLeavesNoHalfLine(t *testing.T) {
 	disk := &flakyEventDisk{eventFile: bus.f}
 	bus.f = disk // before the first Publish: the writer has not touched it yet
 	var mu sync.Mutex
-	delivered := map[string]bool{}
+	var delivered []Envelope
 	bus.Subscribe(func(e Envelope) {
-		var d OnboardingDetail
-		assert.NoError(t, json.Unmarshal(e.Detail, &d))
 		mu.Lock()
-		delivered[d.OnboardingID] = true
+		delivered = append(delivered, e)
 		mu.Unlock()
 	})
 
 	acked := map[string]bool{}
+	var refusals []error
 	var wg sync.WaitGroup
 	for p := range 8 {
 		wg.Go(func() {
@@ -396,14 +395,12 @@ func TestLocalBusAFailedBatchFailsItsEventsAndLeavesNoHalfLine(t *testing.T) {
 				d := sampleDetail(OnboardingStarted)
 				d.OnboardingID = fmt.Sprintf("onb-%d-%d", p, i)
 				err := bus.Publish(context.Background(), OnboardingStarted, d)
-				if err != nil {
-					var we *EventWriteError
-					assert.ErrorAs(t, err, &we)
-					assert.ErrorIs(t, err, syscall.ENOSPC)
-					continue
-				}
 				mu.Lock()
-				acked[d.OnboardingID] = true
+				if err != nil {
+					refusals = append(refusals, err)
+				} else {
+					acked[d.OnboardingID] = true
+				}
 				mu.Unlock()
 			}
 		})
@@ -412,16 +409,28 @@ func TestLocalBusAFailedBatchFailsItsEventsAndLeavesNoHalfLine(t *testing.T) {
 	require.Positive(t, disk.writes.Load()/3, "some batches failed")
 	require.Less(t, len(acked), 200, "and failed their events")
 	require.NotEmpty(t, acked)
+	for _, err := range refusals {
+		var we *EventWriteError
+		require.ErrorAs(t, err, &we)
+		require.ErrorIs(t, err, syscall.ENOSPC)
+	}
 
 	got, err := ReadAll(path)
 	require.NoError(t, err, "no half line is left behind")
-	onFile := map[string]bool{}
-	for _, e := range got {
+	assert.Equal(t, acked, onboardingIDs(t, got, "written once"), "the file holds exactly the acknowledged events")
+	assert.Equal(t, acked, onboardingIDs(t, delivered, "delivered once"), "and only they were delivered")
+}
+
+// onboardingIDs returns the onboarding ids of events, each of which must
+// appear once.
+func onboardingIDs(t *testing.T, events []Envelope, once string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, e := range events {
 		var d OnboardingDetail
 		require.NoError(t, json.Unmarshal(e.Detail, &d))
-		assert.False(t, onFile[d.OnboardingID], "written once: %s", d.OnboardingID)
-		onFile[d.OnboardingID] = true
+		assert.False(t, ids[d.OnboardingID], "%s: %s", once, d.OnboardingID)
+		ids[d.OnboardingID] = true
 	}
-	assert.Equal(t, acked, onFile, "the file holds exactly the acknowledged events")
-	assert.Equal(t, acked, delivered, "and only they were delivered")
+	return ids
 }

@@ -21,13 +21,18 @@ import (
 )
 
 // crashChildEnv makes the test binary play a local-mode process that a
-// test kills: it opens the journal in the directory the variable names and
-// writes from eight goroutines until killed, printing each write it got
+// test kills: it opens the journal in its working directory and writes
+// from eight goroutines until killed, printing each write it got
 // acknowledged.
 const crashChildEnv = "MAASFLOW_JOURNAL_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(crashChildEnv); dir != "" {
+	if os.Getenv(crashChildEnv) != "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
 		writeUntilKilled(dir)
 	}
 	os.Exit(m.Run())
@@ -73,7 +78,8 @@ func writeUntilKilled(dir string) {
 func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	cmd.Dir = dir
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -426,7 +426,7 @@ func (j *Journal) writeAndRecord(ctx context.Context, items []touched, write fun
 		return err
 	}
 	before := make([]image, 0, len(items))
-	ids := make([]string, 0, len(items)) // of the items written, as before
+	ids := make([]string, 0, len(items)) // identity of each written item, as in before
 	locked := make([]string, 0, len(items))
 	for _, t := range items {
 		k, err := j.keyOf(ctx, t.table, t.item)

@@ -94,6 +94,9 @@ type Poll struct {
 	Status string `json:"status,omitempty"`
 	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
 	BootSeen bool `json:"boot_seen,omitempty"`
+	// WakeAt (RFC 3339) is when the parked wait is due a full check even
+	// without a MAAS event for its machine (WatchMachine, WatchSites).
+	WakeAt string `json:"wake_at,omitempty"`
 }
 
 // CheckMachineInput is one poll: what it waits for, and the stage the

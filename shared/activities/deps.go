@@ -209,6 +209,8 @@ func Catalog(d Deps) []Function {
 		fn("finish-onboarding", "FinishOnboarding", a.FinishOnboarding),
 		fn("reset-machine", "ResetMachine", a.ResetMachine),
 		fn("adopt-machine", "AdoptMachine", a.AdoptMachine),
+		fn("watch-machine", "WatchMachine", a.WatchMachine),
+		fn("watch-sites", "WatchSites", a.WatchSites),
 	}
 }
 

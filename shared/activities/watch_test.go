@@ -109,9 +109,8 @@ func (c *fakeCompleter) CompleteTask(_ context.Context, token string, output []b
 // cursorCounter counts the cursor writes.
 type cursorCounter struct {
 	*store.Store
-	mu    sync.Mutex
-	puts  []domain.WatchCursor
-	fails bool
+	mu   sync.Mutex
+	puts []domain.WatchCursor
 }
 
 func (c *cursorCounter) PutWatchCursor(ctx context.Context, cur domain.WatchCursor) error {

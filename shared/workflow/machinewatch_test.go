@@ -35,7 +35,7 @@ func TestLocalCompleteTaskTellsAnEndedTask(t *testing.T) {
 			assert.Equal(t, tc.ended, errors.As(err, &ended))
 			switch {
 			case tc.wantErr != "":
-				assert.EqualError(t, err, tc.wantErr)
+				require.EqualError(t, err, tc.wantErr)
 			case !tc.ended:
 				assert.NoError(t, err)
 			}

@@ -53,6 +53,10 @@ const (
 // still noticed within machineWakeEvery.
 const machineWakeEvery = 10 * time.Minute
 
+// legacyPollSeconds is poll.wait_seconds for executions still on a
+// definition whose machine waits are Wait states.
+const legacyPollSeconds = 30
+
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
@@ -223,6 +227,11 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
+	// An execution started before the machine waits parked on the watch
+	// runs the definition it started with (Step Functions keeps it), whose
+	// Wait states read wait_seconds: it polls every 30 s until it ends
+	// rather than in a tight loop.
+	out.Poll.WaitSeconds = legacyPollSeconds
 	return out, nil
 }
 

@@ -90,7 +90,7 @@ func TestEarlyCommissioningFailureIsNoticedWithin30s(t *testing.T) {
 // maasTransition is when MAAS logged the machine's move to status, read
 // from its "Node changed status" event (the simulator's clock, which these
 // tests do not skew).
-func maasTransition(t *testing.T, h *harness, systemID, status string) time.Time {
+func maasTransition(t testing.TB, h *harness, systemID, status string) time.Time {
 	t.Helper()
 	client, err := maas.NewClient(h.f.Site.MAASURL, domain.Secret(activitiestest.APIKey), maas.WithHTTPClient(h.f.SimServer.Client()))
 	require.NoError(t, err)

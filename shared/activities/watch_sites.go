@@ -42,6 +42,11 @@ const (
 	// registration (which the previous round may have passed over) is
 	// still seen. It covers a check's duration with room to spare.
 	watchRegistrationSlack = 60 * time.Second
+	// watchSiteReadBudget bounds one site's event reads, well inside the
+	// round's 25 s task timeout (machine-watch.asl.json): a slow region
+	// costs its own wakes by event this round, not the round, and its due
+	// waits still wake.
+	watchSiteReadBudget = 15 * time.Second
 )
 
 // MAAS logs a DEBUG event of this type on every status change, described
@@ -128,7 +133,9 @@ type siteWatch struct {
 // cursor; it returns how many watches are left.
 func (s siteWatch) round(ctx context.Context) int {
 	now := s.a.d.Clock.Now().UTC()
-	events, newest, readErr := s.readEvents(ctx)
+	readCtx, cancel := context.WithTimeout(ctx, watchSiteReadBudget)
+	events, newest, readErr := s.readEvents(readCtx)
+	cancel()
 	if readErr != nil {
 		// The type only: a MAAS or credentials error names the site, never
 		// its key, but the watcher's log need not repeat any of it.

@@ -55,6 +55,10 @@ func TestMachineWaitsParkOnTheWatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left.Watches, "a woken wait's watch is deleted")
 	assert.NotEmpty(t, left.Cursors, "the site's cursor was placed")
+	// Every task token the runtime mints starts with this; none may reach
+	// a log line, however the wait was parked or woken.
+	assert.NotContains(t, h.f.Logs.String(), "AQCEAAAAKgAAAA", "a task token reached the log")
+	assert.Contains(t, h.f.Logs.String(), "machine wait woken", "the watcher's lines are in the captured log")
 }
 
 // TestEarlyCommissioningFailureIsNoticedWithin30s: a commissioning that

@@ -66,9 +66,10 @@ var pollBounds = map[PollTarget]time.Duration{
 	TargetReleased: 6 * time.Hour,
 }
 
-// Poll is the Choice/Wait loop's state: how many polls ran, when the wait
-// began (RFC 3339), how long the Wait state waits next, and the newest MAAS
-// event already copied to the timeline.
+// Poll is a wait's state between its checks: how many checks ran, when the
+// wait began (RFC 3339), how long a Wait state waits next (the release,
+// reimage and drain loops, which still poll), and the newest MAAS event
+// already read (last_event_id, the machine watch's starting point).
 type Poll struct {
 	Count       int    `json:"count"`
 	StartedAt   string `json:"started_at"`

@@ -256,6 +256,25 @@ func TestWatchSitesSeesAnEventFromBeforeTheRegistration(t *testing.T) {
 	assert.Empty(t, e.store.puts, "the cursor stays where it was")
 }
 
+// TestWatchSitesSkipsAStaleCursor: a site idle since its last waits has a
+// cursor far behind; its new waits read from what their checks saw, not
+// through everything the region logged meanwhile.
+func TestWatchSitesSkipsAStaleCursor(t *testing.T) {
+	e := newWatchEnv(t, "s1")
+	e.cursor("s1", 10, 5*time.Hour)
+	token := e.watch("s1", "m1", 5000, time.Hour, time.Minute)
+	e.watch("s1", "m2", 5200, time.Hour, time.Minute)
+	r := e.regions["s1"]
+	r.add(ev(4000, "m1", maas.EventLevelDebug, changed)) // before its check's read
+	r.add(ev(5100, "m1", maas.EventLevelDebug, changed))
+
+	assert.Equal(t, 1, e.round().Watching)
+	assert.Equal(t, map[string]string{token: "event"}, e.done.woken)
+	assert.Equal(t, []int64{5000}, r.afters, "from the oldest fresh watch, not the stale cursor")
+	require.Len(t, e.store.puts, 1)
+	assert.Equal(t, int64(5100), e.store.puts[0].After)
+}
+
 func TestWatchSitesPagesWhilePagesAreFull(t *testing.T) {
 	e := newWatchEnv(t, "s1")
 	e.cursor("s1", 1, time.Minute)

@@ -131,7 +131,9 @@ func (s *Store) ListMachineWatches(ctx context.Context) (MachineWatches, error) 
 }
 
 // DeleteMachineWatch deletes the machine's watch if it still holds token;
-// a watch that was replaced (or is gone) is left alone, without error.
+// a watch that was replaced (or is gone) is left alone, without error. The
+// conditional delete goes through write's transaction: minidyn judges a
+// plain DeleteItem's condition against the wrong item (roce.go).
 func (s *Store) DeleteMachineWatch(ctx context.Context, siteID, systemID string, token domain.Secret) error {
 	err := s.write(ctx, types.TransactWriteItem{Delete: &types.Delete{
 		TableName:                 aws.String(s.table),

@@ -40,6 +40,11 @@ type harness struct {
 	engine *asl.Engine
 	smARN  string
 	clock  *asl.VirtualClock
+	// watchARN is the machine watch state machine's.
+	watchARN string
+	// watch counts the machine watch's own database operations and MAAS
+	// calls, apart from the workflow's.
+	watch *watchShare
 }
 
 type options struct {
@@ -53,6 +58,8 @@ type options struct {
 	// subnet on the PXE VLAN).
 	simSkew         time.Duration
 	simSecondSubnet bool
+	// simDurations are the simulator's phase lengths (zero: its defaults).
+	simDurations maassim.Durations
 	// deps adjusts the activities' dependencies before the handlers are
 	// built (a slow MAAS, a short invocation budget).
 	deps func(f *activitiestest.Fixture, d *activities.Deps)
@@ -65,15 +72,21 @@ func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
 	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB,
-		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet})
+		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet, SimDurations: o.simDurations})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	if o.deps != nil {
 		o.deps(f, &f.Deps)
 	}
+	watch := newWatchShare(f, vc)
+	f.Deps.Watches = watch.store
+	watchSites := watch.watchSites(f.Deps)
 	for _, fn := range activities.Catalog(f.Deps) {
 		arn := "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + fn.Name
 		subs[fn.Substitution] = arn
+		if fn.Activity == "WatchSites" {
+			fn.Handler = watchSites
+		}
 		tasks[arn] = lambda.NewHandlerWithOptions(fn.Handler, config.HandlerOptions()...)
 		if replace, ok := o.handlers[fn.Activity]; ok {
 			tasks[arn] = replace(vc)
@@ -83,11 +96,17 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	sm, err := asl.Parse(def, subs)
 	require.NoError(t, err)
-	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: tasks, TokenWaitsIdle: o.tokenWaitsIdle})
+	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: tasks, TokenWaitsIdle: o.tokenWaitsIdle,
+		IdleTokenFunctions: map[string]bool{subs["WatchMachineFunctionArn"]: true}})
 	arn, err := engine.CreateStateMachine("onboarding", sm)
 	require.NoError(t, err)
 	f.Completer.Set(workflow.NewLocal(engine, arn))
-	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc}
+	// The machine waits park on the machine watch, which its schedule runs
+	// every minute of the harness's clock, as in local mode.
+	watchARN, stopWatch, err := workflow.StartLocalMachineWatch(engine, subs, vc, nil)
+	require.NoError(t, err)
+	t.Cleanup(stopWatch)
+	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc, watchARN: watchARN, watch: watch}
 }
 
 type result struct {

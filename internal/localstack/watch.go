@@ -11,10 +11,11 @@ import (
 // does: the onboardings' machine waits park on it. close stops the ticker
 // before it stops the running executions.
 func (s *Stack) startMachineWatch(subs map[string]string, clk clock.Clock) error {
-	arn, stop, err := workflow.StartLocalMachineWatch(s.Engine, subs, clk, s.logger.With("component", "machine-watch"))
+	// The stack's clock runs with the wall clock: the schedule never idles.
+	arn, sched, err := workflow.StartLocalMachineWatch(s.Engine, subs, clk, s.logger.With("component", "machine-watch"), nil)
 	if err != nil {
 		return err
 	}
-	s.machineWatchARN, s.stopMachineWatch = arn, stop
+	s.machineWatchARN, s.stopMachineWatch = arn, sched.Stop
 	return nil
 }

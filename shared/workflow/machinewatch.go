@@ -35,55 +35,80 @@ type MachineWatchTicker struct {
 	Interval time.Duration
 	// Logger gets a failed start; nil discards it.
 	Logger *slog.Logger
+	// Idle, when set, is asked at each tick: true pauses the schedule
+	// until Wake. A virtual clock jumps to the next timer whenever nothing
+	// runs, so a schedule that is always armed would drive it — and start
+	// executions — without end once the harness's work is done.
+	Idle func() bool
 }
 
-// Start starts the first execution one interval from now and returns the
-// function that stops the schedule (executions already started run on).
-// The ticks are clock callbacks, so on a virtual clock time cannot move
-// past a tick before its execution has started.
-func (w MachineWatchTicker) Start() (stop func()) {
-	interval := w.Interval
-	if interval <= 0 {
-		interval = MachineWatchInterval
+// MachineWatchSchedule is a started MachineWatchTicker.
+type MachineWatchSchedule struct {
+	w        MachineWatchTicker
+	interval time.Duration
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	stopped bool
+	timer   clock.Timer // nil while paused
+}
+
+// Start arms the first tick one interval from now. The ticks are clock
+// callbacks, so on a virtual clock time cannot move past a tick before its
+// execution has started.
+func (w MachineWatchTicker) Start() *MachineWatchSchedule {
+	s := &MachineWatchSchedule{w: w, interval: w.Interval, log: w.Logger}
+	if s.interval <= 0 {
+		s.interval = MachineWatchInterval
 	}
-	log := w.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
-	var (
-		mu      sync.Mutex
-		stopped bool
-		timer   clock.Timer
-		tick    func()
-	)
-	tick = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		name := "machine-watch-" + uuid.NewString()
-		if _, err := w.Engine.StartExecution(context.Background(), w.ARN, name, machineWatchInput); err != nil {
-			log.Error("scheduled machine watch", slog.String("error", err.Error()))
-		}
-		timer = w.Clock.AfterFunc(interval, tick)
+	s.Wake()
+	return s
+}
+
+// Wake arms the next tick unless one is armed or the schedule is stopped.
+func (s *MachineWatchSchedule) Wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped && s.timer == nil {
+		s.timer = s.w.Clock.AfterFunc(s.interval, s.tick)
 	}
-	mu.Lock()
-	timer = w.Clock.AfterFunc(interval, tick)
-	mu.Unlock()
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		timer.Stop()
+}
+
+// Stop ends the schedule; executions already started run on.
+func (s *MachineWatchSchedule) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
 	}
+}
+
+func (s *MachineWatchSchedule) tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timer = nil
+	if s.stopped || (s.w.Idle != nil && s.w.Idle()) {
+		return
+	}
+	name := "machine-watch-" + uuid.NewString()
+	if _, err := s.w.Engine.StartExecution(context.Background(), s.w.ARN, name, machineWatchInput); err != nil {
+		s.log.Error("scheduled machine watch", slog.String("error", err.Error()))
+	}
+	s.timer = s.w.Clock.AfterFunc(s.interval, s.tick)
 }
 
 // StartLocalMachineWatch loads the machine watch state machine onto engine,
 // its WatchSites task resolved through subs (the Catalog's substitutions,
-// as for the onboarding state machine), and starts the ticker on clk. It
-// returns the state machine's ARN and the function that stops the ticker.
-func StartLocalMachineWatch(engine *asl.Engine, subs map[string]string, clk clock.Clock, logger *slog.Logger) (string, func(), error) {
+// as for the onboarding state machine), and starts the ticker on clk
+// (idle: see MachineWatchTicker.Idle; nil ticks for good). It returns the
+// state machine's ARN and the schedule.
+func StartLocalMachineWatch(engine *asl.Engine, subs map[string]string, clk clock.Clock, logger *slog.Logger,
+	idle func() bool,
+) (string, *MachineWatchSchedule, error) {
 	sm, err := asl.Parse(statemachines.MachineWatch, subs)
 	if err != nil {
 		return "", nil, fmt.Errorf("load machine watch state machine: %w", err)
@@ -92,6 +117,5 @@ func StartLocalMachineWatch(engine *asl.Engine, subs map[string]string, clk cloc
 	if err != nil {
 		return "", nil, fmt.Errorf("create machine watch state machine: %w", err)
 	}
-	stop := MachineWatchTicker{Engine: engine, ARN: arn, Clock: clk, Logger: logger}.Start()
-	return arn, stop, nil
+	return arn, MachineWatchTicker{Engine: engine, ARN: arn, Clock: clk, Logger: logger, Idle: idle}.Start(), nil
 }

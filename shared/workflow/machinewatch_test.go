@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func (s *startRecorder) started() int {
 func TestMachineWatchTickerStartsEveryMinute(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
 	e := &startRecorder{}
-	stop := MachineWatchTicker{Engine: e, ARN: "watch-sm", Clock: clk}.Start()
+	sched := MachineWatchTicker{Engine: e, ARN: "watch-sm", Clock: clk}.Start()
 	require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
 	assert.Zero(t, e.started(), "the first run comes one interval on")
 	for n := 1; n <= 3; n++ {
@@ -78,7 +79,34 @@ func TestMachineWatchTickerStartsEveryMinute(t *testing.T) {
 	}
 	assert.Equal(t, "watch-sm {\"round\":0}", e.input[0])
 	assert.NotEqual(t, e.names[0], e.names[1], "each run has its own name")
-	stop()
+	sched.Stop()
 	clk.Advance(time.Hour)
 	assert.Equal(t, 3, e.started(), "stopped: no more runs")
+}
+
+// An idle schedule pauses at its tick — nothing armed for a virtual clock
+// to jump to — until Wake.
+func TestMachineWatchTickerPausesWhileIdle(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	e := &startRecorder{}
+	var idle atomic.Bool
+	sched := MachineWatchTicker{Engine: e, ARN: "watch-sm", Clock: clk, Idle: idle.Load}.Start()
+	t.Cleanup(sched.Stop)
+	require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
+	clk.Advance(time.Minute)
+	require.NoError(t, clk.BlockUntilContext(context.Background(), 1), "busy: the next tick is armed")
+	assert.Equal(t, 1, e.started())
+
+	idle.Store(true)
+	clk.Advance(time.Minute)
+	assert.Equal(t, 1, e.started(), "an idle tick starts nothing")
+	clk.Advance(time.Hour)
+	assert.Equal(t, 1, e.started(), "and arms nothing")
+
+	idle.Store(false)
+	sched.Wake()
+	sched.Wake() // a second wake arms no second tick
+	require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
+	clk.Advance(time.Minute)
+	assert.Equal(t, 2, e.started())
 }

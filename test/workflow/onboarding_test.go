@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,6 +80,7 @@ func newHarness(t testing.TB, o options) *harness {
 		o.deps(f, &f.Deps)
 	}
 	watch := newWatchShare(f, vc)
+	var schedule atomic.Pointer[workflow.MachineWatchSchedule]
 	f.Deps.Watches = watch.store
 	watchSites := watch.watchSites(f.Deps)
 	for _, fn := range activities.Catalog(f.Deps) {
@@ -88,6 +90,9 @@ func newHarness(t testing.TB, o options) *harness {
 			fn.Handler = watchSites
 		}
 		tasks[arn] = lambda.NewHandlerWithOptions(fn.Handler, config.HandlerOptions()...)
+		if fn.Activity == "WatchMachine" {
+			tasks[arn] = wakingTask{tasks[arn], &schedule}
+		}
 		if replace, ok := o.handlers[fn.Activity]; ok {
 			tasks[arn] = replace(vc)
 		}
@@ -102,11 +107,31 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	f.Completer.Set(workflow.NewLocal(engine, arn))
 	// The machine waits park on the machine watch, which its schedule runs
-	// every minute of the harness's clock, as in local mode.
-	watchARN, stopWatch, err := workflow.StartLocalMachineWatch(engine, subs, vc, nil)
+	// every minute of the harness's clock, as in local mode — while an
+	// onboarding runs: the virtual clock jumps to the next tick whenever
+	// nothing runs, so a schedule left armed would drive it on without end
+	// once the harness's work is done. A parked wait wakes it again.
+	idle := func() bool { return len(engine.ListExecutions(arn, asl.StatusRunning)) == 0 }
+	watchARN, sched, err := workflow.StartLocalMachineWatch(engine, subs, vc, nil, idle)
 	require.NoError(t, err)
-	t.Cleanup(stopWatch)
+	schedule.Store(sched)
+	t.Cleanup(sched.Stop)
 	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc, watchARN: watchARN, watch: watch}
+}
+
+// wakingTask is WatchMachine's handler that also wakes the harness's
+// machine watch schedule, which pauses while no onboarding runs.
+type wakingTask struct {
+	asl.TaskHandler
+	schedule *atomic.Pointer[workflow.MachineWatchSchedule]
+}
+
+func (w wakingTask) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	out, err := w.TaskHandler.Invoke(ctx, payload)
+	if s := w.schedule.Load(); s != nil {
+		s.Wake()
+	}
+	return out, err
 }
 
 type result struct {

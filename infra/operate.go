@@ -188,6 +188,12 @@ func (b *builder) alarms() {
 	alarm("ExecutionsFailed", "onboarding executions failed", b.machine.MetricFailed(sum))
 	alarm("ExecutionsTimedOut", "onboarding executions timed out", b.machine.MetricTimedOut(sum))
 	alarm("ExecutionsAborted", "onboarding executions aborted other than by cancel", b.machine.MetricAborted(sum))
+	if b.watch != nil {
+		// While the machine watch fails, every onboarding wait lasts until
+		// its task timeout.
+		alarm("MachineWatchFailed", "machine-watch runs failed: onboarding waits end only at their timeout",
+			b.watch.MetricFailed(sum))
+	}
 
 	var errs, throttles []awscloudwatch.IMetric
 	names := slices.Sorted(func(yield func(string) bool) {

@@ -481,19 +481,7 @@ func (r *adminRun) printDecommission(d adminDecommissionDetail) {
 }
 
 func runDecommissionWatch(ctx context.Context, r *adminRun, args []string) error {
-	interval, err := r.positiveInterval()
-	if err != nil {
-		return err
-	}
-	c, err := r.client()
-	if err != nil {
-		return err
-	}
-	id, err := r.decommissionID(ctx, c, args[0])
-	if err != nil {
-		return err
-	}
-	return r.watchDecommission(ctx, c, id, interval)
+	return r.watchRef(ctx, args[0], (*adminRun).decommissionID, (*adminRun).watchDecommission)
 }
 
 // adminDecomEvent is one line of a decommission watch: a timeline entry,

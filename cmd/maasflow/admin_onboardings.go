@@ -172,6 +172,15 @@ func runOnboard(ctx context.Context, r *adminRun, _ []string) error {
 }
 
 func runOnboardingsWatch(ctx context.Context, r *adminRun, args []string) error {
+	return r.watchRef(ctx, args[0], (*adminRun).onboardingID, (*adminRun).watch)
+}
+
+// watchRef resolves ref (an id, or what resolve accepts) and follows the
+// record it names every --interval until it ends.
+func (r *adminRun) watchRef(ctx context.Context, ref string,
+	resolve func(*adminRun, context.Context, *adminClient, string) (string, error),
+	follow func(*adminRun, context.Context, *adminClient, string, time.Duration) error,
+) error {
 	interval, err := r.positiveInterval()
 	if err != nil {
 		return err
@@ -180,11 +189,11 @@ func runOnboardingsWatch(ctx context.Context, r *adminRun, args []string) error 
 	if err != nil {
 		return err
 	}
-	id, err := r.onboardingID(ctx, c, args[0])
+	id, err := resolve(r, ctx, c, ref)
 	if err != nil {
 		return err
 	}
-	return r.watch(ctx, c, id, interval)
+	return follow(r, ctx, c, id, interval)
 }
 
 // isTransient tells errors worth another poll: the API unreachable or

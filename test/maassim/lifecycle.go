@@ -39,7 +39,7 @@ func (s *Simulator) userEvent(m *machine, at time.Time, typ, user, comment strin
 // mark_failed).
 func (s *Simulator) markFailed(m *machine, at time.Time, st status, comment string) {
 	m.cancelPhase()
-	m.setStatus(st)
+	s.setStatus(m, at, st)
 	m.errorDescription = comment
 	s.event(m, at, levelError, "Marking node failed", comment, "")
 	s.abortRunningScripts(m, at)
@@ -129,7 +129,7 @@ func (s *Simulator) powerFailure(m *machine, at time.Time, from, to status) {
 	s.at(m, at, func(at time.Time) {
 		m.cancelPhase()
 		s.abortRunningScripts(m, at)
-		m.setStatus(from)
+		s.setStatus(m, at, from)
 		s.event(m, at, levelError, "Failed to power on node", fmt.Sprintf(
 			"Aborting %s and reverting to %s. Unable to power control the node. Please check power credentials.",
 			strings.ToUpper(to.name()), strings.ToUpper(from.name())), "")
@@ -147,7 +147,10 @@ var commissioningScripts = []string{
 func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, flags commissionFlags) {
 	m.cancelPhase()
 	from := m.status
-	m.setStatus(statusCommissioning)
+	// MAAS registers the request event before the status change is saved
+	// (MS/models/node.py start_commissioning).
+	s.userEvent(m, at, "User starting node commissioning", user, "")
+	s.setStatus(m, at, statusCommissioning)
 	m.owner = user
 	m.commission = flags
 	m.errorDescription = ""
@@ -156,7 +159,6 @@ func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, fl
 	if !flags.noTesting {
 		m.currentTesting = s.newSet(m, resultTesting, at, []string{"smartctl-validate"}, []int{3}, "0:00:30")
 	}
-	s.userEvent(m, at, "User starting node commissioning", user, "")
 	// MAAS power-cycles a machine that is on and powers on one that is off
 	// (maas-behaviour §5); either way the host sees power arrive.
 	if !s.power(m, true) {
@@ -240,7 +242,7 @@ func (s *Simulator) commissioningDone(m *machine, at time.Time) {
 		}
 		s.abortRunningScripts(m, at)
 		m.commissioned = false
-		m.setStatus(statusFailedCommissioning)
+		s.setStatus(m, at, statusFailedCommissioning)
 		m.owner = ""
 		s.event(m, at, levelInfo, "Failed commissioning", "", "")
 		s.power(m, false)
@@ -254,7 +256,7 @@ func (s *Simulator) commissioningDone(m *machine, at time.Time) {
 		s.commissioningFinished(m, at)
 		return
 	}
-	m.setStatus(statusTesting)
+	s.setStatus(m, at, statusTesting)
 	startResults(m.currentTesting, at)
 	s.at(m, at.Add(s.dur.Testing), func(at time.Time) { s.testingDone(m, at) })
 }
@@ -265,7 +267,7 @@ func (s *Simulator) testingDone(m *machine, at time.Time) {
 		m.hw.faults.TestingFailures--
 		finishResult(r, at, scriptFailed, 1, "smartctl: SMART overall-health self-assessment test result: FAILED!\n",
 			"Error: SMART status FAILED on /dev/nvme0n1\n")
-		m.setStatus(statusFailedTesting)
+		s.setStatus(m, at, statusFailedTesting)
 		m.owner = ""
 		s.event(m, at, levelInfo, "Failed testing", "", "")
 		s.power(m, false)
@@ -276,7 +278,7 @@ func (s *Simulator) testingDone(m *machine, at time.Time) {
 }
 
 func (s *Simulator) commissioningFinished(m *machine, at time.Time) {
-	m.setStatus(statusReady)
+	s.setStatus(m, at, statusReady)
 	s.event(m, at, levelInfo, "Ready", "", "")
 	if !m.commission.enableSSH {
 		s.power(m, false)
@@ -474,7 +476,7 @@ func (m *machine) hasNetwork() bool {
 // startDeployment moves an Allocated m to Deploying and plays the install.
 func (s *Simulator) startDeployment(m *machine, at time.Time, user, comment string) {
 	m.cancelPhase()
-	m.setStatus(statusDeploying)
+	s.setStatus(m, at, statusDeploying)
 	m.errorDescription = ""
 	m.deployStart = at
 	m.currentInstallation = s.newSet(m, resultInstallation, at, []string{"/tmp/install.log"}, nil, "0:05:00")
@@ -545,7 +547,7 @@ func (s *Simulator) deployedOSBooted(m *machine, at time.Time) {
 		})
 		return
 	}
-	m.setStatus(statusDeployed)
+	s.setStatus(m, at, statusDeployed)
 	m.netboot = false
 	s.event(m, at, levelInfo, "Deployed", "", "")
 	s.playNode(m, at)
@@ -599,7 +601,7 @@ func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string,
 		return
 	}
 	from := m.status
-	m.setStatus(statusDiskErasing)
+	s.setStatus(m, at, statusDiskErasing)
 	if !s.power(m, true) {
 		s.powerFailure(m, at, from, statusDiskErasing)
 		return
@@ -629,7 +631,7 @@ func (s *Simulator) startRelease(m *machine, at time.Time, user, comment string,
 // already off goes straight to Ready; a BMC that cannot be reached leaves the
 // machine Releasing until the 5-minute timeout (maas-behaviour §14.6).
 func (s *Simulator) startReleasing(m *machine, at time.Time) {
-	m.setStatus(statusReleasing)
+	s.setStatus(m, at, statusReleasing)
 	s.clearDeployment(m)
 	if m.hw != nil && !m.hw.faults.PowerFails && !m.hw.powerOn {
 		s.finishRelease(m, at)
@@ -651,7 +653,7 @@ func (s *Simulator) finishRelease(m *machine, at time.Time) {
 	if !m.commissioned {
 		target = statusNew
 	}
-	m.setStatus(target)
+	s.setStatus(m, at, target)
 	m.errorDescription = ""
 	s.event(m, at, levelInfo, "Released", "", "")
 }
@@ -662,21 +664,21 @@ func (s *Simulator) startRescue(m *machine, at time.Time, user string) {
 	m.cancelPhase()
 	from := m.status
 	m.rescuePrevious = from
-	m.setStatus(statusEnteringRescueMode)
+	s.setStatus(m, at, statusEnteringRescueMode)
 	s.userEvent(m, at, "User starting rescue mode", user, "")
 	if !s.power(m, true) {
 		s.powerFailure(m, at, from, statusEnteringRescueMode)
 		return
 	}
 	s.at(m, at.Add(s.dur.RescueMode), func(at time.Time) {
-		m.setStatus(statusRescueMode)
+		s.setStatus(m, at, statusRescueMode)
 		s.event(m, at, levelInfo, "Rescue mode", "", "")
 	})
 }
 
 func (s *Simulator) exitRescue(m *machine, at time.Time, user string) {
 	m.cancelPhase()
-	m.setStatus(statusExitingRescueMode)
+	s.setStatus(m, at, statusExitingRescueMode)
 	s.userEvent(m, at, "User stopping rescue mode", user, "")
 	back := m.rescuePrevious
 	on := back == statusDeployed
@@ -689,7 +691,7 @@ func (s *Simulator) exitRescue(m *machine, at time.Time, user string) {
 		return
 	}
 	s.at(m, at.Add(s.dur.RescueMode), func(at time.Time) {
-		m.setStatus(back)
+		s.setStatus(m, at, back)
 		s.event(m, at, levelInfo, "Exited rescue mode", "", "")
 	})
 }

@@ -250,8 +250,8 @@ func (s *Simulator) deploy(m *machine, rq *request) reply {
 		return textReply(http.StatusServiceUnavailable, fmt.Sprintf("%s: Unable to allocate static IP due to address exhaustion.", m.systemID))
 	}
 	if m.status == statusReady {
-		m.setStatus(statusAllocated)
 		m.owner = rq.user
+		s.setStatus(m, rq.now, statusAllocated)
 		s.userEvent(m, rq.now, "User acquiring node", rq.user, "")
 	}
 	m.osystem = "ubuntu"
@@ -302,7 +302,7 @@ func (s *Simulator) abort(rq *request) reply {
 			s.releaseAutoIPs(m)
 		}
 		s.power(m, false)
-		m.setStatus(target)
+		s.setStatus(m, at, target)
 		s.event(m, at, levelInfo, done, "", "")
 	})
 	return s.machineReply(m)
@@ -344,7 +344,7 @@ func (s *Simulator) markBroken(rq *request) reply {
 		s.power(m, false)
 		s.releaseAutoIPs(m)
 	}
-	m.setStatus(statusBroken)
+	s.setStatus(m, rq.now, statusBroken)
 	m.errorDescription = comment
 	s.userEvent(m, rq.now, "User marking node broken", rq.user, comment)
 	return s.machineReply(m)
@@ -362,7 +362,7 @@ func (s *Simulator) markFixed(rq *request) reply {
 	if m.previousStatus == statusDeployed {
 		target = statusDeployed
 	}
-	m.setStatus(target)
+	s.setStatus(m, rq.now, target)
 	m.osystem = ""
 	m.distroSeries = ""
 	m.errorDescription = ""

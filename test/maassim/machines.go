@@ -506,8 +506,8 @@ func (s *Simulator) allocate(rq *request) reply {
 		j.ConstraintsByType = json.RawMessage(`{}`)
 		return jsonReply(http.StatusOK, j)
 	}
-	best.setStatus(statusAllocated)
 	best.owner = rq.user
+	s.setStatus(best, rq.now, statusAllocated)
 	best.agentName = p.Get("agent_name")
 	s.userEvent(best, rq.now, "User acquiring node", rq.user, p.Get("comment"))
 	j := s.renderMachine(best)

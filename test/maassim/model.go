@@ -1,6 +1,7 @@
 package maassim
 
 import (
+	"fmt"
 	"net/netip"
 	"time"
 )
@@ -107,10 +108,19 @@ type machine struct {
 	deleted bool
 }
 
-func (m *machine) setStatus(st status) {
+// setStatus moves m to st. MAAS logs every change of a node's status as a
+// DEBUG "Node changed status" event described "From 'X' to 'Y'", with
+// " (to <owner>)" when the node becomes Allocated (MS/models/signals/events.py,
+// maas-behaviour §11); a move to the status it already has logs nothing.
+func (s *Simulator) setStatus(m *machine, at time.Time, st status) {
 	if st != m.status {
+		desc := fmt.Sprintf("From '%s' to '%s'", m.status.name(), st.name())
+		if st == statusAllocated {
+			desc += " (to " + m.owner + ")"
+		}
 		m.previousStatus = m.status
 		m.status = st
+		s.event(m, at, levelDebug, "Node changed status", desc, "")
 	}
 	// Any move to New or Ready clears the owner (MS/models/signals/nodes.py).
 	if st == statusNew || st == statusReady {

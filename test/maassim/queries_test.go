@@ -101,6 +101,35 @@ func TestEventsQuery(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// Every status change is a DEBUG "Node changed status" event, oldest first
+// in the order MAAS made them; an INFO query does not show them
+// (MS/models/signals/events.py, maas-behaviour §11).
+func TestStatusChangeEvents(t *testing.T) {
+	h := newHarness(t)
+	sid := h.ready(t, "gpu-a", 1, Faults{})
+	h.deployed(t, sid, "")
+	var changes []string
+	evs := h.events(t, sid)
+	for n := len(evs) - 1; n >= 0; n-- {
+		if e := evs[n]; e.Type == "Node changed status" {
+			assert.Equal(t, "DEBUG", e.Level)
+			changes = append(changes, e.Description)
+		}
+	}
+	assert.Equal(t, []string{
+		"From 'New' to 'Commissioning'",
+		"From 'Commissioning' to 'Testing'",
+		"From 'Testing' to 'Ready'",
+		"From 'Ready' to 'Allocated' (to admin)",
+		"From 'Allocated' to 'Deploying'",
+		"From 'Deploying' to 'Deployed'",
+	}, changes)
+
+	r := h.call(t, http.MethodGet, "events/", "query", url.Values{"id": {sid}, "limit": {"1000"}})
+	require.Equal(t, http.StatusOK, r.code, "body: %s", r.body)
+	assert.NotContains(t, string(r.body), "Node changed status", "INFO is the default level")
+}
+
 func TestScriptResults(t *testing.T) {
 	h := newHarness(t)
 	sid := h.ready(t, "gpu-1", 1, Faults{DeployOtherFailures: 1})

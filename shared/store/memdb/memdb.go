@@ -290,6 +290,43 @@ func (db *DB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*d
 	return &dynamodb.GetItemOutput{Item: shallow(t.items[k])}, nil
 }
 
+// checkedWrite is a single-item write whose condition held: the table, the
+// item's key, the expression bindings and the item as it was.
+type checkedWrite struct {
+	t   *table
+	k   tkey
+	b   *bindings
+	old map[string]types.AttributeValue
+}
+
+// conditional is the part PutItem, UpdateItem and DeleteItem share: find
+// the table and the item's key (exact: the map is the key alone, not a
+// whole item) and check the condition expression against the stored item.
+// A condition that does not hold is ConditionalCheckFailedException. The
+// caller holds db.mu for writing.
+func (db *DB) conditional(tableName *string, item map[string]types.AttributeValue, exact bool, cond *string,
+	names map[string]string, values map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure,
+) (checkedWrite, error) {
+	t, err := db.table(tableName)
+	if err != nil {
+		return checkedWrite{}, err
+	}
+	k, err := t.keyOf(item, exact)
+	if err != nil {
+		return checkedWrite{}, err
+	}
+	b := &bindings{names: names, values: values}
+	ok, err := t.check(k, cond, b)
+	if err != nil {
+		return checkedWrite{}, err
+	}
+	old := t.items[k]
+	if !ok {
+		return checkedWrite{}, conditionFailed(old, rv)
+	}
+	return checkedWrite{t: t, k: k, b: b, old: old}, nil
+}
+
 // PutItem writes an item when its condition holds.
 func (db *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	if rv := in.ReturnValues; rv != "" && rv != types.ReturnValueNone && rv != types.ReturnValueAllOld {
@@ -301,24 +338,13 @@ func (db *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*d
 	item := deepItem(in.Item)
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	t, err := db.table(in.TableName)
+	w, err := db.conditional(in.TableName, item, false, in.ConditionExpression,
+		in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
 	}
-	k, err := t.keyOf(item, false)
-	if err != nil {
-		return nil, err
-	}
-	b := &bindings{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
-	ok, err := t.check(k, in.ConditionExpression, b)
-	if err != nil {
-		return nil, err
-	}
-	old := t.items[k]
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
-	}
-	t.put(k, item)
+	old := w.old
+	w.t.put(w.k, item)
 	out := &dynamodb.PutItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
 		out.Attributes = shallow(old)
@@ -340,28 +366,17 @@ func (db *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...f
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	t, err := db.table(in.TableName)
+	w, err := db.conditional(in.TableName, in.Key, true, in.ConditionExpression,
+		in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
 	}
-	k, err := t.keyOf(in.Key, true)
+	old := w.old
+	next, err := w.t.apply(old, in.Key, as, w.b)
 	if err != nil {
 		return nil, err
 	}
-	b := &bindings{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
-	ok, err := t.check(k, in.ConditionExpression, b)
-	if err != nil {
-		return nil, err
-	}
-	old := t.items[k]
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
-	}
-	next, err := t.apply(old, in.Key, as, b)
-	if err != nil {
-		return nil, err
-	}
-	t.put(k, next)
+	w.t.put(w.k, next)
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
@@ -410,24 +425,13 @@ func (db *DB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...f
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	t, err := db.table(in.TableName)
+	w, err := db.conditional(in.TableName, in.Key, true, in.ConditionExpression,
+		in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
 		return nil, err
 	}
-	k, err := t.keyOf(in.Key, true)
-	if err != nil {
-		return nil, err
-	}
-	b := &bindings{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
-	ok, err := t.check(k, in.ConditionExpression, b)
-	if err != nil {
-		return nil, err
-	}
-	old := t.items[k]
-	if !ok {
-		return nil, conditionFailed(old, in.ReturnValuesOnConditionCheckFailure)
-	}
-	t.remove(k)
+	old := w.old
+	w.t.remove(w.k)
 	out := &dynamodb.DeleteItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
 		out.Attributes = shallow(old)

@@ -237,6 +237,9 @@ func (b *builder) alarms() {
 		graph("API 5xx", api5xx),
 	)
 	dash.AddWidgets(graph("Function errors", errs...), graph("Function throttles", throttles...))
+	if b.watch != nil {
+		dash.AddWidgets(graph("Machine-watch runs", b.watch.MetricStarted(sum), b.watch.MetricFailed(sum)))
+	}
 }
 
 // kebab turns a CamelCase construct ID into kebab-case for alarm names.

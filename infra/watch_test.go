@@ -123,6 +123,8 @@ func checkMachineWatch(t *testing.T, cfn *cfnTemplate, root string) {
 		}
 	}
 	assert.True(t, alarmed, "an alarm on failed machine-watch runs")
+	_, dash := cfn.one(t, "AWS::CloudWatch::Dashboard")
+	assert.Contains(t, fmt.Sprint(dash.Properties["DashboardBody"]), "Machine-watch runs")
 
 	raw, err := json.Marshal(cfn.Outputs)
 	require.NoError(t, err)

@@ -39,7 +39,7 @@ type EnrollmentResult struct {
 // finds it to complete the wait. A node that enrolled before the token was
 // stored (the deployed OS can be faster than the poll) is active already
 // and its consumed token is this deploy's: then it completes the task
-// itself through the EnrollmentCompleter. The state machine bounds the
+// itself through the TaskCompleter. The state machine bounds the
 // wait with the policy's enrollment timeout.
 //
 // Repeat: a retry stores the new task token and checks again.
@@ -78,7 +78,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	if a.d.Completer == nil {
 		return out, &ActivityFailedError{Activity: c.activity, Message: "no enrollment completer configured"}
 	}
-	if err := a.d.Completer.CompleteEnrollment(ctx, in.TaskToken, body); err != nil {
+	if err := a.d.Completer.CompleteTask(ctx, in.TaskToken, body); err != nil {
 		// The workflow service's error text may quote the task token, so
 		// neither the error nor the log repeats it: only its type.
 		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", rootError(err))}

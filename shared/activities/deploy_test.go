@@ -362,7 +362,7 @@ func TestEventPublishFailureIsRetryable(t *testing.T) {
 // leakyCompleter fails the way a workflow service might: quoting the token.
 type leakyCompleter struct{}
 
-func (leakyCompleter) CompleteEnrollment(_ context.Context, taskToken string, _ []byte) error {
+func (leakyCompleter) CompleteTask(_ context.Context, taskToken string, _ []byte) error {
 	return fmt.Errorf("complete enrollment task: %w", fmt.Errorf("InvalidToken: Invalid token %q", taskToken))
 }
 

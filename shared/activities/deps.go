@@ -107,10 +107,11 @@ type Publisher interface {
 	Publish(ctx context.Context, detailType string, detail any) error
 }
 
-// EnrollmentCompleter completes the enrollment wait's task token with the
-// enrollment result (the workflow adapters).
-type EnrollmentCompleter interface {
-	CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error
+// TaskCompleter completes a .waitForTaskToken task with its output (the
+// workflow adapters): the enrollment wait, and the machine waits the
+// watcher wakes. A task that already ended is a *workflow.TaskEndedError.
+type TaskCompleter interface {
+	CompleteTask(ctx context.Context, taskToken string, output []byte) error
 }
 
 // HTTPDoer sends the pre-deploy checks' HTTP requests (*http.Client).
@@ -137,12 +138,15 @@ type Deps struct {
 	MAAS      Connector
 	Secrets   SecretGetter
 	Events    Publisher
-	Completer EnrollmentCompleter
-	Clock     clock.Clock
-	NewID     func() string
-	Logger    *slog.Logger
-	HTTP      HTTPDoer
-	Config    Config
+	Completer TaskCompleter
+	// Watches keeps the machine watch's records; nil means Store, when it
+	// has them (*store.Store does).
+	Watches WatchStore
+	Clock   clock.Clock
+	NewID   func() string
+	Logger  *slog.Logger
+	HTTP    HTTPDoer
+	Config  Config
 	// The decommission paths' ports (decommission_deps.go).
 	Decommissions DecommissionStore
 	Allocations   AllocationService
@@ -167,6 +171,9 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.InvocationBudget <= 0 {
 		d.InvocationBudget = DefaultInvocationBudget
+	}
+	if w, ok := d.Store.(WatchStore); ok && d.Watches == nil {
+		d.Watches = w
 	}
 	return d
 }

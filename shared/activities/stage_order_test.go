@@ -75,6 +75,8 @@ func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,
 		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "", "TakeSiteSlot": domain.StageQueued,
 		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt,
+		// The watcher reads no onboarding at all.
+		"WatchMachine": "", "WatchSites": "",
 	}
 	stages := declaredStages(t)
 	for _, fn := range activities.Catalog(activities.Deps{}) {

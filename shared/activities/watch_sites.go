@@ -2,7 +2,20 @@ package activities
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/maas"
 )
+
+// SiteEventReader reads a whole region's event log (maas.Client.SiteEvents).
+type SiteEventReader interface {
+	SiteEvents(ctx context.Context, q maas.SiteEventQuery) ([]maas.Event, error)
+}
 
 // WatchSitesInput is one round of the machine watch
 // (statemachines/machine-watch.asl.json).
@@ -17,14 +30,229 @@ type WatchSitesOutput struct {
 	Watching int `json:"watching"`
 }
 
-// WatchSites is one round of the machine watch: it reads each watched
-// site's new MAAS events in one query and wakes the waits whose machine
-// changed status, logged an error, or is due a full check.
+const (
+	// watchSitesParallel bounds the sites read at once.
+	watchSitesParallel = 8
+	// watchPagesPerRound caps the event pages one site reads in a round;
+	// a site further behind catches up in the next rounds.
+	watchPagesPerRound = 10
+	// watchRegistrationSlack: a watch registered since the previous
+	// round's listing, less this, reads from its own After rather than
+	// the site cursor, so an event between its check's read and its
+	// registration (which the previous round may have passed over) is
+	// still seen. It covers a check's duration with room to spare.
+	watchRegistrationSlack = 60 * time.Second
+)
+
+// MAAS logs a DEBUG event of this type on every status change, described
+// "From 'Commissioning' to 'Ready'" (docs/maas-behaviour.md §11).
+const eventNodeChangedStatus = "Node changed status"
+
+// WatchSites is one round of the machine watch. It lists every watch and
+// site cursor (one Query), then reads each watched site's new MAAS events
+// in one query per site (at most watchSitesParallel sites at once), and
+// wakes the waits whose machine logged a status change or an error after
+// the event the wait had seen, and those due a full check. A woken wait's
+// watch is deleted (also when its task had ended). Each site's cursor
+// moves to the newest event read.
 //
-// Errors: InvalidInputError for a negative round; store errors.
-func (a *Activities) WatchSites(ctx context.Context, in WatchSitesInput) (WatchSitesOutput, error) {
+// One site's failure (MAAS, credentials) is logged and stops nothing
+// else; its due waits still wake, and their checks meet the failure with
+// the state machine's retries.
+//
+// Errors: InvalidInputError for a negative round; store errors listing the
+// watches.
+func (a *Activities) WatchSites(ctx context.Context, in WatchSitesInput) (out WatchSitesOutput, err error) {
+	out.Round = in.Round
 	if in.Round < 0 {
-		return WatchSitesOutput{}, &InvalidInputError{Field: "round", Reason: "must be 0 or more"}
+		return out, &InvalidInputError{Field: "round", Reason: "must be 0 or more"}
 	}
-	return WatchSitesOutput{Round: in.Round}, nil
+	ctx, cancel := a.bound(ctx)
+	defer cancel()
+	if a.d.Watches == nil {
+		return out, &ActivityFailedError{Activity: "WatchSites", Message: "no watch store configured"}
+	}
+	if a.d.Completer == nil {
+		return out, &ActivityFailedError{Activity: "WatchSites", Message: "no task completer configured"}
+	}
+	log := a.d.Logger.With(slog.String(logfield.Activity, "WatchSites"), slog.Int("round", in.Round))
+	listedAt := a.d.Clock.Now().UTC()
+	listed, err := a.d.Watches.ListMachineWatches(ctx)
+	if err != nil {
+		return out, storeError("list machine watches", err)
+	}
+	bySite := map[string][]domain.MachineWatch{}
+	for _, w := range listed.Watches {
+		bySite[w.SiteID] = append(bySite[w.SiteID], w)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		left  = 0
+		slots = make(chan struct{}, watchSitesParallel)
+	)
+	for siteID, watches := range bySite {
+		cursor, hasCursor := listed.Cursors[siteID]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			sw := siteWatch{a: a, siteID: siteID, watches: watches, cursor: cursor, hasCursor: hasCursor, listedAt: listedAt,
+				log: log.With(slog.String(logfield.SiteID, siteID))}
+			n := sw.round(ctx)
+			mu.Lock()
+			left += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	out.Watching = left
+	log.DebugContext(ctx, "watch round done", slog.Int("sites", len(bySite)), slog.Int("watches", len(listed.Watches)),
+		slog.Int("watching", left))
+	return out, nil
+}
+
+// siteWatch is one site's part of a round.
+type siteWatch struct {
+	a         *Activities
+	siteID    string
+	watches   []domain.MachineWatch
+	cursor    domain.WatchCursor
+	hasCursor bool
+	listedAt  time.Time
+	log       *slog.Logger
+}
+
+// round reads the site's new events, wakes its waits and moves its
+// cursor; it returns how many watches are left.
+func (s siteWatch) round(ctx context.Context) int {
+	now := s.a.d.Clock.Now().UTC()
+	events, newest, readErr := s.readEvents(ctx)
+	if readErr != nil {
+		// The type only: a MAAS or credentials error names the site, never
+		// its key, but the watcher's log need not repeat any of it.
+		s.log.WarnContext(ctx, "site events not read; waking only the due waits", slog.String("error_type", fmt.Sprintf("%T", rootError(readErr))))
+	}
+	woken := s.wakeReasons(events, now)
+	left := len(s.watches)
+	for _, w := range s.watches {
+		reason, ok := woken[w.SystemID]
+		if !ok {
+			continue
+		}
+		if s.wake(ctx, w, reason) {
+			left--
+		}
+	}
+	if newest > s.cursor.After || (!s.hasCursor && newest > 0) {
+		err := s.a.d.Watches.PutWatchCursor(ctx, domain.WatchCursor{SiteID: s.siteID, After: newest, ListedAt: s.listedAt})
+		if err != nil {
+			s.log.WarnContext(ctx, "site watch cursor not written", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+		}
+	}
+	return left
+}
+
+// from is the event id the round reads after: the site cursor, or earlier
+// for a watch registered since the previous round listed the watches (or
+// for every watch when the site has no cursor yet).
+func (s siteWatch) from() int64 {
+	if !s.hasCursor {
+		after := s.watches[0].After
+		for _, w := range s.watches[1:] {
+			after = min(after, w.After)
+		}
+		return after
+	}
+	after := s.cursor.After
+	since := s.cursor.ListedAt.Add(-watchRegistrationSlack)
+	for _, w := range s.watches {
+		if !w.RegisteredAt.Before(since) {
+			after = min(after, w.After)
+		}
+	}
+	return after
+}
+
+// readEvents reads the site's events after from(), page by page while
+// pages come back full (at most watchPagesPerRound), and returns them with
+// the newest id read. From 0 it reads the newest page only, which places
+// the cursor.
+func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) {
+	newest := s.cursor.After
+	client, err := s.a.d.MAAS.ForSite(ctx, s.siteID)
+	if err != nil {
+		return nil, newest, err
+	}
+	reader, ok := client.(SiteEventReader)
+	if !ok {
+		return nil, newest, &ActivityFailedError{Activity: "WatchSites", Message: "the site's MAAS client cannot read the region's events"}
+	}
+	after := s.from()
+	var all []maas.Event
+	for range watchPagesPerRound {
+		page, err := reader.SiteEvents(ctx, maas.SiteEventQuery{After: after, Limit: maxEventsPerPoll})
+		if err != nil {
+			return all, newest, err
+		}
+		all = append(all, page...)
+		for _, e := range page {
+			newest = max(newest, e.ID)
+		}
+		if after == 0 || len(page) < maxEventsPerPoll {
+			break
+		}
+		after = page[0].ID
+	}
+	return all, newest, nil
+}
+
+// wakeReasons says which machines' waits wake and why: an event of the
+// machine newer than what its wait saw that is a status change or an
+// error, or the wait being due.
+func (s siteWatch) wakeReasons(events []maas.Event, now time.Time) map[string]string {
+	seen := map[string]int64{}
+	for _, w := range s.watches {
+		seen[w.SystemID] = w.After
+	}
+	out := map[string]string{}
+	for _, e := range events {
+		after, watched := seen[e.Node]
+		if !watched || e.ID <= after {
+			continue
+		}
+		if e.Type == eventNodeChangedStatus || e.Level == maas.EventLevelError || e.Level == maas.EventLevelCritical {
+			out[e.Node] = wokeEvent
+		}
+	}
+	for _, w := range s.watches {
+		if _, ok := out[w.SystemID]; !ok && !now.Before(w.WakeAt) {
+			out[w.SystemID] = wokeDue
+		}
+	}
+	return out
+}
+
+// wake completes the wait's task token and deletes its watch; false when
+// the workflow could not be reached (the watch stays for the next round).
+func (s siteWatch) wake(ctx context.Context, w domain.MachineWatch, reason string) bool {
+	log := s.log.With(slog.String(logfield.MAASSystemID, w.SystemID), slog.String(logfield.OnboardingID, w.OnboardingID),
+		slog.String("woke", reason))
+	err := s.a.d.Completer.CompleteTask(ctx, w.TaskToken.Reveal(), wakeOutput(reason))
+	switch {
+	case err == nil:
+		log.InfoContext(ctx, "machine wait woken")
+	case taskEnded(err):
+		log.InfoContext(ctx, "machine wait had ended; watch dropped")
+	default:
+		log.WarnContext(ctx, "machine wait not woken", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+		return false
+	}
+	if err := s.a.d.Watches.DeleteMachineWatch(ctx, w.SiteID, w.SystemID, w.TaskToken); err != nil {
+		// The task is completed; a watch left behind only wakes an ended
+		// task next round, which deletes it then.
+		log.WarnContext(ctx, "machine watch not deleted", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+	}
+	return true
 }

@@ -82,3 +82,47 @@ func isNoCurrentSet(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "no current") || strings.HasPrefix(m, "unknown id")
 }
+
+// SiteEventQuery pages through a whole region's event log.
+type SiteEventQuery struct {
+	// After returns only events newer than this id; 0 means the newest
+	// events.
+	After int64
+	// Limit is how many events one page holds, 1 to 1000; 0 means MAAS's
+	// default of 100.
+	Limit int
+}
+
+// maxEventLimit is MAAS's largest events/?op=query page (maas-behaviour §11).
+const maxEventLimit = 1000
+
+// SiteEvents reads the region's events of every machine at level DEBUG and
+// above (GET events/?op=query&level=DEBUG, maas-behaviour §11), with no node
+// filter: one query serves every machine of the site. DEBUG, because MAAS
+// logs each status change ("Node changed status") at that level. Without
+// After MAAS returns the Limit newest events; with it, the Limit oldest
+// events after that id. Either way the page comes newest first, so paging
+// forward is After = the page's first id while a page comes back full. A
+// read.
+func (c *Client) SiteEvents(ctx context.Context, q SiteEventQuery) ([]Event, error) {
+	const op = "query site events"
+	if q.Limit < 0 || q.Limit > maxEventLimit {
+		return nil, &MAASBadRequestError{Op: op, Message: "limit must be 1 to " + strconv.Itoa(maxEventLimit)}
+	}
+	query := url.Values{"level": {EventLevelDebug}}
+	if q.Limit > 0 {
+		query.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.After > 0 {
+		query.Set("after", strconv.FormatInt(q.After, 10))
+	}
+	var w wireEvents
+	if err := c.doJSON(ctx, request{op: op, method: http.MethodGet, path: "events/", maasOp: "query", query: query}, &w); err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(w.Events))
+	for i, e := range w.Events {
+		out[i] = e.event()
+	}
+	return out, nil
+}

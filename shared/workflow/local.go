@@ -52,12 +52,26 @@ func (l *Local) StartOnboardingAt(ctx context.Context, o domain.Onboarding, star
 }
 
 // CompleteEnrollment completes the task token the enrollment wait handed
-// out. A token whose task already ended fails with the runtime's error.
-func (l *Local) CompleteEnrollment(_ context.Context, taskToken string, output []byte) error {
-	if err := l.engine.SendTaskSuccess(taskToken, output); err != nil {
-		return fmt.Errorf("complete enrollment task: %w", err)
+// out (CompleteTask).
+func (l *Local) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
+	return l.CompleteTask(ctx, taskToken, output)
+}
+
+// CompleteTask completes a .waitForTaskToken task. A token whose task
+// already ended, or one the runtime does not know (a restart forgets every
+// execution), is a TaskEndedError: nothing will ever wait on it.
+func (l *Local) CompleteTask(_ context.Context, taskToken string, output []byte) error {
+	err := l.engine.SendTaskSuccess(taskToken, output)
+	var timedOut *asl.TaskTimedOutError
+	var invalid *asl.InvalidTokenError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &timedOut), errors.As(err, &invalid):
+		return &TaskEndedError{}
+	default:
+		return fmt.Errorf("complete task: %w", err)
 	}
-	return nil
 }
 
 // StopOnboarding aborts the execution with the error OnboardingCancelled and

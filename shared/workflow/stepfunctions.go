@@ -30,11 +30,13 @@ var (
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
 		CompleteEnrollment(context.Context, string, []byte) error
+		CompleteTask(context.Context, string, []byte) error
 		StopOnboarding(context.Context, string, string) error
 	} = (*StepFunctions)(nil)
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
 		CompleteEnrollment(context.Context, string, []byte) error
+		CompleteTask(context.Context, string, []byte) error
 		StopOnboarding(context.Context, string, string) error
 	} = (*Local)(nil)
 )
@@ -70,10 +72,17 @@ func (s *StepFunctions) StartOnboardingAt(ctx context.Context, o domain.Onboardi
 	return aws.ToString(out.ExecutionArn), nil
 }
 
-// CompleteEnrollment sends SendTaskSuccess for the enrollment wait. A task
-// that already ended (TaskDoesNotExist, TaskTimedOut) is reported as
-// TaskEndedError so callers can tell it from a transport failure.
+// CompleteEnrollment sends SendTaskSuccess for the enrollment wait
+// (CompleteTask).
 func (s *StepFunctions) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
+	return s.CompleteTask(ctx, taskToken, output)
+}
+
+// CompleteTask sends SendTaskSuccess for a .waitForTaskToken task. A task
+// that already ended (TaskDoesNotExist, TaskTimedOut) is reported as
+// TaskEndedError so callers can tell it from a transport failure. The
+// error never quotes the token.
+func (s *StepFunctions) CompleteTask(ctx context.Context, taskToken string, output []byte) error {
 	_, err := s.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{
 		TaskToken: aws.String(taskToken),
 		Output:    aws.String(string(output)),
@@ -86,7 +95,7 @@ func (s *StepFunctions) CompleteEnrollment(ctx context.Context, taskToken string
 	case errors.As(err, &gone), errors.As(err, &timedOut):
 		return &TaskEndedError{}
 	default:
-		return fmt.Errorf("complete enrollment task: %w", err)
+		return fmt.Errorf("complete task: %w", err)
 	}
 }
 
@@ -119,3 +128,7 @@ func (s *StepFunctions) StopOnboarding(ctx context.Context, executionID, cause s
 type TaskEndedError struct{}
 
 func (e *TaskEndedError) Error() string { return "workflow task already ended" }
+
+// TaskEnded marks the error for callers that match it by behaviour, without
+// importing this package (the activities).
+func (e *TaskEndedError) TaskEnded() bool { return true }

@@ -223,27 +223,27 @@ func Secrets() []string {
 // engine's task handlers need the completer first).
 type LateCompleter struct {
 	mu    sync.Mutex
-	C     activities.EnrollmentCompleter
+	C     activities.TaskCompleter
 	calls int
 }
 
 // Set installs the completer.
-func (l *LateCompleter) Set(c activities.EnrollmentCompleter) {
+func (l *LateCompleter) Set(c activities.TaskCompleter) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.C = c
 }
 
-// Calls counts CompleteEnrollment calls.
+// Calls counts CompleteTask calls.
 func (l *LateCompleter) Calls() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.calls
 }
 
-// CompleteEnrollment implements activities.EnrollmentCompleter; without a
-// completer it only counts.
-func (l *LateCompleter) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
+// CompleteTask implements activities.TaskCompleter; without a completer it
+// only counts.
+func (l *LateCompleter) CompleteTask(ctx context.Context, taskToken string, output []byte) error {
 	l.mu.Lock()
 	l.calls++
 	c := l.C
@@ -251,7 +251,7 @@ func (l *LateCompleter) CompleteEnrollment(ctx context.Context, taskToken string
 	if c == nil {
 		return nil
 	}
-	return c.CompleteEnrollment(ctx, taskToken, output)
+	return c.CompleteTask(ctx, taskToken, output)
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers (log capture).

@@ -30,7 +30,7 @@ type EnrollStore interface {
 // /bootstrap/<version>.sh serving the site bootstrap script.
 type NodeAPI struct {
 	Store     EnrollStore
-	Completer activities.EnrollmentCompleter
+	Completer activities.TaskCompleter
 	Clock     clock.Clock
 	Script    []byte
 
@@ -122,7 +122,7 @@ func (n *NodeAPI) enroll(w http.ResponseWriter, r *http.Request, nodeID string) 
 		out, _ := json.Marshal(activities.EnrollmentResult{NodeID: nodeID, EnrolledAt: now, Attempt: tok.Attempt})
 		// As the API: a failure to complete the wait is not the node's
 		// problem; the workflow's timeout catches it.
-		_ = n.Completer.CompleteEnrollment(ctx, ob.EnrollmentTaskToken, out)
+		_ = n.Completer.CompleteTask(ctx, ob.EnrollmentTaskToken, out)
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"node_id": nodeID, "status": domain.NodeActive})
 }

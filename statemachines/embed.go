@@ -27,3 +27,9 @@ var Decommission []byte
 //
 //go:embed batch-onboarding.asl.json
 var BatchOnboarding []byte
+
+// MachineWatch is machine-watch.asl.json: one minute of the machine watch,
+// which wakes the onboarding waits whose machine changed.
+//
+//go:embed machine-watch.asl.json
+var MachineWatch []byte

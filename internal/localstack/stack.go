@@ -105,6 +105,10 @@ type Stack struct {
 
 	onboardingARN string
 	reconcileARN  string
+	// machineWatchARN is the machine watch state machine's;
+	// stopMachineWatch stops its schedule (watch.go).
+	machineWatchARN  string
+	stopMachineWatch func()
 	// Allocations is the simulated allocation service (control API at
 	// /_local/allocations on the API listener).
 	Allocations     *allocation.Local
@@ -297,6 +301,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.startMachineWatch(subs, clk); err != nil {
+		return nil, err
+	}
 	reimages.Local = flow
 	decoms, err := s.registerDecommission(subs)
 	if err != nil {
@@ -394,8 +401,11 @@ func (s *Stack) close() error {
 	// their tasks from writing to stores that are about to close. The next
 	// start reports them (failInterrupted). StopExecution returns once the
 	// execution has ended.
+	if s.stopMachineWatch != nil {
+		s.stopMachineWatch()
+	}
 	if s.Engine != nil {
-		for _, sm := range []string{s.onboardingARN, s.decommissionARN} {
+		for _, sm := range []string{s.onboardingARN, s.decommissionARN, s.machineWatchARN} {
 			for _, ex := range s.Engine.ListExecutions(sm, asl.StatusRunning) {
 				_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
 			}

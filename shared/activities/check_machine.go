@@ -46,26 +46,12 @@ const (
 	pollMaxSeconds  = 120
 )
 
-// The onboarding's machine waits (CheckMachine) notice a transition within
-// machinePollMaxSeconds: after the first poll (right after the action)
-// they stay quiet for the phase's expected shortest duration, when MAAS
-// cannot have finished, then poll every 30 s. Spending no GETs in the
-// quiet part keeps the GETs of a typical wait at or below the old
-// 15 s→120 s backoff's (docs/benchmarks.md, BenchmarkMachinePollSchedule).
-const machinePollMaxSeconds = 30
-
-var machinePollQuietSeconds = map[PollTarget]int{
-	// Commissioning and testing a GPU server: power on, POST, PXE, the
-	// ephemeral image and the scripts, then power off.
-	TargetReady: 600,
-	// Deploy: power on, POST, curtin install, reboot, POST again,
-	// cloud-init.
-	TargetDeployed: 540,
-	// Release back to Ready/Allocated when a deploy is retried.
-	TargetDeployable: 15,
-	// Release, with the erase the policy asks for.
-	TargetReleased: 15,
-}
+// A machine wait parks on the machine watch (WatchMachine) between checks:
+// the watcher wakes it within 30 s of MAAS logging a status change or an
+// error for the machine, and at poll.wake_at whatever happened, so a
+// transition MAAS logged no event for, or a machine deleted from MAAS, is
+// still noticed within machineWakeEvery.
+const machineWakeEvery = 10 * time.Minute
 
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
@@ -89,8 +75,7 @@ type Poll struct {
 	// after it decide the outcome. Unset, events created since StartedAt
 	// do.
 	EventsAfter int64 `json:"events_after,omitempty"`
-	// Status is the machine's status as last read (a poll that sees no
-	// change does not read it again).
+	// Status is the machine's status as last read.
 	Status string `json:"status,omitempty"`
 	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
 	BootSeen bool `json:"boot_seen,omitempty"`
@@ -110,24 +95,31 @@ type CheckMachineInput struct {
 }
 
 // CheckMachineOutput is the machine's status, the outcome the Choice
-// reads, and the next poll state.
+// reads, and the next poll state; SystemID is the MAAS machine, which the
+// wait's WatchMachine watches.
 type CheckMachineOutput struct {
+	SystemID   string `json:"system_id"`
 	StatusName string `json:"status_name"`
 	Outcome    string `json:"outcome"`
 	Reason     string `json:"reason"`
 	Poll       Poll   `json:"poll"`
 }
 
-// CheckMachine is the poll behind every Choice/Wait loop: waiting is
-// output (outcome in_progress with poll.wait_seconds), never an error. Each
-// poll copies MAAS's new events onto the timeline (idempotent by MAAS event
-// id). For target deployed, Deployed is done (not success: enrollment is
-// the proof), Failed deployment is failed, and Deploying with a
+// CheckMachine is the check behind every machine wait: waiting is output
+// (outcome in_progress with poll.wake_at, when the parked wait is due its
+// next check if MAAS logs nothing), never an error. It runs right after
+// the action and whenever the machine watch wakes the wait, and reads the
+// machine's new MAAS events (all levels, so poll.last_event_id is the
+// machine's newest event id) and then the machine; the events of level
+// INFO and above go onto the timeline (idempotent by MAAS event id).
+//
+// For target deployed, Deployed is done (not success: enrollment is the
+// proof), Failed deployment is failed, and Deploying with a
 // datasource/cloud-init-like error event since the deploy began is failed
 // at once: the machine would sit in Deploying until MAAS's 30–60 min
 // timeout (maas-behaviour §14.1).
 //
-// It polls in the stage the state machine names (wait_ready,
+// It checks in the stage the state machine names (wait_ready,
 // wait_deployed, recover_deploy), from whatever stage came before.
 //
 // Errors: MachineWaitTimeoutError when the wait outlives its bound
@@ -160,33 +152,25 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	seen, err := c.pollMachine(ctx, client, in.Target, in.Poll)
+	seen, err := c.readMachine(ctx, client, in.Poll.LastEventID)
 	if err != nil {
 		return out, err
 	}
 	m := seen.machine
-	outcome, reason := OutcomeInProgress, "no change since the last poll"
-	if seen.read {
-		relevant := eventsAfterID(seen.events, in.Poll.EventsAfter)
-		if in.Poll.EventsAfter == 0 {
-			relevant = eventsSince(seen.events, started)
-		}
-		outcome, reason = pollOutcome(in.Target, m, relevant)
+	relevant := eventsAfterID(seen.events, in.Poll.EventsAfter)
+	if in.Poll.EventsAfter == 0 {
+		relevant = eventsSince(seen.events, started)
 	}
-	status := in.Poll.Status
-	// A poll that read nothing new keeps the boot as last seen: the cheap
-	// poll starts only once the boot was seen (pollMachine).
-	bootSeen, notBooted := in.Poll.BootSeen, false
-	if seen.read {
-		status = statusName(m)
-		bootSeen, notBooted = bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
-	}
+	outcome, reason := pollOutcome(in.Target, m, relevant)
+	status := statusName(m)
+	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
 	if outcome == OutcomeInProgress && notBooted {
 		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
 			int(now.Sub(started).Minutes()), statusName(m))
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
+		SystemID:   c.ob.MAASSystemID,
 		StatusName: status,
 		Outcome:    outcome,
 		Reason:     reason,
@@ -238,8 +222,22 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		return out, &MachineWaitTimeoutError{SystemID: c.ob.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
-	out.Poll.WaitSeconds = machinePollWait(in.Target, in.Poll.Count)
+	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
 	return out, nil
+}
+
+// machineWakeAt is when a wait still in progress is due its next check if
+// MAAS logs nothing for the machine: machineWakeEvery from now, but no
+// later than just past the wait's bound (so MachineWaitTimeoutError comes
+// on time) and, while the wait for Ready has not seen the host boot, than
+// the boot deadline (so the power-cycle decision does).
+func machineWakeAt(target PollTarget, started, now time.Time, bootSeen bool) time.Time {
+	at := now.Add(machineWakeEvery)
+	at = minTime(at, started.Add(pollBounds[target]+time.Second))
+	if target == TargetReady && !bootSeen {
+		at = minTime(at, started.Add(bootDeadline))
+	}
+	return at
 }
 
 // targetCheckpoints are the safe checkpoints a wait passes when MAAS
@@ -249,15 +247,6 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 var targetCheckpoints = map[PollTarget]domain.Checkpoint{
 	TargetReady:    domain.CheckpointCommissioned,
 	TargetDeployed: domain.CheckpointDeployed,
-}
-
-// machinePollWait is the wait before CheckMachine's poll n+1: the
-// target's quiet period after the first poll, then machinePollMaxSeconds.
-func machinePollWait(target PollTarget, n int) int {
-	if quiet := machinePollQuietSeconds[target]; n == 0 && quiet > machinePollMaxSeconds {
-		return quiet
-	}
-	return machinePollMaxSeconds
 }
 
 // pollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
@@ -351,97 +340,51 @@ func eventsAfterID(events []maas.Event, id int64) []maas.Event {
 	return out
 }
 
-// machineFullReadEvery: every this many polls (and on the first) a wait
-// reads the whole machine even when the cheap read saw no change, so a
-// machine deleted from MAAS (which the status filter cannot tell from one
-// still in progress) or a transition MAAS logged no event for is still
-// noticed, within ten minutes at the 30 s cadence.
-const machineFullReadEvery = 20
-
-// inProgress are the statuses a wait for target skips with the cheap
-// status read (MachineUnlessIn); the deployed wait reads events instead.
-var inProgress = map[PollTarget][]maas.Status{
-	TargetReady:      {maas.StatusCommissioning, maas.StatusTesting},
-	TargetDeployable: {maas.StatusDeploying, maas.StatusReleasing, maas.StatusDiskErasing},
-}
-
-// statusPoller is the MAAS client's cheap status read (maas.Client).
-type statusPoller interface {
-	MachineUnlessIn(ctx context.Context, systemID string, statuses ...maas.Status) (maas.Machine, bool, error)
-}
-
-// polled is what one poll saw: the machine, when it was read, and the new
-// MAAS events, when they were.
+// polled is what one check read: the machine, its new MAAS events, their
+// timeline rows and the newest event id.
 type polled struct {
-	read        bool
 	machine     maas.Machine
 	events      []maas.Event
 	rows        []domain.TimelineEntry
 	lastEventID int64
 }
 
-// pollMachine is one poll at the least MAAS cost that still notices every
-// transition at once: one GET while nothing changes.
-//
-//   - ready and deployable: GET machines/?id=…&not_status=<in progress>
-//     (maas-behaviour §6) answers [] while the phase runs, and the machine
-//     once it has left; only then are its events read (to the timeline).
-//   - deployed: the events since the cursor (maas-behaviour §11) are read
-//     on every poll, because a datasource failure shows only there while
-//     the machine stays Deploying (§14.1); the machine is read when new
-//     events came, since MAAS logs the end of a deploy (Deployed, Marking
-//     node failed, Node installation failure) as an event (§11).
-//
-// The first poll and every machineFullReadEvery-th read everything.
-func (c *call) pollMachine(ctx context.Context, client MAAS, target PollTarget, p Poll) (polled, error) {
-	out := polled{lastEventID: p.LastEventID}
+// readMachine reads the machine's events after the wait's cursor, then the
+// machine (two GETs). Events first: a status change MAAS logs between the
+// two reads is newer than the cursor the parked wait gets, so the watcher
+// wakes it for that change rather than missing it.
+func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polled, error) {
+	out := polled{lastEventID: after}
 	sid := c.ob.MAASSystemID
 	if sid == "" {
 		return out, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
 	}
-	// Until the host was seen to boot, the wait for Ready reads everything:
-	// the boot check needs the machine's script status and the boot events.
-	full := p.Count == 0 || p.Count%machineFullReadEvery == 0 || (target == TargetReady && !p.BootSeen)
-	readEvents := func() error {
-		evs, rows, last, err := c.readMAASEvents(ctx, client, sid, p.LastEventID)
-		out.events, out.rows, out.lastEventID = evs, rows, last
-		return err
+	evs, rows, last, err := c.readMAASEvents(ctx, client, sid, after)
+	if err != nil {
+		return out, err
 	}
-	cheap, ok := client.(statusPoller)
-	switch {
-	case full || !ok:
-	case target == TargetDeployed:
-		if err := readEvents(); err != nil || len(out.rows) == 0 {
-			return out, err
-		}
-	default:
-		m, left, err := cheap.MachineUnlessIn(ctx, sid, inProgress[target]...)
-		if err != nil || !left {
-			return out, err
-		}
-		out.read, out.machine = true, m
-		return out, readEvents()
-	}
+	out.events, out.rows, out.lastEventID = evs, rows, last
 	m, err := client.Get(ctx, sid)
 	if err != nil {
 		return out, err
 	}
 	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
-	out.read, out.machine = true, m
-	if out.events == nil && out.rows == nil {
-		return out, readEvents()
-	}
+	out.machine = m
 	return out, nil
 }
 
 // maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
 const maxEventsPerPoll = 1000
 
-// readMAASEvents reads the machine's events newer than after and returns
-// them, their maas_event timeline rows for the caller to write with its own
-// (the store writes each MAAS id once), and the newest id seen.
+// readMAASEvents reads the machine's events newer than after, at every
+// level (DEBUG and above), and returns them, the maas_event timeline rows
+// of those of level INFO and above for the caller to write with its own
+// (the store writes each MAAS id once), and the newest id seen. DEBUG
+// events (user requests, "Node changed status") stay off the timeline but
+// move the cursor, so the watcher does not wake the wait for a change this
+// check already saw.
 func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, []domain.TimelineEntry, int64, error) {
-	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: after})
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: maxEventsPerPoll, After: after})
 	if err != nil {
 		return nil, nil, after, err
 	}
@@ -452,6 +395,9 @@ func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string,
 			continue
 		}
 		last = max(last, e.ID)
+		if e.Level == maas.EventLevelDebug || e.Level == maas.EventLevelAudit {
+			continue
+		}
 		detail := e.Type
 		if e.Description != "" {
 			detail += " - " + e.Description

@@ -151,7 +151,8 @@ func (e *env) toDiscovered(o domain.Onboarding) activities.DiscoverMachineOutput
 }
 
 // poll calls CheckMachine until the outcome is not in_progress, advancing
-// the clock by each wait.
+// the clock by the machine watch's round (30 s) between checks: the
+// soonest the watcher wakes a parked wait.
 func (e *env) poll(o domain.Onboarding, target activities.PollTarget, p activities.Poll) activities.CheckMachineOutput {
 	e.t.Helper()
 	for range 200 {
@@ -163,12 +164,15 @@ func (e *env) poll(o domain.Onboarding, target activities.PollTarget, p activiti
 			e.clk.Advance(time.Second)
 			return out
 		}
-		e.clk.Advance(time.Duration(out.Poll.WaitSeconds) * time.Second)
+		e.clk.Advance(watchRound)
 		p = out.Poll
 	}
 	e.t.Fatalf("poll %s never ended", target)
 	return activities.CheckMachineOutput{}
 }
+
+// watchRound is the machine watch's cadence (machine-watch.asl.json).
+const watchRound = 30 * time.Second
 
 // toReady drives a fresh onboarding of a simulated host to Ready.
 func (e *env) toReady(o domain.Onboarding) {

@@ -40,26 +40,32 @@ func TestCommissionMachineRefusesUnsafeStates(t *testing.T) {
 	assert.Zero(t, e.mutatingCalls())
 }
 
-func TestCheckMachineWaitsWithBackoff(t *testing.T) {
-	e := newEnv(t, activitiestest.Options{})
-	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
+// TestCheckMachineSetsTheWakeTime: a wait in progress names its machine
+// and the time it is due its next check without a MAAS event: ten
+// minutes on, but no later than the boot deadline while the wait for
+// Ready has not seen the host boot.
+func TestCheckMachineSetsTheWakeTime(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 20 * time.Minute}})
+	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{NeverBoots: true})
 	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 	e.toDiscovered(o)
 	e.must("CommissionMachine", refIn{ref(o)}, nil)
 
-	var waits []int
+	var wakes []time.Time
 	p := activities.Poll{}
-	for range 4 {
+	for range 2 {
 		var out activities.CheckMachineOutput
 		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady, Poll: p}, &out)
 		require.Equal(t, activities.OutcomeInProgress, out.Outcome)
-		waits = append(waits, out.Poll.WaitSeconds)
+		assert.Equal(t, e.onboarding(o.ID).MAASSystemID, out.SystemID)
 		assert.Equal(t, t0.Format(time.RFC3339Nano), out.Poll.StartedAt, "the wait keeps its start")
+		wake, err := time.Parse(time.RFC3339Nano, out.Poll.WakeAt)
+		require.NoError(t, err)
+		wakes = append(wakes, wake)
 		p = out.Poll
-		e.clk.Advance(10 * time.Second) // less than a phase: still commissioning
+		e.clk.Advance(5 * time.Minute)
 	}
-	assert.Equal(t, []int{600, 30, 30, 30}, waits)
-	assert.Equal(t, 4, p.Count)
+	assert.Equal(t, []time.Time{t0.Add(10 * time.Minute), t0.Add(12 * time.Minute)}, wakes)
 }
 
 func TestCheckMachineCopiesMAASEventsOnce(t *testing.T) {
@@ -332,13 +338,13 @@ func TestApplyRoCEOffDoesNothing(t *testing.T) {
 	assert.Zero(t, e.f.Sim.Calls().Total)
 }
 
-// TestCheckMachinePollsCheaply: while commissioning runs, a poll costs one
-// MAAS GET, the status-filtered list that answers [] (maas-behaviour §6),
-// once the host was seen to boot; the first polls and the one that sees
-// Ready read the machine and its events, and the events reach the
-// timeline all the same.
-func TestCheckMachinePollsCheaply(t *testing.T) {
-	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 20 * time.Minute, Testing: 5 * time.Minute}})
+// TestCheckMachineReadsEventsThenTheMachine: every check costs two MAAS
+// GETs, the machine's events after the wait's cursor and then the machine;
+// the cursor covers the DEBUG events too (so the watcher does not wake the
+// wait again for a status change this check saw), which stay off the
+// timeline while the INFO ones reach it.
+func TestCheckMachineReadsEventsThenTheMachine(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 5 * time.Minute, Testing: 2 * time.Minute}})
 	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
 	o := e.f.AddOnboarding(t, "gpu-01", "10.0.0.11")
 	e.toDiscovered(o)
@@ -354,43 +360,47 @@ func TestCheckMachinePollsCheaply(t *testing.T) {
 		return n
 	}
 	p := activities.Poll{}
-	var perPoll []int
+	var perCheck []int
 	var out activities.CheckMachineOutput
-	for range 200 {
+	for range 100 {
 		before := gets()
 		e.must("CheckMachine", activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady, Poll: p}, &out)
-		perPoll = append(perPoll, gets()-before)
+		perCheck = append(perCheck, gets()-before)
 		if out.Outcome != activities.OutcomeInProgress {
 			break
 		}
-		assert.Contains(t, []string{"Commissioning", "Testing"}, out.StatusName, "a quiet poll reports the status last read")
-		e.clk.Advance(time.Duration(out.Poll.WaitSeconds) * time.Second)
+		e.clk.Advance(watchRound)
 		p = out.Poll
 	}
 	require.Equal(t, activities.OutcomeDone, out.Outcome)
 	assert.Equal(t, "Ready", out.StatusName)
-	require.Greater(t, len(perPoll), 3)
-	assert.Equal(t, 2, perPoll[0], "the first poll reads the machine and its events")
-	assert.Equal(t, 2, perPoll[len(perPoll)-1], "the poll that sees Ready reads its events")
-	// The second poll reads everything too: the host's boot was not seen
-	// yet (the boot check needs the machine and its events).
-	assert.Equal(t, 2, perPoll[1])
-	for i, n := range perPoll[2 : len(perPoll)-1] {
-		if (i+2)%20 == 0 {
-			continue // the periodic full read
-		}
-		assert.Equal(t, 1, n, "poll %d while commissioning", i+2)
+	for n, gets := range perCheck {
+		assert.Equal(t, 2, gets, "check %d", n)
 	}
-	var copied bool
+	client, err := maas.NewClient(e.f.Site.MAASURL, domain.Secret(activitiestest.APIKey), maas.WithHTTPClient(e.f.SimServer.Client()))
+	require.NoError(t, err)
+	all, err := client.Events(context.Background(), maas.EventQuery{SystemID: out.SystemID, Level: maas.EventLevelDebug, Limit: 1000})
+	require.NoError(t, err)
+	require.NotEmpty(t, all)
+	assert.Equal(t, all[0].ID, out.Poll.LastEventID, "the cursor is the machine's newest event, of any level")
+	var changes int
+	for _, e := range all {
+		if e.Type == "Node changed status" {
+			changes++
+		}
+	}
+	assert.GreaterOrEqual(t, changes, 2, "Commissioning → Testing → Ready are DEBUG events")
+	var copied, debug bool
 	for _, r := range e.timeline(o.ID) {
 		copied = copied || (r.Kind == domain.TimelineMAASEvent && strings.Contains(r.Detail, "Ready"))
+		debug = debug || (r.Kind == domain.TimelineMAASEvent && strings.HasPrefix(r.Detail, "DEBUG"))
 	}
 	assert.True(t, copied, "the events of the phase are on the timeline")
+	assert.False(t, debug, "DEBUG events stay off the timeline")
 }
 
-// TestCheckMachineNoticesAVanishedMachine: the status filter answers []
-// for a machine MAAS no longer knows, as for one still in progress; the
-// periodic full read notices it.
+// TestCheckMachineNoticesAVanishedMachine: every check reads the machine,
+// so one MAAS no longer knows is reported at once.
 func TestCheckMachineNoticesAVanishedMachine(t *testing.T) {
 	e := newEnv(t, activitiestest.Options{SimDurations: maassim.Durations{Commissioning: 20 * time.Minute}})
 	e.addHardware("gpu-01", "10.0.0.11", "52:54:00:00:00:11", maassim.Faults{})
@@ -404,9 +414,5 @@ func TestCheckMachineNoticesAVanishedMachine(t *testing.T) {
 
 	in := activities.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady,
 		Poll: activities.Poll{Count: 5, StartedAt: t0.Format(time.RFC3339Nano), Status: "Commissioning", BootSeen: true}}
-	var out activities.CheckMachineOutput
-	e.must("CheckMachine", in, &out)
-	assert.Equal(t, activities.OutcomeInProgress, out.Outcome, "a quiet poll cannot tell")
-	in.Poll.Count = 20
 	requireErrorName(t, e.call("CheckMachine", in, nil), "MAASNotFoundError")
 }

@@ -60,6 +60,11 @@ type Options struct {
 	// this set, nothing answering in zero time means the heartbeat or
 	// timeout fires at once.
 	TokenWaitsIdle bool
+	// IdleTokenFunctions are functions (by ARN) whose .waitForTaskToken
+	// waits let a *VirtualClock move even without TokenWaitsIdle: their
+	// token is answered by a component driven by the same clock (the
+	// machine watch's schedule), which needs time to move to answer it.
+	IdleTokenFunctions map[string]bool
 	// FunctionConcurrency caps the invocations of one function that run at
 	// once, like Lambda's reserved concurrency: an invocation over it fails
 	// at once with Lambda.TooManyRequestsException, which a state machine
@@ -94,6 +99,7 @@ type Engine struct {
 	account    string
 	maxHist    int
 	tokensIdle bool
+	idleTokens map[string]bool
 	invokeClk  clock.Clock
 	fnLimit    int
 
@@ -162,6 +168,7 @@ func NewEngine(o Options) *Engine {
 		account:    o.AccountID,
 		maxHist:    o.MaxHistoryEvents,
 		tokensIdle: o.TokenWaitsIdle,
+		idleTokens: o.IdleTokenFunctions,
 		invokeClk:  o.InvokeClock,
 		fnLimit:    o.FunctionConcurrency,
 		fnSlots:    map[string]chan struct{}{},

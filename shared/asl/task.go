@@ -186,7 +186,7 @@ func (r *stateRun) task() (any, *failure) {
 	var tw *tokenWait
 	if res.kind == resLambdaCallback {
 		tw = &tokenWait{x: t.x, w: newWaiter(), heartbeat: heartbeat}
-		tw.w.holds = !e.tokensIdle
+		tw.w.holds = !e.tokensIdle && !e.idleTokens[fnARN]
 		e.mu.Lock()
 		e.tokens[r.token] = tw
 		e.mu.Unlock()

@@ -40,6 +40,8 @@ type harness struct {
 	engine *asl.Engine
 	smARN  string
 	clock  *asl.VirtualClock
+	// watchARN is the machine watch state machine's.
+	watchARN string
 }
 
 type options struct {
@@ -53,6 +55,8 @@ type options struct {
 	// subnet on the PXE VLAN).
 	simSkew         time.Duration
 	simSecondSubnet bool
+	// simDurations are the simulator's phase lengths (zero: its defaults).
+	simDurations maassim.Durations
 	// deps adjusts the activities' dependencies before the handlers are
 	// built (a slow MAAS, a short invocation budget).
 	deps func(f *activitiestest.Fixture, d *activities.Deps)
@@ -65,7 +69,7 @@ func newHarness(t testing.TB, o options) *harness {
 	t.Helper()
 	vc := asl.NewVirtualClock(t0)
 	f := activitiestest.New(t, activitiestest.Options{Clock: vc, SitePolicy: o.sitePolicy, Seed: 7, LocalDB: o.localDB,
-		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet})
+		SimClockSkew: o.simSkew, SimSecondSubnet: o.simSecondSubnet, SimDurations: o.simDurations})
 	tasks := map[string]asl.TaskHandler{}
 	subs := map[string]string{}
 	if o.deps != nil {
@@ -83,11 +87,17 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	sm, err := asl.Parse(def, subs)
 	require.NoError(t, err)
-	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: tasks, TokenWaitsIdle: o.tokenWaitsIdle})
+	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: tasks, TokenWaitsIdle: o.tokenWaitsIdle,
+		IdleTokenFunctions: map[string]bool{subs["WatchMachineFunctionArn"]: true}})
 	arn, err := engine.CreateStateMachine("onboarding", sm)
 	require.NoError(t, err)
 	f.Completer.Set(workflow.NewLocal(engine, arn))
-	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc}
+	// The machine waits park on the machine watch, which its schedule runs
+	// every minute of the harness's clock, as in local mode.
+	watchARN, stopWatch, err := workflow.StartLocalMachineWatch(engine, subs, vc, nil)
+	require.NoError(t, err)
+	t.Cleanup(stopWatch)
+	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc, watchARN: watchARN}
 }
 
 type result struct {

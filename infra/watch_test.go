@@ -51,11 +51,8 @@ func checkMachineWatch(t *testing.T, cfn *cfnTemplate, root string) {
 	require.NotEmpty(t, smRole)
 	assert.Equal(t, []string{"WatchSitesFunction"}, invokedBy(t, cfn, smRole), "its role invokes only watch-sites")
 	onboardingRole := cfn.smRole(t)
-	if strings.Contains(src.OnboardingASL, "${WatchMachineFunctionArn}") {
-		assert.Contains(t, invokedBy(t, cfn, onboardingRole), "WatchMachineFunction", "the onboarding invokes watch-machine")
-	} else {
-		assert.NotContains(t, invokedBy(t, cfn, onboardingRole), "WatchMachineFunction", "the onboarding names no watch-machine task")
-	}
+	assert.Contains(t, src.OnboardingASL, "${WatchMachineFunctionArn}", "the onboarding's machine waits park on watch-machine")
+	assert.Contains(t, invokedBy(t, cfn, onboardingRole), "WatchMachineFunction", "the onboarding invokes watch-machine")
 	assert.NotContains(t, invokedBy(t, cfn, onboardingRole), "WatchSitesFunction", "only the machine watch runs watch-sites")
 
 	_, sched := cfn.byID(t, "AWS::Scheduler::Schedule", "MachineWatchSchedule")

@@ -12,12 +12,13 @@ import (
 )
 
 // functionTimeout is the Lambda timeout of a non-api function.
-func functionTimeout(fn string) int {
+func functionTimeout(t *testing.T, fn string) float64 {
+	t.Helper()
 	switch fn {
 	case functionReconcile:
 		return reconcileTimeoutSec
 	case functionWatchSites:
-		return watchSitesTimeoutSec
+		return pollSitesTimeout(t, string(statemachines.MachineWatch))
 	}
 	return activityTimeoutSec
 }

@@ -68,6 +68,9 @@ type Sources struct {
 	// statemachines/machine-watch.asl.json (infra/watch.go).
 	MachineWatchASL          string
 	MachineWatchPlaceholders map[string]string
+	// MachineWatchTaskTimeout is the TimeoutSeconds of its Task states,
+	// which bounds the function they invoke.
+	MachineWatchTaskTimeout int
 }
 
 // LoadSources reads the function set and the onboarding ASL under root and

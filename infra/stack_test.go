@@ -205,7 +205,7 @@ func TestStack(t *testing.T) {
 					assert.Contains(t, string(arn), `":stateMachine:`+smName+`"`)
 					assert.NotContains(t, string(arn), smID)
 					assert.NotContains(t, env, config.EnvSecretsKMSKey)
-					assert.InDelta(t, functionTimeout(fn), p["Timeout"], 0)
+					assert.InDelta(t, functionTimeout(t, fn), p["Timeout"], 0)
 				}
 				if acc.maas {
 					assert.Equal(t, map[string]any{"Fn::GetAtt": []any{secretsRoleID, "Arn"}}, env[config.EnvSiteSecretsRole])

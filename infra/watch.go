@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,10 +36,6 @@ const (
 	// the onboarding checks the machine itself.
 	ctxMachineWatchInterval            = "maasflow:machineWatchIntervalMinutes"
 	defaultMachineWatchIntervalMinutes = 1
-	// watchSitesTimeoutSec is the PollSites task's TimeoutSeconds in the
-	// ASL: a round that outlives its task would still advance the event
-	// cursors while the next round reads them.
-	watchSitesTimeoutSec = 25
 	// machineWatchInput starts every scheduled run at its first round.
 	machineWatchInput     = `{"round":0}`
 	outputMachineWatchArn = "MachineWatchStateMachineArn"
@@ -66,8 +63,46 @@ func loadMachineWatch(root string, src *Sources) error {
 	if len(other) > 0 {
 		return fmt.Errorf("%s: placeholders %v: the machine watch integrates with functions only", path, other)
 	}
-	src.MachineWatchASL, src.MachineWatchPlaceholders = string(asl), byFn
+	timeout, err := taskTimeout(asl, byFn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	src.MachineWatchASL, src.MachineWatchPlaceholders, src.MachineWatchTaskTimeout = string(asl), byFn, timeout
 	return nil
+}
+
+// taskTimeout is the shortest TimeoutSeconds of the Task states that
+// invoke a function: the machine watch's function runs no longer than its
+// task, since a round that outlived its task would still advance the event
+// cursors while the next round reads them. Every such task must set one.
+func taskTimeout(asl []byte, byFn map[string]string) (int, error) {
+	var def struct {
+		States map[string]struct {
+			Type           string `json:"Type"`
+			TimeoutSeconds int    `json:"TimeoutSeconds"`
+			Parameters     struct {
+				FunctionName string `json:"FunctionName"`
+			} `json:"Parameters"`
+		} `json:"States"`
+	}
+	if err := json.Unmarshal(asl, &def); err != nil {
+		return 0, fmt.Errorf("parse ASL: %w", err)
+	}
+	shortest := 0
+	for _, name := range slices.Sorted(maps.Keys(def.States)) {
+		st := def.States[name]
+		m := placeholderRE.FindStringSubmatch(st.Parameters.FunctionName)
+		if st.Type != "Task" || m == nil || byFn[m[1]] == "" {
+			continue
+		}
+		if st.TimeoutSeconds <= 0 {
+			return 0, fmt.Errorf("state %s invokes %s without TimeoutSeconds: the function's timeout follows its task's", name, byFn[m[1]])
+		}
+		if shortest == 0 || st.TimeoutSeconds < shortest {
+			shortest = st.TimeoutSeconds
+		}
+	}
+	return shortest, nil
 }
 
 func (p *MaasflowStackProps) validateMachineWatch() []error {
@@ -124,10 +159,10 @@ func (b *builder) machineWatch() {
 		subs[ph] = b.fns[fn].FunctionArn()
 		invoked[fn] = true
 	}
-	if fn, ok := b.fns[functionWatchSites]; ok {
-		// Bounded by the PollSites task, not by the activities' 60 s.
-		if cfn, ok := fn.Node().DefaultChild().(awslambda.CfnFunction); ok {
-			cfn.SetTimeout(jsii.Number(watchSitesTimeoutSec))
+	for name := range invoked {
+		// Bounded by its task (taskTimeout), not by the activities' 60 s.
+		if cfn, ok := b.fns[name].Node().DefaultChild().(awslambda.CfnFunction); ok && src.MachineWatchTaskTimeout > 0 {
+			cfn.SetTimeout(jsii.Number(src.MachineWatchTaskTimeout))
 		}
 	}
 

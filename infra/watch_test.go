@@ -271,9 +271,17 @@ func TestLoadMachineWatch(t *testing.T) {
 	assert.Empty(t, src.MachineWatchASL, "no file, no machine watch")
 
 	path := filepath.Join(root, machineWatchASL)
-	writeFile(t, path, `{"StartAt":"P","States":{"P":{"Type":"Task","Resource":"${WatchSitesFunctionArn}","End":true}}}`)
+	writeFile(t, path, `{"StartAt":"P","States":{
+		"P":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${WatchSitesFunctionArn}"},"TimeoutSeconds":40,"Next":"Q"},
+		"Q":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${WatchSitesFunctionArn}"},"TimeoutSeconds":20,"Next":"W"},
+		"W":{"Type":"Wait","Seconds":30,"End":true}}}`)
 	require.NoError(t, loadMachineWatch(root, &src))
 	assert.Equal(t, map[string]string{"WatchSitesFunctionArn": functionWatchSites}, src.MachineWatchPlaceholders)
+	assert.Equal(t, 20, src.MachineWatchTaskTimeout, "the shortest task bounds the function")
+
+	writeFile(t, path, `{"StartAt":"P","States":{
+		"P":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${WatchSitesFunctionArn}"},"End":true}}}`)
+	require.ErrorContains(t, loadMachineWatch(root, &src), "state P invokes watch-sites without TimeoutSeconds")
 
 	err := loadMachineWatch(root, &Sources{Functions: []string{"api"}})
 	var unresolved *UnresolvedPlaceholderError

@@ -53,6 +53,10 @@ const (
 // still noticed within machineWakeEvery.
 const machineWakeEvery = 10 * time.Minute
 
+// legacyPollSeconds is poll.wait_seconds for executions still on a
+// definition whose machine waits are Wait states.
+const legacyPollSeconds = 30
+
 var pollBounds = map[PollTarget]time.Duration{
 	TargetReady:      60 * time.Minute,
 	TargetDeployed:   90 * time.Minute,
@@ -62,9 +66,10 @@ var pollBounds = map[PollTarget]time.Duration{
 	TargetReleased: 6 * time.Hour,
 }
 
-// Poll is the Choice/Wait loop's state: how many polls ran, when the wait
-// began (RFC 3339), how long the Wait state waits next, and the newest MAAS
-// event already copied to the timeline.
+// Poll is a wait's state between its checks: how many checks ran, when the
+// wait began (RFC 3339), how long a Wait state waits next (the release,
+// reimage and drain loops, which still poll), and the newest MAAS event
+// already read (last_event_id, the machine watch's starting point).
 type Poll struct {
 	Count       int    `json:"count"`
 	StartedAt   string `json:"started_at"`
@@ -223,6 +228,11 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
+	// An execution started before the machine waits parked on the watch
+	// runs the definition it started with (Step Functions keeps it), whose
+	// Wait states read wait_seconds: it polls every 30 s until it ends
+	// rather than in a tight loop.
+	out.Poll.WaitSeconds = legacyPollSeconds
 	return out, nil
 }
 

@@ -59,6 +59,7 @@ func TestCheckMachineSetsTheWakeTime(t *testing.T) {
 		require.Equal(t, activities.OutcomeInProgress, out.Outcome)
 		assert.Equal(t, e.onboarding(o.ID).MAASSystemID, out.SystemID)
 		assert.Equal(t, t0.Format(time.RFC3339Nano), out.Poll.StartedAt, "the wait keeps its start")
+		assert.Equal(t, 30, out.Poll.WaitSeconds, "an execution on the Wait-state definition polls every 30 s")
 		wake, err := time.Parse(time.RFC3339Nano, out.Poll.WakeAt)
 		require.NoError(t, err)
 		wakes = append(wakes, wake)

@@ -42,6 +42,11 @@ const (
 	// registration (which the previous round may have passed over) is
 	// still seen. It covers a check's duration with room to spare.
 	watchRegistrationSlack = 60 * time.Second
+	// watchSiteReadBudget bounds one site's event reads, well inside the
+	// round's 25 s task timeout (machine-watch.asl.json): a slow region
+	// costs its own wakes by event this round, not the round, and its due
+	// waits still wake.
+	watchSiteReadBudget = 15 * time.Second
 )
 
 // MAAS logs a DEBUG event of this type on every status change, described
@@ -128,7 +133,9 @@ type siteWatch struct {
 // cursor; it returns how many watches are left.
 func (s siteWatch) round(ctx context.Context) int {
 	now := s.a.d.Clock.Now().UTC()
-	events, newest, readErr := s.readEvents(ctx)
+	readCtx, cancel := context.WithTimeout(ctx, watchSiteReadBudget)
+	events, newest, readErr := s.readEvents(readCtx)
+	cancel()
 	if readErr != nil {
 		// The type only: a MAAS or credentials error names the site, never
 		// its key, but the watcher's log need not repeat any of it.
@@ -154,25 +161,27 @@ func (s siteWatch) round(ctx context.Context) int {
 	return left
 }
 
-// from is the event id the round reads after: the site cursor, or earlier
-// for a watch registered since the previous round listed the watches (or
-// for every watch when the site has no cursor yet).
+// from is the event id the round reads after. A watch the previous round
+// listed (registered before that listing, less watchRegistrationSlack)
+// has had every event up to the site cursor judged for it; a watch
+// registered since has seen only what its check read (its After), and an
+// event between that read and its registration may be behind the cursor.
+// So from is the lowest of the cursor (when any watch is older than it)
+// and the fresh watches' After; a cursor no current watch is older than
+// (a site idle since its last waits) is not read from at all.
 func (s siteWatch) from() int64 {
-	if !s.hasCursor {
-		after := s.watches[0].After
-		for _, w := range s.watches[1:] {
-			after = min(after, w.After)
-		}
-		return after
-	}
-	after := s.cursor.After
 	since := s.cursor.ListedAt.Add(-watchRegistrationSlack)
+	after := int64(-1)
 	for _, w := range s.watches {
-		if !w.RegisteredAt.Before(since) {
-			after = min(after, w.After)
+		own := w.After
+		if s.hasCursor && w.RegisteredAt.Before(since) {
+			own = s.cursor.After
+		}
+		if after < 0 || own < after {
+			after = own
 		}
 	}
-	return after
+	return max(after, 0)
 }
 
 // readEvents reads the site's events after from(), page by page while

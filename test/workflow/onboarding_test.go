@@ -42,6 +42,9 @@ type harness struct {
 	clock  *asl.VirtualClock
 	// watchARN is the machine watch state machine's.
 	watchARN string
+	// watch counts the machine watch's own database operations and MAAS
+	// calls, apart from the workflow's.
+	watch *watchShare
 }
 
 type options struct {
@@ -75,9 +78,15 @@ func newHarness(t testing.TB, o options) *harness {
 	if o.deps != nil {
 		o.deps(f, &f.Deps)
 	}
+	watch := newWatchShare(f, vc)
+	f.Deps.Watches = watch.store
+	watchSites := watch.watchSites(f.Deps)
 	for _, fn := range activities.Catalog(f.Deps) {
 		arn := "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + fn.Name
 		subs[fn.Substitution] = arn
+		if fn.Activity == "WatchSites" {
+			fn.Handler = watchSites
+		}
 		tasks[arn] = lambda.NewHandlerWithOptions(fn.Handler, config.HandlerOptions()...)
 		if replace, ok := o.handlers[fn.Activity]; ok {
 			tasks[arn] = replace(vc)
@@ -97,7 +106,7 @@ func newHarness(t testing.TB, o options) *harness {
 	watchARN, stopWatch, err := workflow.StartLocalMachineWatch(engine, subs, vc, nil)
 	require.NoError(t, err)
 	t.Cleanup(stopWatch)
-	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc, watchARN: watchARN}
+	return &harness{t: t, f: f, engine: engine, smARN: arn, clock: vc, watchARN: watchARN, watch: watch}
 }
 
 type result struct {

@@ -55,6 +55,10 @@ func TestMachineWaitsParkOnTheWatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left.Watches, "a woken wait's watch is deleted")
 	assert.NotEmpty(t, left.Cursors, "the site's cursor was placed")
+	// Every task token the runtime mints starts with this; none may reach
+	// a log line, however the wait was parked or woken.
+	assert.NotContains(t, h.f.Logs.String(), "AQCEAAAAKgAAAA", "a task token reached the log")
+	assert.Contains(t, h.f.Logs.String(), "machine wait woken", "the watcher's lines are in the captured log")
 }
 
 // TestEarlyCommissioningFailureIsNoticedWithin30s: a commissioning that
@@ -90,7 +94,7 @@ func TestEarlyCommissioningFailureIsNoticedWithin30s(t *testing.T) {
 // maasTransition is when MAAS logged the machine's move to status, read
 // from its "Node changed status" event (the simulator's clock, which these
 // tests do not skew).
-func maasTransition(t *testing.T, h *harness, systemID, status string) time.Time {
+func maasTransition(t testing.TB, h *harness, systemID, status string) time.Time {
 	t.Helper()
 	client, err := maas.NewClient(h.f.Site.MAASURL, domain.Secret(activitiestest.APIKey), maas.WithHTTPClient(h.f.SimServer.Client()))
 	require.NoError(t, err)

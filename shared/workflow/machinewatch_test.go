@@ -1,0 +1,84 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/clock"
+)
+
+func TestLocalCompleteTaskTellsAnEndedTask(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		ended   bool
+		wantErr string
+	}{
+		{name: "ok"},
+		{name: "task ended", err: &asl.TaskTimedOutError{}, ended: true},
+		{name: "token from before a restart", err: &asl.InvalidTokenError{}, ended: true},
+		{name: "other failure", err: errors.New("boom"), wantErr: "complete task: boom"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeEngine{err: tc.err}
+			err := NewLocal(e, "sm").CompleteTask(context.Background(), "tok", []byte(`{"woke":"due"}`))
+			assert.Equal(t, "tok", e.token)
+			var ended *TaskEndedError
+			assert.Equal(t, tc.ended, errors.As(err, &ended))
+			switch {
+			case tc.wantErr != "":
+				require.EqualError(t, err, tc.wantErr)
+			case !tc.ended:
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+// startRecorder records the executions a ticker starts.
+type startRecorder struct {
+	fakeEngine
+	mu    sync.Mutex
+	names []string
+	input []string
+}
+
+func (s *startRecorder) StartExecution(_ context.Context, arn, name string, input []byte) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names = append(s.names, name)
+	s.input = append(s.input, arn+" "+string(input))
+	return "exec-" + name, nil
+}
+
+func (s *startRecorder) started() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.names)
+}
+
+func TestMachineWatchTickerStartsEveryMinute(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
+	e := &startRecorder{}
+	stop := MachineWatchTicker{Engine: e, ARN: "watch-sm", Clock: clk}.Start()
+	require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
+	assert.Zero(t, e.started(), "the first run comes one interval on")
+	for n := 1; n <= 3; n++ {
+		clk.Advance(time.Minute)
+		require.NoError(t, clk.BlockUntilContext(context.Background(), 1), "the next tick is armed")
+		assert.Equal(t, n, e.started())
+	}
+	assert.Equal(t, "watch-sm {\"round\":0}", e.input[0])
+	assert.NotEqual(t, e.names[0], e.names[1], "each run has its own name")
+	stop()
+	clk.Advance(time.Hour)
+	assert.Equal(t, 3, e.started(), "stopped: no more runs")
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -334,4 +335,102 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// BenchmarkLocalBusPublishParallel publishes from 64 goroutines at once
+// (SetParallelism 32 per core on 2 cores), as a thousand executions do in
+// local mode.
+func BenchmarkLocalBusPublishParallel(b *testing.B) {
+	bus, err := NewLocalBus(filepath.Join(b.TempDir(), LocalFileName))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = bus.Close() })
+	d := sampleDetail(OnboardingStarted)
+	d.OccurredAt = time.Now()
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := bus.Publish(context.Background(), OnboardingStarted, d); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// flakyEventDisk fails every third write, after taking half of it, as a
+// disk that keeps filling up does.
+type flakyEventDisk struct {
+	eventFile
+	writes atomic.Int64
+}
+
+func (d *flakyEventDisk) Write(p []byte) (int, error) {
+	if d.writes.Add(1)%3 != 0 {
+		return d.eventFile.Write(p)
+	}
+	n, _ := d.eventFile.Write(p[:len(p)/2])
+	return n, syscall.ENOSPC
+}
+
+func TestLocalBusAFailedBatchFailsItsEventsAndLeavesNoHalfLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LocalFileName)
+	bus := newTestBus(t, path)
+	disk := &flakyEventDisk{eventFile: bus.f}
+	bus.f = disk // before the first Publish: the writer has not touched it yet
+	var mu sync.Mutex
+	var delivered []Envelope
+	bus.Subscribe(func(e Envelope) {
+		mu.Lock()
+		delivered = append(delivered, e)
+		mu.Unlock()
+	})
+
+	acked := map[string]bool{}
+	var refusals []error
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				d := sampleDetail(OnboardingStarted)
+				d.OnboardingID = fmt.Sprintf("onb-%d-%d", p, i)
+				err := bus.Publish(context.Background(), OnboardingStarted, d)
+				mu.Lock()
+				if err != nil {
+					refusals = append(refusals, err)
+				} else {
+					acked[d.OnboardingID] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Positive(t, disk.writes.Load()/3, "some batches failed")
+	require.Less(t, len(acked), 200, "and failed their events")
+	require.NotEmpty(t, acked)
+	for _, err := range refusals {
+		var we *EventWriteError
+		require.ErrorAs(t, err, &we)
+		require.ErrorIs(t, err, syscall.ENOSPC)
+	}
+
+	got, err := ReadAll(path)
+	require.NoError(t, err, "no half line is left behind")
+	assert.Equal(t, acked, onboardingIDs(t, got, "written once"), "the file holds exactly the acknowledged events")
+	assert.Equal(t, acked, onboardingIDs(t, delivered, "delivered once"), "and only they were delivered")
+}
+
+// onboardingIDs returns the onboarding ids of events, each of which must
+// appear once.
+func onboardingIDs(t *testing.T, events []Envelope, once string) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, e := range events {
+		var d OnboardingDetail
+		require.NoError(t, json.Unmarshal(e.Detail, &d))
+		assert.False(t, ids[d.OnboardingID], "%s: %s", once, d.OnboardingID)
+		ids[d.OnboardingID] = true
+	}
+	return ids
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -67,32 +68,62 @@ type file interface {
 // to evaluate again. Open replays the file; when superseded lines outnumber
 // live items it rewrites the file from a Scan (compaction).
 //
-// Writes are serialised so the file's order is the order they took effect.
-// A write's lines reach the OS in one write(2) before the write returns, so
-// a crash of the process loses nothing it acknowledged (a crash of the
-// machine may lose the tail). A write whose lines cannot be written (a full
-// disk) is undone in memory and cut from the file, so the database never
-// holds what the file lacks. Damage found at Open is refused or, for a
-// torn last line, repaired loudly (see Open).
+// Writes to different items do not wait for each other: a write locks only
+// the items it touches (commit.go), and the file is written by one goroutine
+// that takes every record queued meanwhile as one batch, in one write(2) and
+// one fsync (a group commit). A write returns once its record is on disk, so
+// neither a crash of the process nor one of the machine loses what it
+// acknowledged. A write whose batch cannot be written (a full disk) is
+// undone in memory and cut from the file, so the database never holds what
+// the file lacks. Damage found at Open is refused or, for a torn last line,
+// repaired loudly (see Open).
 type Journal struct {
 	db   Backend
 	path string
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	f     file
-	size  int64               // bytes of whole records in the file
-	keys  map[string][]string // table → key attribute names
-	lines int
-	seq   uint64 // number of the last record written
+	keysMu sync.RWMutex
+	keys   map[string][]string // table → key attribute names
+
+	// gate is held shared by every write from its first read to its
+	// durable record, and exclusively by compaction and Close: they must
+	// see no write half done (applied in memory, not yet in the file).
+	gate   sync.RWMutex
+	closed bool // guarded by gate
+
+	// items orders the writes of each item (commit.go).
+	items itemLocks
+
+	// broken is set when a failed write could not be cut from the file
+	// again, or undone in memory: nothing more is written until a restart
+	// repairs the tail.
+	broken atomic.Pointer[error]
+
+	// The commit queue: writes append their record to open and wake the
+	// writer goroutine, which takes the whole batch.
+	queueMu sync.Mutex
+	open    *batch
+	wake    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+
+	// The file and what the journal knows of it. The writer goroutine holds
+	// fileMu while it writes a batch; compaction holds it (with gate held
+	// exclusively, so no batch is pending) while it rewrites the file.
+	fileMu sync.Mutex
+	f      file
+	size   int64 // bytes of whole records in the file
+	lines  int
+	seq    uint64 // number of the last record written
 	// live holds the identity of every item the journal says exists, so
 	// compaction knows how many lines are superseded.
-	live   map[string]struct{}
-	closed bool
-	// broken is set when a failed write could not be cut from the file
-	// again: nothing more is written until a restart repairs the tail.
-	broken error
-	buf    []byte // the record being written, reused
+	live map[string]struct{}
+	buf  []byte // the batch being written, reused
+
+	// bloated is set by the writer when superseded lines call for a
+	// compaction; the write that sees it runs one after its own.
+	bloated    atomic.Bool
+	compacting atomic.Bool
 }
 
 var _ Backend = (*Journal)(nil)
@@ -170,14 +201,14 @@ func Open(ctx context.Context, db Backend, dir string, opts ...Option) (*Journal
 	if j.f, err = os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	if j.bloated() {
-		j.mu.Lock()
-		defer j.mu.Unlock()
+	if j.tooLong() {
 		if err := j.compact(ctx); err != nil {
 			_ = j.f.Close()
 			return nil, err
 		}
 	}
+	j.wake, j.stop, j.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go j.writeBatches()
 	return j, nil
 }
 
@@ -283,19 +314,23 @@ func (j *Journal) apply(ctx context.Context, l replayLine) error {
 // keyNames returns the table's key attribute names, asking DescribeTable
 // once per table.
 func (j *Journal) keyNames(ctx context.Context, table string) ([]string, error) {
-	if names, ok := j.keys[table]; ok {
+	j.keysMu.RLock()
+	names, ok := j.keys[table]
+	j.keysMu.RUnlock()
+	if ok {
 		return names, nil
 	}
 	out, err := j.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		return nil, fmt.Errorf("describe table %s: %w", table, err)
 	}
-	var names []string
 	for _, k := range out.Table.KeySchema {
 		names = append(names, aws.ToString(k.AttributeName))
 	}
 	slices.Sort(names)
+	j.keysMu.Lock()
 	j.keys[table] = names
+	j.keysMu.Unlock()
 	return names, nil
 }
 
@@ -344,10 +379,14 @@ func (j *Journal) identity(ctx context.Context, table string, item map[string]ty
 }
 
 // touched is one item a write may change: its table and any map holding
-// its key attributes.
+// its key attributes. A checked item is one a transaction's condition
+// reads and does not change: it is locked like the others, so the
+// transaction is not recorded on the strength of another write that is
+// still on its way to the disk, but not recorded itself.
 type touched struct {
-	table string
-	item  map[string]types.AttributeValue
+	table   string
+	item    map[string]types.AttributeValue
+	checked bool
 }
 
 // image is an item's state before a write, to undo the write in memory
@@ -358,51 +397,86 @@ type image struct {
 	item  map[string]types.AttributeValue // nil: absent
 }
 
-// journaled runs a write and records it. The caller's write runs only when
-// the journal is usable; a write the file cannot take is undone.
+// journaled runs a write and records it, then compacts the file when the
+// writer found it bloated.
 func (j *Journal) journaled(ctx context.Context, items []touched, write func() error) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	err := j.writeAndRecord(ctx, items, write)
+	if err == nil && j.bloated.Load() {
+		j.compactBloated(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// writeAndRecord runs a write and waits until its record is on disk. The
+// caller's write runs only when the journal is usable; a write the file
+// cannot take is undone.
+//
+// The touched items stay locked from the read before the write until the
+// record is durable. That orders each item's records in the file as its
+// writes took effect, and it keeps an undo from putting back a state over
+// a later write of the same item: a failed batch only ever holds writes of
+// items no other write has touched since.
+func (j *Journal) writeAndRecord(ctx context.Context, items []touched, write func() error) error {
+	j.gate.RLock()
+	defer j.gate.RUnlock()
 	if j.closed {
 		return errJournalClosed
 	}
-	if j.broken != nil {
-		return fmt.Errorf("journal %s refuses writes until a restart after a failed write: %w", j.path, j.broken)
+	if err := j.brokenErr(); err != nil {
+		return err
 	}
 	before := make([]image, 0, len(items))
+	ids := make([]string, 0, len(items)) // identity of each written item, as in before
+	locked := make([]string, 0, len(items))
 	for _, t := range items {
 		k, err := j.keyOf(ctx, t.table, t.item)
 		if err != nil {
 			return err
 		}
-		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.table), Key: k, ConsistentRead: aws.Bool(true)})
+		id, err := j.identity(ctx, t.table, k)
+		if err != nil {
+			return err
+		}
+		locked = append(locked, id)
+		if !t.checked {
+			before = append(before, image{table: t.table, key: k})
+			ids = append(ids, id)
+		}
+	}
+	defer j.items.lock(locked)()
+	for i, b := range before {
+		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(b.table), Key: b.key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return fmt.Errorf("journal: read before write: %w", err)
 		}
-		img := image{table: t.table, key: k}
 		if len(out.Item) > 0 {
-			img.item = out.Item
+			before[i].item = out.Item
 		}
-		before = append(before, img)
 	}
 	if err := write(); err != nil {
 		return err // a failed write changed nothing
 	}
-	if err := j.record(ctx, before); err != nil {
+	rec, err := j.readBack(ctx, before, ids)
+	if err == nil {
+		err = j.commit(rec)
+	}
+	if err != nil {
 		if uerr := j.undo(ctx, before); uerr != nil {
-			j.broken = uerr
+			j.setBroken(fmt.Errorf("undo a write the file refused: %w", uerr))
 		}
 		return fmt.Errorf("journal %s: the write was not kept: %w", j.path, err)
 	}
-	if j.bloated() {
-		// The write is on disk already: a failed compaction only leaves the
-		// file longer, and is tried again after a later write.
-		if err := j.compact(ctx); err != nil {
-			j.log.Error("journal compaction failed", "path", j.path, "error", err.Error())
-		}
+	return nil
+}
+
+func (j *Journal) brokenErr() error {
+	if err := j.broken.Load(); err != nil {
+		return fmt.Errorf("journal %s refuses writes until a restart after a failed write: %w", j.path, *err)
 	}
 	return nil
 }
+
+func (j *Journal) setBroken(err error) { j.broken.CompareAndSwap(nil, &err) }
 
 // undo puts back the items as they were before a write.
 func (j *Journal) undo(ctx context.Context, before []image) error {
@@ -419,47 +493,26 @@ func (j *Journal) undo(ctx context.Context, before []image) error {
 	return errors.Join(errs...)
 }
 
-// record appends the current state of every touched item as one record.
-// The caller holds j.mu, so no other write slips in between the write and
-// its record. On failure the file is cut back to its last whole record.
-func (j *Journal) record(ctx context.Context, items []image) error {
+// readBack encodes the current state of every touched item as one record,
+// still without its number (the writer numbers records in file order).
+// The caller holds the items' locks, so what it reads is its own write's
+// outcome.
+func (j *Journal) readBack(ctx context.Context, items []image, ids []string) (pending, error) {
 	ops := make([]op, len(items))
-	live := make([]bool, len(items))
-	ids := make([]string, len(items))
+	rec := pending{ids: ids, live: make([]bool, len(items))}
 	for i, t := range items {
 		out, err := j.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.table), Key: t.key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return fmt.Errorf("read back: %w", err)
-		}
-		if ids[i], err = j.identity(ctx, t.table, t.key); err != nil {
-			return err
+			return pending{}, fmt.Errorf("read back: %w", err)
 		}
 		ops[i] = op{table: t.table, item: t.key}
 		if len(out.Item) > 0 {
-			ops[i].item, ops[i].put, live[i] = out.Item, true, true
+			ops[i].item, ops[i].put, rec.live[i] = out.Item, true, true
 		}
 	}
 	var err error
-	if j.buf, err = appendRecord(j.buf[:0], j.seq+1, ops); err != nil {
-		return err
-	}
-	n, err := j.f.Write(j.buf)
-	if err != nil || n != len(j.buf) {
-		if err == nil {
-			err = io.ErrShortWrite
-		}
-		if terr := j.f.Truncate(j.size); terr != nil {
-			j.broken = fmt.Errorf("cut a failed record from the file: %w", terr)
-		}
-		return err
-	}
-	j.size += int64(n)
-	j.seq++
-	j.lines++
-	for i := range ids {
-		j.mark(ids[i], live[i])
-	}
-	return nil
+	rec.body, err = appendRecordBody(nil, ops)
+	return rec, err
 }
 
 // op is one item's state in a record: a put of the item, or a delete of
@@ -473,13 +526,23 @@ type op struct {
 // appendRecord appends one journal record and its newline:
 // {"n":seq,"t":…,"put"|"del":…} for one item, {"n":seq,"tx":[…]} for more.
 func appendRecord(b []byte, seq uint64, ops []op) ([]byte, error) {
+	b = appendRecordNumber(b, seq)
+	return appendRecordBody(b, ops)
+}
+
+// appendRecordNumber opens a record: {"n":seq,
+func appendRecordNumber(b []byte, seq uint64) []byte {
 	b = append(b, `{"n":`...)
 	b = strconv.AppendUint(b, seq, 10)
+	return append(b, ',')
+}
+
+// appendRecordBody appends the rest of a record after its number.
+func appendRecordBody(b []byte, ops []op) ([]byte, error) {
 	if len(ops) == 1 {
-		b = append(b, ',')
 		return appendOp(b, ops[0], "}\n")
 	}
-	b = append(b, `,"tx":[`...)
+	b = append(b, `"tx":[`...)
 	for i, o := range ops {
 		if i > 0 {
 			b = append(b, ',')
@@ -516,20 +579,47 @@ func (j *Journal) mark(id string, present bool) {
 	}
 }
 
-// bloated reports whether superseded lines outweigh live ones enough to
-// rewrite the file.
-func (j *Journal) bloated() bool { return j.lines > 2*len(j.live)+compactSlack }
+// tooLong reports whether superseded lines outweigh live ones enough to
+// rewrite the file. The caller holds fileMu (or is Open).
+func (j *Journal) tooLong() bool { return j.lines > 2*len(j.live)+compactSlack }
 
 // Compact rewrites the journal as one put per live item.
 func (j *Journal) Compact(ctx context.Context) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.gate.Lock()
+	defer j.gate.Unlock()
 	if j.closed {
 		return errJournalClosed
 	}
+	j.fileMu.Lock()
+	defer j.fileMu.Unlock()
 	return j.compact(ctx)
 }
 
+// compactBloated compacts the file once for all the writes that saw it
+// bloated: the first one runs it, the others go on (and wait at the gate
+// only if they write again meanwhile).
+func (j *Journal) compactBloated(ctx context.Context) {
+	if !j.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	defer j.compacting.Store(false)
+	j.gate.Lock()
+	defer j.gate.Unlock()
+	if j.closed || !j.bloated.Load() {
+		return
+	}
+	j.fileMu.Lock()
+	defer j.fileMu.Unlock()
+	// The writes are on disk already: a failed compaction only leaves the
+	// file longer, and is tried again after a later write.
+	if err := j.compact(ctx); err != nil {
+		j.log.Error("journal compaction failed", "path", j.path, "error", err.Error())
+	}
+}
+
+// compact rewrites the file from a Scan. The caller excludes every write
+// (gate held exclusively, or Open before the writer starts) and holds
+// fileMu.
 func (j *Journal) compact(ctx context.Context) error {
 	tmp := j.path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) //nolint:gosec // G304: the path is the operator's data directory, never a request value
@@ -540,7 +630,10 @@ func (j *Journal) compact(ctx context.Context) error {
 	w := bufio.NewWriter(f)
 	var seq uint64
 	var rec []byte
-	for _, table := range slices.Sorted(maps.Keys(j.keys)) {
+	j.keysMu.RLock()
+	tables := slices.Sorted(maps.Keys(j.keys))
+	j.keysMu.RUnlock()
+	for _, table := range tables {
 		in := &dynamodb.ScanInput{TableName: aws.String(table)}
 		for {
 			out, err := j.db.Scan(ctx, in)
@@ -585,24 +678,30 @@ func (j *Journal) compact(ctx context.Context) error {
 	}
 	j.f = nf
 	j.lines, j.seq, j.size = int(seq), seq, info.Size()
+	j.bloated.Store(false)
 	return nil
 }
 
-// Close syncs the journal; writes afterwards fail.
+// Close waits for the writes under way, stops the writer and closes the
+// file; writes afterwards fail.
 func (j *Journal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.gate.Lock()
+	defer j.gate.Unlock()
 	if j.closed {
 		return nil
 	}
 	j.closed = true
+	close(j.stop) // no batch is pending: every write holds the gate until its record is on disk
+	<-j.stopped
+	j.fileMu.Lock()
+	defer j.fileMu.Unlock()
 	return errors.Join(j.f.Sync(), j.f.Close())
 }
 
 // --- writes: run, then record what they left behind.
 
 func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.PutItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Item}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Item}}, func() error {
 		out, err = j.db.PutItem(ctx, in, opts...)
 		return err
 	})
@@ -610,7 +709,7 @@ func (j *Journal) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts .
 }
 
 func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.UpdateItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Key}}, func() error {
 		out, err = j.db.UpdateItem(ctx, in, opts...)
 		return err
 	})
@@ -618,7 +717,7 @@ func (j *Journal) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, 
 }
 
 func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (out *dynamodb.DeleteItemOutput, err error) {
-	err = j.journaled(ctx, []touched{{aws.ToString(in.TableName), in.Key}}, func() error {
+	err = j.journaled(ctx, []touched{{table: aws.ToString(in.TableName), item: in.Key}}, func() error {
 		out, err = j.db.DeleteItem(ctx, in, opts...)
 		return err
 	})
@@ -627,17 +726,22 @@ func (j *Journal) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, 
 
 func (j *Journal) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (out *dynamodb.TransactWriteItemsOutput, err error) {
 	var items []touched
+	writes := 0
 	for _, ti := range in.TransactItems {
 		switch {
 		case ti.Put != nil:
-			items = append(items, touched{aws.ToString(ti.Put.TableName), ti.Put.Item})
+			items = append(items, touched{table: aws.ToString(ti.Put.TableName), item: ti.Put.Item})
 		case ti.Update != nil:
-			items = append(items, touched{aws.ToString(ti.Update.TableName), ti.Update.Key})
+			items = append(items, touched{table: aws.ToString(ti.Update.TableName), item: ti.Update.Key})
 		case ti.Delete != nil:
-			items = append(items, touched{aws.ToString(ti.Delete.TableName), ti.Delete.Key})
+			items = append(items, touched{table: aws.ToString(ti.Delete.TableName), item: ti.Delete.Key})
+		case ti.ConditionCheck != nil:
+			items = append(items, touched{table: aws.ToString(ti.ConditionCheck.TableName), item: ti.ConditionCheck.Key, checked: true})
+			continue
 		}
+		writes++
 	}
-	if len(items) == 0 { // condition checks only: nothing to record
+	if writes == 0 { // condition checks only: nothing to record
 		return j.db.TransactWriteItems(ctx, in, opts...)
 	}
 	err = j.journaled(ctx, items, func() error {

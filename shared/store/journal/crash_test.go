@@ -1,0 +1,140 @@
+package journal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+// crashChildEnv makes the test binary play a local-mode process that a
+// test kills: it opens the journal in its working directory and writes
+// from eight goroutines until killed, printing each write it got
+// acknowledged.
+const crashChildEnv = "MAASFLOW_JOURNAL_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		writeUntilKilled(dir)
+	}
+	os.Exit(m.Run())
+}
+
+// writeUntilKilled creates SKUs of their own and increments the SKU
+// "shared" from eight goroutines, and prints "sku ID" and "shared VERSION"
+// as each is acknowledged.
+func writeUntilKilled(dir string) {
+	ctx := context.Background()
+	db, err := store.NewLocalDB(ctx, "")
+	if err == nil {
+		var j *Journal
+		if j, err = Open(ctx, db, dir); err == nil {
+			s := store.New(j, "", time.Now)
+			if err = s.CreateSKU(ctx, domain.SKU{ID: "shared"}); err == nil {
+				for w := range 8 {
+					go func() {
+						for i := 0; ; i++ {
+							id := fmt.Sprintf("k-%d-%d", w, i)
+							if s.CreateSKU(ctx, domain.SKU{ID: id}) == nil {
+								fmt.Println("sku", id)
+							}
+							if k, err := s.UpdateSKU(ctx, "shared", func(k *domain.SKU) error { k.GPUsTotal++; return nil }); err == nil {
+								fmt.Println("shared", k.Version)
+							}
+						}
+					}()
+				}
+				select {} // until killed
+			}
+		}
+	}
+	fmt.Println("error", err)
+	os.Exit(1)
+}
+
+// TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites kills a
+// process with SIGKILL while eight goroutines write to items of their own
+// and to one they share, and opens its journal again: every write it
+// acknowledged must be there, and the shared item at least as new as its
+// last acknowledged write.
+func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	var (
+		mu            sync.Mutex
+		skus          []string
+		sharedVersion int64
+		childErr      string
+	)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		for sc := bufio.NewScanner(out); sc.Scan(); {
+			what, value, _ := strings.Cut(sc.Text(), " ")
+			mu.Lock()
+			switch what {
+			case "sku":
+				skus = append(skus, value)
+			case "shared":
+				v, err := strconv.ParseInt(value, 10, 64)
+				if err == nil && v > sharedVersion {
+					sharedVersion = v
+				}
+			default:
+				childErr = sc.Text()
+			}
+			mu.Unlock()
+		}
+	}()
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return childErr != "" || len(skus) >= 300 && sharedVersion >= 50
+	}, 60*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	require.Empty(t, childErr, "the child could not write")
+	mu.Unlock()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-read // every acknowledgement the child printed before it died
+	_ = cmd.Wait()
+
+	s, _ := openLocal(t, dir)
+	ctx := context.Background()
+	missing := 0
+	for _, id := range skus {
+		if _, err := s.GetSKU(ctx, id); err != nil {
+			missing++
+			require.ErrorAs(t, err, new(*store.ItemNotFoundError), id)
+		}
+	}
+	assert.Zero(t, missing, "of %d acknowledged creates", len(skus))
+	shared, err := s.GetSKU(ctx, "shared")
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, shared.Version, sharedVersion, "the shared item holds its last acknowledged write")
+	assert.Equal(t, int(shared.Version-1), shared.GPUsTotal, "and is one whole write, not a mix")
+}

@@ -67,6 +67,11 @@ var functionAccess = map[string]access{
 	// it also describes onboarding executions, granted with its state machine.
 	functionReconcile:   {maas: true, publish: true},
 	"finish-onboarding": {publish: true},
+	// The machine watch (infra/watch.go): watch-machine only stores the
+	// wait's task token in the table and never reaches MAAS; watch-sites
+	// reads each watched site's MAAS events and completes the tokens.
+	functionWatchMachine: {},
+	functionWatchSites:   {maas: true, completeTask: true},
 }
 
 // reachesSite reports whether the function makes requests to the site's

@@ -188,6 +188,12 @@ func (b *builder) alarms() {
 	alarm("ExecutionsFailed", "onboarding executions failed", b.machine.MetricFailed(sum))
 	alarm("ExecutionsTimedOut", "onboarding executions timed out", b.machine.MetricTimedOut(sum))
 	alarm("ExecutionsAborted", "onboarding executions aborted other than by cancel", b.machine.MetricAborted(sum))
+	if b.watch != nil {
+		// While the machine watch fails, every onboarding wait lasts until
+		// its task timeout.
+		alarm("MachineWatchFailed", "machine-watch runs failed: onboarding waits end only at their timeout",
+			b.watch.MetricFailed(sum))
+	}
 
 	var errs, throttles []awscloudwatch.IMetric
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -231,6 +237,9 @@ func (b *builder) alarms() {
 		graph("API 5xx", api5xx),
 	)
 	dash.AddWidgets(graph("Function errors", errs...), graph("Function throttles", throttles...))
+	if b.watch != nil {
+		dash.AddWidgets(graph("Machine-watch runs", b.watch.MetricStarted(sum), b.watch.MetricFailed(sum)))
+	}
 }
 
 // kebab turns a CamelCase construct ID into kebab-case for alarm names.

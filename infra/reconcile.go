@@ -33,25 +33,6 @@ const (
 
 func (b *builder) reconcileName() string { return b.name("reconcile") }
 
-// reconcileInterval reads the context setting; a value that is not a
-// whole number of minutes fails synthesis.
-func (b *builder) reconcileInterval() (int, error) {
-	v := b.stack.Node().TryGetContext(jsii.String(ctxReconcileInterval))
-	switch v := v.(type) {
-	case nil:
-		return defaultReconcileIntervalMinutes, nil
-	case float64:
-		if v >= 0 && v == float64(int(v)) {
-			return int(v), nil
-		}
-	case string:
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("context %s must be a whole number of minutes (0 turns the schedule off), got %v", ctxReconcileInterval, v)
-}
-
 // reconcile adds the reconcile state machine and its schedule when
 // functions/reconcile exists.
 func (b *builder) reconcile() {
@@ -59,7 +40,7 @@ func (b *builder) reconcile() {
 	if !ok {
 		return
 	}
-	minutes, err := b.reconcileInterval()
+	minutes, err := b.contextMinutes(ctxReconcileInterval, defaultReconcileIntervalMinutes)
 	if err != nil {
 		b.stack.Node().AddValidation(&invalidProps{err: err})
 		return

@@ -12,9 +12,13 @@ import (
 )
 
 // functionTimeout is the Lambda timeout of a non-api function.
-func functionTimeout(fn string) int {
-	if fn == functionReconcile {
+func functionTimeout(t *testing.T, fn string) float64 {
+	t.Helper()
+	switch fn {
+	case functionReconcile:
 		return reconcileTimeoutSec
+	case functionWatchSites:
+		return pollSitesTimeout(t, string(statemachines.MachineWatch))
 	}
 	return activityTimeoutSec
 }
@@ -36,7 +40,7 @@ func checkReconcile(t *testing.T, cfn *cfnTemplate, fns []string) {
 	assert.Equal(t, "Arn", attr)
 	assert.Equal(t, "ReconcileFunction", functionIDPrefix(target))
 
-	_, sched := cfn.one(t, "AWS::Scheduler::Schedule")
+	_, sched := cfn.byID(t, "AWS::Scheduler::Schedule", "ReconcileSchedule")
 	assert.Equal(t, "rate(15 minutes)", sched.Properties["ScheduleExpression"], "the default interval")
 	tgt, _ := sched.Properties["Target"].(map[string]any)
 	assert.Equal(t, ref(smID), tgt["Arn"])

@@ -64,6 +64,13 @@ type Sources struct {
 	// functions.
 	DecommissionASL          string
 	DecommissionPlaceholders map[string]string
+	// MachineWatchASL and MachineWatchPlaceholders are the same for
+	// statemachines/machine-watch.asl.json (infra/watch.go).
+	MachineWatchASL          string
+	MachineWatchPlaceholders map[string]string
+	// MachineWatchTaskTimeout is the TimeoutSeconds of its Task states,
+	// which bounds the function they invoke.
+	MachineWatchTaskTimeout int
 }
 
 // LoadSources reads the function set and the onboarding ASL under root and
@@ -88,6 +95,9 @@ func LoadSources(root string) (Sources, error) {
 	}
 	src := Sources{Functions: fns, OnboardingASL: string(asl), FunctionPlaceholders: byFn, ResourcePlaceholders: other}
 	if err := loadDecommission(root, &src); err != nil {
+		return Sources{}, err
+	}
+	if err := loadMachineWatch(root, &src); err != nil {
 		return Sources{}, err
 	}
 	return src, nil

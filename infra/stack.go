@@ -195,6 +195,7 @@ func (p *MaasflowStackProps) Validate() error {
 		errs = append(errs, errors.New("the onboarding ASL is empty"))
 	}
 	errs = append(errs, p.validateDecommission()...)
+	errs = append(errs, p.validateMachineWatch()...)
 	for _, ph := range slices.Sorted(maps.Keys(p.Sources.FunctionPlaceholders)) {
 		fn := p.Sources.FunctionPlaceholders[ph]
 		switch {
@@ -298,6 +299,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.stateMachine()
 	b.batchMachine()
 	b.reconcile()
+	b.machineWatch()
 	b.decommissionMachine()
 	b.routes()
 	b.connectorUsers()
@@ -337,6 +339,8 @@ type builder struct {
 	secretsRole awsiam.Role
 	// decom is the decommission state machine (infra/decommission.go).
 	decom awsstepfunctions.StateMachine
+	// watch is the machine-watch state machine (infra/watch.go).
+	watch awsstepfunctions.StateMachine
 }
 
 // name is a physical resource name: maasflow-<stage>[-suffix].

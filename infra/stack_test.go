@@ -125,7 +125,7 @@ func TestStack(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("one standard state machine from the ASL", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(4)) // onboarding, batch, reconcile, decommission
+		tpl.ResourceCountIs(jsii.String("AWS::StepFunctions::StateMachine"), jsii.Number(5)) // onboarding, batch, reconcile, decommission, machine watch
 		tpl.HasResourceProperties(jsii.String("AWS::StepFunctions::StateMachine"), map[string]any{
 			"StateMachineName":     "maasflow-prod-onboarding",
 			"StateMachineType":     "STANDARD",
@@ -205,7 +205,7 @@ func TestStack(t *testing.T) {
 					assert.Contains(t, string(arn), `":stateMachine:`+smName+`"`)
 					assert.NotContains(t, string(arn), smID)
 					assert.NotContains(t, env, config.EnvSecretsKMSKey)
-					assert.InDelta(t, functionTimeout(fn), p["Timeout"], 0)
+					assert.InDelta(t, functionTimeout(t, fn), p["Timeout"], 0)
 				}
 				if acc.maas {
 					assert.Equal(t, map[string]any{"Fn::GetAtt": []any{secretsRoleID, "Arn"}}, env[config.EnvSiteSecretsRole])
@@ -233,6 +233,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("reconcile state machine and schedule", func(t *testing.T) { checkReconcile(t, cfn, fns) })
+	t.Run("machine-watch state machine, schedule and watch grants", func(t *testing.T) { checkMachineWatch(t, cfn, root) })
 	t.Run("batch state machine runs onboardings as children", func(t *testing.T) { checkBatch(t, cfn) })
 
 	t.Run("every grant is one a principal needs", func(t *testing.T) {
@@ -785,6 +786,9 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		out = append(out, reconcileGrants(t, cfn, smName)...)
 	}
 	out = append(out, batchGrants(t, cfn, smName)...)
+	if _, ok := cfn.find("AWS::StepFunctions::StateMachine", "MachineWatch"); ok {
+		out = append(out, machineWatchGrants(t, cfn)...)
+	}
 	if _, ok := cfn.find("AWS::StepFunctions::StateMachine", "Decommission"); ok {
 		out = append(out, decommissionGrants(t, cfn, stage, smName, full)...)
 	}

@@ -268,6 +268,16 @@ func pollWait(n int) int {
 	return int(w)
 }
 
+// inProgressStatuses are, per target, the statuses pollOutcome answers
+// in_progress for (a test holds the two together): a move into one of them
+// does not wake a parked wait (wakesWait).
+var inProgressStatuses = map[PollTarget][]maas.Status{
+	TargetReady:      {maas.StatusCommissioning, maas.StatusTesting},
+	TargetDeployed:   {maas.StatusDeploying},
+	TargetReleased:   {maas.StatusReleasing, maas.StatusDiskErasing},
+	TargetDeployable: {maas.StatusDeploying, maas.StatusReleasing, maas.StatusDiskErasing},
+}
+
 // pollOutcome maps the machine's status (and, while deploying, its new
 // events) to the loop's outcome.
 func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string, string) {

@@ -198,3 +198,18 @@ func TestBoundKeepsAReserveBeforeTheRuntimesDeadline(t *testing.T) {
 	require.True(t, ok, "without a runtime deadline the default budget bounds the invocation")
 	assert.False(t, dl.After(time.Now().Add(DefaultInvocationBudget)))
 }
+
+// inProgressStatuses, which the machine watch reads to let a wait sleep
+// through a move into them, are exactly the statuses pollOutcome answers
+// in_progress for.
+func TestInProgressStatusesMatchPollOutcome(t *testing.T) {
+	for target := range pollBounds {
+		var got []maas.Status
+		for st := maas.StatusNew; st <= maas.StatusFailedTesting; st++ {
+			if outcome, _ := pollOutcome(target, maas.Machine{Status: st}, nil); outcome == OutcomeInProgress {
+				got = append(got, st)
+			}
+		}
+		assert.ElementsMatch(t, got, inProgressStatuses[target], "target %s", target)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -221,17 +222,17 @@ func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) 
 // machine newer than what its wait saw that is a status change or an
 // error, or the wait being due.
 func (s siteWatch) wakeReasons(events []maas.Event, now time.Time) map[string]string {
-	seen := map[string]int64{}
+	byMachine := map[string]domain.MachineWatch{}
 	for _, w := range s.watches {
-		seen[w.SystemID] = w.After
+		byMachine[w.SystemID] = w
 	}
 	out := map[string]string{}
 	for _, e := range events {
-		after, watched := seen[e.Node]
-		if !watched || e.ID <= after {
+		w, watched := byMachine[e.Node]
+		if !watched || e.ID <= w.After {
 			continue
 		}
-		if e.Type == eventNodeChangedStatus || e.Level == maas.EventLevelError || e.Level == maas.EventLevelCritical {
+		if wakesWait(e, PollTarget(w.Target)) {
 			out[e.Node] = wokeEvent
 		}
 	}
@@ -264,4 +265,45 @@ func (s siteWatch) wake(ctx context.Context, w domain.MachineWatch, reason strin
 		log.WarnContext(ctx, "machine watch not deleted", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
 	}
 	return true
+}
+
+// wakesWait says whether a MAAS event of the machine can end a wait for
+// target: an error, or a status change — except a move to a status the
+// wait is still in progress in (Commissioning to Testing for the wait for
+// Ready), which the check would only answer with in_progress. A status
+// change whose new status cannot be read from its description wakes.
+func wakesWait(e maas.Event, target PollTarget) bool {
+	if e.Level == maas.EventLevelError || e.Level == maas.EventLevelCritical {
+		return true
+	}
+	if e.Type != eventNodeChangedStatus {
+		return false
+	}
+	to, ok := changedStatusTo(e.Description)
+	if !ok {
+		return true
+	}
+	for _, st := range inProgressStatuses[target] {
+		if st.String() == to {
+			return false
+		}
+	}
+	return true
+}
+
+// changedStatusTo reads the new status's display name from a "Node changed
+// status" description: "From 'Commissioning' to 'Testing'", with
+// " (to <owner>)" after it for Allocated (maas-behaviour §11).
+func changedStatusTo(desc string) (string, bool) {
+	const sep = "' to '"
+	i := strings.Index(desc, sep)
+	if !strings.HasPrefix(desc, "From '") || i < 0 {
+		return "", false
+	}
+	rest := desc[i+len(sep):]
+	end := strings.IndexByte(rest, '\'')
+	if end < 0 {
+		return "", false
+	}
+	return rest[:end], true
 }

@@ -216,6 +216,35 @@ func TestWatchSitesWakeRules(t *testing.T) {
 	assert.Equal(t, domain.WatchCursor{SiteID: "s1", After: 106, ListedAt: watchNow}, e.store.puts[0])
 }
 
+// A move into a status the wait is still in progress in (Commissioning to
+// Testing for the wait for Ready) wakes nothing; a move out of them does,
+// and so does a description the watch cannot read.
+func TestWatchSitesSleepsThroughAMoveStillInProgress(t *testing.T) {
+	e := newWatchEnv(t, "s1")
+	e.cursor("s1", 100, 5*time.Minute)
+	long := 10 * time.Minute
+	inTesting := e.watch("s1", "m-testing", 100, long, long)
+	failed := e.watch("s1", "m-failed", 100, long, long)
+	ready := e.watch("s1", "m-ready", 100, long, long)
+	odd := e.watch("s1", "m-odd", 100, long, long)
+	r := e.regions["s1"]
+	move := func(id int64, node, desc string) {
+		change := ev(id, node, maas.EventLevelDebug, changed)
+		change.Description = desc
+		r.add(change)
+	}
+	move(101, "m-testing", "From 'Commissioning' to 'Testing'")
+	move(102, "m-failed", "From 'Commissioning' to 'Testing'")
+	move(103, "m-failed", "From 'Testing' to 'Failed testing'")
+	move(104, "m-ready", "From 'Testing' to 'Ready'")
+	move(105, "m-odd", "status went somewhere")
+
+	e.round()
+	assert.Equal(t, map[string]string{failed: "event", ready: "event", odd: "event"}, e.done.woken)
+	assert.NotContains(t, e.done.woken, inTesting)
+	assert.Equal(t, []string{"m-testing"}, e.left())
+}
+
 func TestWatchSitesWritesTheCursorOnlyWhenItMoves(t *testing.T) {
 	e := newWatchEnv(t, "s1")
 	e.cursor("s1", 10, time.Minute)

@@ -219,8 +219,8 @@ func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) 
 }
 
 // wakeReasons says which machines' waits wake and why: an event of the
-// machine newer than what its wait saw that is a status change or an
-// error, or the wait being due.
+// machine newer than what its wait saw that can end the wait (wakesWait),
+// or the wait being due.
 func (s siteWatch) wakeReasons(events []maas.Event, now time.Time) map[string]string {
 	byMachine := map[string]domain.MachineWatch{}
 	for _, w := range s.watches {
@@ -268,12 +268,16 @@ func (s siteWatch) wake(ctx context.Context, w domain.MachineWatch, reason strin
 }
 
 // wakesWait says whether a MAAS event of the machine can end a wait for
-// target: an error, or a status change — except a move to a status the
-// wait is still in progress in (Commissioning to Testing for the wait for
-// Ready), which the check would only answer with in_progress. A status
-// change whose new status cannot be read from its description wakes.
+// target: a warning or worse (a deploy whose OS cannot reach the metadata
+// service shows only there, while the machine stays Deploying — the
+// levels domain.IsDatasourceFailureEvent reads), or a status change —
+// except a move to a status the wait is still in progress in (Commissioning
+// to Testing for the wait for Ready), which the check would only answer
+// with in_progress. A status change whose new status cannot be read from
+// its description wakes.
 func wakesWait(e maas.Event, target PollTarget) bool {
-	if e.Level == maas.EventLevelError || e.Level == maas.EventLevelCritical {
+	switch e.Level {
+	case maas.EventLevelWarning, maas.EventLevelError, maas.EventLevelCritical:
 		return true
 	}
 	if e.Type != eventNodeChangedStatus {

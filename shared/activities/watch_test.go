@@ -218,7 +218,7 @@ func TestWatchSitesWakeRules(t *testing.T) {
 
 // A move into a status the wait is still in progress in (Commissioning to
 // Testing for the wait for Ready) wakes nothing; a move out of them does,
-// and so does a description the watch cannot read.
+// and so do a description the watch cannot read and a warning.
 func TestWatchSitesSleepsThroughAMoveStillInProgress(t *testing.T) {
 	e := newWatchEnv(t, "s1")
 	e.cursor("s1", 100, 5*time.Minute)
@@ -238,9 +238,11 @@ func TestWatchSitesSleepsThroughAMoveStillInProgress(t *testing.T) {
 	move(103, "m-failed", "From 'Testing' to 'Failed testing'")
 	move(104, "m-ready", "From 'Testing' to 'Ready'")
 	move(105, "m-odd", "status went somewhere")
+	warned := e.watch("s1", "m-warned", 100, long, long)
+	r.add(ev(106, "m-warned", maas.EventLevelWarning, "Node post-installation failure"))
 
 	e.round()
-	assert.Equal(t, map[string]string{failed: "event", ready: "event", odd: "event"}, e.done.woken)
+	assert.Equal(t, map[string]string{failed: "event", ready: "event", odd: "event", warned: "event"}, e.done.woken)
 	assert.NotContains(t, e.done.woken, inTesting)
 	assert.Equal(t, []string{"m-testing"}, e.left())
 }

@@ -113,6 +113,10 @@ type batchResult struct {
 	wall      time.Duration
 	postP99   time.Duration
 	postAll   time.Duration
+	// openPostP99 is the p99 of the probe POSTs made one at a time once
+	// the batch is posted, with openAtProbe onboardings open.
+	openPostP99 time.Duration
+	openAtProbe int
 	maasCalls int
 	dbOps     store.OpCounts
 	completed int
@@ -124,10 +128,11 @@ type batchResult struct {
 }
 
 // onboardBatch adds n hosts to the simulator, posts n onboardings at once
-// (16 clients in parallel) and waits until every one is closed.
-func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) batchResult {
+// (16 clients in parallel), then — with those open — probes more one at a
+// time, and waits until every one is closed.
+func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n, probes int) batchResult {
 	tb.Helper()
-	hosts := make([]string, n)
+	hosts := make([]string, n+probes)
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("gpu-%05d", i)
 		require.NoError(tb, s.Sim.AddHardware(maassim.Hardware{
@@ -139,21 +144,25 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) bat
 	cpu0, wall0 := cpuTime(tb), time.Now()
 	calls0, ops0 := s.Sim.Calls().Total, s.DatabaseOps()
 
+	post := func(i int) time.Duration {
+		t0 := time.Now()
+		status, out := adminCall(tb, s, "POST", "/api/v1/admin/onboardings", map[string]any{
+			"site_id": site.site, "profile_id": site.profile, "sku_id": site.sku,
+			"hostname": hosts[i], "ipmi_ip": fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
+		})
+		d := time.Since(t0)
+		if status != http.StatusAccepted {
+			tb.Errorf("POST onboarding %s: %d %v", hosts[i], status, out)
+		}
+		return d
+	}
 	latencies := make([]time.Duration, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
 			for i := range next {
-				t0 := time.Now()
-				status, out := adminCall(tb, s, "POST", "/api/v1/admin/onboardings", map[string]any{
-					"site_id": site.site, "profile_id": site.profile, "sku_id": site.sku,
-					"hostname": hosts[i], "ipmi_ip": fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
-				})
-				latencies[i] = time.Since(t0)
-				if status != http.StatusAccepted {
-					tb.Errorf("POST onboarding %s: %d %v", hosts[i], status, out)
-				}
+				latencies[i] = post(i)
 			}
 		})
 	}
@@ -163,11 +172,19 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) bat
 	close(next)
 	wg.Wait()
 	r.postAll = time.Since(wall0)
-	slices.Sort(latencies)
-	r.postP99 = latencies[(len(latencies)*99)/100]
+	r.postP99 = p99(latencies)
 
 	ctx := context.Background()
 	arn := s.Engine.StateMachineARN("onboarding")
+	// What an operator sees with the batch open: one POST at a time.
+	if probes > 0 {
+		r.openAtProbe = len(s.Engine.ListExecutions(arn, asl.StatusRunning))
+		probed := make([]time.Duration, probes)
+		for i := range probed {
+			probed[i] = post(n + i)
+		}
+		r.openPostP99 = p99(probed)
+	}
 	for len(s.Engine.ListExecutions(arn, asl.StatusRunning)) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -217,6 +234,12 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n int) bat
 	return r
 }
 
+// p99 is the 99th percentile of ds (sorted in place).
+func p99(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[(len(ds)*99)/100]
+}
+
 func errorCode(o domain.Onboarding) string {
 	if o.Error == nil {
 		return ""
@@ -233,21 +256,26 @@ func errorCode(o domain.Onboarding) string {
 // docs/benchmarks.md records the figures and the cost model built on them.
 func BenchmarkLocalOnboardings(b *testing.B) {
 	for _, n := range []int{1, 10, 100, 1000} {
+		// With the batch posted, a tenth as many more are posted one at a
+		// time: POST /onboardings as an operator meets it with n open.
+		probes := n / 10
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			var total batchResult
 			for range b.N {
 				b.StopTimer()
 				s, site := startBenchStack(b, b.TempDir())
 				b.StartTimer()
-				r := onboardBatch(b, s, site, n)
+				r := onboardBatch(b, s, site, n, probes)
 				b.StopTimer()
 				require.NoError(b, s.Close())
-				if r.completed != n {
-					b.Fatalf("%d of %d onboardings completed; the others: %v", r.completed, n, r.others)
+				if r.completed != n+probes {
+					b.Fatalf("%d of %d onboardings completed; the others: %v", r.completed, n+probes, r.others)
 				}
 				total.cpu += r.cpu
 				total.wall += r.wall
 				total.postP99 = max(total.postP99, r.postP99)
+				total.openPostP99 = max(total.openPostP99, r.openPostP99)
+				total.openAtProbe = max(total.openAtProbe, r.openAtProbe)
 				total.maasCalls += r.maasCalls
 				total.dbOps.GetItem += r.dbOps.GetItem
 				total.dbOps.PutItem += r.dbOps.PutItem
@@ -260,7 +288,7 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 				total.invocations += r.invocations
 				total.events += r.events
 			}
-			per := float64(b.N * n)
+			per := float64(b.N * (n + probes))
 			b.ReportMetric(float64(total.cpu.Microseconds())/1000/per, "cpu-ms/onb")
 			b.ReportMetric(float64(total.maasCalls)/per, "maas-calls/onb")
 			b.ReportMetric(float64(total.dbOps.Total())/per, "db-ops/onb")
@@ -273,6 +301,10 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 			b.ReportMetric(float64(total.invocations)/per, "invocations/onb")
 			b.ReportMetric(float64(total.events)/per, "events/onb")
 			b.ReportMetric(float64(total.postP99.Microseconds())/1000, "post-p99-ms")
+			if probes > 0 {
+				b.ReportMetric(float64(total.openPostP99.Microseconds())/1000, "open-post-p99-ms")
+				b.ReportMetric(float64(total.openAtProbe), "open-at-probe")
+			}
 			b.ReportMetric(total.wall.Seconds()/float64(b.N), "wall-s/batch")
 			b.ReportMetric(peakRSSMiB(b), "peak-rss-MiB")
 		})

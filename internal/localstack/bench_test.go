@@ -84,8 +84,14 @@ type benchSite struct{ site, profile, sku string }
 // site, a profile and an SKU, as an operator would set it up.
 func startBenchStack(tb testing.TB, dir string) (*localstack.Stack, benchSite) {
 	tb.Helper()
+	return startBenchStackAt(tb, dir, benchTimeScale)
+}
+
+// startBenchStackAt is startBenchStack at another time scale.
+func startBenchStackAt(tb testing.TB, dir string, scale float64) (*localstack.Stack, benchSite) {
+	tb.Helper()
 	s, err := localstack.Start(context.Background(), localstack.Config{
-		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: benchTimeScale, DataDir: dir,
+		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: scale, DataDir: dir,
 		// The simulator plays every node from one address; real nodes each
 		// have their own, so the per-client cap must not count them as one.
 		HTTP: localstack.HTTPLimits{MaxConnsPerClient: 4096},
@@ -109,18 +115,18 @@ func startBenchStack(tb testing.TB, dir string) (*localstack.Stack, benchSite) {
 
 // batchResult is what one batch of concurrent onboardings cost.
 type batchResult struct {
-	cpu       time.Duration
-	wall      time.Duration
-	postP99   time.Duration
-	postAll   time.Duration
+	cpu     time.Duration
+	wall    time.Duration
+	postP99 time.Duration
+	postAll time.Duration
 	// openPostP99 is the p99 of the probe POSTs made one at a time once
 	// the batch is posted, with openAtProbe onboardings open.
 	openPostP99 time.Duration
 	openAtProbe int
-	maasCalls int
-	dbOps     store.OpCounts
-	completed int
-	others    map[string]int
+	maasCalls   int
+	dbOps       store.OpCounts
+	completed   int
+	others      map[string]int
 	// transitions, invocations and events are what AWS would bill:
 	// states entered, Lambda invocations (throttled ones included) and
 	// EventBridge events.
@@ -316,6 +322,77 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 // then reports the p99 latency of GET /onboardings for each filter over
 // HTTP (200 requests each) and how long a restart takes to replay the
 // journal.
+// BenchmarkPostWithOpenOnboardings measures POST /onboardings as an
+// operator meets it with a thousand onboardings open and MAAS running at
+// its own pace (time scale 1): 1,000 onboardings are posted (16 clients),
+// the stack is left to settle into their machine waits (until the process
+// uses less than a tenth of a core over a second, at most a minute), then
+// 100 more are posted one at a time. It reports their p99 and how many
+// onboardings were open. The stack is closed without waiting for the
+// thousand to finish: at time scale 1 that takes the simulator's quarter
+// of an hour.
+func BenchmarkPostWithOpenOnboardings(b *testing.B) {
+	const open, probes = 1000, 100
+	var worst time.Duration
+	var openAt int
+	for range b.N {
+		b.StopTimer()
+		s, site := startBenchStackAt(b, b.TempDir(), 1)
+		hosts := make([]string, open+probes)
+		for i := range hosts {
+			hosts[i] = fmt.Sprintf("gpu-%05d", i)
+			require.NoError(b, s.Sim.AddHardware(maassim.Hardware{
+				Hostname: hosts[i], BMCIP: fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
+				PXEMAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff),
+			}))
+		}
+		post := func(i int) time.Duration {
+			t0 := time.Now()
+			status, out := adminCall(b, s, "POST", "/api/v1/admin/onboardings", map[string]any{
+				"site_id": site.site, "profile_id": site.profile, "sku_id": site.sku,
+				"hostname": hosts[i], "ipmi_ip": fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
+			})
+			if status != http.StatusAccepted {
+				b.Errorf("POST onboarding %s: %d %v", hosts[i], status, out)
+			}
+			return time.Since(t0)
+		}
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for i := range next {
+					post(i)
+				}
+			})
+		}
+		for i := range open {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+			cpu0 := cpuTime(b)
+			time.Sleep(time.Second)
+			if cpuTime(b)-cpu0 < 100*time.Millisecond {
+				break
+			}
+		}
+		arn := s.Engine.StateMachineARN("onboarding")
+		openAt = max(openAt, len(s.Engine.ListExecutions(arn, asl.StatusRunning)))
+		b.StartTimer()
+		probed := make([]time.Duration, probes)
+		for i := range probed {
+			probed[i] = post(open + i)
+		}
+		b.StopTimer()
+		worst = max(worst, p99(probed))
+		require.NoError(b, s.Close())
+	}
+	b.ReportMetric(float64(worst.Microseconds())/1000, "post-p99-ms")
+	b.ReportMetric(float64(openAt), "open")
+}
+
 func BenchmarkLocalRecords100k(b *testing.B) {
 	const records = 100_000
 	for range b.N {

@@ -305,3 +305,46 @@ func TestTablesAndScan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), aws.ToInt64(d.Table.ItemCount))
 }
+
+// A begins_with query reads only its prefix's rows, whatever sorts before
+// or after them in the partition, forward and back, page by page.
+func TestQueryByPrefix(t *testing.T) {
+	ctx := context.Background()
+	db := newDB(t)
+	for i := range 30 {
+		put(t, db, map[string]types.AttributeValue{"pk": s("P"), "sk": s(fmt.Sprintf("a#%02d", i))})
+		put(t, db, map[string]types.AttributeValue{"pk": s("P"), "sk": s(fmt.Sprintf("w#%02d", i))})
+		put(t, db, map[string]types.AttributeValue{"pk": s("P"), "sk": s(fmt.Sprintf("z#%02d", i))})
+	}
+	put(t, db, map[string]types.AttributeValue{"pk": s("Q"), "sk": s("w#00")})
+	walk := func(forward bool, limit int32) (got []string, scanned int) {
+		var start map[string]types.AttributeValue
+		for {
+			out, err := db.Query(ctx, &dynamodb.QueryInput{
+				TableName:                 aws.String(tbl),
+				KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
+				ExpressionAttributeNames:  map[string]string{"#pk": "pk", "#sk": "sk"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s("P"), ":prefix": s("w#")},
+				ScanIndexForward:          aws.Bool(forward), Limit: aws.Int32(limit), ExclusiveStartKey: start,
+			})
+			require.NoError(t, err)
+			scanned += int(out.ScannedCount)
+			for _, it := range out.Items {
+				got = append(got, it["sk"].(*types.AttributeValueMemberS).Value)
+			}
+			if len(out.LastEvaluatedKey) == 0 {
+				return got, scanned
+			}
+			start = out.LastEvaluatedKey
+		}
+	}
+	fwd, scanned := walk(true, 7)
+	require.Len(t, fwd, 30)
+	assert.Equal(t, "w#00", fwd[0])
+	assert.Equal(t, "w#29", fwd[29])
+	assert.Equal(t, 30, scanned, "only the prefix's rows are read")
+	back, _ := walk(false, 4)
+	require.Len(t, back, 30)
+	assert.Equal(t, "w#29", back[0])
+	assert.Equal(t, "w#00", back[29])
+}

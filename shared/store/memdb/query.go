@@ -66,11 +66,22 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 		start = &e
 	}
 
+	// A begins_with sort-key condition bounds the walk to the rows it can
+	// match, as DynamoDB reads only those: a partition holding many rows of
+	// other kinds costs a prefix query nothing.
+	prefix := sortKeyPrefix(aws.ToString(in.KeyConditionExpression), ix.rng, b)
+
 	out := &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}
 	var walkErr error
 	visit := func(e entry) bool {
 		if e.ipk != pk {
 			return false
+		}
+		if prefix != "" && !strings.HasPrefix(e.isk, prefix) {
+			// Rows are in sort-key order: past the prefix's rows going
+			// forward, or below them going back, none can match any more;
+			// above them going back, keep descending.
+			return e.isk > prefix && !(in.ScanIndexForward == nil || *in.ScanIndexForward)
 		}
 		if start != nil && e == *start {
 			return true
@@ -96,7 +107,7 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 	case forward && start != nil:
 		ix.tree.AscendGreaterOrEqual(*start, visit)
 	case forward:
-		ix.tree.AscendGreaterOrEqual(entry{ipk: pk}, visit)
+		ix.tree.AscendGreaterOrEqual(entry{ipk: pk, isk: prefix}, visit)
 	case start != nil:
 		ix.tree.DescendLessOrEqual(*start, visit)
 	default:
@@ -108,6 +119,28 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 	}
 	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by Limit or by the table held in memory
 	return out, nil
+}
+
+// sortKeyPrefix returns the prefix of a key condition whose sort-key part
+// is exactly "begins_with(<range key>, :value)" with a string value, and ""
+// for any other condition (which the walk then evaluates row by row).
+func sortKeyPrefix(expr, rng string, b *bindings) string {
+	toks := tokenize(expr)
+	if rng == "" || len(toks) != 10 || !strings.EqualFold(toks[3], "AND") || !strings.EqualFold(toks[4], "begins_with") ||
+		toks[5] != "(" || toks[7] != "," || toks[9] != ")" {
+		return ""
+	}
+	if name, err := b.name(toks[6]); err != nil || name != rng {
+		return ""
+	}
+	v, err := b.value(toks[8])
+	if err != nil {
+		return ""
+	}
+	if s, ok := v.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
 }
 
 // partitionValue reads the partition key's value out of a key condition,

@@ -70,6 +70,7 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 	// match, as DynamoDB reads only those: a partition holding many rows of
 	// other kinds costs a prefix query nothing.
 	prefix := sortKeyPrefix(aws.ToString(in.KeyConditionExpression), ix.rng, b)
+	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
 
 	out := &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}
 	var walkErr error
@@ -81,7 +82,7 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 			// Rows are in sort-key order: past the prefix's rows going
 			// forward, or below them going back, none can match any more;
 			// above them going back, keep descending.
-			return e.isk > prefix && !(in.ScanIndexForward == nil || *in.ScanIndexForward)
+			return e.isk > prefix && !forward
 		}
 		if start != nil && e == *start {
 			return true
@@ -102,7 +103,6 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 		}
 		return true
 	}
-	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
 	switch {
 	case forward && start != nil:
 		ix.tree.AscendGreaterOrEqual(*start, visit)

@@ -65,7 +65,11 @@ func TestMachineThatDoesNotBootIsPowerCycledOnce(t *testing.T) {
 // both on the timeline, before MAAS's own node_timeout.
 func TestMachineThatNeverBootsNeedsAnOperatorAfterOneCycle(t *testing.T) {
 	t.Parallel()
-	e := startStack(t)
+	// The two boot deadlines (2 × 12 min) leave six simulated minutes
+	// before MAAS's node_timeout: at the suite's time scale that is 0.6 s of
+	// wall time, which a loaded machine can spend between the watch's
+	// rounds and the checks they wake. A quarter of the speed gives 2.4 s.
+	e := startStackAt(t, timeScale/4)
 	f := e.setup(nil, nil)
 	e.hardware("gpu-pc2", "10.10.1.12", "52:54:00:01:01:02", map[string]any{"never_boots": true})
 

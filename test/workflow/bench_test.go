@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,7 +99,8 @@ func benchOnboardings(b *testing.B, n int) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		h := newHarness(b, options{localDB: true})
+		scope := &iterationScope{TB: b}
+		h := newHarness(scope, options{localDB: true})
 		// The fresh harness's garbage (the parsed state machines, the
 		// simulator's seed) is collected here, not charged to the
 		// onboardings that follow.
@@ -116,6 +118,7 @@ func benchOnboardings(b *testing.B, n int) {
 		calls += totalCalls(h.f.Sim) - calls0 - w
 		ops = addOps(ops, h.f.DB.Counts(), ops0)
 		watchOps = addOps(watchOps, h.watch.db.Counts(), watchOps0)
+		scope.close()
 	}
 	per := float64(b.N * n)
 	b.ReportMetric(float64(cpu.Microseconds())/1000/per, "cpu-ms/onboarding")
@@ -130,6 +133,26 @@ func benchOnboardings(b *testing.B, n int) {
 	// the watch records.
 	b.ReportMetric(float64(watchCalls)/per, "watch-maas-calls/onboarding")
 	b.ReportMetric(float64(watchOps.Total())/per, "watch-db-ops/onboarding")
+}
+
+// iterationScope runs the cleanups of what one benchmark iteration built
+// when the iteration ends rather than when the benchmark does, so that the
+// harnesses of earlier iterations (their engine, executions, simulator and
+// database) are garbage by the next: kept alive, every collection during
+// the next onboardings would mark them all again, and CPU per onboarding
+// would grow with b.N.
+type iterationScope struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (s *iterationScope) Cleanup(f func()) { s.cleanups = append(s.cleanups, f) }
+
+func (s *iterationScope) close() {
+	for _, f := range slices.Backward(s.cleanups) {
+		f()
+	}
+	s.cleanups = nil
 }
 
 // addOps returns sum plus the calls counted between before and after.

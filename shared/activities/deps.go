@@ -227,6 +227,9 @@ func Catalog(d Deps) []Function {
 // lambda.StartHandlerFunc and have its signature checked at compile time.
 type Activities struct {
 	d Deps
+	// watchClients keeps WatchSites' MAAS client of each site across its
+	// rounds (watch_sites.go).
+	watchClients siteClients
 }
 
 // New returns the activities bound to d (nil Clock, NewID, Logger and HTTP

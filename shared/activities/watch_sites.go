@@ -191,7 +191,7 @@ func (s siteWatch) from() int64 {
 // the cursor.
 func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) {
 	newest := s.cursor.After
-	client, err := s.a.d.MAAS.ForSite(ctx, s.siteID)
+	client, err := s.a.watchClients.get(ctx, s.a.d.MAAS, s.siteID, s.a.d.Clock.Now())
 	if err != nil {
 		return nil, newest, err
 	}
@@ -204,6 +204,9 @@ func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) 
 	for range watchPagesPerRound {
 		page, err := reader.SiteEvents(ctx, maas.SiteEventQuery{After: after, Limit: maxEventsPerPoll})
 		if err != nil {
+			// The next round builds the client afresh: the site's key or
+			// address may have changed.
+			s.a.watchClients.drop(s.siteID)
 			return all, newest, err
 		}
 		all = append(all, page...)
@@ -310,4 +313,49 @@ func changedStatusTo(desc string) (string, bool) {
 		return "", false
 	}
 	return rest[:end], true
+}
+
+// watchClientTTL is how long WatchSites keeps a site's MAAS client: its
+// rounds come twice a minute, and reading the site's record and key for
+// each (Secrets Manager on AWS) would cost more than the events query
+// itself. A changed key is picked up within this, or at once after a
+// failed query.
+const watchClientTTL = 5 * time.Minute
+
+// siteClients is a small cache of MAAS clients by site, kept by a warm
+// Lambda container (or the local stack) between rounds.
+type siteClients struct {
+	mu      sync.Mutex
+	clients map[string]cachedClient
+}
+
+type cachedClient struct {
+	client MAAS
+	until  time.Time
+}
+
+func (c *siteClients) get(ctx context.Context, conn Connector, siteID string, now time.Time) (MAAS, error) {
+	c.mu.Lock()
+	cached, ok := c.clients[siteID]
+	c.mu.Unlock()
+	if ok && now.Before(cached.until) {
+		return cached.client, nil
+	}
+	client, err := conn.ForSite(ctx, siteID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clients == nil {
+		c.clients = map[string]cachedClient{}
+	}
+	c.clients[siteID] = cachedClient{client: client, until: now.Add(watchClientTTL)}
+	return client, nil
+}
+
+func (c *siteClients) drop(siteID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.clients, siteID)
 }

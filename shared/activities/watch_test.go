@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -456,4 +457,40 @@ func TestWatchMachineNamesTheBadField(t *testing.T) {
 		assert.Equal(t, field, invalid.Field)
 		assert.NotContains(t, err.Error(), "secret-token")
 	}
+}
+
+// countingConnector counts the MAAS clients built.
+type countingConnector struct {
+	activities.Connector
+	built atomic.Int32
+}
+
+func (c *countingConnector) ForSite(ctx context.Context, siteID string) (activities.MAAS, error) {
+	c.built.Add(1)
+	return c.Connector.ForSite(ctx, siteID)
+}
+
+// The watcher keeps a site's MAAS client across rounds for a few minutes,
+// and builds it afresh after that or after a failed query.
+func TestWatchSitesKeepsTheSiteClientAcrossRounds(t *testing.T) {
+	e := newWatchEnv(t, "s1")
+	conn := &countingConnector{Connector: e.regions}
+	e.a = activities.New(activities.Deps{Watches: e.store, MAAS: conn, Completer: e.done, Clock: e.clk,
+		Logger: slog.New(slog.NewJSONHandler(e.logs, nil))})
+	e.cursor("s1", 100, time.Minute)
+	e.watch("s1", "m1", 100, time.Hour, time.Hour)
+
+	e.round()
+	e.round()
+	assert.EqualValues(t, 1, conn.built.Load(), "one client for two rounds")
+
+	e.clk.Advance(6 * time.Minute)
+	e.round()
+	assert.EqualValues(t, 2, conn.built.Load(), "rebuilt once it is five minutes old")
+
+	e.regions["s1"].err = errors.New("401 Unauthorized")
+	e.round()
+	e.regions["s1"].err = nil
+	e.round()
+	assert.EqualValues(t, 3, conn.built.Load(), "rebuilt after a failed query")
 }

@@ -36,26 +36,38 @@ const outputDecommissionArn = "DecommissionStateMachineArn"
 // placeholders, which may only name functions. A tree without the file
 // (an onboarding-only fixture) builds no decommission state machine.
 func loadDecommission(root string, src *Sources) error {
-	path := filepath.Join(root, decommissionASL)
-	asl, err := os.ReadFile(path) //nolint:gosec // G304: a file of this repository, under the root the app is given
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read decommission state machine: %w", err)
-	}
-	if _, err := StateNames(asl); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	byFn, other, err := ResolvePlaceholders(asl, src.Functions)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if len(other) > 0 {
-		return fmt.Errorf("%s: placeholders %v: the decommission state machine integrates with functions only", path, other)
+	asl, byFn, err := loadFunctionASL(root, decommissionASL, "the decommission state machine", src.Functions)
+	if err != nil || asl == nil {
+		return err
 	}
 	src.DecommissionASL, src.DecommissionPlaceholders = string(asl), byFn
 	return nil
+}
+
+// loadFunctionASL reads the state machine at rel under root and resolves
+// its placeholders, which may only name functions (of functions; what
+// names the state machine in errors). A missing file is nil and no error: the tree builds
+// no such state machine.
+func loadFunctionASL(root, rel, what string, functions []string) (asl []byte, byFn map[string]string, err error) {
+	path := filepath.Join(root, rel)
+	asl, err = os.ReadFile(path) //nolint:gosec // G304: a file of this repository, under the root the app is given
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if _, err := StateNames(asl); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	byFn, other, err := ResolvePlaceholders(asl, functions)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(other) > 0 {
+		return nil, nil, fmt.Errorf("%s: placeholders %v: %s integrates with functions only", path, other, what)
+	}
+	return asl, byFn, nil
 }
 
 func (p *MaasflowStackProps) validateDecommission() []error {

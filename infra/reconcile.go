@@ -88,20 +88,30 @@ func (b *builder) reconcile() {
 	if minutes == 0 {
 		return
 	}
-	role := awsiam.NewRole(b.stack, jsii.String("ReconcileScheduleRole"), &awsiam.RoleProps{
+	b.schedule("Reconcile", "the reconcile state machine", "maasflow reconcile run every "+strconv.Itoa(minutes)+" minutes",
+		sm, minutes, `{"trigger":"schedule"}`)
+}
+
+// schedule starts sm every minutes with input through EventBridge
+// Scheduler, under a role that may start sm only (id prefixes the role's
+// and the schedule's construct ids; what names sm in the role's
+// description). The flexible window is off: a start that drifts inside a
+// window would stretch the period the schedule promises.
+func (b *builder) schedule(id, what, description string, sm awsstepfunctions.StateMachine, minutes int, input string) {
+	role := awsiam.NewRole(b.stack, jsii.String(id+"ScheduleRole"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil),
-		Description: jsii.String("EventBridge Scheduler starts the reconcile state machine"),
+		Description: jsii.String("EventBridge Scheduler starts " + what),
 	})
 	sm.GrantStartExecution(role)
-	awsscheduler.NewCfnSchedule(b.stack, jsii.String("ReconcileSchedule"), &awsscheduler.CfnScheduleProps{
-		Description:        jsii.String("maasflow reconcile run every " + strconv.Itoa(minutes) + " minutes"),
+	awsscheduler.NewCfnSchedule(b.stack, jsii.String(id+"Schedule"), &awsscheduler.CfnScheduleProps{
+		Description:        jsii.String(description),
 		ScheduleExpression: jsii.String(rateExpression(minutes)),
 		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
 		State:              jsii.String("ENABLED"),
 		Target: &awsscheduler.CfnSchedule_TargetProperty{
 			Arn:     sm.StateMachineArn(),
 			RoleArn: role.RoleArn(),
-			Input:   jsii.String(`{"trigger":"schedule"}`),
+			Input:   jsii.String(input),
 		},
 	})
 }

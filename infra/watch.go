@@ -2,20 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -45,27 +39,13 @@ const (
 // placeholders, which may only name functions. A tree without the file
 // builds no machine watch.
 func loadMachineWatch(root string, src *Sources) error {
-	path := filepath.Join(root, machineWatchASL)
-	asl, err := os.ReadFile(path) //nolint:gosec // G304: a file of this repository, under the root the app is given
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read machine-watch state machine: %w", err)
-	}
-	if _, err := StateNames(asl); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	byFn, other, err := ResolvePlaceholders(asl, src.Functions)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if len(other) > 0 {
-		return fmt.Errorf("%s: placeholders %v: the machine watch integrates with functions only", path, other)
+	asl, byFn, err := loadFunctionASL(root, machineWatchASL, "the machine watch", src.Functions)
+	if err != nil || asl == nil {
+		return err
 	}
 	timeout, err := taskTimeout(asl, byFn)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", machineWatchASL, err)
 	}
 	src.MachineWatchASL, src.MachineWatchPlaceholders, src.MachineWatchTaskTimeout = string(asl), byFn, timeout
 	return nil
@@ -202,22 +182,7 @@ func (b *builder) machineWatch() {
 	if minutes == 0 {
 		return
 	}
-	role := awsiam.NewRole(b.stack, jsii.String("MachineWatchScheduleRole"), &awsiam.RoleProps{
-		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil),
-		Description: jsii.String("EventBridge Scheduler starts the machine-watch state machine"),
-	})
-	sm.GrantStartExecution(role)
-	awsscheduler.NewCfnSchedule(b.stack, jsii.String("MachineWatchSchedule"), &awsscheduler.CfnScheduleProps{
-		Description:        jsii.String("maasflow machine watch every " + strconv.Itoa(minutes) + " minutes: wakes the onboarding waits whose machine moved"),
-		ScheduleExpression: jsii.String(rateExpression(minutes)),
-		// OFF: a wait's latency is the period, so the start must not drift
-		// inside a window.
-		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
-		State:              jsii.String("ENABLED"),
-		Target: &awsscheduler.CfnSchedule_TargetProperty{
-			Arn:     sm.StateMachineArn(),
-			RoleArn: role.RoleArn(),
-			Input:   jsii.String(machineWatchInput),
-		},
-	})
+	b.schedule("MachineWatch", "the machine-watch state machine",
+		"maasflow machine watch every "+strconv.Itoa(minutes)+" minutes: wakes the onboarding waits whose machine moved",
+		sm, minutes, machineWatchInput)
 }

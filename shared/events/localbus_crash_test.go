@@ -1,21 +1,18 @@
 package events
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/internal/crashtest"
 )
 
 // crashChildEnv makes the test binary play a local-mode process that a
@@ -63,43 +60,23 @@ func publishUntilKilled(path string) {
 func TestLocalBusKeepsEveryAcknowledgedEventThroughKill9(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, LocalFileName)
-	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
-	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
-	cmd.Dir = dir
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	var (
-		mu       sync.Mutex
-		acked    []string
-		childErr string
-	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		for sc := bufio.NewScanner(out); sc.Scan(); {
-			mu.Lock()
-			if id, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
+	var acked []string
+	childErr := ""
+	classify := func(lines []string) {
+		acked, childErr = acked[:0], ""
+		for _, l := range lines {
+			if id, ok := strings.CutPrefix(l, "ack "); ok {
 				acked = append(acked, id)
 			} else {
-				childErr = sc.Text()
+				childErr = l
 			}
-			mu.Unlock()
 		}
-	}()
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+	}
+	classify(crashtest.KillWhen(t, dir, crashChildEnv, func(lines []string) bool {
+		classify(lines)
 		return childErr != "" || len(acked) >= 300
-	}, 60*time.Second, 5*time.Millisecond)
-	mu.Lock()
+	}))
 	require.Empty(t, childErr, "the child could not publish")
-	mu.Unlock()
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-read // every acknowledgement the child printed before it died
-	_ = cmd.Wait()
 
 	bus, err := NewLocalBus(path) // repairs a torn last event, as a restart does
 	require.NoError(t, err)

@@ -1,20 +1,18 @@
 package journal
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/internal/crashtest"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
@@ -77,26 +75,15 @@ func writeUntilKilled(dir string) {
 // last acknowledged write.
 func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^$") //nolint:gosec // G204: the test binary itself
-	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
-	cmd.Dir = dir
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
 	var (
-		mu            sync.Mutex
 		skus          []string
 		sharedVersion int64
 		childErr      string
 	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		for sc := bufio.NewScanner(out); sc.Scan(); {
-			what, value, _ := strings.Cut(sc.Text(), " ")
-			mu.Lock()
+	classify := func(lines []string) {
+		skus, sharedVersion, childErr = skus[:0], 0, ""
+		for _, l := range lines {
+			what, value, _ := strings.Cut(l, " ")
 			switch what {
 			case "sku":
 				skus = append(skus, value)
@@ -106,22 +93,15 @@ func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T)
 					sharedVersion = v
 				}
 			default:
-				childErr = sc.Text()
+				childErr = l
 			}
-			mu.Unlock()
 		}
-	}()
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+	}
+	classify(crashtest.KillWhen(t, dir, crashChildEnv, func(lines []string) bool {
+		classify(lines)
 		return childErr != "" || len(skus) >= 300 && sharedVersion >= 50
-	}, 60*time.Second, 5*time.Millisecond)
-	mu.Lock()
+	}))
 	require.Empty(t, childErr, "the child could not write")
-	mu.Unlock()
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-read // every acknowledgement the child printed before it died
-	_ = cmd.Wait()
 
 	s, _ := openLocal(t, dir)
 	ctx := context.Background()

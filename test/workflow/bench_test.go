@@ -45,21 +45,13 @@ func transitions(tb testing.TB, e *asl.Engine, execARN string) int {
 
 func totalCalls(s *maassim.Simulator) int { return s.Calls().Total }
 
-// onboardMany runs n clean onboardings at once on h and returns the
-// transitions they took.
-func onboardMany(b *testing.B, h *harness, batch, n int) int {
+// runAll starts the onboardings' executions at once and waits for them
+// all, failing b for any that did not succeed; it returns their ARNs.
+func (h *harness) runAll(b *testing.B, obs []domain.Onboarding) []string {
 	b.Helper()
-	obs := make([]domain.Onboarding, n)
-	for i := range obs {
-		host := fmt.Sprintf("gpu-%d-%03d", batch, i)
-		bmc := fmt.Sprintf("10.%d.%d.%d", 30+batch/250, batch%250, i+1)
-		mac := fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", (batch>>8)&0xff, batch&0xff, i>>8, i&0xff)
-		h.hardware(host, bmc, mac, maassim.Faults{})
-		obs[i] = h.f.AddOnboarding(b, host, bmc)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*runTimeout)
 	defer cancel()
-	arns := make([]string, n)
+	arns := make([]string, len(obs))
 	var wg sync.WaitGroup
 	for i, o := range obs {
 		arn, err := workflow.NewLocal(h.engine, h.smARN).StartOnboarding(ctx, o)
@@ -78,6 +70,22 @@ func onboardMany(b *testing.B, h *harness, batch, n int) int {
 		}()
 	}
 	wg.Wait()
+	return arns
+}
+
+// onboardMany runs n clean onboardings at once on h and returns the
+// transitions they took.
+func onboardMany(b *testing.B, h *harness, batch, n int) int {
+	b.Helper()
+	obs := make([]domain.Onboarding, n)
+	for i := range obs {
+		host := fmt.Sprintf("gpu-%d-%03d", batch, i)
+		bmc := fmt.Sprintf("10.%d.%d.%d", 30+batch/250, batch%250, i+1)
+		mac := fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", (batch>>8)&0xff, batch&0xff, i>>8, i&0xff)
+		h.hardware(host, bmc, mac, maassim.Faults{})
+		obs[i] = h.f.AddOnboarding(b, host, bmc)
+	}
+	arns := h.runAll(b, obs)
 	total := 0
 	for _, arn := range arns {
 		total += transitions(b, h.engine, arn)

@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
-	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/test/maassim"
 )
 
@@ -90,27 +87,7 @@ func BenchmarkMachineWait(b *testing.B) {
 					h.hardware(host, bmc, mac, maassim.Faults{})
 					obs[j] = h.f.AddOnboarding(b, host, bmc)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*runTimeout)
-				arns := make([]string, n)
-				var wg sync.WaitGroup
-				for j, o := range obs {
-					arn, err := workflow.NewLocal(h.engine, h.smARN).StartOnboarding(ctx, o)
-					require.NoError(b, err)
-					arns[j] = arn
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						ex, err := h.engine.Wait(ctx, arn)
-						if err == nil && ex.Status != asl.StatusSucceeded {
-							err = fmt.Errorf("%s: %s", ex.Error, ex.Cause)
-						}
-						if err != nil {
-							b.Errorf("onboarding %s: %v", o.Hostname, err)
-						}
-					}()
-				}
-				wg.Wait()
-				cancel()
+				arns := h.runAll(b, obs)
 				total.watchGET += h.watch.maas.calls.Load() - watch0
 				for j, arn := range arns {
 					h.waitCost(b, arn, &total)

@@ -27,12 +27,15 @@ type reply struct {
 	header http.Header
 }
 
+// jsonType is the Content-Type of MAAS's JSON replies.
+const jsonType = "application/json; charset=utf-8"
+
 func jsonReply(code int, v any) reply {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return textReply(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
-	return reply{code: code, ctype: "application/json; charset=utf-8", body: b}
+	return reply{code: code, ctype: jsonType, body: b}
 }
 
 func textReply(code int, msg string) reply {

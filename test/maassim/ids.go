@@ -77,11 +77,3 @@ func atoiOr(v string, def int) int {
 	}
 	return n
 }
-
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}

@@ -66,7 +66,7 @@ func (s *Simulator) updateMachine(rq *request) reply {
 		m.powerType = pt
 	}
 	for k, v := range params {
-		m.powerParams[k] = v
+		m.setPowerParam(k, v)
 	}
 	if _, ok := params["power_address"]; ok && m.powerType == "ipmi" {
 		m.hw = s.st.hwByBMC[params["power_address"]]
@@ -136,7 +136,7 @@ func (s *Simulator) powerParameters(rq *request) reply {
 	if bad != nil {
 		return *bad
 	}
-	return jsonReply(http.StatusOK, copyMap(m.powerParams))
+	return reply{code: http.StatusOK, ctype: jsonType, body: m.powerParamsJSON()}
 }
 
 // powerProblem is the 503 MAAS answers when no rack controller can drive

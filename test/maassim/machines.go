@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -339,7 +340,7 @@ func (s *Simulator) createMachine(rq *request) reply {
 	m.architecture = arch
 	m.minHWEKernel = p.Get("min_hwe_kernel")
 	m.powerType = powerType
-	m.powerParams = params
+	m.setPowerParams(params)
 	// IPMI machines reach their host through the BMC address; others are
 	// matched by a MAC of the host (the operator powers them by hand).
 	if powerType == "ipmi" {
@@ -593,14 +594,22 @@ func (s *Simulator) listAllocated(rq *request) reply {
 }
 
 func (s *Simulator) powerParametersMany(rq *request) reply {
-	out := map[string]map[string]string{}
+	// A JSON object of system_id to parameters, assembled from each
+	// machine's encoding (powerParamsJSON).
+	body := []byte{'{'}
 	ids := rq.params["id"]
 	for _, m := range s.st.order {
 		if len(ids) == 0 || contains(ids, m.systemID) {
-			out[m.systemID] = copyMap(m.powerParams)
+			if len(body) > 1 {
+				body = append(body, ',')
+			}
+			body = strconv.AppendQuote(body, m.systemID) // system ids are lowercase letters and digits
+			body = append(body, ':')
+			body = append(body, m.powerParamsJSON()...)
 		}
 	}
-	return jsonReply(http.StatusOK, out)
+	body = append(body, '}')
+	return reply{code: http.StatusOK, ctype: jsonType, body: body}
 }
 
 func (s *Simulator) isRegistered(rq *request) reply {

@@ -1,6 +1,7 @@
 package maassim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"time"
@@ -64,7 +65,8 @@ type machine struct {
 	locked         bool
 
 	powerType   string
-	powerParams map[string]string // keys without the power_parameters_ prefix
+	powerParams map[string]string // keys without the power_parameters_ prefix; written through setPowerParam(s)
+	powerJSON   []byte            // powerParams encoded, nil until asked for after a change
 	hw          *hardware
 
 	architecture string
@@ -306,4 +308,31 @@ func newState() *state {
 		nextSetID:     1,
 		nextResultID:  1,
 	}
+}
+
+// setPowerParams replaces m's power parameters.
+func (m *machine) setPowerParams(params map[string]string) {
+	m.powerParams = params
+	m.powerJSON = nil
+}
+
+// setPowerParam sets one of m's power parameters.
+func (m *machine) setPowerParam(name, value string) {
+	m.powerParams[name] = value
+	m.powerJSON = nil
+}
+
+// powerParamsJSON is m's power parameters as power_parameters returns them,
+// encoded once per change: every discovery by BMC address reads all
+// machines' parameters, so a site of a thousand machines would otherwise
+// re-encode them on every call.
+func (m *machine) powerParamsJSON() []byte {
+	if m.powerJSON == nil {
+		b, err := json.Marshal(m.powerParams)
+		if err != nil {
+			panic(err) // a map of strings always encodes
+		}
+		m.powerJSON = b
+	}
+	return m.powerJSON
 }

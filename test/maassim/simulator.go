@@ -60,15 +60,18 @@ type Simulator struct {
 
 	net network
 
-	mu    sync.Mutex
-	rng   *mrand.Rand
-	st    *state
-	tasks taskHeap
-	seq   uint64
-	calls map[Call]int
-	total int
-	// closed stops new enrollments once Close has begun (guards enrollWG.Add).
+	mu     sync.Mutex
+	rng    *mrand.Rand
+	st     *state
+	tasks  taskHeap
+	seq    uint64
 	closed bool
+
+	// callsMu guards the call counts apart from mu, so counting a call
+	// never waits behind another call's handler.
+	callsMu sync.Mutex
+	calls   map[Call]int
+	total   int
 
 	faultMu  sync.Mutex
 	faultRNG *mrand.Rand
@@ -163,8 +166,10 @@ func (s *Simulator) Reset() {
 func (s *Simulator) resetLocked() {
 	s.st = newState()
 	s.tasks = nil
+	s.callsMu.Lock()
 	s.calls = map[Call]int{}
 	s.total = 0
+	s.callsMu.Unlock()
 	s.rng = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6d616173)) //nolint:gosec // G404: seeded on purpose, the simulator is deterministic
 	s.faultMu.Lock()
 	s.faultRNG = mrand.New(mrand.NewPCG(uint64(s.seed), 0x6661756c)) //nolint:gosec // G404: seeded on purpose, the simulator is deterministic
@@ -173,8 +178,8 @@ func (s *Simulator) resetLocked() {
 
 // Calls returns the MAAS API calls counted so far (GET /_sim/calls).
 func (s *Simulator) Calls() CallStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
 	out := CallStats{Total: s.total, Calls: make([]Call, 0, len(s.calls))}
 	for k, n := range s.calls {
 		k.Count = n
@@ -194,10 +199,10 @@ func (s *Simulator) Calls() CallStats {
 }
 
 func (s *Simulator) countCall(method, template, op string) {
-	s.mu.Lock()
+	s.callsMu.Lock()
 	s.calls[Call{Method: method, Path: template, Op: op}]++
 	s.total++
-	s.mu.Unlock()
+	s.callsMu.Unlock()
 }
 
 // ServeHTTP answers MAAS's API under /MAAS/ and the control API under /_sim/.

@@ -56,10 +56,9 @@ type SKUWriter interface {
 	UpdateSKU(ctx context.Context, id string, mutate store.Mutator[domain.SKU]) (domain.SKU, error)
 }
 
-// NodeRepository finds, creates and updates nodes.
+// NodeRepository updates nodes (an onboarding creates its node with
+// itself: OnboardingWriter).
 type NodeRepository interface {
-	CreateNode(ctx context.Context, n domain.Node) error
-	FindNodeByHost(ctx context.Context, siteID, hostname string) (domain.Node, bool, error)
 	UpdateNode(ctx context.Context, id string, mutate store.Mutator[domain.Node]) (domain.Node, error)
 }
 

@@ -71,7 +71,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 
 	// The static inputs are the rules POST /onboardings already applied;
 	// checked again because the policy may have changed since.
-	if bad := domain.CheckBootstrapInputs(pol, a.d.Config.APIURL); bad != nil {
+	if bad := domain.CheckBootstrapInputs(pol, a.d.Config.APIURL, a.d.Config.CABundle); bad != nil {
 		check := CheckBootstrapInputs
 		if bad.Field == domain.FieldBootstrapCA {
 			check = CheckCAMaterial

@@ -128,6 +128,11 @@ type Config struct {
 	TaskSigningPubKeys []string
 	// Package is the node-agent package every bundle names.
 	Package enroll.Package
+	// CABundle is the PEM bundle the enrollment API's certificate chains
+	// to, put in bootstrap bundles (ca_bundle_pem) when the policy's
+	// bootstrap sets none: the operator supplies it once at deploy time
+	// rather than in every site's policy. Empty gives such nodes none.
+	CABundle string
 }
 
 // Deps are the activities' dependencies. Nil Clock, NewID, Logger and HTTP

@@ -18,7 +18,7 @@ const CodePolicyIncomplete = "policy_incomplete"
 // (domain.CheckBootstrapInputs), done before anything happens in MAAS. The
 // reachability checks stay in hardening, where the site's network is.
 func (s *server) checkBootstrapPolicy(site domain.Site, profile domain.Profile) error {
-	bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, profile.Policy), s.lifecycle.bundles.APIURL)
+	bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, profile.Policy), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle)
 	if bad == nil {
 		return nil
 	}
@@ -43,13 +43,13 @@ func (s *server) policyWarnings(ctx context.Context, site domain.Site, only *dom
 	}
 	var warnings []string
 	if len(profiles) == 0 {
-		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, domain.Policy{}), s.lifecycle.bundles.APIURL); bad != nil {
+		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, domain.Policy{}), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle); bad != nil {
 			warnings = append(warnings, fmt.Sprintf("site %s: %s; onboardings are refused until a profile or the site sets it", site.ID, bad))
 		}
 		return warnings
 	}
 	for _, p := range profiles {
-		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, p.Policy), s.lifecycle.bundles.APIURL); bad != nil {
+		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, p.Policy), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle); bad != nil {
 			warnings = append(warnings, fmt.Sprintf("profile %s: %s; onboardings with it are refused", p.ID, bad))
 		}
 	}

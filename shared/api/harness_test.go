@@ -63,6 +63,12 @@ type harness struct {
 // and its database (to inject failures).
 func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harness {
 	t.Helper()
+	return newHarnessWith(t, testBundles, wrap...)
+}
+
+// newHarnessWith is newHarness with the deployment's bundle settings given.
+func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.DynamoDB) store.DynamoDB) *harness {
+	t.Helper()
 	// Local mode's database: minidyn with the store's key conditions
 	// registered as Go matchers.
 	db, err := store.NewLocalDB(context.Background(), "")
@@ -92,7 +98,7 @@ func newHarness(t testing.TB, wrap ...func(store.DynamoDB) store.DynamoDB) *harn
 		Stopper:   h.stopper,
 		Completer: h.completer,
 		Prober:    h.prober,
-		Bundles:   testBundles,
+		Bundles:   bundles,
 		Auth: NewStaticTokens(map[string]Principal{
 			adminToken: {Subject: "alice", Admin: true},
 			userToken:  {Subject: "bob"},

@@ -48,6 +48,9 @@ type BundleConfig struct {
 	APIURL             string
 	TaskSigningPubKeys []string
 	Package            enroll.Package
+	// CABundle is the PEM bundle the enrollment API's certificate chains
+	// to when the policy's bootstrap sets none.
+	CABundle string
 }
 
 type lifecycleDeps struct {

@@ -27,11 +27,12 @@ func (e *BootstrapInputError) Error() string { return e.Field + ": " + e.Reason 
 
 // CheckBootstrapInputs checks what a deploy's first boot needs and can be
 // known without the network: a site bootstrap bundle URL and version, a
-// CA bundle of real PEM certificates, and an enrollment URL (the policy's,
-// else deploymentAPIURL). It is pure, so the API can refuse an onboarding
+// CA bundle of real PEM certificates (the policy's, else
+// deploymentCABundle), and an enrollment URL (the policy's, else
+// deploymentAPIURL). It is pure, so the API can refuse an onboarding
 // before anything happens in MAAS and the hardening stage checks the same
 // rules again before deploy; the reachability checks stay in hardening.
-func CheckBootstrapInputs(p EffectivePolicy, deploymentAPIURL string) *BootstrapInputError {
+func CheckBootstrapInputs(p EffectivePolicy, deploymentAPIURL, deploymentCABundle string) *BootstrapInputError {
 	fail := func(field, reason string) *BootstrapInputError {
 		return &BootstrapInputError{Field: field, Reason: reason}
 	}
@@ -43,8 +44,19 @@ func CheckBootstrapInputs(p EffectivePolicy, deploymentAPIURL string) *Bootstrap
 	case strings.TrimSpace(p.EnrollmentURL) == "" && strings.TrimSpace(deploymentAPIURL) == "":
 		return fail(FieldEnrollmentURL, "no enrollment API URL (policy enrollment_url or the deployment's API URL)")
 	}
-	if _, err := ParseCABundle(p.Bootstrap.CABundle); err != nil {
-		return fail(FieldBootstrapCA, err.Error())
+	switch {
+	case p.Bootstrap.CABundle != "":
+		if _, err := ParseCABundle(p.Bootstrap.CABundle); err != nil {
+			return fail(FieldBootstrapCA, err.Error())
+		}
+	case strings.TrimSpace(deploymentCABundle) == "":
+		return fail(FieldBootstrapCA, "no CA bundle for the enrollment API (policy bootstrap.ca_bundle_pem or the deployment's)")
+	default:
+		// Checked when the deployment started; checked again so a caller
+		// that skipped that check cannot hand nodes a bad bundle.
+		if _, err := ParseCABundle(deploymentCABundle); err != nil {
+			return fail(FieldBootstrapCA, "the deployment's CA bundle "+err.Error())
+		}
 	}
 	return nil
 }

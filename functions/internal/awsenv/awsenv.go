@@ -29,6 +29,7 @@ import (
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -56,6 +57,9 @@ type Env struct {
 	ConnectorQueues string
 	ConnectorTable  string
 	GroupsClaim     string
+	// CABundle is the enrollment API's PEM CA bundle, checked at start-up:
+	// the bootstrap bundles' default when a site's policy sets none.
+	CABundle string
 }
 
 // LoadEnv reads the environment through lookup (os.LookupEnv when nil) and
@@ -79,8 +83,19 @@ func LoadEnv(lookup func(string) (string, bool)) (Env, error) {
 		config.Var{Name: config.EnvConnectorQueuePrefix, Target: &e.ConnectorQueues},
 		config.Var{Name: config.EnvConnectorTable, Target: &e.ConnectorTable},
 		config.Var{Name: config.EnvAdminGroupsClaim, Target: &e.GroupsClaim},
+		config.Var{Name: config.EnvCABundle, Target: &e.CABundle},
 	)
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	// A bad bundle fails the cold start, naming the variable, rather than
+	// every onboarding's payload or reissue later.
+	if e.CABundle != "" {
+		if _, perr := domain.ParseCABundle(e.CABundle); perr != nil {
+			return e, fmt.Errorf("%s: %w", config.EnvCABundle, perr)
+		}
+	}
+	return e, nil
 }
 
 // clients are the AWS SDK clients, built once per cold start.
@@ -149,6 +164,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 			APIURL:             c.env.NodeAPIURL,
 			TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys),
 			Package:            pkg,
+			CABundle:           c.env.CABundle,
 		},
 	}, c)
 }
@@ -176,8 +192,9 @@ func API(ctx context.Context) (http.Handler, error) {
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,
 		Logger:    c.logger,
-		Bundles:   api.BundleConfig{APIURL: c.env.NodeAPIURL, TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys), Package: pkg},
-		Machines:  activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
+		Bundles: api.BundleConfig{APIURL: c.env.NodeAPIURL, TaskSigningPubKeys: splitKeys(c.env.TaskSigningKeys), Package: pkg,
+			CABundle: c.env.CABundle},
+		Machines: activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 	}, c, c.sfn)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/enroll"
 )
 
 func TestLoadEnv(t *testing.T) {
@@ -25,6 +26,33 @@ func TestLoadEnv(t *testing.T) {
 	assert.Equal(t, "maasflow", got.EventBus)
 	assert.Equal(t, "maasflow-admin", got.AdminGroup)
 	assert.Equal(t, "https://api.internal", got.NodeAPIURL)
+}
+
+func TestLoadEnvReadsTheEnrollmentCABundle(t *testing.T) {
+	ca, err := enroll.DevCA()
+	require.NoError(t, err)
+	env := map[string]string{
+		config.EnvOnboardingStateMachine: "arn:aws:states:eu-west-1:1:stateMachine:onboarding",
+		config.EnvNodeAPIURL:             "https://api.internal",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+	got, err := LoadEnv(lookup)
+	require.NoError(t, err, "the bundle is optional")
+	assert.Empty(t, got.CABundle)
+
+	env[config.EnvCABundle] = ca
+	got, err = LoadEnv(lookup)
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(ca), got.CABundle)
+
+	// A malformed bundle fails the start, naming the variable.
+	for _, bad := range []string{"<ENROLLMENT_CA_PEM>", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"} {
+		env[config.EnvCABundle] = bad
+		_, err = LoadEnv(lookup)
+		require.Error(t, err, "%q", bad)
+		assert.Contains(t, err.Error(), config.EnvCABundle)
+	}
 }
 
 func TestLoadEnvNamesEveryMissingVariable(t *testing.T) {

@@ -7,7 +7,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -26,9 +28,15 @@ const (
 	functionDrainAllocations = "drain-allocations"
 )
 
-// allocationSecretName matches the secret holding the allocation service's
-// bearer token (maasflow/allocation-service/<anything>).
-const allocationSecretName = "maasflow/allocation-service/*" //nolint:gosec // G101: a secret name pattern for IAM, not a credential
+// secretNameRE is the character set and length Secrets Manager accepts
+// for a secret name. It has no IAM wildcard (* or ?), so a grant built
+// from the name matches that name only.
+var secretNameRE = regexp.MustCompile(`^[A-Za-z0-9/_+=.@-]{1,512}$`)
+
+// randomSuffixRE is the "-" and six characters Secrets Manager appends to
+// a secret's ARN. A name already ending so is one AWS advises against: a
+// partial ARN of it is ambiguous.
+var randomSuffixRE = regexp.MustCompile(`-[A-Za-z0-9]{6}$`)
 
 const outputDecommissionArn = "DecommissionStateMachineArn"
 
@@ -71,7 +79,7 @@ func loadFunctionASL(root, rel, what string, functions []string) (asl []byte, by
 }
 
 func (p *MaasflowStackProps) validateDecommission() []error {
-	var errs []error
+	errs := p.validateAllocationSecret()
 	for _, ph := range slices.Sorted(maps.Keys(p.Sources.DecommissionPlaceholders)) {
 		fn := p.Sources.DecommissionPlaceholders[ph]
 		switch {
@@ -84,15 +92,51 @@ func (p *MaasflowStackProps) validateDecommission() []error {
 	return errs
 }
 
+// validateAllocationSecret checks the allocation service's token secret:
+// named exactly when the service is configured, a name Secrets Manager
+// accepts, and under the stage's secret prefix like every other secret of
+// the stack, so one stage never reads another's token. Site credentials
+// have their own path under that prefix, which the site-scoped role reads
+// and the api writes: the token may not live there.
+func (p *MaasflowStackProps) validateAllocationSecret() []error {
+	name := p.AllocationSecretName
+	switch {
+	case p.AllocationServiceURL == "" && name == "":
+		return nil
+	case p.AllocationServiceURL == "":
+		return []error{fmt.Errorf("context %s is set but %s is not: set both, or neither to have every drain stop for an operator",
+			ctxAllocationSecretName, ctxAllocationServiceURL)}
+	case name == "":
+		return []error{fmt.Errorf("context %s: the allocation service (%s) needs the name of the secret holding its bearer token",
+			ctxAllocationSecretName, ctxAllocationServiceURL)}
+	case !secretNameRE.MatchString(name):
+		return []error{fmt.Errorf("context %s %q: a Secrets Manager name has 1-512 letters, digits and /_+=.@- only",
+			ctxAllocationSecretName, name)}
+	case randomSuffixRE.MatchString(name):
+		return []error{fmt.Errorf("context %s %q: a name ending in a hyphen and six characters is ambiguous with the suffix Secrets Manager adds to its ARN",
+			ctxAllocationSecretName, name)}
+	}
+	if p.Stage == "" {
+		return nil // the missing stage is reported on its own
+	}
+	prefix := p.Stage + "/"
+	switch {
+	case !strings.HasPrefix(name, prefix) || len(name) == len(prefix):
+		return []error{fmt.Errorf("context %s %q: the secret must be under the stage's secret prefix %q, as every secret of the stack is (e.g. %smaasflow/allocation-service/token)",
+			ctxAllocationSecretName, name, prefix, prefix)}
+	case strings.HasPrefix(name, prefix+siteSecretsPath):
+		return []error{fmt.Errorf("context %s %q: %s%s holds the sites' credentials; put the allocation token elsewhere under %q",
+			ctxAllocationSecretName, name, prefix, siteSecretsPath, prefix)}
+	}
+	return nil
+}
+
 func (b *builder) decommissionName() string { return b.name("decommission") }
 
+// allocationSecretARN is the ARN of exactly the configured secret: its
+// name and the "-" and six random characters Secrets Manager appends.
 func (b *builder) allocationSecretARN() *string {
-	return b.stack.FormatArn(&awscdk.ArnComponents{
-		Service:      jsii.String("secretsmanager"),
-		Resource:     jsii.String("secret"),
-		ResourceName: jsii.String(allocationSecretName),
-		ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
-	})
+	return b.arn("secretsmanager", "secret", b.props.AllocationSecretName+"-??????")
 }
 
 // decommissionMachine builds the decommission state machine and the grants

@@ -13,15 +13,24 @@ import (
 )
 
 const (
-	testAllocationURL    = "https://allocations.example.com/api"
-	testAllocationSecret = "maasflow/allocation-service/token"
+	testAllocationURL = "https://allocations.example.com/api"
+	// testAllocationSecret is under the production test stage's prefix.
+	testAllocationSecret = testStage + "/maasflow/allocation-service/token"
 )
+
+// isAllocationSecretARN matches exactly the configured secret's ARN: its
+// name, then the "-" and six random characters Secrets Manager appends,
+// and nothing more (no other secret of that prefix).
+func isAllocationSecretARN(resource string) bool {
+	return resource == `{"Fn::Join":["",["arn:",{"Ref":"AWS::Partition"},":secretsmanager:",{"Ref":"AWS::Region"},":",`+
+		`{"Ref":"AWS::AccountId"},":secret:`+testAllocationSecret+`-??????"]]}`
+}
 
 // splitAllocationSecret separates the grants on the allocation service's
 // secret from the others.
 func splitAllocationSecret(sts []statement) (other, allocation []statement) {
 	for _, s := range sts {
-		if len(s.resources) == 1 && strings.Contains(s.resources[0], ":secret:"+allocationSecretName) {
+		if len(s.resources) == 1 && strings.Contains(s.resources[0], ":secret:"+testAllocationSecret) {
 			allocation = append(allocation, s)
 			continue
 		}
@@ -92,4 +101,42 @@ func checkDecommissionStack(t *testing.T, cfn *cfnTemplate, root string, fns []s
 	raw, err := json.Marshal(cfn.Outputs)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), outputDecommissionArn)
+}
+
+// TestAllocationSecretNameIsValidated: the token secret is named whenever
+// the allocation service is, with a name Secrets Manager accepts, under
+// the stage's secret prefix and outside the sites' credentials.
+func TestAllocationSecretNameIsValidated(t *testing.T) {
+	src, err := LoadSources("..")
+	require.NoError(t, err)
+	assets := fixtureAssets(t, src.Functions)
+	validate := func(url, name string) error {
+		return (&MaasflowStackProps{Stage: testStage, Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
+			NodeAgentDigest: testDigest, CABundle: testCA, EnrollmentAPIURL: testEnrollURL,
+			AllocationServiceURL: url, AllocationSecretName: name}).Validate()
+	}
+	require.NoError(t, validate("", ""), "no allocation service")
+	require.NoError(t, validate(testAllocationURL, testAllocationSecret))
+	require.NoError(t, validate(testAllocationURL, "prod/allocation_token+v2=@x.y"))
+
+	tests := []struct{ name, url, secret, want string }{
+		{"no name for the service", testAllocationURL, "", "needs the name of the secret"},
+		{"a name without the service", "", testAllocationSecret, ctxAllocationServiceURL},
+		{"an IAM wildcard", testAllocationURL, "prod/maasflow/allocation-service/*", "letters, digits and /_+=.@- only"},
+		{"a space", testAllocationURL, "prod/allocation token", "letters, digits and /_+=.@- only"},
+		{"too long", testAllocationURL, "prod/" + strings.Repeat("a", 508), "1-512"},
+		{"the old fixed path", testAllocationURL, "maasflow/allocation-service/token", `under the stage's secret prefix "prod/"`},
+		{"another stage's", testAllocationURL, "dev/maasflow/allocation-service/token", `under the stage's secret prefix "prod/"`},
+		{"the prefix alone", testAllocationURL, "prod/", `under the stage's secret prefix "prod/"`},
+		{"the sites' credentials", testAllocationURL, "prod/" + siteSecretsPath + "site-a/token", "holds the sites' credentials"},
+		{"an ARN-like suffix", testAllocationURL, "prod/allocation-token-a1B2c3", "ambiguous"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validate(tc.url, tc.secret)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), ctxAllocationSecretName)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }

@@ -49,7 +49,7 @@ const (
 	// issuer is given.
 	ctxCognito = "maasflow:cognito"
 	// Provisioning.Allocation: its base URL and the Secrets Manager secret
-	// (maasflow/allocation-service/…) with its bearer token.
+	// (under the stage's prefix, <stage>/…) with its bearer token.
 	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
 	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
 )

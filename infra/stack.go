@@ -26,6 +26,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -158,8 +159,9 @@ type MaasflowStackProps struct {
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
 	// AllocationServiceURL is Provisioning.Allocation's base URL, and
-	// AllocationSecretName the Secrets Manager secret (under
-	// maasflow/allocation-service/) with its bearer token. Empty: no
+	// AllocationSecretName the Secrets Manager secret (under the stage's
+	// secret prefix, e.g. prod/maasflow/allocation-service/token) with its
+	// bearer token; the functions get exactly that secret. Both empty: no
 	// allocation service; every drain then stops for an operator.
 	AllocationServiceURL string
 	AllocationSecretName string
@@ -193,6 +195,13 @@ func (p *MaasflowStackProps) Validate() error {
 	}
 	if p.Sources.OnboardingASL == "" {
 		errs = append(errs, errors.New("the onboarding ASL is empty"))
+	}
+	if strings.TrimSpace(p.CABundle) != "" {
+		// The functions refuse to start with a bad bundle (it is the nodes'
+		// default trust for the enrollment API): refuse it here instead.
+		if _, err := domain.ParseCABundle(p.CABundle); err != nil {
+			errs = append(errs, fmt.Errorf("context %s: the enrollment CA bundle: %w", ctxCABundleFile, err))
+		}
 	}
 	errs = append(errs, p.validateDecommission()...)
 	errs = append(errs, p.validateMachineWatch()...)
@@ -245,7 +254,7 @@ func (p *MaasflowStackProps) productionSettings() []error {
 	}
 	need(p.NodeAgentOCIRef != "", "the node-agent package OCI reference", ctxNodeAgentOCIRef)
 	need(strings.HasPrefix(p.NodeAgentDigest, "sha256:"), "the node-agent package digest (sha256:…)", ctxNodeAgentDigest)
-	need(strings.Contains(p.CABundle, "-----BEGIN CERTIFICATE-----"), "the enrollment CA bundle (a PEM file)", ctxCABundleFile)
+	need(strings.TrimSpace(p.CABundle) != "", "the enrollment CA bundle (a PEM file)", ctxCABundleFile)
 	need(strings.HasPrefix(p.EnrollmentAPIURL, "https://"), "the enrollment API URL (https://…)", ctxEnrollmentAPIURL)
 	return errs
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -51,8 +52,17 @@ const (
 	testKMSKey     = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 	testVPC        = "vpc-0123456789abcdef0"
 	testSite       = "site-a"
-	testCA         = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 )
+
+// testCA is a real certificate: the stack refuses a bundle that does not
+// parse.
+var testCA = func() string {
+	ca, err := enroll.DevCA()
+	if err != nil {
+		panic(err)
+	}
+	return ca
+}()
 
 var (
 	testAudience = []string{"client-a", "client-b"}
@@ -532,6 +542,15 @@ func TestProductionSettingsRequired(t *testing.T) {
 
 	require.NoError(t, (&MaasflowStackProps{Stage: "prod", Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
 		NodeAgentDigest: testDigest, CABundle: testCA, EnrollmentAPIURL: testEnrollURL}).Validate())
+	// The functions would refuse to start with a bundle that does not
+	// parse, in any stage: synthesis refuses it first.
+	for _, stage := range []string{"prod", devStage} {
+		err = (&MaasflowStackProps{Stage: stage, Sources: src, AssetDir: assets, NodeAgentOCIRef: testOCIRef,
+			NodeAgentDigest: testDigest, CABundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+			EnrollmentAPIURL: testEnrollURL}).Validate()
+		require.Error(t, err, stage)
+		assert.Contains(t, err.Error(), ctxCABundleFile+": the enrollment CA bundle: certificate 1 does not parse", stage)
+	}
 	require.NoError(t, (&MaasflowStackProps{Stage: devStage, Sources: src, AssetDir: assets}).Validate())
 
 	for _, stage := range []string{"", "Prod", "prod-eu", "averyveryverylongstage"} {
@@ -881,7 +900,7 @@ func decommissionGrants(t *testing.T, cfn *cfnTemplate, stage, onboarding string
 		for _, fn := range []string{functionAPI, functionDrainAllocations} {
 			role, _ := cfn.byID(t, "AWS::IAM::Role", CamelCase(fn)+"Role")
 			out = append(out, grant{principal: role, action: "secretsmanager:GetSecretValue", what: "the allocation token",
-				match: containsAll(":secret:" + allocationSecretName)})
+				match: isAllocationSecretARN})
 		}
 	}
 	return out

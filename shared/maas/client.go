@@ -234,11 +234,6 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.defaultTimeout)
 		defer cancel()
 	}
-	sc := c.keyScrubber
-	for _, s := range r.secrets {
-		sc = sc.with(s)
-	}
-
 	query := url.Values{}
 	for k, v := range r.query {
 		query[k] = v
@@ -270,7 +265,7 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.logRequest(ctx, r, 0, start)
-		return reply{}, c.transportFailure(ctx, r, err, sc)
+		return reply{}, c.transportFailure(ctx, r, err, c.scrubberFor(r))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	c.logRequest(ctx, r, resp.StatusCode, start)
@@ -279,14 +274,51 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		limit = maxBodyBytes
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	data, err := readBody(resp, limit)
 	if err != nil {
-		return reply{}, c.transportFailure(ctx, r, err, sc)
+		return reply{}, c.transportFailure(ctx, r, err, c.scrubberFor(r))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return reply{status: resp.StatusCode, body: data}, nil
 	}
-	return reply{}, c.classify(r, resp, data, sc)
+	return reply{}, c.classify(r, resp, data, c.scrubberFor(r))
+}
+
+// scrubberFor is the client's key scrubber extended with r's own secrets.
+// Only a failed call needs it, so a successful one never builds it.
+func (c *Client) scrubberFor(r request) scrubber {
+	sc := c.keyScrubber
+	for _, s := range r.secrets {
+		sc = sc.with(s)
+	}
+	return sc
+}
+
+// readBody reads at most limit bytes of resp's body. A declared length
+// sizes the buffer at once, instead of io.ReadAll growing it by doubling
+// through a machine object's several kilobytes; the length is only a hint,
+// so a body that turns out longer or shorter reads all the same.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	body := io.LimitReader(resp.Body, limit)
+	if resp.ContentLength <= 0 {
+		return io.ReadAll(body)
+	}
+	// One byte more than declared, so that the read meeting the end of a
+	// body of exactly that length does not grow the buffer first.
+	buf := make([]byte, 0, min(resp.ContentLength, limit)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // doJSON sends r and decodes the JSON answer into out.

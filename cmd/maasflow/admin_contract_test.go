@@ -34,6 +34,8 @@ func (adminTestStarter) StartOnboarding(_ context.Context, o domain.Onboarding) 
 	return "exec-" + o.ID, nil
 }
 
+func (adminTestStarter) OnboardingExecutionID(o domain.Onboarding) string { return "exec-" + o.ID }
+
 type adminTestStopper struct{}
 
 func (adminTestStopper) StopOnboarding(context.Context, string, string) error { return nil }

@@ -262,6 +262,9 @@ type fakeStarter struct {
 	calls  []domain.Onboarding
 	stages []domain.Stage // the start stage of each StartOnboardingAt
 	err    error
+	// rename, when set, makes StartOnboarding answer another execution id
+	// than OnboardingExecutionID predicted.
+	rename func(string) string
 }
 
 func (f *fakeStarter) StartOnboarding(_ context.Context, o domain.Onboarding) (string, error) {
@@ -271,8 +274,13 @@ func (f *fakeStarter) StartOnboarding(_ context.Context, o domain.Onboarding) (s
 	if f.err != nil {
 		return "", f.err
 	}
+	if f.rename != nil {
+		return f.rename("exec-" + o.ID), nil
+	}
 	return "exec-" + o.ID, nil
 }
+
+func (f *fakeStarter) OnboardingExecutionID(o domain.Onboarding) string { return "exec-" + o.ID }
 
 // StartOnboardingAt records the start stage with the onboarding.
 func (f *fakeStarter) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {

@@ -103,8 +103,8 @@ func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID st
 }
 
 // startOnboarding creates the onboarding record for host (taking the host
-// lock), marks its node and starts its workflow. Any failure after the
-// record exists closes it, so nothing is left half-started.
+// lock and linking its node) and starts its workflow. A failed start closes
+// the record, so nothing is left half-started.
 func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, error) {
 	o, log, err := s.openOnboarding(rq, site, profile, sku, host, ipmiIP, batchID)
 	if err != nil {
@@ -114,25 +114,20 @@ func (s *server) startOnboarding(rq *request, site domain.Site, profile domain.P
 	return s.linkExecution(rq, log, o, execID, err)
 }
 
-// openOnboarding creates the onboarding record for host (taking the host
-// lock) and marks its node; the caller starts its workflow and hands the
+// openOnboarding creates the onboarding record for host, taking the host
+// lock, with its node's link to it and the id its workflow's execution
+// will have, in one write; the caller starts the workflow and hands the
 // result to linkExecution.
 func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, host, ipmiIP, batchID string) (domain.Onboarding, *slog.Logger, error) {
 	ctx := rq.ctx()
 	// The create below takes the server's locks in its transaction; this
-	// read only spares a node record for a host name that cannot start
-	// because its BMC is another open onboarding's. (Under its own host
-	// name the create reports the host name.)
+	// read only names the holder of the BMC address when it is another
+	// host's open onboarding. (Under its own host name the create reports
+	// the host name.)
 	if holder, found, err := s.store.FindServerLock(ctx, site.ID, store.LockBMC, ipmiIP); err != nil {
 		return domain.Onboarding{}, nil, err
 	} else if holderHost := s.holderHost(ctx, holder); found && holderHost != host {
 		return domain.Onboarding{}, nil, &store.OpenOnboardingExistsError{SiteID: site.ID, OnboardingID: holder, Identity: store.LockBMC, Value: ipmiIP, Hostname: holderHost}
-	}
-	// The node record is groundwork: the onboarding's create below is the
-	// change the request's audit entry rides (and records).
-	node, err := s.nodeFor(store.WithPendingAudit(ctx, nil), site.ID, host, sku.ID)
-	if err != nil {
-		return domain.Onboarding{}, nil, err
 	}
 	now := s.clock.Now().UTC()
 	o := domain.Onboarding{
@@ -143,7 +138,6 @@ func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Pr
 		Hostname:      host,
 		IPMIIP:        ipmiIP,
 		BatchID:       batchID,
-		NodeID:        node.ID,
 		Status:        domain.OnboardingPending,
 		Stage:         domain.StageValidate,
 		Attempt:       1,
@@ -152,32 +146,40 @@ func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Pr
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
+	// Execution names are deterministic (one per attempt and run), so the
+	// record carries its execution's id from the start: a running workflow
+	// is never without its link.
+	o.ExecutionID = s.starter.OnboardingExecutionID(o)
 	if batchID == "" {
 		// The audit names the onboarding, even when its start fails.
 		rq.setTarget("onboarding:" + o.ID)
 	}
-	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
-	if err := s.store.CreateOnboarding(ctx, o); err != nil {
-		return domain.Onboarding{}, nil, err
-	}
-
-	// From here on the onboarding holds the host lock: any failure closes
-	// it, so nothing is left half-started.
-	if _, err := s.store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		n.Status = domain.NodeOnboarding
+	o, _, err := s.store.CreateOnboardingOnNode(ctx, o, func(n domain.Node, found bool) (domain.Node, error) {
+		if !found {
+			return domain.Node{ID: s.newID(), SiteID: site.ID, Hostname: host, SKUID: sku.ID, Status: domain.NodeOnboarding,
+				OnboardingID: o.ID, CreatedAt: now, UpdatedAt: now}, nil
+		}
+		// An active, retired or removed node is not onboarded again
+		// through here: reimaging an active node is a decommission, and a
+		// removed node comes back only as a new identity (seed 004).
+		if n.Status != domain.NodeOnboarding {
+			return domain.Node{}, &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: "hostname",
+				Message: fmt.Sprintf("hostname: node %s for %s is %s and cannot be onboarded again", n.ID, host, n.Status)}
+		}
 		n.OnboardingID = o.ID
 		n.SKUID = sku.ID
-		n.UpdatedAt = now
-		return nil
-	}); err != nil {
-		s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
+		return n, nil
+	})
+	if err != nil {
 		return domain.Onboarding{}, nil, err
 	}
+	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 	return o, log, nil
 }
 
-// linkExecution records the execution an onboarding's workflow runs as, or
-// closes the onboarding when its workflow could not be started.
+// linkExecution checks the execution an onboarding's workflow started as
+// against the one its record names, or closes the onboarding when its
+// workflow could not be started.
 func (s *server) linkExecution(rq *request, log *slog.Logger, o domain.Onboarding, execID string, err error) (domain.Onboarding, error) {
 	ctx := rq.ctx()
 	if err != nil {
@@ -186,16 +188,19 @@ func (s *server) linkExecution(rq *request, log *slog.Logger, o domain.Onboardin
 		return domain.Onboarding{}, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("the workflow service is unavailable; onboarding %s was closed as failed, retry later", o.ID)}
 	}
-	if updated, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
-		cur.ExecutionID = execID
-		return nil
-	}); err != nil {
-		// The workflow runs and finds the record by id; only the link to
-		// the execution is missing, so this does not fail the request.
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		o.ExecutionID = execID
-	} else {
-		o = updated
+	if execID != o.ExecutionID {
+		// The starter named the execution otherwise than predicted: record
+		// what it says. The workflow finds the record by id, so a failed
+		// write does not fail the request.
+		if updated, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
+			cur.ExecutionID = execID
+			return nil
+		}); err != nil {
+			log.WarnContext(ctx, "record execution id", "error", err.Error())
+			o.ExecutionID = execID
+		} else {
+			o = updated
+		}
 	}
 	log.InfoContext(ctx, "onboarding started")
 	return o, nil
@@ -232,37 +237,6 @@ func siteReady(site domain.Site) error {
 	return nil
 }
 
-// nodeFor finds the site's node for host or creates it. An existing node
-// that is active, retired or removed is not onboarded again through here:
-// reimaging an active node is a decommission, and a removed node comes back
-// only as a new identity (seed 004).
-func (s *server) nodeFor(ctx context.Context, siteID, host, skuID string) (domain.Node, error) {
-	for range 2 {
-		n, found, err := s.store.FindNodeByHost(ctx, siteID, host)
-		if err != nil {
-			return domain.Node{}, err
-		}
-		if found {
-			if n.Status != domain.NodeOnboarding {
-				return domain.Node{}, &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: "hostname",
-					Message: fmt.Sprintf("hostname: node %s for %s is %s and cannot be onboarded again", n.ID, host, n.Status)}
-			}
-			return n, nil
-		}
-		now := s.clock.Now().UTC()
-		n = domain.Node{ID: s.newID(), SiteID: siteID, Hostname: host, SKUID: skuID, Status: domain.NodeOnboarding, CreatedAt: now, UpdatedAt: now}
-		err = s.store.CreateNode(ctx, n)
-		if err == nil {
-			return n, nil
-		}
-		if !isConflict(err) {
-			return domain.Node{}, err
-		}
-		// A concurrent request created it: read it back.
-	}
-	return domain.Node{}, &store.ItemConflictError{Kind: "node", ID: siteID + "/" + host, Reason: "created concurrently"}
-}
-
 // closeUnstarted closes an onboarding whose workflow never started as
 // failed, releasing the host lock. It must not depend on the caller still
 // waiting.
@@ -273,6 +247,7 @@ func (s *server) closeUnstarted(rq *request, log *slog.Logger, id, why string) {
 	closed, err := s.store.UpdateOnboarding(ctx, id, func(o *domain.Onboarding) error {
 		o.Status = domain.OnboardingFailed
 		o.Error = &domain.Failure{Code: startFailure, Message: why, Stage: o.Stage}
+		o.ExecutionID = "" // it never ran
 		o.UpdatedAt = now
 		o.CompletedAt = &now
 		return nil

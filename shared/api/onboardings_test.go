@@ -40,6 +40,8 @@ func TestCreateOnboarding(t *testing.T) {
 	started := h.starter.started()
 	require.Len(t, started, 1)
 	assert.Equal(t, id, started[0].ID)
+	assert.Equal(t, "exec-"+id, started[0].ExecutionID, "the record names its execution before it starts")
+	assert.Equal(t, node0(t, h, fx.site, "gpu-01.dc1"), started[0].NodeID)
 	assert.Equal(t, fx.site, started[0].SiteID)
 	assert.Equal(t, bmcFor("GPU-01.dc1"), started[0].IPMIIP)
 
@@ -53,12 +55,36 @@ func TestCreateOnboarding(t *testing.T) {
 	stored, err := h.store.GetOnboarding(context.Background(), id)
 	require.NoError(t, err)
 	assert.Equal(t, "exec-"+id, stored.ExecutionID)
+	assert.Equal(t, int64(1), stored.Version, "the onboarding, its node and its execution id are one write")
+	assert.Equal(t, int64(1), node.Version)
 
 	got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+id, nil)
 	for _, k := range []string{"id", "status", "stage", "attempt", "maas_system_id", "node_id", "timeline", "diagnostics"} {
 		assert.Contains(t, got, k)
 	}
 	assert.Equal(t, []any{}, got["timeline"])
+}
+
+// node0 is the id of the site's node for host.
+func node0(t *testing.T, h *harness, site, host string) string {
+	t.Helper()
+	n, found, err := h.store.FindNodeByHost(context.Background(), site, host)
+	require.NoError(t, err)
+	require.True(t, found, "no node for %s", host)
+	return n.ID
+}
+
+func TestCreateOnboardingRecordsTheExecutionTheStarterNames(t *testing.T) {
+	h := newHarness(t)
+	fx := h.fixture()
+	h.starter.rename = func(id string) string { return id + "-elsewhere" }
+
+	o := h.mustAdmin(http.StatusAccepted, "POST", "/api/v1/admin/onboardings", fx.onboarding("gpu-01"))
+	id := o["id"].(string)
+	assert.Equal(t, "exec-"+id+"-elsewhere", o["execution_id"])
+	stored, err := h.store.GetOnboarding(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, "exec-"+id+"-elsewhere", stored.ExecutionID)
 }
 
 func TestCreateOnboardingRefusesUnreadyReferences(t *testing.T) {
@@ -189,6 +215,7 @@ func TestOnboardingStartFailureLeavesNoHalfState(t *testing.T) {
 	require.NotNil(t, failed.Error)
 	assert.Equal(t, startFailure, failed.Error.Code)
 	assert.NotNil(t, failed.CompletedAt)
+	assert.Empty(t, failed.ExecutionID, "no execution ever ran")
 
 	// The host is free again.
 	h.starter.err = nil

@@ -56,10 +56,9 @@ type SKUWriter interface {
 	UpdateSKU(ctx context.Context, id string, mutate store.Mutator[domain.SKU]) (domain.SKU, error)
 }
 
-// NodeRepository finds, creates and updates nodes.
+// NodeRepository updates nodes (an onboarding creates its node with
+// itself: OnboardingWriter).
 type NodeRepository interface {
-	CreateNode(ctx context.Context, n domain.Node) error
-	FindNodeByHost(ctx context.Context, siteID, hostname string) (domain.Node, bool, error)
 	UpdateNode(ctx context.Context, id string, mutate store.Mutator[domain.Node]) (domain.Node, error)
 }
 
@@ -76,7 +75,9 @@ type OnboardingReader interface {
 // OnboardingWriter creates onboardings and closes those whose workflow could
 // not start.
 type OnboardingWriter interface {
-	CreateOnboarding(ctx context.Context, o domain.Onboarding) error
+	// CreateOnboardingOnNode also creates or updates the onboarding's
+	// node, in the same write.
+	CreateOnboardingOnNode(ctx context.Context, o domain.Onboarding, choose store.NodeChoice) (domain.Onboarding, domain.Node, error)
 	UpdateOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
 	// CloseOnboarding also revokes the run's enrollment token.
 	CloseOnboarding(ctx context.Context, id string, mutate store.Mutator[domain.Onboarding]) (domain.Onboarding, error)
@@ -133,6 +134,8 @@ type SecretStore interface {
 // returns the execution id.
 type OnboardingStarter interface {
 	StartOnboarding(ctx context.Context, o domain.Onboarding) (executionID string, err error)
+	// OnboardingExecutionID is the id StartOnboarding gives o's execution.
+	OnboardingExecutionID(o domain.Onboarding) string
 }
 
 // OnboardingStopper stops an onboarding's workflow execution; stopping one

@@ -179,18 +179,115 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 	if err := checkOnboarding(o); err != nil {
 		return err
 	}
-	stamp(s.now(), &o.CreatedAt, &o.UpdatedAt, &o.Version)
-	if o.Status == "" {
-		o.Status = domain.OnboardingPending
-	}
+	stampOnboarding(s.now(), &o)
 	item, err := onboardingItem(o)
 	if err != nil {
 		return err
 	}
-	locks := serverLocks(o)
-	if len(locks) == 0 {
+	if len(serverLocks(o)) == 0 {
 		return s.createOne(ctx, kindOnboarding, o.ID, item)
 	}
+	return s.createLocked(ctx, o, item)
+}
+
+// NodeChoice picks the node an onboarding opens on. It gets the site's
+// node for the onboarding's host name (found false when there is none
+// yet) and returns the node record as the onboarding leaves it, or an
+// error that stops the create.
+type NodeChoice func(cur domain.Node, found bool) (domain.Node, error)
+
+// CreateOnboardingOnNode is CreateOnboarding with the onboarding's node
+// written in the same transaction, so neither exists without the other's
+// link. choose picks the node: a new one (no version) is created with its
+// (site, hostname) claim; an existing one is written at its next version,
+// on condition that it has not changed since it was read. When it has (a
+// concurrent request created or updated it), the node is read and chosen
+// again. The onboarding's NodeID is the chosen node's. It returns both
+// records as stored.
+func (s *Store) CreateOnboardingOnNode(ctx context.Context, o domain.Onboarding, choose NodeChoice) (domain.Onboarding, domain.Node, error) {
+	if err := checkOnboarding(o); err != nil {
+		return domain.Onboarding{}, domain.Node{}, err
+	}
+	now := s.now()
+	stampOnboarding(now, &o)
+	for range updateAttempts {
+		cur, found, err := s.FindNodeByHost(ctx, o.SiteID, o.Hostname)
+		if err != nil {
+			return domain.Onboarding{}, domain.Node{}, err
+		}
+		n, err := choose(cur, found)
+		if err != nil {
+			return domain.Onboarding{}, domain.Node{}, err
+		}
+		n, nodeWrites, err := s.nodeWrites(now, o, cur, found, n)
+		if err != nil {
+			return domain.Onboarding{}, domain.Node{}, err
+		}
+		o.NodeID = n.ID
+		item, err := onboardingItem(o)
+		if err != nil {
+			return domain.Onboarding{}, domain.Node{}, err
+		}
+		err = s.createLocked(ctx, o, item, nodeWrites...)
+		if errors.Is(err, errNodeChanged) {
+			continue
+		}
+		if err != nil {
+			return domain.Onboarding{}, domain.Node{}, err
+		}
+		return o, n, nil
+	}
+	return domain.Onboarding{}, domain.Node{}, &ItemConflictError{Kind: kindNode, ID: o.SiteID + "/" + o.Hostname, Reason: "changed concurrently, gave up"}
+}
+
+// errNodeChanged is the node of CreateOnboardingOnNode failing its
+// condition: it was created or updated since it was read.
+var errNodeChanged = errors.New("node changed since read")
+
+// nodeWrites checks the node an onboarding opens on and returns it as it
+// will be stored with the writes that store it.
+func (s *Store) nodeWrites(now time.Time, o domain.Onboarding, cur domain.Node, found bool, n domain.Node) (domain.Node, []types.TransactWriteItem, error) {
+	if err := checkNode(n); err != nil {
+		return domain.Node{}, nil, err
+	}
+	if nodeHostKey(n.SiteID, n.Hostname) != nodeHostKey(o.SiteID, o.Hostname) {
+		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s is %s on site %s, not the onboarding's host", o.ID, n.ID, n.Hostname, n.SiteID)
+	}
+	if !found {
+		stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
+		item, err := nodeItem(n)
+		if err != nil {
+			return domain.Node{}, nil, err
+		}
+		host, err := s.nodeHostItem(n)
+		if err != nil {
+			return domain.Node{}, nil, err
+		}
+		return n, []types.TransactWriteItem{s.putIfAbsent(item), s.putIfAbsent(host)}, nil
+	}
+	if n.ID != cur.ID {
+		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s chosen for %s, which is node %s", o.ID, n.ID, o.Hostname, cur.ID)
+	}
+	n.CreatedAt, n.Version, n.UpdatedAt = cur.CreatedAt, cur.Version+1, now
+	item, err := nodeItem(n)
+	if err != nil {
+		return domain.Node{}, nil, err
+	}
+	return n, []types.TransactWriteItem{s.putIfVersion(item, cur.Version)}, nil
+}
+
+func stampOnboarding(now time.Time, o *domain.Onboarding) {
+	stamp(now, &o.CreatedAt, &o.UpdatedAt, &o.Version)
+	if o.Status == "" {
+		o.Status = domain.OnboardingPending
+	}
+}
+
+// createLocked writes the onboarding item, its server locks and then
+// writes in one transaction; errNodeChanged when one of writes fails its
+// condition.
+func (s *Store) createLocked(ctx context.Context, o domain.Onboarding, item map[string]types.AttributeValue, writes ...types.TransactWriteItem) error {
+	locks := serverLocks(o)
 	tx := []types.TransactWriteItem{s.putIfAbsent(item)}
 	for _, l := range locks {
 		lock, err := s.lockItem(o, l)
@@ -199,17 +296,21 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		}
 		tx = append(tx, s.putIfAbsent(lock))
 	}
+	tx = append(tx, writes...)
 	for range updateAttempts {
-		err = s.write(ctx, tx...)
+		err := s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		if txFailed(codes, 0) {
 			return &ItemConflictError{Kind: kindOnboarding, ID: o.ID, Reason: "already exists"}
 		}
-		if i := firstFailed(codes, 1); i > 0 {
+		if i := firstFailed(codes, 1); i > 0 && i <= len(locks) {
 			if err := s.lockHeld(ctx, o, locks[i-1]); !errors.Is(err, errVersionConflict) {
 				return err
 			}
 			continue // released between the write and the read: try again
+		}
+		if i := firstFailed(codes, 1+len(locks)); i > 0 && i <= len(locks)+len(writes) {
+			return errNodeChanged
 		}
 		switch {
 		case txContended(codes):
@@ -217,7 +318,7 @@ func (s *Store) CreateOnboarding(ctx context.Context, o domain.Onboarding) error
 		case err != nil:
 			return fmt.Errorf("create onboarding %s: %w", o.ID, err)
 		}
-		// Its creator updates it next (the execution's id): no read back.
+		// Its creator may update it next: no read back.
 		s.recent.put(onboardingKey(o.ID), item)
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
@@ -42,14 +41,11 @@ func batchInput(batchID string, os []domain.Onboarding) ([]byte, error) {
 	return b, nil
 }
 
-// childARNs predicts each child's execution ARN: a Standard execution's ARN
-// is its state machine's ARN with "execution" for "stateMachine" and the
-// execution name appended.
+// childARNs predicts each child's execution ARN.
 func childARNs(onboardingARN string, os []domain.Onboarding) map[string]string {
-	prefix := strings.Replace(onboardingARN, ":stateMachine:", ":execution:", 1) + ":"
 	out := make(map[string]string, len(os))
 	for _, o := range os {
-		out[o.ID] = prefix + ExecutionName(o)
+		out[o.ID] = executionARN(onboardingARN, ExecutionName(o))
 	}
 	return out
 }

@@ -37,6 +37,11 @@ func (l *Local) StartOnboarding(ctx context.Context, o domain.Onboarding) (strin
 	return l.StartOnboardingAt(ctx, o, "")
 }
 
+// OnboardingExecutionID is the ARN StartOnboarding gives o's execution.
+func (l *Local) OnboardingExecutionID(o domain.Onboarding) string {
+	return executionARN(l.onboardingARN, ExecutionName(o))
+}
+
 // StartOnboardingAt starts the onboarding's current attempt at stage start
 // (after the guardrails); an empty start is StartOnboarding.
 func (l *Local) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {

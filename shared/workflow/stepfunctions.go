@@ -29,12 +29,14 @@ type StepFunctions struct {
 var (
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
+		OnboardingExecutionID(domain.Onboarding) string
 		CompleteEnrollment(context.Context, string, []byte) error
 		CompleteTask(context.Context, string, []byte) error
 		StopOnboarding(context.Context, string, string) error
 	} = (*StepFunctions)(nil)
 	_ interface {
 		StartOnboarding(context.Context, domain.Onboarding) (string, error)
+		OnboardingExecutionID(domain.Onboarding) string
 		CompleteEnrollment(context.Context, string, []byte) error
 		CompleteTask(context.Context, string, []byte) error
 		StopOnboarding(context.Context, string, string) error
@@ -52,6 +54,11 @@ func NewStepFunctions(client SFNAPI, onboardingARN string) *StepFunctions {
 // execution (idempotent); a different input is ExecutionAlreadyExists.
 func (s *StepFunctions) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
 	return s.StartOnboardingAt(ctx, o, "")
+}
+
+// OnboardingExecutionID is the ARN StartOnboarding gives o's execution.
+func (s *StepFunctions) OnboardingExecutionID(o domain.Onboarding) string {
+	return executionARN(s.onboardingARN, ExecutionName(o))
 }
 
 // StartOnboardingAt starts the onboarding's current attempt at stage start

@@ -3,6 +3,7 @@ package workflow
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -46,6 +47,14 @@ func NewOnboardingInput(o domain.Onboarding) OnboardingInput {
 // attempt again counts a new Run and so gets a new name.
 func ExecutionName(o domain.Onboarding) string {
 	return runName("onboarding", o.ID, o.Attempt, o.Run)
+}
+
+// executionARN is the ARN of the execution named name of the state
+// machine stateMachineARN: a Standard execution's ARN is its state
+// machine's with "execution" for "stateMachine" and the name appended, on
+// Step Functions and on the embedded runtime alike.
+func executionARN(stateMachineARN, name string) string {
+	return strings.Replace(stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
 }
 
 // runName is "<kind>-<id>-<attempt>", with "-r<run>" after it from the

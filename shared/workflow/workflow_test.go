@@ -223,3 +223,28 @@ func TestExecutionNamesCountRuns(t *testing.T) {
 	long := domain.Onboarding{ID: "0190c3d2-9a7b-7c3e-8f1a-2b3c4d5e6f70", Attempt: 999, Run: 999}
 	assert.LessOrEqual(t, len(ExecutionName(long)), 80, "Step Functions caps execution names at 80 characters")
 }
+
+// TestOnboardingExecutionIDIsTheStartedOne starts real executions on the
+// embedded runtime, a first run and a later one, and checks the predicted
+// id is the ARN the runtime gives; on Step Functions the prediction follows
+// the documented execution ARN format.
+func TestOnboardingExecutionIDIsTheStartedOne(t *testing.T) {
+	engine := asl.NewEngine(asl.Options{Clock: clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))})
+	sm, err := asl.Parse([]byte(`{"StartAt":"Wait","States":{"Wait":{"Type":"Wait","Seconds":3600,"End":true}}}`), nil)
+	require.NoError(t, err)
+	smARN, err := engine.CreateStateMachine("onboarding", sm)
+	require.NoError(t, err)
+	l := NewLocal(engine, smARN)
+	for _, run := range []int{0, 3} {
+		o := onboarding
+		o.Run = run
+		arn, err := l.StartOnboarding(context.Background(), o)
+		require.NoError(t, err)
+		assert.Equal(t, arn, l.OnboardingExecutionID(o), "run %d", run)
+		require.NoError(t, l.StopOnboarding(context.Background(), arn, "done"))
+	}
+
+	sfnOnboardings := NewStepFunctions(&fakeSFN{}, "arn:aws:states:eu-west-1:123456789012:stateMachine:maasflow-onboarding")
+	assert.Equal(t, "arn:aws:states:eu-west-1:123456789012:execution:maasflow-onboarding:onboarding-ob-1-2",
+		sfnOnboardings.OnboardingExecutionID(onboarding))
+}

@@ -12,11 +12,15 @@ import (
 //  1. It locks the items it touches (itemLocks), reads them, writes, reads
 //     them back and encodes the record — all outside any lock another item
 //     needs.
-//  2. It queues the record (commit) and waits. One goroutine
-//     (writeBatches) takes every record queued meanwhile, numbers them in
-//     queue order, and writes them in one write(2) followed by one fsync.
-//     While it does, the next batch fills up; a thousand concurrent writes
-//     share a handful of fsyncs instead of queueing for one each.
+//  2. It queues the record (commit). The write that opens a batch leads
+//     it: once the batch before it is on disk, it takes every record
+//     queued in its batch meanwhile, numbers them in queue order, and
+//     writes them in one write(2) followed by one fsync, on its own
+//     goroutine. While it does, the next batch fills up under its own
+//     leader; a thousand concurrent writes share a handful of fsyncs
+//     instead of queueing for one each, and a write alone on the journal
+//     goes to the file without handing over to another goroutine (under
+//     load a hand-over waits for a core).
 //  3. The batch's outcome wakes all its writes at once. A batch that fails
 //     fails every write in it and is cut from the file; each write then
 //     undoes itself in memory, under its own item locks.
@@ -79,18 +83,19 @@ func (l *itemLocks) lock(ids []string) (unlock func()) {
 	}
 }
 
-// pending is one write's record, waiting for the writer.
+// pending is one write's record, waiting for its batch to be written.
 type pending struct {
 	// body is the record after its number: `"t":…}` or `"tx":[…]}` and the
-	// newline. The writer prefixes {"n":seq, as it puts records in order.
+	// newline. The batch's leader prefixes {"n":seq, as it puts records in order.
 	body []byte
 	ids  []string // identity of each touched item
 	live []bool   // whether each exists after the write
 }
 
-// batch is the records the writer takes at once, and their outcome.
+// batch is the records one leader writes at once, and their outcome.
 type batch struct {
 	recs []pending
+	turn chan struct{} // closed when the batch before it is on disk (or failed)
 	done chan struct{} // closed when err is set
 	err  error
 }
@@ -101,39 +106,36 @@ type batch struct {
 func (j *Journal) commit(rec pending) error {
 	j.queueMu.Lock()
 	b := j.open
-	if b == nil {
-		b = &batch{done: make(chan struct{})}
-		j.open = b
-	}
-	b.recs = append(b.recs, rec)
-	j.queueMu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default: // the writer has been woken already and will take this batch
-	}
-	<-b.done
-	return b.err
-}
-
-// writeBatches is the writer goroutine: it writes each batch queued until
-// Close stops it.
-func (j *Journal) writeBatches() {
-	defer close(j.stopped)
-	for {
-		select {
-		case <-j.wake:
-		case <-j.stop:
-			return
-		}
-		j.queueMu.Lock()
-		b := j.open
-		j.open = nil
+	if b != nil {
+		b.recs = append(b.recs, rec)
 		j.queueMu.Unlock()
-		if b != nil {
-			b.err = j.writeBatch(b.recs)
-			close(b.done)
-		}
+		<-b.done
+		return b.err
 	}
+	// This write opens a batch and leads it.
+	b = &batch{recs: []pending{rec}, turn: make(chan struct{}), done: make(chan struct{})}
+	j.open = b
+	first := !j.writing
+	j.writing = true
+	j.queueMu.Unlock()
+	if !first {
+		<-b.turn
+	}
+	j.queueMu.Lock()
+	j.open = nil // what comes now goes into the next batch
+	j.queueMu.Unlock()
+
+	b.err = j.writeBatch(b.recs)
+	close(b.done)
+
+	j.queueMu.Lock()
+	if next := j.open; next != nil {
+		close(next.turn) // its leader writes next
+	} else {
+		j.writing = false
+	}
+	j.queueMu.Unlock()
+	return b.err
 }
 
 // writeBatch numbers the records, appends them in one write and syncs the

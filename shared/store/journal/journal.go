@@ -99,16 +99,14 @@ type Journal struct {
 	// repairs the tail.
 	broken atomic.Pointer[error]
 
-	// The commit queue: writes append their record to open and wake the
-	// writer goroutine, which takes the whole batch.
+	// The commit queue (commit.go): writes append their record to the
+	// open batch, whose leader writes it once the batch before is on disk.
 	queueMu sync.Mutex
 	open    *batch
-	wake    chan struct{}
-	stop    chan struct{}
-	stopped chan struct{}
+	writing bool // a leader is writing a batch or waiting for its turn
 
-	// The file and what the journal knows of it. The writer goroutine holds
-	// fileMu while it writes a batch; compaction holds it (with gate held
+	// The file and what the journal knows of it. A batch's leader holds
+	// fileMu while it writes the batch; compaction holds it (with gate held
 	// exclusively, so no batch is pending) while it rewrites the file.
 	fileMu sync.Mutex
 	f      file
@@ -120,7 +118,7 @@ type Journal struct {
 	live map[string]struct{}
 	buf  []byte // the batch being written, reused
 
-	// bloated is set by the writer when superseded lines call for a
+	// bloated is set by a batch's leader when superseded lines call for a
 	// compaction; the write that sees it runs one after its own.
 	bloated    atomic.Bool
 	compacting atomic.Bool
@@ -207,8 +205,6 @@ func Open(ctx context.Context, db Backend, dir string, opts ...Option) (*Journal
 			return nil, err
 		}
 	}
-	j.wake, j.stop, j.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-	go j.writeBatches()
 	return j, nil
 }
 
@@ -398,7 +394,7 @@ type image struct {
 }
 
 // journaled runs a write and records it, then compacts the file when the
-// writer found it bloated.
+// batch that carried it found it bloated.
 func (j *Journal) journaled(ctx context.Context, items []touched, write func() error) error {
 	err := j.writeAndRecord(ctx, items, write)
 	if err == nil && j.bloated.Load() {
@@ -494,7 +490,7 @@ func (j *Journal) undo(ctx context.Context, before []image) error {
 }
 
 // readBack encodes the current state of every touched item as one record,
-// still without its number (the writer numbers records in file order).
+// still without its number (its batch's leader numbers records in file order).
 // The caller holds the items' locks, so what it reads is its own write's
 // outcome.
 func (j *Journal) readBack(ctx context.Context, items []image, ids []string) (pending, error) {
@@ -618,7 +614,7 @@ func (j *Journal) compactBloated(ctx context.Context) {
 }
 
 // compact rewrites the file from a Scan. The caller excludes every write
-// (gate held exclusively, or Open before the writer starts) and holds
+// (gate held exclusively, or Open before any write) and holds
 // fileMu.
 func (j *Journal) compact(ctx context.Context) error {
 	tmp := j.path + ".tmp"
@@ -682,17 +678,15 @@ func (j *Journal) compact(ctx context.Context) error {
 	return nil
 }
 
-// Close waits for the writes under way, stops the writer and closes the
-// file; writes afterwards fail.
+// Close waits for the writes under way and closes the file; writes
+// afterwards fail.
 func (j *Journal) Close() error {
 	j.gate.Lock()
 	defer j.gate.Unlock()
 	if j.closed {
 		return nil
 	}
-	j.closed = true
-	close(j.stop) // no batch is pending: every write holds the gate until its record is on disk
-	<-j.stopped
+	j.closed = true // no batch is pending: every write holds the gate until its record is on disk
 	j.fileMu.Lock()
 	defer j.fileMu.Unlock()
 	return errors.Join(j.f.Sync(), j.f.Close())

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -41,23 +42,21 @@ func (c *Client) FindByPowerAddress(ctx context.Context, addr string) ([]Machine
 	if err := requireArg(op, "", "power_address", addr); err != nil {
 		return nil, err
 	}
-	var params map[string]struct {
-		PowerAddress any `json:"power_address"`
-	}
-	if err := c.doJSON(ctx, request{op: op, method: http.MethodGet, path: "machines/", maasOp: "power_parameters"}, &params); err != nil {
+	r := request{op: op, method: http.MethodGet, path: "machines/", maasOp: "power_parameters"}
+	rep, err := c.do(ctx, r)
+	if err != nil {
 		return nil, err
 	}
-	want := strings.TrimSpace(addr)
-	var ids []string
-	for sid, p := range params {
-		if s, ok := p.PowerAddress.(string); ok && strings.EqualFold(strings.TrimSpace(s), want) {
-			ids = append(ids, sid)
-		}
+	ids, err := scanPowerAddresses(rep.body, addr)
+	if err != nil {
+		return nil, &MAASUnexpectedResponseError{Op: op, StatusCode: rep.status, Message: err.Error()}
 	}
+	want := strings.TrimSpace(addr)
 	if len(ids) == 0 {
 		return []Machine{}, nil
 	}
 	sort.Strings(ids)
+	ids = slices.Compact(ids) // a key repeated in the reply
 	ms, err := c.listMachines(ctx, op, url.Values{"id": ids})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -26,9 +28,41 @@ func (s *Store) eventSeq(ev domain.TimelineEntry) string {
 	return timeKey(ev.Time) + "#" + s.timelineSuffix()
 }
 
+// eventItem is the item of a timeline row: the attributes marshalItem
+// would give it (an onboarding writes dozens of rows, and attributevalue's
+// reflection cost as much as the rest of the write), built directly.
 func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeValue, error) {
-	return marshalItem(ev, key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}, "onboarding_event", nil)
+	k := key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}
+	item := make(map[string]types.AttributeValue, 13)
+	item["onboarding_id"] = str(ev.OnboardingID)
+	item["seq"] = str(ev.Seq)
+	item["time"] = str(ev.Time.Format(time.RFC3339Nano)) // attributevalue's time encoding
+	item["attempt"] = &types.AttributeValueMemberN{Value: strconv.Itoa(ev.Attempt)}
+	item["kind"] = str(string(ev.Kind))
+	// The omitempty fields.
+	if ev.Stage != "" {
+		item["stage"] = str(string(ev.Stage))
+	}
+	if ev.Outcome != "" {
+		item["outcome"] = str(ev.Outcome)
+	}
+	if ev.Detail != "" {
+		item["detail"] = str(ev.Detail)
+	}
+	if ev.Source != "" {
+		item["source"] = str(ev.Source)
+	}
+	if ev.MAASEventID != 0 {
+		item["maas_event_id"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.MAASEventID, 10)}
+	}
+	item[AttrPK] = str(k.pk)
+	item[AttrSK] = str(k.sk)
+	item[entityAttr] = str(entityTimelineRow)
+	return item, nil
 }
+
+// entityTimelineRow is the entity name of a timeline row.
+const entityTimelineRow = "onboarding_event"
 
 // AppendOnboardingEvents adds timeline rows. Rows with a MAASEventID are
 // written at most once per onboarding, so copying MAAS events is repeatable

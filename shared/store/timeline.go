@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -147,7 +148,38 @@ func anyFailed(codes []string) bool {
 // the same instant, MAAS events by MAAS id before workflow rows in write
 // order. An unknown onboarding has an empty timeline.
 func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error) {
-	return queryPrefix[domain.TimelineEntry](ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix)
+	return queryPrefixWith(ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix, decodeTimelineEntry)
+}
+
+// decodeTimelineEntry decodes a timeline row: directly when it holds the
+// attributes eventItem writes (an activity reads the whole timeline to
+// see whether it already published an event), through attributevalue
+// otherwise, to the same value either way.
+func decodeTimelineEntry(item map[string]types.AttributeValue) (domain.TimelineEntry, error) {
+	if ev, ok := readTimelineEntry(item); ok {
+		return ev, nil
+	}
+	var ev domain.TimelineEntry
+	err := attributevalue.UnmarshalMap(item, &ev)
+	return ev, err
+}
+
+// readTimelineEntry is decodeTimelineEntry's direct path.
+func readTimelineEntry(item map[string]types.AttributeValue) (domain.TimelineEntry, bool) {
+	r := attrReader{item: item, ok: true}
+	ev := domain.TimelineEntry{
+		OnboardingID: r.str("onboarding_id"),
+		Seq:          r.str("seq"),
+		Time:         r.time("time"),
+		Attempt:      r.int("attempt"),
+		Kind:         domain.TimelineKind(r.str("kind")),
+		Stage:        domain.Stage(r.str("stage")),
+		Outcome:      r.str("outcome"),
+		Detail:       r.str("detail"),
+		Source:       r.str("source"),
+		MAASEventID:  r.int64("maas_event_id"),
+	}
+	return ev, r.ok
 }
 
 // UpdateOnboardingWithTimeline is UpdateOnboarding that also appends the

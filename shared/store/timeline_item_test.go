@@ -1,10 +1,13 @@
 package store
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,5 +33,42 @@ func TestEventItemMatchesMarshalItem(t *testing.T) {
 		got, err := s.eventItem(ev)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "%+v", ev)
+	}
+}
+
+// A timeline row reads back as attributevalue reads it, written by
+// eventItem or holding something eventItem never writes.
+func TestDecodeTimelineEntryMatchesAttributevalue(t *testing.T) {
+	at := time.Date(2026, 11, 24, 5, 0, 0, 120000000, time.UTC)
+	s := &Store{}
+	written, err := s.eventItem(domain.TimelineEntry{OnboardingID: "ob-1", Seq: "s2", Time: at, Attempt: 2, Kind: "stage_exited",
+		Stage: "deploying", Outcome: "ok", Detail: "d", Source: "maas", MAASEventID: 4711})
+	require.NoError(t, err)
+	empty, err := s.eventItem(domain.TimelineEntry{})
+	require.NoError(t, err)
+	_, direct := readTimelineEntry(written)
+	assert.True(t, direct, "a row as eventItem writes it is read directly")
+
+	with := func(name string, v types.AttributeValue) map[string]types.AttributeValue {
+		out := maps.Clone(written)
+		out[name] = v
+		return out
+	}
+	items := map[string]map[string]types.AttributeValue{
+		"written":          written,
+		"empty row":        empty,
+		"null detail":      with("detail", &types.AttributeValueMemberNULL{Value: true}),
+		"attempt a string": with("attempt", &types.AttributeValueMemberS{Value: "2"}),
+		"id as a string":   with("maas_event_id", &types.AttributeValueMemberS{Value: "4711"}),
+		"bad time":         with("time", &types.AttributeValueMemberS{Value: "now"}),
+	}
+	for name, item := range items {
+		var want domain.TimelineEntry
+		wantErr := attributevalue.UnmarshalMap(item, &want)
+		got, gotErr := decodeTimelineEntry(item)
+		assert.Equal(t, wantErr != nil, gotErr != nil, name)
+		if wantErr == nil {
+			assert.Equal(t, want, got, name)
+		}
 	}
 }

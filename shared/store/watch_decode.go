@@ -69,7 +69,8 @@ func readWatchCursor(item map[string]types.AttributeValue) (domain.WatchCursor, 
 
 // attrReader reads an item's attributes as attributevalue decodes them
 // into Go strings, integers and times (RFC 3339 strings). ok turns false
-// at the first attribute of another kind.
+// at the first attribute of another kind. The timeline's rows are read
+// with it too (decodeTimelineEntry).
 type attrReader struct {
 	item map[string]types.AttributeValue
 	ok   bool

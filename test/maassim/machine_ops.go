@@ -66,7 +66,7 @@ func (s *Simulator) updateMachine(rq *request) reply {
 		m.powerType = pt
 	}
 	for k, v := range params {
-		m.setPowerParam(k, v)
+		s.st.setPowerParam(m, k, v)
 	}
 	if _, ok := params["power_address"]; ok && m.powerType == "ipmi" {
 		m.hw = s.st.hwByBMC[params["power_address"]]
@@ -101,6 +101,7 @@ func (s *Simulator) removeMachine(m *machine) {
 		s.releaseLinks(i)
 	}
 	delete(s.st.machines, m.systemID)
+	s.st.allPowerParams = nil
 	for n, x := range s.st.order {
 		if x == m {
 			s.st.order = append(s.st.order[:n:n], s.st.order[n+1:]...)

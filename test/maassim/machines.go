@@ -340,7 +340,7 @@ func (s *Simulator) createMachine(rq *request) reply {
 	m.architecture = arch
 	m.minHWEKernel = p.Get("min_hwe_kernel")
 	m.powerType = powerType
-	m.setPowerParams(params)
+	s.st.setPowerParams(m, params)
 	// IPMI machines reach their host through the BMC address; others are
 	// matched by a MAC of the host (the operator powers them by hand).
 	if powerType == "ipmi" {
@@ -396,6 +396,7 @@ func (s *Simulator) newMachine(hostname string) *machine {
 	s.st.nextMachineID++
 	s.st.machines[sid] = m
 	s.st.order = append(s.st.order, m)
+	s.st.allPowerParams = nil
 	s.st.byHostname[hostname] = append(s.st.byHostname[hostname], m)
 	return m
 }
@@ -596,8 +597,11 @@ func (s *Simulator) listAllocated(rq *request) reply {
 func (s *Simulator) powerParametersMany(rq *request) reply {
 	// A JSON object of system_id to parameters, assembled from each
 	// machine's encoding (powerParamsJSON).
-	body := []byte{'{'}
 	ids := rq.params["id"]
+	if len(ids) == 0 && s.st.allPowerParams != nil {
+		return reply{code: http.StatusOK, ctype: jsonType, body: s.st.allPowerParams}
+	}
+	body := []byte{'{'}
 	for _, m := range s.st.order {
 		if len(ids) == 0 || contains(ids, m.systemID) {
 			if len(body) > 1 {
@@ -609,6 +613,9 @@ func (s *Simulator) powerParametersMany(rq *request) reply {
 		}
 	}
 	body = append(body, '}')
+	if len(ids) == 0 {
+		s.st.allPowerParams = body
+	}
 	return reply{code: http.StatusOK, ctype: jsonType, body: body}
 }
 

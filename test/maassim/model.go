@@ -65,7 +65,7 @@ type machine struct {
 	locked         bool
 
 	powerType   string
-	powerParams map[string]string // keys without the power_parameters_ prefix; written through setPowerParam(s)
+	powerParams map[string]string // keys without the power_parameters_ prefix; written through state.setPowerParam(s)
 	powerJSON   []byte            // powerParams encoded, nil until asked for after a change
 	hw          *hardware
 
@@ -277,6 +277,10 @@ type state struct {
 	machines   map[string]*machine
 	order      []*machine // by id
 	byHostname map[string][]*machine
+	// allPowerParams is the power_parameters reply for every machine, nil
+	// after a machine or its parameters changed: every discovery by BMC
+	// address asks for it, and machines rarely change meanwhile.
+	allPowerParams []byte
 
 	hwByBMC map[string]*hardware
 	hwByMAC map[string]*hardware
@@ -311,15 +315,15 @@ func newState() *state {
 }
 
 // setPowerParams replaces m's power parameters.
-func (m *machine) setPowerParams(params map[string]string) {
+func (st *state) setPowerParams(m *machine, params map[string]string) {
 	m.powerParams = params
-	m.powerJSON = nil
+	m.powerJSON, st.allPowerParams = nil, nil
 }
 
 // setPowerParam sets one of m's power parameters.
-func (m *machine) setPowerParam(name, value string) {
+func (st *state) setPowerParam(m *machine, name, value string) {
 	m.powerParams[name] = value
-	m.powerJSON = nil
+	m.powerJSON, st.allPowerParams = nil, nil
 }
 
 // powerParamsJSON is m's power parameters as power_parameters returns them,

@@ -159,7 +159,7 @@ func (j *Journal) writeBatch(recs []pending) error {
 		err = io.ErrShortWrite
 	}
 	if err == nil {
-		if err = j.f.Sync(); err != nil {
+		if err = syncData(j.f); err != nil {
 			err = fmt.Errorf("sync: %w", err)
 		}
 	}

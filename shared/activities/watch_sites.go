@@ -97,16 +97,25 @@ func (a *Activities) WatchSites(ctx context.Context, in WatchSitesInput) (out Wa
 		left  = 0
 		slots = make(chan struct{}, watchSitesParallel)
 	)
-	for siteID, watches := range bySite {
+	siteRound := func(siteID string, watches []domain.MachineWatch) int {
 		cursor, hasCursor := listed.Cursors[siteID]
+		sw := siteWatch{a: a, siteID: siteID, watches: watches, cursor: cursor, hasCursor: hasCursor, listedAt: listedAt,
+			log: log.With(slog.String(logfield.SiteID, siteID))}
+		return sw.round(ctx)
+	}
+	for siteID, watches := range bySite {
+		if len(bySite) == 1 {
+			// A lone site is read here: a goroutine of its own would only
+			// grow a fresh stack for the MAAS call, every round.
+			left = siteRound(siteID, watches)
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			sw := siteWatch{a: a, siteID: siteID, watches: watches, cursor: cursor, hasCursor: hasCursor, listedAt: listedAt,
-				log: log.With(slog.String(logfield.SiteID, siteID))}
-			n := sw.round(ctx)
+			n := siteRound(siteID, watches)
 			mu.Lock()
 			left += n
 			mu.Unlock()

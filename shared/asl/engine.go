@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -154,6 +155,23 @@ type registered struct {
 	name string
 	arn  string
 	sm   *StateMachine
+	// histLen is the history length of this machine's last finished
+	// execution: the next one starts with room for as many events, instead
+	// of growing its history by doubling and copying from one.
+	histLen atomic.Int64
+}
+
+// historyCapacity is the room a new execution's history starts with: as
+// many events as the machine's last execution had, or before any, two per
+// top-level state (entered and exited) and a few more. A long history
+// does not make every later execution reserve as much.
+func (r *registered) historyCapacity(maxHist int) int {
+	const most = 1024
+	n := int(r.histLen.Load())
+	if n == 0 {
+		n = 2*len(r.sm.root.states) + 8
+	}
+	return min(n, maxHist, most)
 }
 
 // NewEngine returns an engine configured by o.

@@ -47,6 +47,7 @@ func newExecution(e *Engine, r *registered, arn, name string, in any, inText str
 
 func (x *execution) start() {
 	x.mu.Lock()
+	x.events = make([]event, 0, x.sm.historyCapacity(x.e.maxHist))
 	x.events = append(x.events, event{id: 1, at: x.startTime, typ: "ExecutionStarted", value: x.input, hasValue: true})
 	if t := x.sm.sm.root.timeout; t > 0 {
 		x.timeoutTmr = x.e.clock.AfterFunc(time.Duration(t)*time.Second, func() {
@@ -132,6 +133,7 @@ func (x *execution) finish(out any, f *failure) {
 	}
 	ev.id = int64(len(x.events) + 1)
 	x.events = append(x.events, ev)
+	x.sm.histLen.Store(int64(len(x.events)))
 	for _, h := range x.endHooks {
 		h()
 	}

@@ -61,28 +61,32 @@ func (r *stateRun) context() any {
 // runMachine runs a state machine from StartAt and returns its output.
 func (t *thread) runMachine(m *machine, input any) (any, *failure) {
 	name := m.startAt
+	// The first state's input is measured on entry; every later one is the
+	// state before's output, measured as it left (values do not change).
+	measured := false
 	for {
 		if t.reason() != nil {
 			return nil, errCanceled
 		}
 		st := m.states[name]
-		out, next, f := t.runState(st, input)
+		out, next, f := t.runState(st, input, measured)
 		if f != nil {
 			return nil, f
 		}
 		if next == "" {
 			return out, nil
 		}
-		name, input = next, out
+		name, input, measured = next, out, true
 	}
 }
 
 // runState runs one visit to a state and returns its output and the next
-// state's name ("" when the machine ends).
-func (t *thread) runState(st *state, raw any) (any, string, *failure) {
+// state's name ("" when the machine ends). measured says raw is known to be
+// within the payload limit already.
+func (t *thread) runState(st *state, raw any, measured bool) (any, string, *failure) {
 	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
 	t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
-	if jsonSize(raw) > MaxPayloadBytes {
+	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
 	var out any

@@ -333,7 +333,7 @@ func (r *stateRun) invoke(h TaskHandler, fnARN, requestID string, payload any, t
 		x.mu.Unlock()
 	}()
 	e.busy()
-	go func() {
+	handlerWorkers.run(func() {
 		unlock := e.serialize(h)
 		out, ierr := callHandler(ctx, h, body)
 		unlock()
@@ -341,7 +341,7 @@ func (r *stateRun) invoke(h TaskHandler, fnARN, requestID string, payload any, t
 		w.claimLocked(e, wakeDone, invokeResult{out: out, ierr: ierr}, nil)
 		x.mu.Unlock()
 		e.idle()
-	}()
+	})
 	tm := t.afterOn(e.invokeClk, timeout, w, wakeTimeout)
 	t.park(w)
 	tm.Stop()

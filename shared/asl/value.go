@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ohler55/ojg/oj"
@@ -21,6 +22,11 @@ import (
 const MaxPayloadBytes = 262144
 
 var jsonOptions = &oj.Options{Sort: true}
+
+// jsonWriters keeps ojg writers, and their buffers, between renderings:
+// oj.JSON given options builds a new writer with a 1 KiB buffer on every
+// call, and the runtime renders a value at nearly every transition.
+var jsonWriters = sync.Pool{New: func() any { return &oj.Writer{Options: *jsonOptions} }}
 
 // parseJSON parses JSON text into the generic model.
 func parseJSON(b []byte) (any, error) {
@@ -41,7 +47,9 @@ func toJSON(v any) string {
 			return "{}"
 		}
 	}
-	return oj.JSON(v, jsonOptions)
+	wr, _ := jsonWriters.Get().(*oj.Writer)
+	defer jsonWriters.Put(wr)
+	return wr.JSON(v)
 }
 
 // jsonSize returns the length in bytes of v's compact JSON text without

@@ -157,18 +157,41 @@ var (
 	// tokenPattern is the base64url alphabet NewToken uses: the check keeps
 	// the value safe in JSON, an env file and a shell; strength comes from
 	// NewToken, not from here.
-	tokenPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,512}$`)
-	pubKeyPattern = regexp.MustCompile(`^[A-Za-z0-9+/=:._-]{1,1000}$`)
+	tokenPattern  = boundedPattern{regexp.MustCompile(`^[A-Za-z0-9_-]+$`), 512}
+	pubKeyPattern = boundedPattern{regexp.MustCompile(`^[A-Za-z0-9+/=:._-]+$`), 1000}
 	digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	// ociRefPattern is registry/repository[:tag] without a digest: the digest
 	// is its own field and the bootstrap pins it.
 	ociRefPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?$`)
-	unitPattern   = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+\.service$`)
+	// unitPattern is a unit name without its ".service" (isServiceUnit).
+	unitPattern   = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+$`)
 	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	// versionPattern keeps a site bootstrap version printable in one
 	// comment line and in node-side error messages.
 	versionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+/-]{0,63}$`)
 )
+
+// boundedPattern is a pattern whose length bound is checked apart from
+// it. Written as a counted repetition ({1,512}), the bound compiles to
+// hundreds of instructions, and every match then needs a matcher as
+// large, built again after each garbage collection: tens of kilobytes per
+// bundle validated.
+type boundedPattern struct {
+	re     *regexp.Regexp
+	maxLen int // in bytes; the patterns' classes are ASCII
+}
+
+func (p boundedPattern) MatchString(s string) bool {
+	return len(s) <= p.maxLen && p.re.MatchString(s)
+}
+
+// isServiceUnit is `^[A-Za-z0-9:_.@-]+\.service$` without the backtracking
+// that pattern needs ('.' is in the class), which costs a matcher of tens
+// of kilobytes per call.
+func isServiceUnit(s string) bool {
+	name, ok := strings.CutSuffix(s, ".service")
+	return ok && unitPattern.MatchString(name)
+}
 
 // Validate checks a bundle built by NewBundle or read by ParseUserData:
 // every key present and well formed, the CA real, and ca_fingerprint
@@ -228,7 +251,7 @@ func (p Package) validate() error {
 	default:
 		return bundleErr("package.pull_delivery_mode", "must be "+PullAnonymous+" or "+PullPreloaded)
 	}
-	if !unitPattern.MatchString(p.SystemdUnitName) {
+	if !isServiceUnit(p.SystemdUnitName) {
 		return bundleErr("package.systemd_unit_name", "must be a systemd unit name ending in .service")
 	}
 	return nil

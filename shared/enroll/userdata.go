@@ -137,7 +137,7 @@ var (
 	siteKeys = []string{"url", "version", "sha256", "oci_ref", "oci_digest"}
 )
 
-var siteOCIRefPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9./:@_-]{0,511}$`)
+var siteOCIRefPattern = boundedPattern{regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9./:@_-]*$`), 512}
 
 // checkSite validates the site bootstrap reference before it reaches a
 // node: a fetchable URL and a version are required (the version is how a

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -225,6 +226,26 @@ type request struct {
 type reply struct {
 	status int
 	body   []byte
+	// pooled is body's buffer when it came from bodyBuffers.
+	pooled *[]byte
+}
+
+// bodyBuffers hold the bodies of successful replies that are decoded and
+// dropped at once (doJSON): a machine object is several kilobytes, read
+// on nearly every call. A buffer grown past maxPooledBody is left to the
+// collector rather than kept.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 1 << 20
+
+// release hands the body's buffer back for the next reply; the body must
+// not be used after it. encoding/json copies what it decodes, so a
+// decoded value never shares the buffer.
+func (rep reply) release() {
+	if rep.pooled != nil && cap(rep.body) <= maxPooledBody {
+		*rep.pooled = rep.body[:0]
+		bodyBuffers.Put(rep.pooled)
+	}
 }
 
 // do sends r and returns the 2xx answer or a typed error.
@@ -234,11 +255,6 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.defaultTimeout)
 		defer cancel()
 	}
-	sc := c.keyScrubber
-	for _, s := range r.secrets {
-		sc = sc.with(s)
-	}
-
 	query := url.Values{}
 	for k, v := range r.query {
 		query[k] = v
@@ -270,23 +286,68 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.logRequest(ctx, r, 0, start)
-		return reply{}, c.transportFailure(ctx, r, err, sc)
+		return reply{}, c.transportFailure(ctx, r, err, c.scrubberFor(r))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	c.logRequest(ctx, r, resp.StatusCode, start)
 
-	limit := int64(maxErrorBodyBytes)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		limit = maxBodyBytes
+		pooled, _ := bodyBuffers.Get().(*[]byte)
+		data, err := readBody(resp, maxBodyBytes, *pooled)
+		rep := reply{status: resp.StatusCode, body: data, pooled: pooled}
+		if err != nil {
+			rep.release()
+			return reply{}, c.transportFailure(ctx, r, err, c.scrubberFor(r))
+		}
+		return rep, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	data, err := readBody(resp, maxErrorBodyBytes, nil)
 	if err != nil {
-		return reply{}, c.transportFailure(ctx, r, err, sc)
+		return reply{}, c.transportFailure(ctx, r, err, c.scrubberFor(r))
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return reply{status: resp.StatusCode, body: data}, nil
+	return reply{}, c.classify(r, resp, data, c.scrubberFor(r))
+}
+
+// scrubberFor is the client's key scrubber extended with r's own secrets.
+// Only a failed call needs it, so a successful one never builds it.
+func (c *Client) scrubberFor(r request) scrubber {
+	sc := c.keyScrubber
+	for _, s := range r.secrets {
+		sc = sc.with(s)
 	}
-	return reply{}, c.classify(r, resp, data, sc)
+	return sc
+}
+
+// readBody reads at most limit bytes of resp's body into buf, reused from
+// its start. A declared length sizes a buffer too small for it at once,
+// instead of growing it by doubling through a machine object's several
+// kilobytes; the length is only a hint, so a body that turns out longer or
+// shorter reads all the same.
+func readBody(resp *http.Response, limit int64, buf []byte) ([]byte, error) {
+	body := io.LimitReader(resp.Body, limit)
+	// One byte more than declared, so that the read meeting the end of a
+	// body of exactly that length does not grow the buffer first.
+	want := int64(512)
+	if resp.ContentLength > 0 {
+		want = max(want, min(resp.ContentLength, limit)+1)
+	}
+	if int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // doJSON sends r and decodes the JSON answer into out.
@@ -295,6 +356,7 @@ func (c *Client) doJSON(ctx context.Context, r request, out any) error {
 	if err != nil {
 		return err
 	}
+	defer rep.release()
 	if err := json.Unmarshal(rep.body, out); err != nil {
 		return &MAASUnexpectedResponseError{Op: r.op, SystemID: r.systemID, StatusCode: rep.status, Message: describeJSONError(err)}
 	}

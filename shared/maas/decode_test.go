@@ -269,3 +269,33 @@ func BenchmarkDecodeMachine(b *testing.B) {
 		_ = w.machine()
 	}
 }
+
+// jsonString's shortcut for plain literals must read every literal as
+// encoding/json does.
+func TestJSONStringMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range []string{
+		`""`, `"gpu-01"`, `"From 'Commissioning' to 'Ready'"`, `"a\"b"`, `"tab\there"`,
+		`"caf\u00e9"`, `"café"`, `"\ud83d\ude00"`, `"slash\/ed"`, "\"bad \xff byte\"",
+	} {
+		var want string
+		require.NoError(t, json.Unmarshal([]byte(lit), &want), lit)
+		got, err := jsonString([]byte(lit))
+		require.NoError(t, err, lit)
+		assert.Equal(t, want, got, lit)
+	}
+	_, err := jsonString([]byte(`12`))
+	assert.Error(t, err, "a number is not a string")
+}
+
+// A nullString decodes null as "" and a string as itself, escapes included,
+// and refuses anything else, as the custom decoder it replaced did.
+func TestNullStringDecoding(t *testing.T) {
+	var v struct {
+		A nullString `json:"a"`
+		B nullString `json:"b"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"a": null, "b": "x\u00e9\"y"}`), &v))
+	assert.Equal(t, nullString(""), v.A)
+	assert.Equal(t, nullString(`xé"y`), v.B)
+	assert.Error(t, json.Unmarshal([]byte(`{"a": 3}`), &v))
+}

@@ -47,7 +47,8 @@ func (c *Client) FindByPowerAddress(ctx context.Context, addr string) ([]Machine
 	if err != nil {
 		return nil, err
 	}
-	ids, err := scanPowerAddresses(rep.body, addr)
+	ids, err := scanPowerAddresses(rep.body, addr) // the scan copies what it keeps
+	rep.release()
 	if err != nil {
 		return nil, &MAASUnexpectedResponseError{Op: op, StatusCode: rep.status, Message: err.Error()}
 	}

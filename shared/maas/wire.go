@@ -13,20 +13,36 @@ import (
 // unexported: only this package's own types cross the ports. Nullable MAAS
 // fields are pointers or nullString here and plain zero values outside.
 
-// nullString decodes a JSON string or null ("" for null).
+// nullString is a JSON string or null ("" for null). encoding/json
+// decodes it natively: a null leaves a Go string as it is, and every
+// nullString is decoded into a fresh, zero value, so null reads as "". No
+// UnmarshalJSON on purpose: a machine object holds dozens of these, and a
+// custom decoder makes encoding/json scan each value twice and start a
+// second decoder for it.
 type nullString string
 
-func (s *nullString) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		*s = ""
-		return nil
+// jsonString is the string a JSON string literal b holds. A literal of
+// printable ASCII without escapes, as nearly every MAAS name and id is,
+// is its bytes between the quotes; anything else goes through
+// encoding/json.
+func jsonString(b []byte) (string, error) {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && plainASCII(b[1:n-1]) {
+		return string(b[1 : n-1]), nil
 	}
 	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+// plainASCII says whether b needs no JSON unescaping: no control
+// character, quote, backslash or non-ASCII byte.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
 	}
-	*s = nullString(v)
-	return nil
+	return true
 }
 
 // named decodes MAAS's nested {id, name, …} objects (domain, zone, pool) to
@@ -39,8 +55,8 @@ func (n *named) UnmarshalJSON(b []byte) error {
 	case bytes.Equal(b, []byte("null")):
 		*n = ""
 	case len(b) > 0 && b[0] == '"':
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
+		v, err := jsonString(b)
+		if err != nil {
 			return err
 		}
 		*n = named(v)
@@ -248,9 +264,12 @@ const eventTimeLayout = "Mon, 02 Jan. 2006 15:04:05"
 type maasTime time.Time
 
 func (t *maasTime) UnmarshalJSON(b []byte) error {
-	var s nullString
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
+	var s string
+	if !bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		var err error
+		if s, err = jsonString(bytes.TrimSpace(b)); err != nil {
+			return err
+		}
 	}
 	if s == "" {
 		*t = maasTime{}

@@ -63,14 +63,25 @@ func (s *Store) queryAll(ctx context.Context, q *dynamodb.QueryInput, each func(
 // queryPrefix lists the records of partition pk whose sort key starts with
 // prefix, in sort-key order.
 func queryPrefix[T any](ctx context.Context, s *Store, kind, pk, prefix string) ([]T, error) {
+	return queryPrefixWith(ctx, s, kind, pk, prefix, func(item map[string]types.AttributeValue) (T, error) {
+		var v T
+		err := attributevalue.UnmarshalMap(item, &v)
+		return v, err
+	})
+}
+
+// queryPrefixWith is queryPrefix with its own item decoder.
+func queryPrefixWith[T any](ctx context.Context, s *Store, kind, pk, prefix string,
+	decode func(map[string]types.AttributeValue) (T, error),
+) ([]T, error) {
 	res := []T{}
 	err := s.queryAll(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(exprPrefix),
 		ExpressionAttributeNames:  map[string]string{"#pk": AttrPK, "#sk": AttrSK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":prefix": str(prefix)},
 	}, func(item map[string]types.AttributeValue) error {
-		var v T
-		if err := attributevalue.UnmarshalMap(item, &v); err != nil {
+		v, err := decode(item)
+		if err != nil {
 			return fmt.Errorf("decode %s: %w", kind, err)
 		}
 		res = append(res, v)

@@ -25,7 +25,10 @@ func (r *recentItems) put(k key, item map[string]types.AttributeValue) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.items == nil || len(r.items) >= recentCapacity {
-		r.items = make(map[key]map[string]types.AttributeValue, recentCapacity)
+		// Not sized for the capacity: a Store that guesses for a few
+		// records at a time (an activity's, the enrollment API's) would pay
+		// for a thousand slots it never fills, on every fresh start.
+		r.items = map[key]map[string]types.AttributeValue{}
 	}
 	r.items[k] = item
 }

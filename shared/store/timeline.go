@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -26,9 +29,41 @@ func (s *Store) eventSeq(ev domain.TimelineEntry) string {
 	return timeKey(ev.Time) + "#" + s.timelineSuffix()
 }
 
+// eventItem is the item of a timeline row: the attributes marshalItem
+// would give it (an onboarding writes dozens of rows, and attributevalue's
+// reflection cost as much as the rest of the write), built directly.
 func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeValue, error) {
-	return marshalItem(ev, key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}, "onboarding_event", nil)
+	k := key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}
+	item := make(map[string]types.AttributeValue, 13)
+	item["onboarding_id"] = str(ev.OnboardingID)
+	item["seq"] = str(ev.Seq)
+	item["time"] = str(ev.Time.Format(time.RFC3339Nano)) // attributevalue's time encoding
+	item["attempt"] = &types.AttributeValueMemberN{Value: strconv.Itoa(ev.Attempt)}
+	item["kind"] = str(string(ev.Kind))
+	// The omitempty fields.
+	if ev.Stage != "" {
+		item["stage"] = str(string(ev.Stage))
+	}
+	if ev.Outcome != "" {
+		item["outcome"] = str(ev.Outcome)
+	}
+	if ev.Detail != "" {
+		item["detail"] = str(ev.Detail)
+	}
+	if ev.Source != "" {
+		item["source"] = str(ev.Source)
+	}
+	if ev.MAASEventID != 0 {
+		item["maas_event_id"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.MAASEventID, 10)}
+	}
+	item[AttrPK] = str(k.pk)
+	item[AttrSK] = str(k.sk)
+	item[entityAttr] = str(entityTimelineRow)
+	return item, nil
 }
+
+// entityTimelineRow is the entity name of a timeline row.
+const entityTimelineRow = "onboarding_event"
 
 // AppendOnboardingEvents adds timeline rows. Rows with a MAASEventID are
 // written at most once per onboarding, so copying MAAS events is repeatable
@@ -113,7 +148,38 @@ func anyFailed(codes []string) bool {
 // the same instant, MAAS events by MAAS id before workflow rows in write
 // order. An unknown onboarding has an empty timeline.
 func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) ([]domain.TimelineEntry, error) {
-	return queryPrefix[domain.TimelineEntry](ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix)
+	return queryPrefixWith(ctx, s, "timeline", pkOnboarding+onboardingID, skEventPrefix, decodeTimelineEntry)
+}
+
+// decodeTimelineEntry decodes a timeline row: directly when it holds the
+// attributes eventItem writes (an activity reads the whole timeline to
+// see whether it already published an event), through attributevalue
+// otherwise, to the same value either way.
+func decodeTimelineEntry(item map[string]types.AttributeValue) (domain.TimelineEntry, error) {
+	if ev, ok := readTimelineEntry(item); ok {
+		return ev, nil
+	}
+	var ev domain.TimelineEntry
+	err := attributevalue.UnmarshalMap(item, &ev)
+	return ev, err
+}
+
+// readTimelineEntry is decodeTimelineEntry's direct path.
+func readTimelineEntry(item map[string]types.AttributeValue) (domain.TimelineEntry, bool) {
+	r := attrReader{item: item, ok: true}
+	ev := domain.TimelineEntry{
+		OnboardingID: r.str("onboarding_id"),
+		Seq:          r.str("seq"),
+		Time:         r.time("time"),
+		Attempt:      r.int("attempt"),
+		Kind:         domain.TimelineKind(r.str("kind")),
+		Stage:        domain.Stage(r.str("stage")),
+		Outcome:      r.str("outcome"),
+		Detail:       r.str("detail"),
+		Source:       r.str("source"),
+		MAASEventID:  r.int64("maas_event_id"),
+	}
+	return ev, r.ok
 }
 
 // UpdateOnboardingWithTimeline is UpdateOnboarding that also appends the

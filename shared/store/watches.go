@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -110,14 +109,14 @@ func (s *Store) ListMachineWatches(ctx context.Context) (MachineWatches, error) 
 		entity, _ := item[entityAttr].(*types.AttributeValueMemberS)
 		switch {
 		case entity != nil && entity.Value == entityWatchCursor:
-			var c domain.WatchCursor
-			if err := attributevalue.UnmarshalMap(item, &c); err != nil {
+			c, err := decodeWatchCursor(item)
+			if err != nil {
 				return fmt.Errorf("decode %s: %w", kindWatchCursor, err)
 			}
 			out.Cursors[c.SiteID] = c
 		default:
-			var w domain.MachineWatch
-			if err := attributevalue.UnmarshalMap(item, &w); err != nil {
+			w, err := decodeMachineWatch(item)
+			if err != nil {
 				return fmt.Errorf("decode %s: %w", kindMachineWatch, err)
 			}
 			out.Watches = append(out.Watches, w)

@@ -1,6 +1,7 @@
 package maassim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,17 +27,29 @@ type reply struct {
 	ctype  string
 	body   []byte
 	header http.Header
+	// pooled holds body when it is a JSON encoding from replyBuffers; it
+	// goes back to the pool once the reply is written.
+	pooled *bytes.Buffer
 }
+
+// replyBuffers hold JSON replies from their encoding until they are
+// written: a machine object is several kilobytes, which json.Marshal would
+// copy out of its own buffer into a new slice for every reply.
+var replyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // jsonType is the Content-Type of MAAS's JSON replies.
 const jsonType = "application/json; charset=utf-8"
 
 func jsonReply(code int, v any) reply {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf, _ := replyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		replyBuffers.Put(buf)
 		return textReply(http.StatusInternalServerError, "internal error: "+err.Error())
 	}
-	return reply{code: code, ctype: jsonType, body: b}
+	// The same bytes as json.Marshal, which adds no newline after the value.
+	body := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	return reply{code: code, ctype: jsonType, body: body, pooled: buf}
 }
 
 func textReply(code int, msg string) reply {
@@ -77,6 +91,9 @@ func notFound(model string) reply {
 }
 
 func (rp reply) write(w http.ResponseWriter) {
+	if rp.pooled != nil {
+		defer replyBuffers.Put(rp.pooled)
+	}
 	h := w.Header()
 	for k, vs := range rp.header {
 		h[k] = vs

@@ -129,9 +129,13 @@ func (s *Simulator) queryEvents(rq *request) reply {
 	}
 	var out []*event
 	if hasAfter {
-		// Oldest first after `after`, then reversed (events.py).
-		for _, e := range pool {
-			if e.id > after && keep(e) {
+		// Oldest first after `after`, then reversed (events.py). The pool
+		// is in id order (ids are handed out as events are appended), so
+		// the scan starts at the first newer event, not at the oldest: the
+		// machine watch asks for what is new on every round.
+		first := sort.Search(len(pool), func(i int) bool { return pool[i].id > after })
+		for _, e := range pool[first:] {
+			if keep(e) {
 				out = append(out, e)
 				if len(out) == limit {
 					break

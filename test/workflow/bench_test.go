@@ -73,9 +73,9 @@ func (h *harness) runAll(b *testing.B, obs []domain.Onboarding) []string {
 	return arns
 }
 
-// onboardMany runs n clean onboardings at once on h and returns the
-// transitions they took.
-func onboardMany(b *testing.B, h *harness, batch, n int) int {
+// onboardMany runs n clean onboardings at once on h and returns their
+// executions' ARNs.
+func onboardMany(b *testing.B, h *harness, batch, n int) []string {
 	b.Helper()
 	obs := make([]domain.Onboarding, n)
 	for i := range obs {
@@ -85,12 +85,7 @@ func onboardMany(b *testing.B, h *harness, batch, n int) int {
 		h.hardware(host, bmc, mac, maassim.Faults{})
 		obs[i] = h.f.AddOnboarding(b, host, bmc)
 	}
-	arns := h.runAll(b, obs)
-	total := 0
-	for _, arn := range arns {
-		total += transitions(b, h.engine, arn)
-	}
-	return total
+	return h.runAll(b, obs)
 }
 
 // benchOnboardings runs b.N batches of n concurrent clean onboardings, each
@@ -116,9 +111,14 @@ func benchOnboardings(b *testing.B, n int) {
 		cpu0, calls0, ops0 := cpuTime(b), totalCalls(h.f.Sim), h.f.DB.Counts()
 		watchCalls0, watchOps0 := h.watch.maas.calls.Load(), h.watch.db.Counts()
 		b.StartTimer()
-		trans += onboardMany(b, h, i, n)
+		arns := onboardMany(b, h, i, n)
 		b.StopTimer()
 		cpu += cpuTime(b) - cpu0
+		// Counting the transitions renders each execution's history: the
+		// benchmark's bookkeeping, not the onboardings', so off the clock.
+		for _, arn := range arns {
+			trans += transitions(b, h.engine, arn)
+		}
 		// The simulator counts every caller: the watch's event queries are
 		// taken out, so the workflow's own figure stays comparable.
 		w := int(h.watch.maas.calls.Load() - watchCalls0)

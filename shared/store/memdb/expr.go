@@ -1,8 +1,10 @@
 package memdb
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -344,6 +346,13 @@ func order(l, r types.AttributeValue) (int, bool) {
 		rv, ok := r.(*types.AttributeValueMemberN)
 		if !ok {
 			return 0, false
+		}
+		// Versions and counters are integers: compared as such, without the
+		// two big.Rat a decimal needs.
+		if a, errA := strconv.ParseInt(lv.Value, 10, 64); errA == nil {
+			if b, errB := strconv.ParseInt(rv.Value, 10, 64); errB == nil {
+				return cmp.Compare(a, b), true
+			}
 		}
 		a, okA := new(big.Rat).SetString(lv.Value)
 		b, okB := new(big.Rat).SetString(rv.Value)

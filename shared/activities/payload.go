@@ -47,7 +47,7 @@ func (a *Activities) renderPayload(pol domain.EffectivePolicy, nodeID string, to
 		APIURL:             a.enrollmentURL(pol),
 		Token:              token,
 		TaskSigningPubKeys: a.taskSigningKeys(),
-		CABundlePEM:        a.caBundle(pol),
+		CABundlePEM:        pol.CABundleOr(a.d.Config.CABundle),
 		Package:            a.d.Config.Package,
 	})
 	if err != nil {
@@ -58,15 +58,6 @@ func (a *Activities) renderPayload(pol domain.EffectivePolicy, nodeID string, to
 		return payload{}, renderError(err, site.Version)
 	}
 	return payload{UserData: domain.Secret(ud), SiteVersion: site.Version, NodeVersion: bundle.BundleVersion}, nil
-}
-
-// caBundle is the CA bundle nodes trust the enrollment API with: the
-// policy's, else the deployment's.
-func (a *Activities) caBundle(pol domain.EffectivePolicy) string {
-	if pol.Bootstrap.CABundle != "" {
-		return pol.Bootstrap.CABundle
-	}
-	return a.d.Config.CABundle
 }
 
 func (a *Activities) taskSigningKeys() []string {

@@ -264,14 +264,8 @@ func (s *server) reissueBundle(rq *request) (int, any, error) {
 	if keys == nil {
 		keys = []string{}
 	}
-	// The same rule as the onboarding's payload: the policy's CA bundle,
-	// else the deployment's.
-	caBundle := pol.Bootstrap.CABundle
-	if caBundle == "" {
-		caBundle = s.lifecycle.bundles.CABundle
-	}
 	bundle, err := enroll.NewBundle(enroll.BundleInput{NodeID: n.ID, APIURL: apiURL, Token: token, TaskSigningPubKeys: keys,
-		CABundlePEM: caBundle, Package: s.lifecycle.bundles.Package})
+		CABundlePEM: pol.CABundleOr(s.lifecycle.bundles.CABundle), Package: s.lifecycle.bundles.Package})
 	if err != nil {
 		// BundleError never quotes values.
 		return 0, nil, lifecycleConflict("the node's policy cannot make a bundle: %s", err.Error())

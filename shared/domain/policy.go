@@ -71,6 +71,15 @@ type EffectivePolicy struct {
 	EffectiveDecommissionPolicy
 }
 
+// CABundleOr is the CA bundle a node trusts the enrollment API with: the
+// policy's bootstrap bundle's, else the deployment's.
+func (p EffectivePolicy) CABundleOr(deployment string) string {
+	if p.Bootstrap.CABundle != "" {
+		return p.Bootstrap.CABundle
+	}
+	return deployment
+}
+
 // DefaultPolicy is what a site with no policy gets. The defaults follow the
 // prototype (seed 000 §4): strict PXE preflight, one datasource retry,
 // commissioning with enable_ssh and skip_bmc_config, and no auto-claim.

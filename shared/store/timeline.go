@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -156,12 +155,7 @@ func (s *Store) ListOnboardingEvents(ctx context.Context, onboardingID string) (
 // see whether it already published an event), through attributevalue
 // otherwise, to the same value either way.
 func decodeTimelineEntry(item map[string]types.AttributeValue) (domain.TimelineEntry, error) {
-	if ev, ok := readTimelineEntry(item); ok {
-		return ev, nil
-	}
-	var ev domain.TimelineEntry
-	err := attributevalue.UnmarshalMap(item, &ev)
-	return ev, err
+	return decodeDirect(item, readTimelineEntry)
 }
 
 // readTimelineEntry is decodeTimelineEntry's direct path.

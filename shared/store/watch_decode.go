@@ -17,14 +17,21 @@ import (
 // (a NULL, a number stored as a string) is decoded by attributevalue as
 // before, so every item decodes to the same value either way.
 
+// decodeDirect decodes item with read, a direct reader of the attributes
+// the store writes, or with attributevalue when read leaves the item to it
+// (ok false: an attribute of another kind): to the same value either way.
+func decodeDirect[T any](item map[string]types.AttributeValue, read func(map[string]types.AttributeValue) (T, bool)) (T, error) {
+	if v, ok := read(item); ok {
+		return v, nil
+	}
+	var v T
+	err := attributevalue.UnmarshalMap(item, &v)
+	return v, err
+}
+
 // decodeMachineWatch decodes a machine watch item.
 func decodeMachineWatch(item map[string]types.AttributeValue) (domain.MachineWatch, error) {
-	if w, ok := readMachineWatch(item); ok {
-		return w, nil
-	}
-	var w domain.MachineWatch
-	err := attributevalue.UnmarshalMap(item, &w)
-	return w, err
+	return decodeDirect(item, readMachineWatch)
 }
 
 // readMachineWatch is decodeMachineWatch's direct path; ok is false for
@@ -48,12 +55,7 @@ func readMachineWatch(item map[string]types.AttributeValue) (domain.MachineWatch
 
 // decodeWatchCursor decodes a site's watch cursor item.
 func decodeWatchCursor(item map[string]types.AttributeValue) (domain.WatchCursor, error) {
-	if c, ok := readWatchCursor(item); ok {
-		return c, nil
-	}
-	var c domain.WatchCursor
-	err := attributevalue.UnmarshalMap(item, &c)
-	return c, err
+	return decodeDirect(item, readWatchCursor)
 }
 
 // readWatchCursor is decodeWatchCursor's direct path.

@@ -12,9 +12,10 @@
 // (filter or projection expressions, non-string keys, REMOVE/ADD updates)
 // fail with a ValidationException rather than being half-served.
 //
-// Items are deep-copied when written; the maps a read returns are fresh,
-// but their nested values are shared with the stored item, so callers must
-// not modify them (the SDK's decoders never do).
+// Items are stored packed into one byte slice each (pack.go), which the
+// garbage collector does not scan; a read returns a fresh map whose strings
+// and binaries point into the packed slice, so callers must not modify a
+// binary value in place (the SDK's decoders never do).
 package memdb
 
 import (
@@ -93,8 +94,11 @@ type table struct {
 	desc    types.TableDescription
 	primary *index
 	gsis    map[string]*index
-	items   map[tkey]map[string]types.AttributeValue
+	items   map[tkey][]byte // packed (pack.go)
 }
+
+// get unpacks the item under k: a fresh map, nil when there is none.
+func (t *table) get(k tkey) map[string]types.AttributeValue { return unpack(t.items[k]) }
 
 func sAttr(item map[string]types.AttributeValue, name string) (string, bool) {
 	v, ok := item[name].(*types.AttributeValueMemberS)
@@ -141,10 +145,10 @@ func (t *table) keyOf(m map[string]types.AttributeValue, exact bool) (tkey, erro
 	return k, nil
 }
 
-// put stores item (already copied) under k and keeps every index in step.
-func (t *table) put(k tkey, item map[string]types.AttributeValue) {
+// put stores item, packed, under k and keeps every index in step.
+func (t *table) put(k tkey, item map[string]types.AttributeValue, packed []byte) {
 	t.remove(k)
-	t.items[k] = item
+	t.items[k] = packed
 	t.primary.tree.ReplaceOrInsert(entry{ipk: k.pk, isk: k.sk, key: k})
 	for _, ix := range t.gsis {
 		if e, ok := ix.entryOf(k, item); ok {
@@ -154,10 +158,11 @@ func (t *table) put(k tkey, item map[string]types.AttributeValue) {
 }
 
 func (t *table) remove(k tkey) {
-	old, ok := t.items[k]
+	packed, ok := t.items[k]
 	if !ok {
 		return
 	}
+	old := unpack(packed)
 	delete(t.items, k)
 	t.primary.tree.Delete(entry{ipk: k.pk, isk: k.sk, key: k})
 	for _, ix := range t.gsis {
@@ -167,8 +172,8 @@ func (t *table) remove(k tkey) {
 	}
 }
 
-// check evaluates a ConditionExpression against the item under k.
-func (t *table) check(k tkey, expr *string, b *bindings) (bool, error) {
+// check evaluates a ConditionExpression against item (nil: absent).
+func check(item map[string]types.AttributeValue, expr *string, b *bindings) (bool, error) {
 	if aws.ToString(expr) == "" {
 		return true, nil
 	}
@@ -176,7 +181,7 @@ func (t *table) check(k tkey, expr *string, b *bindings) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return c(t.items[k], b)
+	return c(item, b)
 }
 
 func conditionFailed(item map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure) error {
@@ -220,7 +225,7 @@ func (db *DB) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ..
 	if err != nil {
 		return nil, err
 	}
-	t := &table{primary: primary, gsis: map[string]*index{}, items: map[tkey]map[string]types.AttributeValue{}}
+	t := &table{primary: primary, gsis: map[string]*index{}, items: map[tkey][]byte{}}
 	var gsiDescs []types.GlobalSecondaryIndexDescription
 	for _, g := range in.GlobalSecondaryIndexes {
 		proj := types.ProjectionTypeAll
@@ -287,7 +292,7 @@ func (db *DB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*d
 	if err != nil {
 		return nil, err
 	}
-	return &dynamodb.GetItemOutput{Item: shallow(t.items[k])}, nil
+	return &dynamodb.GetItemOutput{Item: t.get(k)}, nil
 }
 
 // checkedWrite is a single-item write whose condition held: the table, the
@@ -316,11 +321,11 @@ func (db *DB) conditional(tableName *string, item map[string]types.AttributeValu
 		return checkedWrite{}, err
 	}
 	b := &bindings{names: names, values: values}
-	ok, err := t.check(k, cond, b)
+	old := t.get(k)
+	ok, err := check(old, cond, b)
 	if err != nil {
 		return checkedWrite{}, err
 	}
-	old := t.items[k]
 	if !ok {
 		return checkedWrite{}, conditionFailed(old, rv)
 	}
@@ -335,7 +340,11 @@ func (db *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*d
 	if err := checkSize(in.Item); err != nil {
 		return nil, err
 	}
-	item := deepItem(in.Item)
+	item := in.Item // read only: what is stored is the packed copy
+	packed, err := pack(item)
+	if err != nil {
+		return nil, err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	w, err := db.conditional(in.TableName, item, false, in.ConditionExpression,
@@ -344,10 +353,10 @@ func (db *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*d
 		return nil, err
 	}
 	old := w.old
-	w.t.put(w.k, item)
+	w.t.put(w.k, item, packed)
 	out := &dynamodb.PutItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
-		out.Attributes = shallow(old)
+		out.Attributes = old
 	}
 	return out, nil
 }
@@ -376,13 +385,17 @@ func (db *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...f
 	if err != nil {
 		return nil, err
 	}
-	w.t.put(w.k, next)
+	packed, err := pack(next)
+	if err != nil {
+		return nil, err
+	}
+	w.t.put(w.k, next, packed)
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
 		out.Attributes = shallow(next)
 	case types.ReturnValueAllOld:
-		out.Attributes = shallow(old)
+		out.Attributes = old
 	}
 	return out, nil
 }
@@ -434,7 +447,7 @@ func (db *DB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...f
 	w.t.remove(w.k)
 	out := &dynamodb.DeleteItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
-		out.Attributes = shallow(old)
+		out.Attributes = old
 	}
 	return out, nil
 }
@@ -481,7 +494,8 @@ func (db *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIt
 	failed := false
 	for i := range ops {
 		op := &ops[i]
-		ok, err := op.t.check(op.k, op.cond, op.b)
+		op.old = op.t.get(op.k)
+		ok, err := check(op.old, op.cond, op.b)
 		if err != nil {
 			return nil, err
 		}
@@ -503,8 +517,11 @@ func (db *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIt
 	for i := range ops {
 		op := &ops[i]
 		if op.update != nil {
-			next, err := op.t.apply(op.t.items[op.k], op.key, op.update, op.b)
+			next, err := op.t.apply(op.old, op.key, op.update, op.b)
 			if err != nil {
+				return nil, err
+			}
+			if op.packed, err = pack(next); err != nil {
 				return nil, err
 			}
 			op.item = next
@@ -515,7 +532,7 @@ func (db *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIt
 		case op.delete:
 			op.t.remove(op.k)
 		case op.item != nil:
-			op.t.put(op.k, op.item)
+			op.t.put(op.k, op.item, op.packed)
 		}
 	}
 	return &dynamodb.TransactWriteItemsOutput{}, nil
@@ -526,13 +543,15 @@ type txOp struct {
 	table  string
 	key    map[string]types.AttributeValue // the Key, or the Put's item
 	item   map[string]types.AttributeValue // what to store (Put, Update)
+	packed []byte                          // item, packed
 	update []assignment
 	delete bool
 	cond   *string
 	b      *bindings
 
-	t *table
-	k tkey
+	t   *table
+	k   tkey
+	old map[string]types.AttributeValue // the stored item, unpacked for its condition
 }
 
 func newTxOp(ti types.TransactWriteItem) (txOp, error) {
@@ -542,8 +561,12 @@ func newTxOp(ti types.TransactWriteItem) (txOp, error) {
 		if err := checkSize(p.Item); err != nil {
 			return txOp{}, err
 		}
-		item := deepItem(p.Item)
-		return txOp{table: aws.ToString(p.TableName), key: item, item: item, cond: p.ConditionExpression,
+		packed, err := pack(p.Item)
+		if err != nil {
+			return txOp{}, err
+		}
+		item := p.Item // read only: what is stored is the packed copy
+		return txOp{table: aws.ToString(p.TableName), key: item, item: item, packed: packed, cond: p.ConditionExpression,
 			b: &bindings{names: p.ExpressionAttributeNames, values: p.ExpressionAttributeValues}}, nil
 	case ti.Delete != nil:
 		d := ti.Delete

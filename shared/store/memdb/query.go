@@ -87,14 +87,14 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 		if start != nil && e == *start {
 			return true
 		}
-		item := t.items[e.key]
+		item := t.get(e.key)
 		ok, err := cond(item, b)
 		if err != nil {
 			walkErr = err
 			return false
 		}
 		if ok {
-			out.Items = append(out.Items, shallow(item))
+			out.Items = append(out.Items, item)
 		}
 		out.ScannedCount++
 		if limit > 0 && int(out.ScannedCount) == limit {
@@ -221,8 +221,8 @@ func (db *DB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamod
 		if skip != nil && e == *skip {
 			return true
 		}
-		item := t.items[e.key]
-		out.Items = append(out.Items, shallow(item))
+		item := t.get(e.key)
+		out.Items = append(out.Items, item)
 		if limit > 0 && len(out.Items) == limit {
 			out.LastEvaluatedKey = t.lastKey(t.primary, item)
 			return false

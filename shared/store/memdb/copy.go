@@ -14,50 +14,6 @@ func shallow(item map[string]types.AttributeValue) map[string]types.AttributeVal
 	return out
 }
 
-// deepItem copies an item all the way down, so a caller that reuses its
-// maps and slices after a write cannot change what is stored.
-func deepItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
-	out := make(map[string]types.AttributeValue, len(item))
-	for k, v := range item {
-		out[k] = deepValue(v)
-	}
-	return out
-}
-
-func deepValue(v types.AttributeValue) types.AttributeValue {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return &types.AttributeValueMemberS{Value: v.Value}
-	case *types.AttributeValueMemberN:
-		return &types.AttributeValueMemberN{Value: v.Value}
-	case *types.AttributeValueMemberB:
-		return &types.AttributeValueMemberB{Value: append([]byte(nil), v.Value...)}
-	case *types.AttributeValueMemberBOOL:
-		return &types.AttributeValueMemberBOOL{Value: v.Value}
-	case *types.AttributeValueMemberNULL:
-		return &types.AttributeValueMemberNULL{Value: v.Value}
-	case *types.AttributeValueMemberSS:
-		return &types.AttributeValueMemberSS{Value: append([]string(nil), v.Value...)}
-	case *types.AttributeValueMemberNS:
-		return &types.AttributeValueMemberNS{Value: append([]string(nil), v.Value...)}
-	case *types.AttributeValueMemberBS:
-		bs := make([][]byte, len(v.Value))
-		for i, b := range v.Value {
-			bs[i] = append([]byte(nil), b...)
-		}
-		return &types.AttributeValueMemberBS{Value: bs}
-	case *types.AttributeValueMemberL:
-		l := make([]types.AttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = deepValue(e)
-		}
-		return &types.AttributeValueMemberL{Value: l}
-	case *types.AttributeValueMemberM:
-		return &types.AttributeValueMemberM{Value: deepItem(v.Value)}
-	}
-	return v
-}
-
 // itemSize approximates DynamoDB's item size: attribute names plus values
 // (strings and binaries by length, numbers by their digits).
 func itemSize(item map[string]types.AttributeValue) int {

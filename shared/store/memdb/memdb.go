@@ -187,7 +187,7 @@ func check(item map[string]types.AttributeValue, expr *string, b *bindings) (boo
 func conditionFailed(item map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure) error {
 	e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
 	if rv == types.ReturnValuesOnConditionCheckFailureAllOld && item != nil {
-		e.Item = shallow(item)
+		e.Item = item // unpacked for this write alone
 	}
 	return e
 }
@@ -393,7 +393,7 @@ func (db *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...f
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
-		out.Attributes = shallow(next)
+		out.Attributes = next // what is stored is its packed copy
 	case types.ReturnValueAllOld:
 		out.Attributes = old
 	}
@@ -401,11 +401,12 @@ func (db *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...f
 }
 
 // apply returns a new item: old (or the bare key) with the assignments
-// made.
+// made. old is left as it was (it may be returned as the item before); the
+// caller packs the new item, which copies it.
 func (t *table) apply(old, key map[string]types.AttributeValue, as []assignment, b *bindings) (map[string]types.AttributeValue, error) {
 	next := shallow(old)
 	if next == nil {
-		next = deepItem(key)
+		next = shallow(key)
 	}
 	for _, a := range as {
 		name, err := b.name(a.path)
@@ -422,7 +423,7 @@ func (t *table) apply(old, key map[string]types.AttributeValue, as []assignment,
 		if v == nil {
 			return nil, validation("the operand %s refers to an absent attribute", a.operand)
 		}
-		next[name] = deepValue(v)
+		next[name] = v
 	}
 	if err := checkSize(next); err != nil {
 		return nil, err

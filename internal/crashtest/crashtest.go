@@ -5,6 +5,7 @@ package crashtest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -53,4 +54,21 @@ func KillWhen(t testing.TB, dir, env string, enough func(lines []string) bool) [
 	<-read // every line the child printed before it died
 	_ = cmd.Wait()
 	return lines
+}
+
+// PlayChild is the child's side of KillWhen, for a TestMain to call first:
+// when env is set, this test binary is the process at work, so it runs
+// work with its working directory (the dir KillWhen was given) and exits
+// when work returns; otherwise it returns at once.
+func PlayChild(env string, work func(dir string)) {
+	if os.Getenv(env) == "" {
+		return
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	work(dir)
+	os.Exit(0)
 }

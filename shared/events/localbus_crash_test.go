@@ -21,14 +21,7 @@ import (
 const crashChildEnv = "MAASFLOW_LOCALBUS_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
-		publishUntilKilled(filepath.Join(dir, LocalFileName))
-	}
+	crashtest.PlayChild(crashChildEnv, func(dir string) { publishUntilKilled(filepath.Join(dir, LocalFileName)) })
 	os.Exit(m.Run())
 }
 

@@ -25,14 +25,7 @@ import (
 const crashChildEnv = "MAASFLOW_JOURNAL_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashChildEnv) != "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
-		}
-		writeUntilKilled(dir)
-	}
+	crashtest.PlayChild(crashChildEnv, writeUntilKilled)
 	os.Exit(m.Run())
 }
 

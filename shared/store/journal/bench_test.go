@@ -72,12 +72,7 @@ func BenchmarkReplay100k(b *testing.B) {
 // latency besides the time per write.
 func BenchmarkConcurrentWrites(b *testing.B) {
 	ctx := context.Background()
-	db, err := store.NewLocalDB(ctx, "")
-	require.NoError(b, err)
-	j, err := Open(ctx, db, b.TempDir())
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = j.Close() })
-	s := store.New(j, "", nil)
+	s, _ := openLocal(b, b.TempDir())
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
@@ -120,12 +115,7 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 // share the fsync with.
 func BenchmarkSequentialWrites(b *testing.B) {
 	ctx := context.Background()
-	db, err := store.NewLocalDB(ctx, "")
-	require.NoError(b, err)
-	j, err := Open(ctx, db, b.TempDir())
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = j.Close() })
-	s := store.New(j, "", nil)
+	s, _ := openLocal(b, b.TempDir())
 	i := 0
 	for b.Loop() {
 		i++

@@ -21,7 +21,7 @@ import (
 )
 
 // openLocal opens a journal over dir on a fresh memdb, as local mode does.
-func openLocal(t *testing.T, dir string) (*store.Store, *Journal) {
+func openLocal(t testing.TB, dir string) (*store.Store, *Journal) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.NewLocalDB(ctx, "")

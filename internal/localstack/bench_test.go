@@ -133,19 +133,31 @@ type batchResult struct {
 	transitions, invocations, events int
 }
 
+// addHosts adds n hosts to the simulator, gpu-00000 on, and returns their
+// host names; host i's BMC answers at benchBMC(i).
+func addHosts(tb testing.TB, s *localstack.Stack, n int) []string {
+	tb.Helper()
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("gpu-%05d", i)
+		require.NoError(tb, s.Sim.AddHardware(maassim.Hardware{
+			Hostname: hosts[i], BMCIP: benchBMC(i),
+			PXEMAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff),
+		}))
+	}
+	return hosts
+}
+
+// benchBMC is the BMC address of the benchmarks' host i (a /20 holds
+// 4,000 of them).
+func benchBMC(i int) string { return fmt.Sprintf("10.40.%d.%d", i/250, i%250+1) }
+
 // onboardBatch adds n hosts to the simulator, posts n onboardings at once
 // (16 clients in parallel), then — with those open — probes more one at a
 // time, and waits until every one is closed.
 func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n, probes int) batchResult {
 	tb.Helper()
-	hosts := make([]string, n+probes)
-	for i := range hosts {
-		hosts[i] = fmt.Sprintf("gpu-%05d", i)
-		require.NoError(tb, s.Sim.AddHardware(maassim.Hardware{
-			Hostname: hosts[i], BMCIP: fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
-			PXEMAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff),
-		}))
-	}
+	hosts := addHosts(tb, s, n+probes)
 	var r batchResult
 	cpu0, wall0 := cpuTime(tb), time.Now()
 	calls0, ops0 := s.Sim.Calls().Total, s.DatabaseOps()
@@ -154,7 +166,7 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n, probes 
 		t0 := time.Now()
 		status, out := adminCall(tb, s, "POST", "/api/v1/admin/onboardings", map[string]any{
 			"site_id": site.site, "profile_id": site.profile, "sku_id": site.sku,
-			"hostname": hosts[i], "ipmi_ip": fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
+			"hostname": hosts[i], "ipmi_ip": benchBMC(i),
 		})
 		d := time.Since(t0)
 		if status != http.StatusAccepted {
@@ -338,19 +350,12 @@ func BenchmarkPostWithOpenOnboardings(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s, site := startBenchStackAt(b, b.TempDir(), 1)
-		hosts := make([]string, open+probes)
-		for i := range hosts {
-			hosts[i] = fmt.Sprintf("gpu-%05d", i)
-			require.NoError(b, s.Sim.AddHardware(maassim.Hardware{
-				Hostname: hosts[i], BMCIP: fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
-				PXEMAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff),
-			}))
-		}
+		hosts := addHosts(b, s, open+probes)
 		post := func(i int) time.Duration {
 			t0 := time.Now()
 			status, out := adminCall(b, s, "POST", "/api/v1/admin/onboardings", map[string]any{
 				"site_id": site.site, "profile_id": site.profile, "sku_id": site.sku,
-				"hostname": hosts[i], "ipmi_ip": fmt.Sprintf("10.40.%d.%d", i/250, i%250+1),
+				"hostname": hosts[i], "ipmi_ip": benchBMC(i),
 			})
 			if status != http.StatusAccepted {
 				b.Errorf("POST onboarding %s: %d %v", hosts[i], status, out)

@@ -70,6 +70,7 @@ type state struct {
 
 	// Task
 	resource         string
+	taskRes          *taskResource // classified once: every attempt's events share it
 	timeoutSeconds   int64
 	timeoutPath      *path
 	heartbeatSeconds int64
@@ -730,6 +731,7 @@ func (c *compiler) task(st *state, m map[string]any, where string) {
 		c.add(where, "Resource", "is required and must be a URI string")
 	}
 	st.resource = res
+	st.taskRes = classifyResource(res)
 	if _, has := m["TimeoutSeconds"]; has {
 		if _, hasPath := m["TimeoutSecondsPath"]; hasPath {
 			c.add(where, "TimeoutSeconds", "TimeoutSeconds and TimeoutSecondsPath are mutually exclusive")

@@ -114,7 +114,7 @@ func (r *stateRun) task() (any, *failure) {
 	if f != nil {
 		return nil, f
 	}
-	res := classifyResource(st.resource)
+	res := st.taskRes
 	if res.kind == resLambdaCallback {
 		r.token = e.newToken()
 	}

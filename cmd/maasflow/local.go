@@ -125,6 +125,13 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}),
 		slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
 	})
+	collector, err := localstack.TuneCollector(env.getenv, nil)
+	if err != nil {
+		cfg.Logger.Warn("garbage collector not tuned for local mode", "error", err)
+	} else {
+		defer collector.Restore()
+		cfg.Logger.Info("garbage collector tuned for local mode", "setting", collector.String(), "from_env", collector.FromEnv)
+	}
 	tokenFromEnv := env.getenv(config.EnvAdminToken)
 	cfg.AdminToken = tokenFromEnv
 

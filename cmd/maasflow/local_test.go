@@ -189,6 +189,7 @@ func TestMakeRunDemo(t *testing.T) {
 	logged, err := os.ReadFile(filepath.Join(dataDir, "maasflow.log"))
 	require.NoError(t, err)
 	assert.Contains(t, string(logged), `"level":"DEBUG"`)
+	assert.Regexp(t, `"msg":"garbage collector tuned for local mode","setting":"GOGC=\d+, memory limit \d+ MiB"`, string(logged))
 	assert.NotContains(t, l.stderr.String(), "level=INFO")
 
 	// Restart on the same data dir: same token, and the banner's command

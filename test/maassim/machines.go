@@ -601,7 +601,10 @@ func (s *Simulator) powerParametersMany(rq *request) reply {
 	if len(ids) == 0 && s.st.allPowerParams != nil {
 		return reply{code: http.StatusOK, ctype: jsonType, body: s.st.allPowerParams}
 	}
-	body := []byte{'{'}
+	// Sized from the last full reply: appending a thousand machines' worth
+	// into a growing slice copied it a dozen times.
+	body := make([]byte, 1, s.st.powerParamsSize+1)
+	body[0] = '{'
 	for _, m := range s.st.order {
 		if len(ids) == 0 || contains(ids, m.systemID) {
 			if len(body) > 1 {
@@ -614,7 +617,7 @@ func (s *Simulator) powerParametersMany(rq *request) reply {
 	}
 	body = append(body, '}')
 	if len(ids) == 0 {
-		s.st.allPowerParams = body
+		s.st.allPowerParams, s.st.powerParamsSize = body, len(body)
 	}
 	return reply{code: http.StatusOK, ctype: jsonType, body: body}
 }

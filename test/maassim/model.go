@@ -281,6 +281,9 @@ type state struct {
 	// after a machine or its parameters changed: every discovery by BMC
 	// address asks for it, and machines rarely change meanwhile.
 	allPowerParams []byte
+	// powerParamsSize is the length of the last full reply, the next one's
+	// likely size.
+	powerParamsSize int
 
 	hwByBMC map[string]*hardware
 	hwByMAC map[string]*hardware

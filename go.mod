@@ -3,6 +3,7 @@ module github.com/maasflow/maasflow
 go 1.26
 
 require (
+	github.com/KimMachineGun/automemlimit v0.7.2
 	github.com/aws/aws-cdk-go/awscdk/v2 v2.270.0
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7
@@ -37,7 +38,6 @@ require (
 )
 
 require (
-	github.com/KimMachineGun/automemlimit v0.7.2 // indirect
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.7 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.10 // indirect

@@ -407,6 +407,7 @@ func BenchmarkPostWithOpenOnboardings(b *testing.B) {
 // settle waits until the process uses less than a tenth of a core over a
 // second, at most a minute.
 func settle(tb testing.TB) {
+	tb.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		cpu0 := cpuTime(tb)
 		time.Sleep(time.Second)

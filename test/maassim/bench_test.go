@@ -89,3 +89,59 @@ func BenchmarkClientGetMachine(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
+
+// BenchmarkPowerParameters is discovery's read of every machine's power
+// parameters (GET machines/?op=power_parameters) on a simulator of 1,000
+// machines: unchanged between reads, and with one machine's parameters
+// changed before each read, as while onboardings create and commission
+// machines.
+func BenchmarkPowerParameters(b *testing.B) {
+	for _, changing := range []bool{false, true} {
+		b.Run(fmt.Sprintf("changing=%t", changing), func(b *testing.B) {
+			sim, ids, _ := benchSim(b)
+			sim.mu.Lock()
+			for _, sid := range ids[1000:] {
+				sim.removeMachine(sim.st.machines[sid])
+			}
+			sim.mu.Unlock()
+			ids = ids[:1000]
+			auth := authHeader(testKey)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if changing {
+					sim.mu.Lock()
+					sim.st.setPowerParam(sim.st.machines[ids[i%len(ids)]], "power_user", fmt.Sprintf("u%d", i%7))
+					sim.mu.Unlock()
+				}
+				req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, apiPrefix+"machines/?op=power_parameters", nil)
+				req.Header.Set("Authorization", auth)
+				w := &countingWriter{header: http.Header{}}
+				sim.ServeHTTP(w, req)
+				if w.code != http.StatusOK || w.n < 1000*50 {
+					b.Fatalf("status %d, %d bytes", w.code, w.n)
+				}
+			}
+		})
+	}
+}
+
+// countingWriter is a ResponseWriter that keeps only the status and the
+// body's length, so a benchmark counts the simulator's copies, not its own.
+type countingWriter struct {
+	header http.Header
+	code   int
+	n      int
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+
+func (w *countingWriter) WriteHeader(code int) { w.code = code }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	w.n += len(p)
+	return len(p), nil
+}

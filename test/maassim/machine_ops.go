@@ -101,7 +101,6 @@ func (s *Simulator) removeMachine(m *machine) {
 		s.releaseLinks(i)
 	}
 	delete(s.st.machines, m.systemID)
-	s.st.allPowerParams = nil
 	for n, x := range s.st.order {
 		if x == m {
 			s.st.order = append(s.st.order[:n:n], s.st.order[n+1:]...)

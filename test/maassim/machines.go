@@ -1,12 +1,12 @@
 package maassim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -396,7 +396,6 @@ func (s *Simulator) newMachine(hostname string) *machine {
 	s.st.nextMachineID++
 	s.st.machines[sid] = m
 	s.st.order = append(s.st.order, m)
-	s.st.allPowerParams = nil
 	s.st.byHostname[hostname] = append(s.st.byHostname[hostname], m)
 	return m
 }
@@ -595,31 +594,32 @@ func (s *Simulator) listAllocated(rq *request) reply {
 }
 
 func (s *Simulator) powerParametersMany(rq *request) reply {
-	// A JSON object of system_id to parameters, assembled from each
-	// machine's encoding (powerParamsJSON).
+	// A JSON object of system_id to parameters, copied together from each
+	// machine's encoded entry into a pooled buffer: discovery reads every
+	// machine's parameters once per onboarding, and while onboardings
+	// create and commission machines a reply kept whole would be out of
+	// date at nearly every read, leaving a new copy of the site's
+	// parameters behind each time.
 	ids := rq.params["id"]
-	if len(ids) == 0 && s.st.allPowerParams != nil {
-		return reply{code: http.StatusOK, ctype: jsonType, body: s.st.allPowerParams}
-	}
-	// Sized from the last full reply: appending a thousand machines' worth
-	// into a growing slice copied it a dozen times.
-	body := make([]byte, 1, s.st.powerParamsSize+1)
-	body[0] = '{'
+	buf, _ := replyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	buf.Grow(s.st.powerParamsSize)
+	buf.WriteByte('{')
+	first := true
 	for _, m := range s.st.order {
 		if len(ids) == 0 || contains(ids, m.systemID) {
-			if len(body) > 1 {
-				body = append(body, ',')
+			if !first {
+				buf.WriteByte(',')
 			}
-			body = strconv.AppendQuote(body, m.systemID) // system ids are lowercase letters and digits
-			body = append(body, ':')
-			body = append(body, m.powerParamsJSON()...)
+			first = false
+			buf.Write(m.powerParamsEntry())
 		}
 	}
-	body = append(body, '}')
+	buf.WriteByte('}')
 	if len(ids) == 0 {
-		s.st.allPowerParams, s.st.powerParamsSize = body, len(body)
+		s.st.powerParamsSize = buf.Len()
 	}
-	return reply{code: http.StatusOK, ctype: jsonType, body: body}
+	return reply{code: http.StatusOK, ctype: jsonType, body: buf.Bytes(), pooled: buf}
 }
 
 func (s *Simulator) isRegistered(rq *request) reply {

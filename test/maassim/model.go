@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"time"
 )
 
@@ -66,7 +67,7 @@ type machine struct {
 
 	powerType   string
 	powerParams map[string]string // keys without the power_parameters_ prefix; written through state.setPowerParam(s)
-	powerJSON   []byte            // powerParams encoded, nil until asked for after a change
+	powerEntry  []byte            // "<system_id>":<powerParams>, nil until asked for after a change
 	hw          *hardware
 
 	architecture string
@@ -277,12 +278,8 @@ type state struct {
 	machines   map[string]*machine
 	order      []*machine // by id
 	byHostname map[string][]*machine
-	// allPowerParams is the power_parameters reply for every machine, nil
-	// after a machine or its parameters changed: every discovery by BMC
-	// address asks for it, and machines rarely change meanwhile.
-	allPowerParams []byte
-	// powerParamsSize is the length of the last full reply, the next one's
-	// likely size.
+	// powerParamsSize is the length of the last power_parameters reply for
+	// every machine, the next one's likely size.
 	powerParamsSize int
 
 	hwByBMC map[string]*hardware
@@ -320,26 +317,33 @@ func newState() *state {
 // setPowerParams replaces m's power parameters.
 func (st *state) setPowerParams(m *machine, params map[string]string) {
 	m.powerParams = params
-	m.powerJSON, st.allPowerParams = nil, nil
+	m.powerEntry = nil
 }
 
 // setPowerParam sets one of m's power parameters.
 func (st *state) setPowerParam(m *machine, name, value string) {
 	m.powerParams[name] = value
-	m.powerJSON, st.allPowerParams = nil, nil
+	m.powerEntry = nil
 }
 
-// powerParamsJSON is m's power parameters as power_parameters returns them,
-// encoded once per change: every discovery by BMC address reads all
-// machines' parameters, so a site of a thousand machines would otherwise
-// re-encode them on every call.
-func (m *machine) powerParamsJSON() []byte {
-	if m.powerJSON == nil {
-		b, err := json.Marshal(m.powerParams)
+// powerParamsEntry is m's member of the power_parameters reply,
+// "<system_id>":{…}, encoded once per change: every discovery by BMC
+// address reads all machines' parameters, so a site of a thousand machines
+// would otherwise re-encode them on every call.
+func (m *machine) powerParamsEntry() []byte {
+	if m.powerEntry == nil {
+		params, err := json.Marshal(m.powerParams)
 		if err != nil {
 			panic(err) // a map of strings always encodes
 		}
-		m.powerJSON = b
+		e := strconv.AppendQuote(make([]byte, 0, len(m.systemID)+3+len(params)), m.systemID) // lowercase letters and digits
+		m.powerEntry = append(append(e, ':'), params...)
 	}
-	return m.powerJSON
+	return m.powerEntry
+}
+
+// powerParamsJSON is m's power parameters as power_parameters returns them.
+func (m *machine) powerParamsJSON() []byte {
+	e := m.powerParamsEntry()
+	return e[len(m.systemID)+3:]
 }

@@ -33,6 +33,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.12.1
 	github.com/truora/minidyn v0.8.2
+	github.com/valyala/fastjson v1.6.4
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.45.0
 )

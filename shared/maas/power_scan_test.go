@@ -28,7 +28,7 @@ func TestScanPowerAddresses(t *testing.T) {
 		{name: "no machines", want: []string{}, body: `{}`},
 		{name: "not an object", body: `[{"power_address": "10.0.0.1"}]`, wantErr: "reply is not a JSON object of machines"},
 		{name: "parameters not an object", body: `{"aaa111": "10.0.0.1"}`, wantErr: "reply has a machine whose power parameters are not an object"},
-		{name: "two documents", body: `{} {}`, wantErr: "reply is not one JSON object"},
+		{name: "two documents", body: `{} {}`, wantErr: "reply is not JSON"},
 		{name: "truncated", body: `{"aaa111": {"power_address": "10.0.0.1", "power_pass": "Zq8-bmc-SEEDED"`, wantErr: "reply is not"},
 		{name: "garbage", body: `<html>Zq8-bmc-SEEDED</html>`, wantErr: "reply is not JSON"},
 	}

@@ -20,7 +20,7 @@ var powerScanParsers fastjson.ParserPool
 // reply, {"<system_id>": {"<name>": <value>, …}, …}) whose power_address is
 // addr (case-insensitive, surrounding spaces ignored), or an error that
 // says what is wrong with the reply without quoting it: it holds BMC
-// passwords, and nothing of it is kept but the ids.
+// passwords, and nothing of it is returned but the ids.
 func scanPowerAddresses(body []byte, addr string) ([]string, error) {
 	p := powerScanParsers.Get()
 	defer powerScanParsers.Put(p)

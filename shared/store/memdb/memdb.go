@@ -145,9 +145,10 @@ func (t *table) keyOf(m map[string]types.AttributeValue, exact bool) (tkey, erro
 	return k, nil
 }
 
-// put stores item, packed, under k and keeps every index in step.
-func (t *table) put(k tkey, item map[string]types.AttributeValue, packed []byte) {
-	t.remove(k)
+// put stores item, packed, under k in place of old (the stored item,
+// unpacked; nil when there is none) and keeps every index in step.
+func (t *table) put(k tkey, item map[string]types.AttributeValue, packed []byte, old map[string]types.AttributeValue) {
+	t.remove(k, old)
 	t.items[k] = packed
 	t.primary.tree.ReplaceOrInsert(entry{ipk: k.pk, isk: k.sk, key: k})
 	for _, ix := range t.gsis {
@@ -157,12 +158,12 @@ func (t *table) put(k tkey, item map[string]types.AttributeValue, packed []byte)
 	}
 }
 
-func (t *table) remove(k tkey) {
-	packed, ok := t.items[k]
-	if !ok {
+// remove deletes the item under k, old unpacked: every write has read it
+// already for its condition, and the indexes need its keys.
+func (t *table) remove(k tkey, old map[string]types.AttributeValue) {
+	if old == nil {
 		return
 	}
-	old := unpack(packed)
 	delete(t.items, k)
 	t.primary.tree.Delete(entry{ipk: k.pk, isk: k.sk, key: k})
 	for _, ix := range t.gsis {
@@ -353,7 +354,7 @@ func (db *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*d
 		return nil, err
 	}
 	old := w.old
-	w.t.put(w.k, item, packed)
+	w.t.put(w.k, item, packed, old)
 	out := &dynamodb.PutItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
 		out.Attributes = old
@@ -389,7 +390,7 @@ func (db *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...f
 	if err != nil {
 		return nil, err
 	}
-	w.t.put(w.k, next, packed)
+	w.t.put(w.k, next, packed, old)
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
@@ -445,7 +446,7 @@ func (db *DB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...f
 		return nil, err
 	}
 	old := w.old
-	w.t.remove(w.k)
+	w.t.remove(w.k, old)
 	out := &dynamodb.DeleteItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
 		out.Attributes = old
@@ -531,9 +532,9 @@ func (db *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIt
 	for _, op := range ops {
 		switch {
 		case op.delete:
-			op.t.remove(op.k)
+			op.t.remove(op.k, op.old)
 		case op.item != nil:
-			op.t.put(op.k, op.item, op.packed)
+			op.t.put(op.k, op.item, op.packed, op.old)
 		}
 	}
 	return &dynamodb.TransactWriteItemsOutput{}, nil

@@ -283,9 +283,9 @@ func stampOnboarding(now time.Time, o *domain.Onboarding) {
 	}
 }
 
-// createLocked writes the onboarding item, its server locks and then
-// writes in one transaction; errNodeChanged when one of writes fails its
-// condition.
+// createLocked writes the onboarding item, its server locks and the given
+// writes (the node's) in one transaction; errNodeChanged when one of those
+// writes fails its condition.
 func (s *Store) createLocked(ctx context.Context, o domain.Onboarding, item map[string]types.AttributeValue, writes ...types.TransactWriteItem) error {
 	locks := serverLocks(o)
 	tx := []types.TransactWriteItem{s.putIfAbsent(item)}
@@ -502,11 +502,7 @@ func (s *Store) writeOnboardingWith(ctx context.Context, prev, next *domain.Onbo
 		}
 		tx = append(tx, slotItems...)
 		rowsAt := len(tx)
-		timeline, err := s.timelineItems(rows)
-		if err != nil {
-			return err
-		}
-		tx = append(tx, timeline...)
+		tx = append(tx, s.timelineItems(rows)...)
 		err = s.write(ctx, tx...)
 		codes, _ := txCodes(err)
 		i := firstFailed(codes, 1)

@@ -31,7 +31,7 @@ func (s *Store) eventSeq(ev domain.TimelineEntry) string {
 // eventItem is the item of a timeline row: the attributes marshalItem
 // would give it (an onboarding writes dozens of rows, and attributevalue's
 // reflection cost as much as the rest of the write), built directly.
-func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeValue, error) {
+func eventItem(ev domain.TimelineEntry) map[string]types.AttributeValue {
 	k := key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}
 	item := make(map[string]types.AttributeValue, 13)
 	item["onboarding_id"] = str(ev.OnboardingID)
@@ -58,7 +58,7 @@ func (s *Store) eventItem(ev domain.TimelineEntry) (map[string]types.AttributeVa
 	item[AttrPK] = str(k.pk)
 	item[AttrSK] = str(k.sk)
 	item[entityAttr] = str(entityTimelineRow)
-	return item, nil
+	return item
 }
 
 // entityTimelineRow is the entity name of a timeline row.
@@ -96,21 +96,18 @@ func (s *Store) AppendOnboardingEvents(ctx context.Context, events ...domain.Tim
 // row's key is its MAAS time and id, so writing it again rewrites the same
 // row and needs no condition (a condition would cancel the whole
 // transaction when one of its events was copied before).
-func (s *Store) timelineItems(rows []domain.TimelineEntry) ([]types.TransactWriteItem, error) {
+func (s *Store) timelineItems(rows []domain.TimelineEntry) []types.TransactWriteItem {
 	tx := make([]types.TransactWriteItem, 0, len(rows))
 	for _, ev := range rows {
 		ev.Seq = s.eventSeq(ev)
-		item, err := s.eventItem(ev)
-		if err != nil {
-			return nil, err
-		}
+		item := eventItem(ev)
 		if ev.MAASEventID != 0 {
 			tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 			continue
 		}
 		tx = append(tx, s.putIfAbsent(item))
 	}
-	return tx, nil
+	return tx
 }
 
 func (s *Store) appendRows(ctx context.Context, rows []domain.TimelineEntry) error {
@@ -118,11 +115,7 @@ func (s *Store) appendRows(ctx context.Context, rows []domain.TimelineEntry) err
 	// counter and random suffix; new suffixes settle it.
 	var err error
 	for range updateAttempts {
-		tx, ierr := s.timelineItems(rows)
-		if ierr != nil {
-			return ierr
-		}
-		err = s.write(ctx, tx...)
+		err = s.write(ctx, s.timelineItems(rows)...)
 		if codes, ok := txCodes(err); ok && (txContended(codes) || anyFailed(codes)) {
 			continue
 		}

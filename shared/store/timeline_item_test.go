@@ -26,13 +26,10 @@ func TestEventItemMatchesMarshalItem(t *testing.T) {
 			Stage: "deploying", Outcome: "ok", Detail: "a \"detail\" é", Source: "maas", MAASEventID: 4711},
 		{OnboardingID: "ob-2", Seq: "s3", Time: at, Kind: "maas_event", MAASEventID: -1},
 	}
-	s := &Store{}
 	for _, ev := range rows {
 		want, err := marshalItem(ev, key{pkOnboarding + ev.OnboardingID, skEventPrefix + ev.Seq}, "onboarding_event", nil)
 		require.NoError(t, err)
-		got, err := s.eventItem(ev)
-		require.NoError(t, err)
-		assert.Equal(t, want, got, "%+v", ev)
+		assert.Equal(t, want, eventItem(ev), "%+v", ev)
 	}
 }
 
@@ -40,12 +37,9 @@ func TestEventItemMatchesMarshalItem(t *testing.T) {
 // eventItem or holding something eventItem never writes.
 func TestDecodeTimelineEntryMatchesAttributevalue(t *testing.T) {
 	at := time.Date(2026, 11, 24, 5, 0, 0, 120000000, time.UTC)
-	s := &Store{}
-	written, err := s.eventItem(domain.TimelineEntry{OnboardingID: "ob-1", Seq: "s2", Time: at, Attempt: 2, Kind: "stage_exited",
+	written := eventItem(domain.TimelineEntry{OnboardingID: "ob-1", Seq: "s2", Time: at, Attempt: 2, Kind: "stage_exited",
 		Stage: "deploying", Outcome: "ok", Detail: "d", Source: "maas", MAASEventID: 4711})
-	require.NoError(t, err)
-	empty, err := s.eventItem(domain.TimelineEntry{})
-	require.NoError(t, err)
+	empty := eventItem(domain.TimelineEntry{})
 	_, direct := readTimelineEntry(written)
 	assert.True(t, direct, "a row as eventItem writes it is read directly")
 

@@ -111,7 +111,7 @@ func BenchmarkPowerParameters(b *testing.B) {
 			for i := range b.N {
 				if changing {
 					sim.mu.Lock()
-					sim.st.setPowerParam(sim.st.machines[ids[i%len(ids)]], "power_user", fmt.Sprintf("u%d", i%7))
+					sim.st.machines[ids[i%len(ids)]].setPowerParam("power_user", fmt.Sprintf("u%d", i%7))
 					sim.mu.Unlock()
 				}
 				req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, apiPrefix+"machines/?op=power_parameters", nil)

@@ -168,7 +168,7 @@ func (s *Simulator) addMachineLocked(seed MachineSeed, now time.Time) (*machine,
 	m := s.newMachine(strings.TrimSpace(seed.Hostname))
 	m.hw = hw
 	m.powerType = "ipmi"
-	s.st.setPowerParams(m, map[string]string{
+	m.setPowerParams(map[string]string{
 		"power_address": bmc, "power_user": "maas", "power_pass": s.randomString(20),
 		"power_driver": "LAN_2_0", "power_boot_type": "auto", "cipher_suite_id": "3", "privilege_level": "OPERATOR",
 	})

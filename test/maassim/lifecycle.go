@@ -324,8 +324,8 @@ func (s *Simulator) applyCommissioning(m *machine) {
 		s.buildInterfaces(m, true)
 	}
 	if !m.commission.skipBMCConfig && m.powerType == "ipmi" {
-		s.st.setPowerParam(m, "power_user", "maas")
-		s.st.setPowerParam(m, "power_pass", s.randomString(20))
+		m.setPowerParam("power_user", "maas")
+		m.setPowerParam("power_pass", s.randomString(20))
 	}
 }
 

@@ -66,7 +66,7 @@ func (s *Simulator) updateMachine(rq *request) reply {
 		m.powerType = pt
 	}
 	for k, v := range params {
-		s.st.setPowerParam(m, k, v)
+		m.setPowerParam(k, v)
 	}
 	if _, ok := params["power_address"]; ok && m.powerType == "ipmi" {
 		m.hw = s.st.hwByBMC[params["power_address"]]

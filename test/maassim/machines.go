@@ -340,7 +340,7 @@ func (s *Simulator) createMachine(rq *request) reply {
 	m.architecture = arch
 	m.minHWEKernel = p.Get("min_hwe_kernel")
 	m.powerType = powerType
-	s.st.setPowerParams(m, params)
+	m.setPowerParams(params)
 	// IPMI machines reach their host through the BMC address; others are
 	// matched by a MAC of the host (the operator powers them by hand).
 	if powerType == "ipmi" {

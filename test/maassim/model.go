@@ -66,7 +66,7 @@ type machine struct {
 	locked         bool
 
 	powerType   string
-	powerParams map[string]string // keys without the power_parameters_ prefix; written through state.setPowerParam(s)
+	powerParams map[string]string // keys without the power_parameters_ prefix; written through setPowerParam(s)
 	powerEntry  []byte            // "<system_id>":<powerParams>, nil until asked for after a change
 	hw          *hardware
 
@@ -315,13 +315,13 @@ func newState() *state {
 }
 
 // setPowerParams replaces m's power parameters.
-func (st *state) setPowerParams(m *machine, params map[string]string) {
+func (m *machine) setPowerParams(params map[string]string) {
 	m.powerParams = params
 	m.powerEntry = nil
 }
 
 // setPowerParam sets one of m's power parameters.
-func (st *state) setPowerParam(m *machine, name, value string) {
+func (m *machine) setPowerParam(name, value string) {
 	m.powerParams[name] = value
 	m.powerEntry = nil
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // TestPowerParametersFollowEveryChange reads machines/?op=power_parameters
-// after each kind of change: the reply is kept between changes, and must
-// never be stale (MAAS reads the parameters afresh on every call).
+// after each kind of change: each machine's encoded entry is kept between
+// changes, and must never be stale (MAAS reads the parameters afresh on
+// every call).
 func TestPowerParametersFollowEveryChange(t *testing.T) {
 	h := newHarness(t)
 	all := func() map[string]map[string]string {

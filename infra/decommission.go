@@ -53,9 +53,9 @@ func loadDecommission(root string, src *Sources) error {
 }
 
 // loadFunctionASL reads the state machine at rel under root and resolves
-// its placeholders, which may only name functions (of functions; what
-// names the state machine in errors). A missing file is nil and no error: the tree builds
-// no such state machine.
+// its placeholders, which may only name one of functions; what names the
+// state machine in errors. A missing file is nil and no error: the tree
+// builds no such state machine.
 func loadFunctionASL(root, rel, what string, functions []string) (asl []byte, byFn map[string]string, err error) {
 	path := filepath.Join(root, rel)
 	asl, err = os.ReadFile(path) //nolint:gosec // G304: a file of this repository, under the root the app is given

@@ -18,12 +18,18 @@ const CodePolicyIncomplete = "policy_incomplete"
 // (domain.CheckBootstrapInputs), done before anything happens in MAAS. The
 // reachability checks stay in hardening, where the site's network is.
 func (s *server) checkBootstrapPolicy(site domain.Site, profile domain.Profile) error {
-	bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, profile.Policy), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle)
+	bad := s.bootstrapInputs(site.Policy, profile.Policy)
 	if bad == nil {
 		return nil
 	}
 	return &StatusError{Status: http.StatusUnprocessableEntity, Code: CodePolicyIncomplete, Field: bad.Field,
 		Message: fmt.Sprintf("%s: the effective policy of site %q and profile %q cannot bootstrap a node: %s", bad.Field, site.ID, profile.ID, bad.Reason)}
+}
+
+// bootstrapInputs checks the policy a site and profile resolve to, with
+// the deployment's enrollment URL and CA bundle as its defaults.
+func (s *server) bootstrapInputs(site, profile domain.Policy) *domain.BootstrapInputError {
+	return domain.CheckBootstrapInputs(domain.ResolvePolicy(site, profile), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle)
 }
 
 // policyWarnings says which of the site's active profiles (or the site's
@@ -43,13 +49,13 @@ func (s *server) policyWarnings(ctx context.Context, site domain.Site, only *dom
 	}
 	var warnings []string
 	if len(profiles) == 0 {
-		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, domain.Policy{}), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle); bad != nil {
+		if bad := s.bootstrapInputs(site.Policy, domain.Policy{}); bad != nil {
 			warnings = append(warnings, fmt.Sprintf("site %s: %s; onboardings are refused until a profile or the site sets it", site.ID, bad))
 		}
 		return warnings
 	}
 	for _, p := range profiles {
-		if bad := domain.CheckBootstrapInputs(domain.ResolvePolicy(site.Policy, p.Policy), s.lifecycle.bundles.APIURL, s.lifecycle.bundles.CABundle); bad != nil {
+		if bad := s.bootstrapInputs(site.Policy, p.Policy); bad != nil {
 			warnings = append(warnings, fmt.Sprintf("profile %s: %s; onboardings with it are refused", p.ID, bad))
 		}
 	}

@@ -41,7 +41,7 @@ func TestCreateOnboarding(t *testing.T) {
 	require.Len(t, started, 1)
 	assert.Equal(t, id, started[0].ID)
 	assert.Equal(t, "exec-"+id, started[0].ExecutionID, "the record names its execution before it starts")
-	assert.Equal(t, node0(t, h, fx.site, "gpu-01.dc1"), started[0].NodeID)
+	assert.Equal(t, nodeIDOf(t, h, fx.site, "gpu-01.dc1"), started[0].NodeID)
 	assert.Equal(t, fx.site, started[0].SiteID)
 	assert.Equal(t, bmcFor("GPU-01.dc1"), started[0].IPMIIP)
 
@@ -65,8 +65,8 @@ func TestCreateOnboarding(t *testing.T) {
 	assert.Equal(t, []any{}, got["timeline"])
 }
 
-// node0 is the id of the site's node for host.
-func node0(t *testing.T, h *harness, site, host string) string {
+// nodeIDOf is the id of the site's node for host.
+func nodeIDOf(t *testing.T, h *harness, site, host string) string {
 	t.Helper()
 	n, found, err := h.store.FindNodeByHost(context.Background(), site, host)
 	require.NoError(t, err)

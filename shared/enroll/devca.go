@@ -18,7 +18,7 @@ import (
 // devCA is generated at most once per process: local mode and tests share
 // one self-signed CA so every bundle rendered in a run carries the same
 // fingerprint. It is the only package-level state here, immutable once made.
-var devCA = sync.OnceValues(generateDevCA)
+var devCA = sync.OnceValues(func() (string, error) { return NewSelfSignedCA("maasflow local development CA") })
 
 // DevCA returns the PEM of a self-signed ECDSA P-256 CA certificate made once
 // per process, for local mode (the demo site's bootstrap policy) and tests.
@@ -28,21 +28,25 @@ func DevCA() (certPEM string, err error) {
 	return devCA()
 }
 
-func generateDevCA() (string, error) {
+// NewSelfSignedCA returns the PEM of a fresh self-signed ECDSA P-256 CA
+// certificate named commonName, its key discarded as DevCA's is. DevCA is
+// one made once per process; tests that need a CA other than it (a
+// deployment's bundle beside a site's) make their own.
+func NewSelfSignedCA(commonName string) (certPEM string, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return "", fmt.Errorf("dev CA: generate key: %w", err)
+		return "", fmt.Errorf("self-signed CA: generate key: %w", err)
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return "", fmt.Errorf("dev CA: serial: %w", err)
+		return "", fmt.Errorf("self-signed CA: serial: %w", err)
 	}
 	// The wall clock is right here: the certificate's validity is checked
 	// by TLS stacks against real time, whatever clock the caller runs on.
 	now := time.Now().UTC()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "maasflow local development CA", Organization: []string{"maasflow"}},
+		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"maasflow"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -51,7 +55,7 @@ func generateDevCA() (string, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return "", fmt.Errorf("dev CA: create certificate: %w", err)
+		return "", fmt.Errorf("self-signed CA: create certificate: %w", err)
 	}
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
 }

@@ -489,6 +489,25 @@ func TestDevCA(t *testing.T) {
 	require.NoError(t, cert.CheckSignatureFrom(cert), "self-signed")
 }
 
+// NewSelfSignedCA makes a new CA on every call, named as asked.
+func TestNewSelfSignedCA(t *testing.T) {
+	a, err := NewSelfSignedCA("deployment CA")
+	require.NoError(t, err)
+	b, err := NewSelfSignedCA("deployment CA")
+	require.NoError(t, err)
+	assert.NotEqual(t, a, b, "a fresh key each time")
+	require.NoError(t, CheckCABundle(a))
+	block, _ := pem.Decode([]byte(a))
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	assert.Equal(t, "deployment CA", cert.Subject.CommonName)
+	assert.True(t, cert.IsCA)
+	dev, err := DevCA()
+	require.NoError(t, err)
+	assert.NotEqual(t, dev, a)
+}
+
 func TestDevPackageIsValid(t *testing.T) {
 	in := validInput(t)
 	in.Package = DevPackage()

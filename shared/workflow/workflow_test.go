@@ -153,15 +153,22 @@ func TestLocalStopOnboarding(t *testing.T) {
 	}
 }
 
-// TestLocalStopOnboardingOnTheRuntime stops a real execution parked in a
-// Wait (the fake clock never reaches its end), then stops it again.
-func TestLocalStopOnboardingOnTheRuntime(t *testing.T) {
+// localOnAWait is Local over an embedded runtime whose onboarding machine
+// is one Wait the fake clock never reaches the end of.
+func localOnAWait(t *testing.T) (*asl.Engine, *Local) {
+	t.Helper()
 	engine := asl.NewEngine(asl.Options{Clock: clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))})
 	sm, err := asl.Parse([]byte(`{"StartAt":"Wait","States":{"Wait":{"Type":"Wait","Seconds":3600,"End":true}}}`), nil)
 	require.NoError(t, err)
 	smARN, err := engine.CreateStateMachine("onboarding", sm)
 	require.NoError(t, err)
-	l := NewLocal(engine, smARN)
+	return engine, NewLocal(engine, smARN)
+}
+
+// TestLocalStopOnboardingOnTheRuntime stops a real execution parked in a
+// Wait (the fake clock never reaches its end), then stops it again.
+func TestLocalStopOnboardingOnTheRuntime(t *testing.T) {
+	engine, l := localOnAWait(t)
 	arn, err := l.StartOnboarding(context.Background(), onboarding)
 	require.NoError(t, err)
 
@@ -229,12 +236,7 @@ func TestExecutionNamesCountRuns(t *testing.T) {
 // id is the ARN the runtime gives; on Step Functions the prediction follows
 // the documented execution ARN format.
 func TestOnboardingExecutionIDIsTheStartedOne(t *testing.T) {
-	engine := asl.NewEngine(asl.Options{Clock: clock.NewFake(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))})
-	sm, err := asl.Parse([]byte(`{"StartAt":"Wait","States":{"Wait":{"Type":"Wait","Seconds":3600,"End":true}}}`), nil)
-	require.NoError(t, err)
-	smARN, err := engine.CreateStateMachine("onboarding", sm)
-	require.NoError(t, err)
-	l := NewLocal(engine, smARN)
+	_, l := localOnAWait(t)
 	for _, run := range []int{0, 3} {
 		o := onboarding
 		o.Run = run

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"maps"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,9 +42,7 @@ func TestDecodeTimelineEntryMatchesAttributevalue(t *testing.T) {
 	assert.True(t, direct, "a row as eventItem writes it is read directly")
 
 	with := func(name string, v types.AttributeValue) map[string]types.AttributeValue {
-		out := maps.Clone(written)
-		out[name] = v
-		return out
+		return withAttr(written, name, v)
 	}
 	items := map[string]map[string]types.AttributeValue{
 		"written":          written,
@@ -56,13 +52,5 @@ func TestDecodeTimelineEntryMatchesAttributevalue(t *testing.T) {
 		"id as a string":   with("maas_event_id", &types.AttributeValueMemberS{Value: "4711"}),
 		"bad time":         with("time", &types.AttributeValueMemberS{Value: "now"}),
 	}
-	for name, item := range items {
-		var want domain.TimelineEntry
-		wantErr := attributevalue.UnmarshalMap(item, &want)
-		got, gotErr := decodeTimelineEntry(item)
-		assert.Equal(t, wantErr != nil, gotErr != nil, name)
-		if wantErr == nil {
-			assert.Equal(t, want, got, name)
-		}
-	}
+	assertDecodesAsAttributevalue(t, decodeTimelineEntry, items)
 }

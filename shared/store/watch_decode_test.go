@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -31,18 +32,7 @@ func TestWatchDecodersMatchAttributevalue(t *testing.T) {
 	cursorItem, err := marshalItem(c, watchCursorKey(c.SiteID), entityWatchCursor, nil)
 	require.NoError(t, err)
 
-	odd := func(base map[string]types.AttributeValue, name string, v types.AttributeValue) map[string]types.AttributeValue {
-		out := map[string]types.AttributeValue{}
-		for k, x := range base {
-			out[k] = x
-		}
-		if v == nil {
-			delete(out, name)
-		} else {
-			out[name] = v
-		}
-		return out
-	}
+	odd := withAttr
 	watchItems := map[string]map[string]types.AttributeValue{
 		"as written":         item,
 		"zero watch":         mustMarshal(t, domain.MachineWatch{}),
@@ -54,15 +44,7 @@ func TestWatchDecodersMatchAttributevalue(t *testing.T) {
 		"bad time":           odd(item, "wake_at", &types.AttributeValueMemberS{Value: "yesterday"}),
 		"decimal number":     odd(item, "attempt", &types.AttributeValueMemberN{Value: "2.5"}),
 	}
-	for name, it := range watchItems {
-		var want domain.MachineWatch
-		wantErr := attributevalue.UnmarshalMap(it, &want)
-		got, gotErr := decodeMachineWatch(it)
-		assert.Equal(t, wantErr != nil, gotErr != nil, name)
-		if wantErr == nil {
-			assert.Equal(t, want, got, name)
-		}
-	}
+	assertDecodesAsAttributevalue(t, decodeMachineWatch, watchItems)
 	_, direct := readMachineWatch(item)
 	assert.True(t, direct, "a watch as the store writes it is read directly")
 	_, direct = readWatchCursor(cursorItem)
@@ -77,15 +59,34 @@ func TestWatchDecodersMatchAttributevalue(t *testing.T) {
 		"null after":     odd(cursorItem, "after", &types.AttributeValueMemberNULL{Value: true}),
 		"listed missing": odd(cursorItem, "listed_at", nil),
 	}
-	for name, it := range cursorItems {
-		var want domain.WatchCursor
-		wantErr := attributevalue.UnmarshalMap(it, &want)
-		got, gotErr := decodeWatchCursor(it)
+	assertDecodesAsAttributevalue(t, decodeWatchCursor, cursorItems)
+}
+
+// assertDecodesAsAttributevalue checks that decode gives each item what
+// attributevalue gives it, or fails where attributevalue fails.
+func assertDecodesAsAttributevalue[T any](t *testing.T, decode func(map[string]types.AttributeValue) (T, error), items map[string]map[string]types.AttributeValue) {
+	t.Helper()
+	for name, item := range items {
+		var want T
+		wantErr := attributevalue.UnmarshalMap(item, &want)
+		got, gotErr := decode(item)
 		assert.Equal(t, wantErr != nil, gotErr != nil, name)
 		if wantErr == nil {
 			assert.Equal(t, want, got, name)
 		}
 	}
+}
+
+// withAttr is a copy of item with the attribute name set to v, or left
+// out when v is nil.
+func withAttr(item map[string]types.AttributeValue, name string, v types.AttributeValue) map[string]types.AttributeValue {
+	out := maps.Clone(item)
+	if v == nil {
+		delete(out, name)
+	} else {
+		out[name] = v
+	}
+	return out
 }
 
 func mustMarshal(t *testing.T, v any) map[string]types.AttributeValue {

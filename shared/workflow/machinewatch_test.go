@@ -99,6 +99,14 @@ func TestMachineWatchTickerPausesWhileIdle(t *testing.T) {
 
 	idle.Store(true)
 	clk.Advance(time.Minute)
+	// The fake clock runs a due callback on a goroutine of its own: wait
+	// for the tick to have run, or the Wake below could find its timer
+	// still set, and the late tick see the schedule busy again.
+	require.Eventually(t, func() bool {
+		sched.mu.Lock()
+		defer sched.mu.Unlock()
+		return sched.timer == nil
+	}, 10*time.Second, time.Millisecond, "the idle tick ran and armed nothing")
 	assert.Equal(t, 1, e.started(), "an idle tick starts nothing")
 	clk.Advance(time.Hour)
 	assert.Equal(t, 1, e.started(), "and arms nothing")
@@ -108,5 +116,6 @@ func TestMachineWatchTickerPausesWhileIdle(t *testing.T) {
 	sched.Wake() // a second wake arms no second tick
 	require.NoError(t, clk.BlockUntilContext(context.Background(), 1))
 	clk.Advance(time.Minute)
+	require.NoError(t, clk.BlockUntilContext(context.Background(), 1), "busy again: the tick ran and armed the next")
 	assert.Equal(t, 2, e.started())
 }

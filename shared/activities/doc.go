@@ -1,15 +1,19 @@
-// Package activities holds the onboarding workflow's activities: one small
-// handler per Task of statemachines/onboarding.asl.json, each with typed
-// input and output and the typed errors the state machine matches by name
-// (the Go type name is the ASL error name). The ASL decides the order, the
+// Package activities holds the activities of the onboarding and
+// decommission workflows: one small handler per Task of
+// statemachines/onboarding.asl.json and statemachines/decommission.asl.json
+// (and the site and machine watches), each with typed input and output and
+// the typed errors the state machine matches by name (the Go type name is
+// the ASL error name). The ASL decides the order, the
 // waits, the retries and the fallbacks; nothing here loops, sleeps or calls
 // another activity.
 //
 // Every activity is idempotent (Step Functions and Lambda both retry): it
-// reads the onboarding from the read model, checks that the execution's
-// attempt still owns it, moves its stage only from the stage it expects,
-// records entry, exit and outcome on the timeline, and acts on MAAS only
-// after reading the machine's current status.
+// reads its record from the read model, checks that the execution's attempt
+// and run still own it (a stale step writes nothing), records its stage's
+// entry, exit and outcome on the timeline, and acts on MAAS only after
+// reading the machine's current status. Which stage may follow which is the
+// ASL's alone: an activity decides from what it observes (MAAS's status and
+// the record), never from a list of stages it may follow.
 //
 // The same handlers run as Lambda functions (functions/<name>) and in the
 // embedded runtime of `maasflow local`; both wrap them with aws-lambda-go's

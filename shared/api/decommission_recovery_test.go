@@ -23,6 +23,9 @@ type fakeDecomRunner struct {
 	stops    []string
 	startErr error
 	stopErr  error
+	// onStart, when set, runs while a start is in flight (before it
+	// answers): what a concurrent request does meanwhile.
+	onStart func(d domain.Decommission)
 }
 
 func (f *fakeDecomRunner) StartDecommission(ctx context.Context, d domain.Decommission) (string, error) {
@@ -30,6 +33,13 @@ func (f *fakeDecomRunner) StartDecommission(ctx context.Context, d domain.Decomm
 }
 
 func (f *fakeDecomRunner) StartDecommissionAt(_ context.Context, d domain.Decommission, start domain.DecommissionStage) (string, error) {
+	f.mu.Lock()
+	hook := f.onStart
+	f.onStart = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook(d)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.startErr != nil {

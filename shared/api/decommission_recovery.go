@@ -91,9 +91,13 @@ func decommissionRecoveryRoutes(decoms string) []route {
 // decommissionNotAllowed is the 409 for an operation the decommission's
 // state refuses, naming the state and what it allows.
 func decommissionNotAllowed(d domain.Decommission, op domain.RecoveryOperation) *StatusError {
+	why := ""
+	if op == domain.OpAdopt && d.Status == domain.OnboardingManualIntervention && !domain.DecommissionDrained(d.Stage) {
+		why = " (it stopped before its drain finished, and adopt would skip the tenants' allocations: resume or retry drains first)"
+	}
 	return &StatusError{Status: http.StatusConflict, Code: CodeConflict,
-		Message: fmt.Sprintf("decommission %s is %s at stage %s: %s is not allowed; allowed operations: %s",
-			d.ID, d.Status, decomStage(d.Stage), op, opList(domain.DecommissionAllowedOperations(d.Status, d.Stage)))}
+		Message: fmt.Sprintf("decommission %s is %s at stage %s: %s is not allowed%s; allowed operations: %s",
+			d.ID, d.Status, decomStage(d.Stage), op, why, opList(domain.DecommissionAllowedOperations(d.Status, d.Stage)))}
 }
 
 func opList(ops []domain.RecoveryOperation) string {
@@ -651,7 +655,7 @@ func resumeMatches(d domain.Decommission, stage domain.DecommissionStage, m maas
 		shows = m.Status.String()
 	}
 	refuse := func(fits string) error {
-		return recoveryConflict("decommission %s cannot resume at %s: MAAS shows %s; %s", d.ID, stage, shows, fits)
+		return recoveryConflict("decommission %s cannot resume at %s: MAAS shows %s; %s"+byMAAS, d.ID, stage, shows, fits, domain.OpResume)
 	}
 	if gone {
 		if stage == domain.DecomStageDelete {
@@ -708,10 +712,6 @@ func rerunDecommission(s *server, rq *request, d domain.Decommission, reason str
 // The erase evidence says plainly what is known: a release outside this
 // decommission leaves no proof the disks were erased.
 func adoptDecommission(s *server, rq *request, d domain.Decommission, reason string) (domain.Decommission, error) {
-	if !domain.DecommissionDrained(d.Stage) {
-		return d, recoveryConflict("decommission %s stopped at stage %s, before its drain finished: adopt would skip the tenants' allocations; resume or retry drains first",
-			d.ID, decomStage(d.Stage))
-	}
 	m, gone, err := s.readMachine(rq.ctx(), d)
 	if err != nil {
 		return d, err
@@ -720,10 +720,10 @@ func adoptDecommission(s *server, rq *request, d domain.Decommission, reason str
 	switch {
 	case gone && d.Mode == domain.DecommissionFull:
 	case gone:
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it", d.ID, shows, d.Mode)
+		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it"+byMAAS, d.ID, shows, d.Mode, domain.OpAdopt)
 	case !releasedStatus(m.Status):
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it",
-			d.ID, m.Status)
+		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it"+byMAAS,
+			d.ID, m.Status, domain.OpAdopt)
 	default:
 		shows = m.Status.String()
 	}

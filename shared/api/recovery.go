@@ -81,7 +81,7 @@ func onboardingRecoveryOps() []recoveryOp {
 func servedOperations(o domain.Onboarding) []domain.RecoveryOperation {
 	out := []domain.RecoveryOperation{}
 	for _, op := range domain.AllowedOperations(o.Status, o.Stage) {
-		if op == domain.OpCancel || findRecoveryOp(op) != nil {
+		if (op == domain.OpCancel || findRecoveryOp(op) != nil) && !recordRulesOut(o, op) {
 			out = append(out, op)
 		}
 	}
@@ -150,6 +150,23 @@ func runRecovery[R any](s *server, rq *request, kind recoveryKind[R], op recover
 		return 0, nil, err
 	}
 	return http.StatusOK, answer(updated), nil
+}
+
+// byMAAS ends a 409 that what MAAS shows decided, not the record: the
+// operation is in allowed_operations (which reads the record alone), so
+// the refusal says it depends on MAAS and may pass once MAAS moves. Its
+// verb is the operation.
+const byMAAS = " (the record allows %s; this refusal depends on what MAAS shows now)"
+
+// recordRulesOut is what the record itself rules out beyond its status and
+// stage, so allowed_operations never lists it: resume of a checkpoint no
+// rule knows.
+func recordRulesOut(o domain.Onboarding, op domain.RecoveryOperation) bool {
+	if op == domain.OpResume && o.Checkpoint != "" {
+		_, known := domain.RuleFor(o.Checkpoint)
+		return !known
+	}
+	return false
 }
 
 // notAllowed is the 409 for an operation the record's state refuses.

@@ -102,3 +102,49 @@ func TestConcurrentRecoveryAnswersAgreeWithTheRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedOperationsAndRefusalsThatDependOnMAAS: allowed_operations
+// never lists what the record itself rules out (adopt of a decommission
+// stopped before its drain finished, resume of an unknown checkpoint), and
+// a listed operation that MAAS refuses says the refusal is MAAS's (a frozen
+// onboarding whose machine is mid-deploy).
+func TestAllowedOperationsAndRefusalsThatDependOnMAAS(t *testing.T) {
+	t.Run("decommission stopped in the drain", func(t *testing.T) {
+		h, _ := decomHarness(t, &fakeDecomMachines{status: maas.StatusDeployed})
+		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageDrain, false)
+		got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/decommissions/dec-1", nil)
+		assert.NotContains(t, got["allowed_operations"], "adopt")
+		r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/adopt", nil)
+		require.Equal(t, http.StatusConflict, r.status)
+		_, msg := r.errorOf(t)
+		assert.Contains(t, msg, "adopt is not allowed (it stopped before its drain finished")
+	})
+	t.Run("decommission refusal by MAAS", func(t *testing.T) {
+		h, _ := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
+		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+		got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/decommissions/dec-1", nil)
+		require.Contains(t, got["allowed_operations"], "resume")
+		r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/resume", nil)
+		require.Equal(t, http.StatusConflict, r.status)
+		_, msg := r.errorOf(t)
+		assert.Contains(t, msg, "the record allows resume; this refusal depends on what MAAS shows now")
+	})
+	t.Run("frozen onboarding while MAAS deploys", func(t *testing.T) {
+		h := newHarness(t)
+		h.machines.set("sys-1", maas.StatusDeploying)
+		id := h.stopped(domain.OnboardingManualIntervention, domain.StageWaitDeployed, domain.CheckpointCommissioned)
+		got := h.mustAdmin(http.StatusOK, "GET", obsPath+"/"+id, nil)
+		require.Contains(t, got["allowed_operations"], "resume")
+		r := h.admin("POST", obsPath+"/"+id+"/resume", nil)
+		require.Equal(t, http.StatusConflict, r.status)
+		_, msg := r.errorOf(t)
+		assert.Contains(t, msg, "MAAS shows machine sys-1 Deploying")
+		assert.Contains(t, msg, "the record allows resume; this refusal depends on what MAAS shows now")
+	})
+	t.Run("onboarding with a checkpoint no rule knows", func(t *testing.T) {
+		h := newHarness(t)
+		id := h.stopped(domain.OnboardingManualIntervention, domain.StageStorage, domain.Checkpoint("half-done"))
+		got := h.mustAdmin(http.StatusOK, "GET", obsPath+"/"+id, nil)
+		assert.NotContains(t, got["allowed_operations"], "resume")
+	})
+}

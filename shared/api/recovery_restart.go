@@ -281,6 +281,6 @@ func adoptRefused(o domain.Onboarding, observed string) *StatusError {
 	case domain.MAASStatusBroken:
 		fits = "mark it fixed in MAAS, then adopt again"
 	}
-	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s",
-		o.ID, shows, fits)
+	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s"+byMAAS,
+		o.ID, shows, fits, domain.OpAdopt)
 }

@@ -60,12 +60,17 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
 			return FinishDecommissionOutput{Status: c.d.Status}, nil
 		}
-		// The close is conditional on the record still being this run's, so
-		// it goes first: a run an operator stopped meanwhile moves no node.
-		if err := c.close(ctx, in); err != nil {
-			return out, err
+		// The node moves first, so whoever reads the record closed finds
+		// its node settled; a run an operator stopped meanwhile (cancel,
+		// freeze: the record moved on) moves no node, and the close below
+		// is conditional on the record still being this run's.
+		if !c.stillRunning(ctx) {
+			return out, &DecommissionClosedError{DecommissionID: c.d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
+			return out, err
+		}
+		if err := c.close(ctx, in); err != nil {
 			return out, err
 		}
 	}

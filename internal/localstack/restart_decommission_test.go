@@ -1,11 +1,7 @@
 package localstack
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,23 +17,7 @@ import (
 // the data dir's event file.
 func decomEvents(t *testing.T, dir, id, detailType string) []events.DecommissionDetail {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
-	require.NoError(t, err)
-	defer func() { _ = f.Close() }()
-	var out []events.DecommissionDetail
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
-	for sc.Scan() {
-		var env events.Envelope
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &env))
-		var d events.DecommissionDetail
-		if env.DetailType != detailType || json.Unmarshal(env.Detail, &d) != nil || d.DecommissionID != id {
-			continue
-		}
-		out = append(out, d)
-	}
-	require.NoError(t, sc.Err())
-	return out
+	return eventsOf(t, dir, detailType, func(d events.DecommissionDetail) bool { return d.DecommissionID == id })
 }
 
 // TestInterruptedDecommissionStopsForAnOperator: a decommission the

@@ -146,10 +146,10 @@ func (c *dcall) stillRunning(ctx context.Context) bool {
 }
 
 // timeline appends rows stamped with the clock, the decommission, the
-// attempt and the stage. A stopped execution (its context cancelled)
-// appends nothing.
+// attempt and the stage. A stopped execution (stillRunning) appends
+// nothing.
 func (c *dcall) timeline(ctx context.Context, rows ...domain.DecommissionEvent) error {
-	if err := ctx.Err(); err != nil {
+	if !c.stillRunning(ctx) {
 		return &DecommissionClosedError{DecommissionID: c.ref.DecommissionID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
 	}
 	now := c.a.d.Clock.Now().UTC()
@@ -193,10 +193,10 @@ func (c *dcall) finish(ctx context.Context, errp *error) {
 	if errors.As(err, &closed) || errors.As(err, &invalid) || c.d.ID == "" || c.d.Stage != c.stage {
 		return
 	}
+	outcome := exitOutcome(err)
 	if !c.stillRunning(ctx) {
 		return // stopped by an operator: its answer is the last word
 	}
-	outcome := exitOutcome(err)
 	ctx = context.WithoutCancel(ctx)
 	if terr := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcome,
 		Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error())}); terr != nil {

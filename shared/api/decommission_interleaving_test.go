@@ -58,7 +58,7 @@ func (m *walkMAAS) get() (maas.Status, bool) {
 // every order in which a full decommission's own steps (its release with
 // erase, the erase failing, a drain stopping the run) and an operator's
 // operations (rerun, retry, cancel, adopt, a release by hand in MAAS) can
-// arrive, and after every step checks the one rule a node in service must
+// arrive (and a freeze, mark-manual-intervention), and after every step checks the one rule a node in service must
 // keep: node active ⇒ MAAS shows the machine Deployed and nothing released
 // or erased it since. Each operation answers 200 where the record's state
 // allows it (or 409 naming why), never anything else.
@@ -69,6 +69,7 @@ func TestNodeActiveOnlyWhileDeployedInEveryDecommissionInterleaving(t *testing.T
 		{"release", "erase_fails", "rerun", "retry", "cancel"},
 		{"release", "erase_fails", "by_hand", "adopt", "cancel"},
 		{"drain_stops", "release", "rerun", "cancel", "by_hand"},
+		{"release", "mark-manual-intervention", "rerun", "erase_fails", "cancel"},
 	}
 	seen := map[string]bool{}
 	for _, set := range sets {
@@ -145,7 +146,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 		if d.Status == domain.OnboardingManualIntervention && st != maas.StatusReady {
 			m.set(maas.StatusReady, true)
 		}
-	default: // rerun, retry, cancel, adopt
+	default: // rerun, retry, cancel, adopt, mark-manual-intervention
 		op := domain.RecoveryOperation(step)
 		r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/"+step, map[string]any{"reason": "walk"})
 		switch {
@@ -156,7 +157,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 		default:
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		}
-		if r.status == http.StatusOK && op != domain.OpCancel {
+		if r.status == http.StatusOK && op != domain.OpCancel && op != domain.OpMarkManualIntervention {
 			run(func(cur *domain.Decommission) { cur.Status = domain.OnboardingRunning }) // BeginDecommission
 		}
 	}

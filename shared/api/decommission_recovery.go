@@ -481,6 +481,7 @@ func (s *server) startRun(rq *request, d domain.Decommission, op domain.Recovery
 	}
 	var lost *domain.Decommission
 	updated, err := s.store.UpdateDecommission(wctx, d.ID, func(cur *domain.Decommission) error {
+		lost = nil // the store calls this again on a write conflict, with the record read anew
 		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
 			won := *cur
 			lost = &won

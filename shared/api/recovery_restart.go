@@ -196,6 +196,7 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	}
 	var lost *domain.Onboarding
 	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
+		lost = nil // the store calls this again on a write conflict, with the record read anew
 		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
 			won := *cur
 			lost = &won

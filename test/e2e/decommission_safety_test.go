@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,4 +73,58 @@ func TestHalfErasedMachineNeverReturnsToService(t *testing.T) {
 		assert.Empty(t, after, "rows after the cancel: %v", after)
 		assert.Equal(t, "cancelled", d["status"])
 	})
+}
+
+// TestConcurrentRecoveryAnswersAgree: retries, a rerun and a cancel posted
+// at once at a stopped decommission: every 2xx that starts a run carries
+// its execution id and a live status, every other answer is 409, and the
+// record ends as the answers say; a cancel that answered 200 leaves a
+// cancelled record with the node out of service.
+func TestConcurrentRecoveryAnswersAgree(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	nodeID, _ := e.onboarded(f, "gpu-hx3", "10.10.14.31", "52:54:00:00:e3:01", map[string]any{"erase_failures": 3})
+	id := e.decommission(nodeID, "full")
+	require.Equal(t, "manual_intervention", e.waitDecommission(id)["status"])
+
+	ops := []string{"retry", "rerun", "retry", "cancel", "retry", "rerun"}
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	answers := make([]answer, len(ops))
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, body := e.raw("POST", e.stack.APIURL+"/api/v1/admin/decommissions/"+id+"/"+op, e.stack.AdminToken, nil)
+			var out map[string]any
+			_ = json.Unmarshal(body, &out)
+			answers[i] = answer{status, out}
+		}()
+	}
+	wg.Wait()
+	cancelled := false
+	for i, a := range answers {
+		require.Contains(t, []int{http.StatusOK, http.StatusConflict}, a.status, "%s: %v", ops[i], a.body)
+		if a.status != http.StatusOK {
+			continue
+		}
+		if ops[i] == "cancel" {
+			cancelled = true
+			assert.Equal(t, "cancelled", a.body["status"])
+			continue
+		}
+		assert.NotEmpty(t, a.body["execution_id"], "%s: a 2xx carries the run it started: %v", ops[i], a.body)
+		assert.NotEqual(t, "cancelled", a.body["status"], "%s answered 200 with the cancel's record", ops[i])
+	}
+	final := e.waitDecommission(id)
+	if cancelled {
+		assert.Equal(t, "cancelled", final["status"])
+		assert.Equal(t, "retired", e.node(nodeID)["status"])
+	} else {
+		assert.NotEqual(t, "cancelled", final["status"])
+	}
 }

@@ -13,9 +13,10 @@ package domain
 //     a new attempt from the drain; adopt takes a machine MAAS already
 //     shows released, only once the drain finished (before it, adopt would
 //     skip the tenants' allocations, so it is not listed); cancel gives up.
-//   - failed: nothing. A decommission fails only before anything outside
-//     maasflow changed, and the node got its status back and its lock
-//     freed; a new decommission is the way on.
+//   - failed: nothing. Its lock was freed, and its node got its status
+//     back only if no attempt released the machine and MAAS showed it
+//     Deployed (MayReturnToService), else it is retired; a new
+//     decommission is the way on.
 //   - completed, cancelled: nothing; the node is where the outcome left
 //     it.
 //

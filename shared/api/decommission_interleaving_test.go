@@ -64,6 +64,7 @@ func (m *walkMAAS) get() (maas.Status, bool) {
 // allows it (or 409 naming why), never anything else.
 func TestNodeActiveOnlyWhileDeployedInEveryDecommissionInterleaving(t *testing.T) {
 	sets := [][]string{
+		{"release", "erase_fails", "rerun", "retry", "cancel", "adopt"},
 		{"release", "erase_fails", "rerun", "drain_stops", "cancel"},
 		{"release", "erase_fails", "retry", "cancel", "adopt"},
 		{"release", "erase_fails", "rerun", "retry", "cancel"},

@@ -105,9 +105,10 @@ func (c *resumeClock) resumeAfter(t time.Time) {
 	}
 }
 
-// highWater is the latest time the records hold: every onboarding's
-// created, updated and completed times, the timelines of the open ones
-// (the close appends to them) and the newest audit entry.
+// highWater is the latest time the records hold: every onboarding's and
+// decommission's created, updated and completed times, the timelines of
+// the open ones (the restart's close appends to them) and the newest audit
+// entry.
 func highWater(ctx context.Context, st *store.Store) (time.Time, error) {
 	var hw time.Time
 	later := func(t time.Time) {
@@ -143,6 +144,9 @@ func highWater(ctx context.Context, st *store.Store) (time.Time, error) {
 		}
 		cursor = page.NextCursor
 	}
+	if err := decommissionsHighWater(ctx, st, later); err != nil {
+		return hw, err
+	}
 	audit, err := st.ListAuditPage(ctx, 1, "")
 	if err != nil {
 		return hw, fmt.Errorf("read the audit trail: %w", err)
@@ -151,4 +155,37 @@ func highWater(ctx context.Context, st *store.Store) (time.Time, error) {
 		later(e.Time)
 	}
 	return hw, nil
+}
+
+// decommissionsHighWater passes later every decommission's times and the
+// timeline times of the open ones.
+func decommissionsHighWater(ctx context.Context, st *store.Store, later func(time.Time)) error {
+	cursor := ""
+	for {
+		page, err := st.ListDecommissions(ctx, store.DecommissionFilter{Limit: store.MaxPageSize, Cursor: cursor})
+		if err != nil {
+			return fmt.Errorf("list decommissions: %w", err)
+		}
+		for _, d := range page.Items {
+			later(d.CreatedAt)
+			later(d.UpdatedAt)
+			if d.CompletedAt != nil {
+				later(*d.CompletedAt)
+			}
+			if !domain.IsOpenStatus(d.Status) {
+				continue
+			}
+			rows, err := st.ListDecommissionEvents(ctx, d.ID)
+			if err != nil {
+				return fmt.Errorf("read timeline of decommission %s: %w", d.ID, err)
+			}
+			for _, r := range rows {
+				later(r.Time)
+			}
+		}
+		if page.NextCursor == "" {
+			return nil
+		}
+		cursor = page.NextCursor
+	}
 }

@@ -29,17 +29,28 @@ func startIn(t *testing.T, dir string) *Stack {
 // the data dir's event file.
 func failedEvents(t *testing.T, dir, id string) []events.OnboardingDetail {
 	t.Helper()
+	return eventsOf(t, dir, events.OnboardingFailed, func(d events.OnboardingDetail) bool { return d.OnboardingID == id })
+}
+
+// eventsOf are the events of detailType in the data dir's event file whose
+// detail keep accepts.
+func eventsOf[D any](t *testing.T, dir, detailType string, keep func(D) bool) []D {
+	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
 	require.NoError(t, err)
 	defer func() { _ = f.Close() }()
-	var out []events.OnboardingDetail
+	var out []D
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
 	for sc.Scan() {
 		var env events.Envelope
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &env))
-		var d events.OnboardingDetail
+		if env.DetailType != detailType {
+			continue
+		}
+		var d D
 		require.NoError(t, json.Unmarshal(env.Detail, &d))
-		if env.DetailType == events.OnboardingFailed && d.OnboardingID == id {
+		if keep(d) {
 			out = append(out, d)
 		}
 	}

@@ -221,6 +221,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	} else if n > 0 {
 		s.logger.Warn("closed onboardings interrupted by the last shutdown", "count", n)
 	}
+	if n, err := stopInterruptedDecommissions(ctx, s.Store, bus, clk, s.logger); err != nil {
+		return nil, err
+	} else if n > 0 {
+		s.logger.Warn("stopped decommissions interrupted by the last shutdown for an operator", "count", n)
+	}
 	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
 	s.closers = append(s.closers, relay.start())
 

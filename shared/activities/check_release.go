@@ -115,8 +115,12 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	if err := c.update(ctx, func(d *domain.Decommission) error {
 		ev := &d.Erase
 		for _, e := range eraseEvents {
+			if e.id <= ev.EventsThrough {
+				continue // already evidence: MAAS wrote it once
+			}
+			ev.EventsThrough = e.id
 			if len(ev.MAASEvents) < maxEraseEvents {
-				ev.MAASEvents = append(ev.MAASEvents, e)
+				ev.MAASEvents = append(ev.MAASEvents, e.text)
 			}
 		}
 		if results != nil {
@@ -128,6 +132,10 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		case OutcomeEraseFailed, OutcomeEraseHung:
 			ev.Outcome = domain.EraseFailed
 			ev.Detail = out.Reason
+		default:
+			// Whatever stops the run next (a failed release, a cancel, a
+			// freeze), the outcome already says what MAAS reported.
+			eventOutcome(ev, out.StatusName)
 		}
 		return nil
 	}); err != nil {
@@ -181,6 +189,28 @@ func closeEvidence(ev *domain.EraseEvidence) {
 	}
 }
 
+// eventOutcome sets the erase outcome from MAAS's own events before the
+// machine is Ready: the newest of "Disks erased" (erased) and "Failed to
+// erase disks." / "Aborted disk erasing" (failed) decides. A release
+// without erase (fallback, policy none) stays not_erased.
+func eventOutcome(ev *domain.EraseEvidence, status string) {
+	if ev.Fallback || ev.Outcome == domain.EraseNotDone {
+		return
+	}
+	for i := len(ev.MAASEvents) - 1; i >= 0; i-- {
+		switch ev.MAASEvents[i] {
+		case "Disks erased":
+			ev.Outcome = domain.EraseDone
+			ev.Detail = fmt.Sprintf("MAAS reported the disks erased (%s erase); the machine is %s", ev.Mode, status)
+			return
+		case "Failed to erase disks.", "Aborted disk erasing":
+			ev.Outcome = domain.EraseFailed
+			ev.Detail = fmt.Sprintf("MAAS reported %q; the machine is %s", ev.MAASEvents[i], status)
+			return
+		}
+	}
+}
+
 // ReleaseScriptReader reads a machine's release script results (MAAS 3.5+,
 // maas-behaviour §12). Optional on a MAAS client.
 type ReleaseScriptReader interface {
@@ -210,14 +240,14 @@ func (c *dcall) releaseScripts(ctx context.Context, client MAAS, systemID string
 // copyMAASEvents copies the machine's events newer than after onto the
 // decommission's timeline (each MAAS id once) and returns the newest id and
 // the texts of those about the erase.
-func (c *dcall) copyMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) (int64, []string, error) {
+func (c *dcall) copyMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) (int64, []eraseEvent, error) {
 	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: after})
 	if err != nil {
 		return after, nil, err
 	}
 	last := after
 	var rows []domain.DecommissionEvent
-	var erase []string
+	var erase []eraseEvent
 	for i := len(evs) - 1; i >= 0; i-- { // MAAS answers newest first
 		e := evs[i]
 		if e.ID <= after {
@@ -235,7 +265,7 @@ func (c *dcall) copyMAASEvents(ctx context.Context, client MAAS, systemID string
 			if e.Type == "Marking node failed" {
 				text = e.Description
 			}
-			erase = append(erase, truncate(text, 256))
+			erase = append(erase, eraseEvent{id: e.ID, text: truncate(text, 256)})
 		}
 	}
 	if len(rows) > 0 {
@@ -244,6 +274,12 @@ func (c *dcall) copyMAASEvents(ctx context.Context, client MAAS, systemID string
 		}
 	}
 	return last, erase, nil
+}
+
+// eraseEvent is one MAAS event about the erase: its id and its words.
+type eraseEvent struct {
+	id   int64
+	text string
 }
 
 // isEraseEvent picks MAAS's events about disk erasing (maas-behaviour §11):

@@ -128,9 +128,30 @@ func (c *dcall) enter(ctx context.Context) error {
 	return c.update(ctx, nil)
 }
 
+// stillRunning reports whether this execution may still write: its
+// context is live (the local runtime cancels it when an operator stops
+// the execution) and the record is still open on its run. A cancel or a
+// freeze stops the execution before it writes, so an activity still in
+// flight then finds either a cancelled context or the record moved on, and
+// writes nothing more: the operator's answer is the record's last word.
+func (c *dcall) stillRunning(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d, err := c.a.d.Decommissions.GetDecommission(ctx, c.ref.DecommissionID)
+	if err != nil {
+		return true // unknown: the write's own failure says more
+	}
+	return c.ref.onRun(&d) && (d.Status == domain.OnboardingRunning || d.Status == c.d.Status)
+}
+
 // timeline appends rows stamped with the clock, the decommission, the
-// attempt and the stage.
+// attempt and the stage. A stopped execution (stillRunning) appends
+// nothing.
 func (c *dcall) timeline(ctx context.Context, rows ...domain.DecommissionEvent) error {
+	if !c.stillRunning(ctx) {
+		return &DecommissionClosedError{DecommissionID: c.ref.DecommissionID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
+	}
 	now := c.a.d.Clock.Now().UTC()
 	for i := range rows {
 		rows[i].DecommissionID = c.ref.DecommissionID
@@ -173,6 +194,9 @@ func (c *dcall) finish(ctx context.Context, errp *error) {
 		return
 	}
 	outcome := exitOutcome(err)
+	if !c.stillRunning(ctx) {
+		return // stopped by an operator: its answer is the last word
+	}
 	ctx = context.WithoutCancel(ctx)
 	if terr := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcome,
 		Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error())}); terr != nil {
@@ -261,6 +285,13 @@ func (c *dcall) eventDetail() events.DecommissionDetail {
 func (c *dcall) publishOnce(ctx context.Context, detailType string, detail events.DecommissionDetail) error {
 	if c.a.d.Events == nil {
 		return &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+	}
+	// The event tells of the record as this run left it: a run an operator
+	// stopped meanwhile (cancel, freeze, a new run) announces nothing.
+	if cur, err := c.a.d.Decommissions.GetDecommission(ctx, c.ref.DecommissionID); err != nil {
+		return storeError("read decommission", err)
+	} else if !c.ref.onRun(&cur) || string(cur.Status) != detail.Status || ctx.Err() != nil {
+		return &DecommissionClosedError{DecommissionID: cur.ID, Status: string(cur.Status), Attempt: c.ref.Attempt, Current: cur.Attempt}
 	}
 	rows, err := c.a.d.Decommissions.ListDecommissionEvents(ctx, c.ref.DecommissionID)
 	if err != nil {

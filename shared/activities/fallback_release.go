@@ -39,7 +39,8 @@ const fallbackStepWait = 15
 //   - Disk erasing (hung): abort, which MAAS turns into Failed disk erasing
 //     once the power-off completes (in_progress);
 //   - Failed disk erasing: release without erase (released);
-//   - Broken: mark_fixed, the one status MAAS allows it from (in_progress);
+//   - Broken: released without erase as it is (MAAS releases from Broken);
+//     mark_fixed first (in_progress) only when the policy asks for it;
 //   - another releasable status: release without erase (released);
 //   - Releasing or Ready: already released (released).
 //
@@ -55,6 +56,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		return out, err
 	}
 	if err := c.enter(ctx); err != nil {
+		return out, err
+	}
+	pol, err := c.policy(ctx)
+	if err != nil {
 		return out, err
 	}
 	client, m, err := c.machine(ctx)
@@ -79,7 +84,7 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		}
 		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
 		return out, c.note(ctx, sourceMAAS, "erase hung: abort sent")
-	case m.Status == maas.StatusBroken:
+	case m.Status == maas.StatusBroken && pol.MarkFixedBeforeRelease:
 		if _, err := client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
+	"github.com/maasflow/maasflow/shared/maas"
 )
 
 // FinishDecommissionInput is the final status and, on the failure paths,
@@ -34,8 +35,9 @@ var decomDetailTypes = map[domain.OnboardingStatus]string{
 //   - completed storage_cleanup: node retired (unschedulable, identity
 //     kept);
 //   - completed reimage: the node is active again through its onboarding;
-//   - failed (nothing was changed yet): the node gets back the status it
-//     had;
+//   - failed: the node gets back the status it had only when no attempt
+//     released the machine and MAAS still shows it Deployed; otherwise it
+//     is retired, saying why;
 //   - manual_intervention: the node stays decommissioning, out of service,
 //     and the decommission keeps it until an operator resolves it.
 //
@@ -57,6 +59,13 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.OnboardingManualIntervention {
 			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
 			return FinishDecommissionOutput{Status: c.d.Status}, nil
+		}
+		// The node moves first, so whoever reads the record closed finds
+		// its node settled; a run an operator stopped meanwhile (cancel,
+		// freeze: the record moved on) moves no node, and the close below
+		// is conditional on the record still being this run's.
+		if !c.stillRunning(ctx) {
+			return out, &DecommissionClosedError{DecommissionID: c.d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -88,7 +97,7 @@ func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) 
 	if err != nil {
 		return storeError("read node", err)
 	}
-	target := ""
+	target, why := "", ""
 	switch {
 	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionFull:
 		if err := c.revokeNodeTokens(ctx, node); err != nil {
@@ -97,8 +106,8 @@ func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) 
 		target = domain.NodeRemoved
 	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
 		target = domain.NodeRetired
-	case status == domain.OnboardingFailed && node.Status == domain.NodeDecommissioning && c.d.NodeStatusBefore != "":
-		target = c.d.NodeStatusBefore
+	case status == domain.OnboardingFailed && node.Status == domain.NodeDecommissioning:
+		target, why = c.failedNodeTarget(ctx)
 	}
 	if target == "" || node.Status == target {
 		return nil
@@ -109,7 +118,35 @@ func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) 
 	}); err != nil {
 		return storeError("settle node", err)
 	}
-	return c.note(ctx, "finish", fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target))
+	detail := fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target)
+	if why != "" {
+		detail += ": " + why
+	}
+	return c.note(ctx, "finish", detail)
+}
+
+// failedNodeTarget is where a failed decommission leaves its node: back at
+// the status it had only when no attempt released the machine and MAAS
+// shows it Deployed (domain.Decommission.MayReturnToService); otherwise
+// retired, with why.
+func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
+	history, err := c.a.d.Decommissions.ListDecommissionEvents(ctx, c.ref.DecommissionID)
+	if err != nil {
+		return domain.NodeRetired, "the timeline could not be read, so the machine may have been released"
+	}
+	if c.d.ReleaseStarted(history) {
+		return domain.NodeRetired, "an attempt of this decommission released the machine; it no longer runs the tenant's OS"
+	}
+	_, m, err := c.machine(ctx)
+	switch {
+	case err != nil:
+		return domain.NodeRetired, "MAAS could not be read to confirm the machine is still Deployed"
+	case m.Status != maas.StatusDeployed:
+		return domain.NodeRetired, "MAAS shows the machine " + statusName(m) + ", not Deployed"
+	case !c.d.MayReturnToService(history, true):
+		return "", ""
+	}
+	return c.d.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
 }
 
 // close writes the final status and records it on the timeline.

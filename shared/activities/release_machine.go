@@ -34,16 +34,20 @@ func releaseParams(mode, comment string) maas.MachineReleaseParams {
 	return p
 }
 
-// releasable are the statuses MAAS releases from (maas-behaviour §5).
+// releasable are the statuses MAAS releases from (maas-behaviour §5;
+// RELEASABLE_STATUSES in canonical/maas src/maasserver/models/node.py).
 var releasable = map[maas.Status]bool{
-	maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
+	maas.StatusBroken: true, maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
 	maas.StatusFailedDeployment: true, maas.StatusFailedDiskErasing: true, maas.StatusFailedReleasing: true,
 }
 
 // ReleaseMachine releases the node's machine with the erase the policy asks
 // for (seed 000 §4.5), judging from what MAAS reports now:
-//   - Broken: mark_fixed first (MAAS allows it only from Broken; the
-//     machine lands in Ready, or Deployed when it was deployed before).
+//   - Broken: released as it is. MAAS releases from Broken (Broken is in
+//     its RELEASABLE_STATUSES, canonical/maas src/maasserver/models/node.py;
+//     maas-api.md §5 release); mark_fixed needs an admin key and clears the
+//     mark data-centre staff set, so it is sent first only when the policy
+//     asks (mark_fixed_before_release).
 //   - Ready, and an erase is asked: MAAS erases only on release, so the
 //     machine is allocated and released again, erasing.
 //   - Releasing or Disk erasing: a release is in flight; nothing is sent.
@@ -85,10 +89,25 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		}
 	}
 
-	if m.Status == maas.StatusBroken {
-		// maas-behaviour §14.3: mark_fixed works only from Broken; release
-		// from Broken would also be allowed, but fixing first lets the
-		// erase run on a machine MAAS considers healthy.
+	if acts := m.Status == maas.StatusBroken || m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing ||
+		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.d.ReleaseStartedAt == nil {
+		// Written before anything is sent: a run stopped between the request
+		// and its record still counts as having released the machine, so no
+		// later cancel or failure hands the node back to service.
+		if err := c.update(ctx, func(d *domain.Decommission) error {
+			if d.ReleaseStartedAt == nil {
+				now := c.a.d.Clock.Now().UTC()
+				d.ReleaseStartedAt = &now
+			}
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	}
+	if m.Status == maas.StatusBroken && pol.MarkFixedBeforeRelease {
+		// maas-behaviour §14.3: mark_fixed works only from Broken; the
+		// policy asks for it, so the erase runs on a machine MAAS considers
+		// healthy.
 		if m, err = client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}

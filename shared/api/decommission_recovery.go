@@ -50,6 +50,13 @@ var decommissionRecovery = recoveryKind[domain.Decommission]{
 	},
 	notAllowed: decommissionNotAllowed,
 	view:       viewDecommission,
+	starting: func(d domain.Decommission, op domain.RecoveryOperation) *StatusError {
+		if runStarting(op, d.ExecutionID) {
+			return recoveryConflict("decommission %s: a concurrent %s is starting attempt %d run %d and has not recorded its execution yet; read it again",
+				d.ID, op, d.Attempt, d.Run)
+		}
+		return nil
+	},
 }
 
 // decommissionRecoveryOps are the operations served under
@@ -84,9 +91,13 @@ func decommissionRecoveryRoutes(decoms string) []route {
 // decommissionNotAllowed is the 409 for an operation the decommission's
 // state refuses, naming the state and what it allows.
 func decommissionNotAllowed(d domain.Decommission, op domain.RecoveryOperation) *StatusError {
+	why := ""
+	if op == domain.OpAdopt && d.Status == domain.OnboardingManualIntervention && !domain.DecommissionDrained(d.Stage) {
+		why = " (it stopped before its drain finished, and adopt would skip the tenants' allocations: resume or retry drains first)"
+	}
 	return &StatusError{Status: http.StatusConflict, Code: CodeConflict,
-		Message: fmt.Sprintf("decommission %s is %s at stage %s: %s is not allowed; allowed operations: %s",
-			d.ID, d.Status, decomStage(d.Stage), op, opList(domain.DecommissionAllowedOperations(d.Status, d.Stage)))}
+		Message: fmt.Sprintf("decommission %s is %s at stage %s: %s is not allowed%s; allowed operations: %s",
+			d.ID, d.Status, decomStage(d.Stage), op, why, opList(domain.DecommissionAllowedOperations(d.Status, d.Stage)))}
 }
 
 func opList(ops []domain.RecoveryOperation) string {
@@ -358,26 +369,12 @@ func (s *server) cancelReimage(ctx context.Context, rq *request, d domain.Decomm
 	return append(notes, "the reimage's enrollment tokens revoked"), nil
 }
 
-// machineTouched reports whether the decommission may have changed the
-// machine in MAAS: the erasing release was recorded, or the run was past
-// the release. In the release stage without a recorded release (a run
-// stopped between sending it and recording it), MAAS decides: only a
-// machine it still shows Deployed is untouched.
-func machineTouched(d domain.Decommission, observed *maas.Status) bool {
-	if d.Erase.StartedAt != nil {
-		return true
-	}
-	switch d.Stage {
-	case "", domain.DecomStageStart, domain.DecomStageDrain:
-		return false
-	case domain.DecomStageRelease:
-		return observed == nil || *observed != maas.StatusDeployed
-	}
-	return true
-}
-
 // settleCancelledNode moves the node out of decommissioning (or the
-// reimage's onboarding) once its decommission is cancelled.
+// reimage's onboarding) once its decommission is cancelled: back to the
+// status it had only when no attempt of the decommission released the
+// machine — read from the record and its whole timeline, never from the
+// current attempt's stage alone — and MAAS showed it Deployed (observed;
+// nil when MAAS could not be read). Otherwise retired, saying why.
 func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission, observed *maas.Status) (string, error) {
 	node, err := s.store.GetNode(ctx, d.NodeID)
 	if err != nil {
@@ -386,9 +383,21 @@ func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission,
 	if node.Status != domain.NodeDecommissioning && node.Status != domain.NodeOnboarding {
 		return "", nil
 	}
-	target := domain.NodeRetired
-	if !machineTouched(d, observed) && d.NodeStatusBefore != "" {
-		target = d.NodeStatusBefore
+	history, err := s.store.ListDecommissionEvents(ctx, d.ID)
+	if err != nil {
+		return "", err
+	}
+	target, why := domain.NodeRetired, ""
+	deployed := observed != nil && *observed == maas.StatusDeployed
+	switch {
+	case d.MayReturnToService(history, deployed):
+		target, why = d.NodeStatusBefore, "MAAS still shows the machine Deployed and no attempt released it"
+	case d.ReleaseStarted(history):
+		why = "an attempt of this decommission released the machine, so it no longer runs the tenant's OS"
+	case observed == nil:
+		why = "MAAS could not confirm the machine is still Deployed"
+	case !deployed:
+		why = "MAAS shows the machine " + observed.String() + ", not Deployed"
 	}
 	if _, err := s.store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 		n.Status = target
@@ -397,7 +406,11 @@ func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission,
 	}); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target), nil
+	note := fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target)
+	if why != "" {
+		note += " (" + why + ")"
+	}
+	return note, nil
 }
 
 // runStartedBy recognises a decommission whose current run op started: it
@@ -466,10 +479,15 @@ func (s *server) startRun(rq *request, d domain.Decommission, op domain.Recovery
 		return d, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("the workflow service is unavailable; decommission %s is back in manual_intervention, retry later", d.ID)}
 	}
+	var lost *domain.Decommission
 	updated, err := s.store.UpdateDecommission(wctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt == reopened.Attempt && cur.Run == reopened.Run {
-			cur.ExecutionID = execID
+		lost = nil // the store calls this again on a write conflict, with the record read anew
+		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
+			won := *cur
+			lost = &won
+			return nil
 		}
+		cur.ExecutionID = execID
 		return nil
 	})
 	if err != nil {
@@ -477,8 +495,21 @@ func (s *server) startRun(rq *request, d domain.Decommission, op domain.Recovery
 		reopened.ExecutionID = execID
 		updated = reopened
 	}
+	if lost != nil {
+		// Another operation (a cancel, a new run) moved the record between
+		// this run's start and its answer: say what won, not 200.
+		return d, lostRace(op, reopened, *lost)
+	}
 	log.InfoContext(ctx, "decommission run started", "op", string(op), "attempt", updated.Attempt, "run", updated.Run, "start_stage", string(stage))
 	return updated, nil
+}
+
+// lostRace is the 409 of a run-starting operation whose run another
+// operation overtook before the answer: it names the run it started and
+// the record as the winner left it.
+func lostRace(op domain.RecoveryOperation, started, won domain.Decommission) *StatusError {
+	return recoveryConflict("decommission %s: %s started attempt %d run %d, but a concurrent operation won: the decommission is now %s at stage %s (attempt %d run %d); read it again",
+		won.ID, op, started.Attempt, started.Run, won.Status, decomStage(won.Stage), won.Attempt, won.Run)
 }
 
 // unstartedRun puts a decommission whose new run never started back in
@@ -625,7 +656,7 @@ func resumeMatches(d domain.Decommission, stage domain.DecommissionStage, m maas
 		shows = m.Status.String()
 	}
 	refuse := func(fits string) error {
-		return recoveryConflict("decommission %s cannot resume at %s: MAAS shows %s; %s", d.ID, stage, shows, fits)
+		return recoveryConflict("decommission %s cannot resume at %s: MAAS shows %s; %s"+byMAAS, d.ID, stage, shows, fits, domain.OpResume)
 	}
 	if gone {
 		if stage == domain.DecomStageDelete {
@@ -682,10 +713,6 @@ func rerunDecommission(s *server, rq *request, d domain.Decommission, reason str
 // The erase evidence says plainly what is known: a release outside this
 // decommission leaves no proof the disks were erased.
 func adoptDecommission(s *server, rq *request, d domain.Decommission, reason string) (domain.Decommission, error) {
-	if !domain.DecommissionDrained(d.Stage) {
-		return d, recoveryConflict("decommission %s stopped at stage %s, before its drain finished: adopt would skip the tenants' allocations; resume or retry drains first",
-			d.ID, decomStage(d.Stage))
-	}
 	m, gone, err := s.readMachine(rq.ctx(), d)
 	if err != nil {
 		return d, err
@@ -694,10 +721,10 @@ func adoptDecommission(s *server, rq *request, d domain.Decommission, reason str
 	switch {
 	case gone && d.Mode == domain.DecommissionFull:
 	case gone:
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it", d.ID, shows, d.Mode)
+		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it"+byMAAS, d.ID, shows, d.Mode, domain.OpAdopt)
 	case !releasedStatus(m.Status):
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it",
-			d.ID, m.Status)
+		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it"+byMAAS,
+			d.ID, m.Status, domain.OpAdopt)
 	default:
 		shows = m.Status.String()
 	}

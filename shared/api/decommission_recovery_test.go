@@ -23,6 +23,9 @@ type fakeDecomRunner struct {
 	stops    []string
 	startErr error
 	stopErr  error
+	// onStart, when set, runs while a start is in flight (before it
+	// answers): what a concurrent request does meanwhile.
+	onStart func(d domain.Decommission)
 }
 
 func (f *fakeDecomRunner) StartDecommission(ctx context.Context, d domain.Decommission) (string, error) {
@@ -30,6 +33,13 @@ func (f *fakeDecomRunner) StartDecommission(ctx context.Context, d domain.Decomm
 }
 
 func (f *fakeDecomRunner) StartDecommissionAt(_ context.Context, d domain.Decommission, start domain.DecommissionStage) (string, error) {
+	f.mu.Lock()
+	hook := f.onStart
+	f.onStart = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook(d)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.startErr != nil {
@@ -176,11 +186,12 @@ func TestDecommissionWithoutMAASAccess(t *testing.T) {
 	assert.Equal(t, "cancelled", out["status"])
 	n, err := h.store.GetNode(context.Background(), "node-1")
 	require.NoError(t, err)
-	assert.Equal(t, "active", n.Status, "nothing was sent to MAAS: the node gets its status back")
+	assert.Equal(t, domain.NodeRetired, n.Status, "MAAS could not confirm the machine is still Deployed: out of service until an operator checks")
 	rows, err := h.store.ListDecommissionEvents(context.Background(), "dec-1")
 	require.NoError(t, err)
 	require.NotEmpty(t, rows)
 	assert.Contains(t, rows[len(rows)-1].Detail, "nothing aborted")
+	assert.Contains(t, rows[len(rows)-1].Detail, "MAAS could not confirm the machine is still Deployed")
 }
 
 func TestDecommissionCancelAbortsTheEraseAndRetiresTheNode(t *testing.T) {
@@ -221,18 +232,4 @@ func TestDecommissionFreezeStopsFirst(t *testing.T) {
 	assert.Equal(t, "manual_intervention", out["status"])
 	assert.Equal(t, domain.FrozenCode, out["error"].(map[string]any)["code"])
 	assert.Equal(t, []any{"retry", "resume", "rerun", "adopt", "cancel"}, out["allowed_operations"])
-}
-
-func TestMachineTouched(t *testing.T) {
-	deployed, erasing := maas.StatusDeployed, maas.StatusDiskErasing
-	sent := t0
-	at := func(stage domain.DecommissionStage, sent *time.Time) domain.Decommission {
-		return domain.Decommission{Stage: stage, Erase: domain.EraseEvidence{StartedAt: sent}}
-	}
-	assert.False(t, machineTouched(at(domain.DecomStageDrain, nil), nil), "the drain sends nothing to MAAS")
-	assert.True(t, machineTouched(at(domain.DecomStageRelease, &sent), &deployed), "the release was recorded")
-	assert.False(t, machineTouched(at(domain.DecomStageRelease, nil), &deployed), "MAAS still shows the tenant's OS")
-	assert.True(t, machineTouched(at(domain.DecomStageRelease, nil), &erasing), "sent, not yet recorded")
-	assert.True(t, machineTouched(at(domain.DecomStageRelease, nil), nil), "unknown: the cautious answer")
-	assert.True(t, machineTouched(at(domain.DecomStageDelete, nil), nil))
 }

@@ -271,9 +271,19 @@ type fakeStarter struct {
 	// rename, when set, makes StartOnboarding answer another execution id
 	// than OnboardingExecutionID predicted.
 	rename func(string) string
+	// onStart, when set, runs once while a start is in flight (before it
+	// answers): what a concurrent request does meanwhile.
+	onStart func()
 }
 
 func (f *fakeStarter) StartOnboarding(_ context.Context, o domain.Onboarding) (string, error) {
+	f.mu.Lock()
+	hook := f.onStart
+	f.onStart = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, o)

@@ -32,6 +32,10 @@ type recoveryKind[R any] struct {
 	allows     func(r R, op domain.RecoveryOperation) bool
 	notAllowed func(r R, op domain.RecoveryOperation) *StatusError
 	view       func(r R) any
+	// starting, when set, refuses to answer a repeat with a run whose
+	// execution is not recorded yet: a concurrent request is starting it,
+	// and a 2xx carries the run's execution id (409 names the run).
+	starting func(r R, op domain.RecoveryOperation) *StatusError
 }
 
 // onboardingRecovery is the onboarding's recoveryKind.
@@ -43,6 +47,19 @@ var onboardingRecovery = recoveryKind[domain.Onboarding]{
 		return domain.Allows(o.Status, o.Stage, op)
 	},
 	notAllowed: notAllowed,
+	starting: func(o domain.Onboarding, op domain.RecoveryOperation) *StatusError {
+		if runStarting(op, o.ExecutionID) {
+			return conflictf("onboarding %s: a concurrent %s is starting attempt %d run %d and has not recorded its execution yet; read it again",
+				o.ID, op, o.Attempt, o.Run)
+		}
+		return nil
+	},
+}
+
+// runStarting reports whether a repeat of op finds the run it would answer
+// still without its execution: its starter has not answered yet.
+func runStarting(op domain.RecoveryOperation, executionID string) bool {
+	return op != domain.OpCancel && op != domain.OpMarkManualIntervention && executionID == ""
 }
 
 // onboardingRecoveryOps are the operations served under
@@ -64,7 +81,7 @@ func onboardingRecoveryOps() []recoveryOp {
 func servedOperations(o domain.Onboarding) []domain.RecoveryOperation {
 	out := []domain.RecoveryOperation{}
 	for _, op := range domain.AllowedOperations(o.Status, o.Stage) {
-		if op == domain.OpCancel || findRecoveryOp(op) != nil {
+		if (op == domain.OpCancel || findRecoveryOp(op) != nil) && !recordRulesOut(o, op) {
 			out = append(out, op)
 		}
 	}
@@ -118,6 +135,11 @@ func runRecovery[R any](s *server, rq *request, kind recoveryKind[R], op recover
 		return kind.view(r)
 	}
 	if op.done(s, rq, r) {
+		if kind.starting != nil {
+			if err := kind.starting(r, op.op); err != nil {
+				return 0, nil, err
+			}
+		}
 		return http.StatusOK, answer(r), nil
 	}
 	if !kind.allows(r, op.op) {
@@ -128,6 +150,23 @@ func runRecovery[R any](s *server, rq *request, kind recoveryKind[R], op recover
 		return 0, nil, err
 	}
 	return http.StatusOK, answer(updated), nil
+}
+
+// byMAAS ends a 409 that what MAAS shows decided, not the record: the
+// operation is in allowed_operations (which reads the record alone), so
+// the refusal says it depends on MAAS and may pass once MAAS moves. Its
+// verb is the operation.
+const byMAAS = " (the record allows %s; this refusal depends on what MAAS shows now)"
+
+// recordRulesOut is what the record itself rules out beyond its status and
+// stage, so allowed_operations never lists it: resume of a checkpoint no
+// rule knows.
+func recordRulesOut(o domain.Onboarding, op domain.RecoveryOperation) bool {
+	if op == domain.OpResume && o.Checkpoint != "" {
+		_, known := domain.RuleFor(o.Checkpoint)
+		return !known
+	}
+	return false
 }
 
 // notAllowed is the 409 for an operation the record's state refuses.

@@ -194,16 +194,27 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	if err != nil {
 		return o, s.startFailed(rq, log, reopened, err)
 	}
+	var lost *domain.Onboarding
 	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt == reopened.Attempt && cur.Run == reopened.Run {
-			cur.ExecutionID = execID
+		lost = nil // the store calls this again on a write conflict, with the record read anew
+		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
+			won := *cur
+			lost = &won
+			return nil
 		}
+		cur.ExecutionID = execID
 		return nil
 	})
 	if err != nil {
 		log.WarnContext(ctx, "record execution id", "error", err.Error())
 		reopened.ExecutionID = execID
 		updated = reopened
+	}
+	if lost != nil {
+		// A cancel or another run moved the record between this run's start
+		// and its answer: say what won, not 200 with someone else's state.
+		return o, conflictf("onboarding %s: %s started attempt %d run %d, but a concurrent operation won: the onboarding is now %s at stage %s (attempt %d run %d); read it again",
+			o.ID, r.op, reopened.Attempt, reopened.Run, lost.Status, stageOrStart(string(lost.Stage)), lost.Attempt, lost.Run)
 	}
 	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run,
 		"start_stage", r.start, "previous_status", prev.Status)
@@ -271,6 +282,6 @@ func adoptRefused(o domain.Onboarding, observed string) *StatusError {
 	case domain.MAASStatusBroken:
 		fits = "mark it fixed in MAAS, then adopt again"
 	}
-	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s",
-		o.ID, shows, fits)
+	return conflictf("onboarding %s cannot be adopted: %s, and only Ready (continue at storage) or Deployed (completion gates) can be taken over: %s"+byMAAS,
+		o.ID, shows, fits, domain.OpAdopt)
 }

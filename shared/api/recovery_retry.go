@@ -157,8 +157,8 @@ func checkpointMismatch(o domain.Onboarding, rule domain.CheckpointRule, observe
 	for i, op := range ops {
 		names[i] = string(op)
 	}
-	return conflictf("onboarding %s cannot resume: %s, the checkpoint %s expects %s: use %s",
-		o.ID, shows, o.Checkpoint, strings.Join(rule.Expects, " or "), strings.Join(names, " or "))
+	return conflictf("onboarding %s cannot resume: %s, the checkpoint %s expects %s: use %s"+byMAAS,
+		o.ID, shows, o.Checkpoint, strings.Join(rule.Expects, " or "), strings.Join(names, " or "), domain.OpResume)
 }
 
 // nodeEnrolled reports whether the onboarding's node enrolled: active with

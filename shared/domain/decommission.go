@@ -84,6 +84,10 @@ type EraseEvidence struct {
 	// MAASEvents are MAAS's own words about the erase ("Disks erased",
 	// "Failed to erase disks.", "Aborted disk erasing").
 	MAASEvents []string `json:"maas_events" dynamodbav:"maas_events,omitempty"`
+	// EventsThrough is the id of the newest MAAS event read into
+	// MAASEvents: a poll that reads the same events again (the release
+	// fallback's, a retried poll) adds each MAAS event once.
+	EventsThrough int64 `json:"events_through,omitempty" dynamodbav:"events_through,omitempty"`
 	// ScriptResults are the release script results MAAS kept (MAAS 3.5+,
 	// e.g. wipe-disks), when it has them.
 	ScriptResults []EraseScriptResult `json:"script_results" dynamodbav:"script_results,omitempty"`
@@ -117,7 +121,12 @@ type Decommission struct {
 	OnboardingID string `json:"onboarding_id,omitempty" dynamodbav:"onboarding_id,omitempty"`
 	// NodeStatusBefore is the node's status when the decommission began,
 	// restored when it fails before anything changed.
-	NodeStatusBefore string        `json:"node_status_before,omitempty" dynamodbav:"node_status_before,omitempty"`
+	NodeStatusBefore string `json:"node_status_before,omitempty" dynamodbav:"node_status_before,omitempty"`
+	// ReleaseStartedAt is when the release stage of any attempt first
+	// acted on the machine in MAAS (written just before the first request
+	// goes out, so a run stopped mid-send counts). rerun and retry never
+	// clear it: from then on the machine may no longer run the tenant's OS.
+	ReleaseStartedAt *time.Time    `json:"release_started_at,omitempty" dynamodbav:"release_started_at,omitempty"`
 	Erase            EraseEvidence `json:"erase" dynamodbav:"erase"`
 	// MachineDeleted is set once a full decommission deleted the machine
 	// from MAAS.
@@ -130,6 +139,52 @@ type Decommission struct {
 	UpdatedAt      time.Time  `json:"updated_at" dynamodbav:"updated_at"`
 	CompletedAt    *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
 	Version        int64      `json:"-" dynamodbav:"version"`
+}
+
+// ReleaseStarted reports whether any attempt of the decommission may have
+// released (or begun to release) its machine, from the record and its
+// whole timeline — never from the current attempt's stage alone, since a
+// rerun starts again at the drain and a retry clears the erase's start:
+//   - the record's release_started_at or the erase's start;
+//   - the record at a stage after the release;
+//   - a timeline row of any attempt at a stage after the release, or a row
+//     at the release stage that MAAS wrote or that records a MAAS action
+//     (source maas), which a release stage only writes once it acted.
+func (d Decommission) ReleaseStarted(history []DecommissionEvent) bool {
+	if d.ReleaseStartedAt != nil || d.Erase.StartedAt != nil || pastRelease(d.Stage) {
+		return true
+	}
+	for _, r := range history {
+		if pastRelease(r.Stage) {
+			return true
+		}
+		if r.Stage == DecomStageRelease && (r.Kind == TimelineMAASEvent || r.Source == timelineSourceMAAS) {
+			return true
+		}
+	}
+	return false
+}
+
+// timelineSourceMAAS is the source of the rows that record what MAAS did
+// or was asked (the activities' "maas").
+const timelineSourceMAAS = "maas"
+
+func pastRelease(stage DecommissionStage) bool {
+	switch stage {
+	case DecomStageFallback, DecomStageDelete, DecomStageReimage, DecomStageFinish:
+		return true
+	}
+	return false
+}
+
+// MayReturnToService reports whether a decommission that ends without
+// completing (cancelled, failed) may hand its node back the status it had.
+// Only when no attempt released the machine (ReleaseStarted) and MAAS
+// shows it Deployed now (maasDeployed; false when MAAS could not be read):
+// a node in service must run the tenant's OS, never a machine that was
+// released, erased or half-erased since. Otherwise the node is retired.
+func (d Decommission) MayReturnToService(history []DecommissionEvent, maasDeployed bool) bool {
+	return d.NodeStatusBefore != "" && maasDeployed && !d.ReleaseStarted(history)
 }
 
 // DecommissionEvent is one row of a decommission's timeline (seed 001 §7

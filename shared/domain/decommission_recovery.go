@@ -11,10 +11,12 @@ package domain
 //   - manual_intervention: retry needs a stage that stopped; resume
 //     continues from the stage's checkpoint once MAAS agrees; rerun starts
 //     a new attempt from the drain; adopt takes a machine MAAS already
-//     shows released; cancel gives up.
-//   - failed: nothing. A decommission fails only before anything outside
-//     maasflow changed, and the node got its status back and its lock
-//     freed; a new decommission is the way on.
+//     shows released, only once the drain finished (before it, adopt would
+//     skip the tenants' allocations, so it is not listed); cancel gives up.
+//   - failed: nothing. Its lock was freed, and its node got its status
+//     back only if no attempt released the machine and MAAS showed it
+//     Deployed (MayReturnToService), else it is retired; a new
+//     decommission is the way on.
 //   - completed, cancelled: nothing; the node is where the outcome left
 //     it.
 //
@@ -29,7 +31,11 @@ func DecommissionAllowedOperations(st OnboardingStatus, stage DecommissionStage)
 		if stage != "" && stage != DecomStageFinish {
 			ops = append(ops, OpRetry)
 		}
-		return append(ops, OpResume, OpRerun, OpAdopt, OpCancel)
+		ops = append(ops, OpResume, OpRerun)
+		if DecommissionDrained(stage) {
+			ops = append(ops, OpAdopt)
+		}
+		return append(ops, OpCancel)
 	}
 	return []RecoveryOperation{}
 }

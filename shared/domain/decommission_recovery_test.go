@@ -2,6 +2,7 @@ package domain
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -19,7 +20,9 @@ func TestDecommissionAllowedOperations(t *testing.T) {
 		{"manual intervention at a stage", OnboardingManualIntervention, DecomStageRelease,
 			[]RecoveryOperation{OpRetry, OpResume, OpRerun, OpAdopt, OpCancel}},
 		{"manual intervention without a stage", OnboardingManualIntervention, "",
-			[]RecoveryOperation{OpResume, OpRerun, OpAdopt, OpCancel}},
+			[]RecoveryOperation{OpResume, OpRerun, OpCancel}},
+		{"manual intervention in the drain: adopt would skip the allocations", OnboardingManualIntervention, DecomStageDrain,
+			[]RecoveryOperation{OpRetry, OpResume, OpRerun, OpCancel}},
 		{"failed", OnboardingFailed, DecomStageStart, []RecoveryOperation{}},
 		{"completed", OnboardingCompleted, DecomStageFinish, []RecoveryOperation{}},
 		{"cancelled", OnboardingCancelled, DecomStageRelease, []RecoveryOperation{}},
@@ -46,4 +49,40 @@ func TestDecommissionRecoveryStages(t *testing.T) {
 	assert.Equal(t, DecomStageFinish, DecommissionAdoptStage(DecommissionStorageCleanup))
 	assert.False(t, DecommissionDrained(DecomStageDrain))
 	assert.True(t, DecommissionDrained(DecomStageRelease))
+}
+
+// TestReleaseStartedReadsTheWholeHistory: whether the machine may have
+// left the tenant's OS is read from the record and every attempt's
+// timeline, so a rerun (back at the drain, evidence cleared) or a retry
+// (erase start cleared) still knows an earlier attempt released it.
+func TestReleaseStartedReadsTheWholeHistory(t *testing.T) {
+	sent := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(stage DecommissionStage) Decommission {
+		return Decommission{Stage: stage, Attempt: 2, NodeStatusBefore: NodeActive}
+	}
+	assert.False(t, at(DecomStageDrain).ReleaseStarted(nil), "the drain sends nothing to MAAS")
+	assert.False(t, at(DecomStageRelease).ReleaseStarted([]DecommissionEvent{{Stage: DecomStageRelease, Kind: TimelineStageEntered}}),
+		"entering the release stage sends nothing by itself")
+	recorded := at(DecomStageDrain)
+	recorded.ReleaseStartedAt = &sent
+	assert.True(t, recorded.ReleaseStarted(nil), "an earlier attempt's release, kept across rerun")
+	erased := at(DecomStageRelease)
+	erased.Erase.StartedAt = &sent
+	assert.True(t, erased.ReleaseStarted(nil))
+	assert.True(t, at(DecomStageDelete).ReleaseStarted(nil))
+
+	// Records written before release_started_at existed: the timeline.
+	attempt1 := []DecommissionEvent{
+		{Attempt: 1, Stage: DecomStageDrain, Kind: TimelineStageEntered},
+		{Attempt: 1, Stage: DecomStageRelease, Kind: TimelineNote, Source: "maas", Detail: "release sent (erase secure)"},
+	}
+	assert.True(t, at(DecomStageStart).ReleaseStarted(attempt1), "attempt 1 released; attempt 2 is back at the start")
+	assert.True(t, at(DecomStageStart).ReleaseStarted([]DecommissionEvent{{Attempt: 1, Stage: DecomStageRelease, Kind: TimelineMAASEvent}}))
+	assert.True(t, at(DecomStageStart).ReleaseStarted([]DecommissionEvent{{Attempt: 1, Stage: DecomStageFallback, Kind: TimelineStageEntered}}))
+
+	untouched := at(DecomStageDrain)
+	assert.True(t, untouched.MayReturnToService(nil, true))
+	assert.False(t, untouched.MayReturnToService(nil, false), "MAAS shows anything but Deployed, or could not be read")
+	assert.False(t, at(DecomStageStart).MayReturnToService(attempt1, true), "an earlier attempt released it")
+	assert.False(t, Decommission{Stage: DecomStageDrain}.MayReturnToService(nil, true), "no status to return to")
 }

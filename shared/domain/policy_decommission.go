@@ -21,6 +21,11 @@ type DecommissionPolicy struct {
 	// DeleteOnFull deletes the machine from MAAS at the end of a full
 	// decommission; off leaves it Ready in MAAS.
 	DeleteOnFull *bool `json:"delete_on_full,omitempty" dynamodbav:"delete_on_full,omitempty"`
+	// MarkFixedBeforeRelease marks a Broken machine fixed before its
+	// release. Off by default: MAAS releases straight from Broken
+	// (RELEASABLE_STATUSES), and mark_fixed needs an admin key and clears
+	// the mark someone else set.
+	MarkFixedBeforeRelease *bool `json:"mark_fixed_before_release,omitempty" dynamodbav:"mark_fixed_before_release,omitempty"`
 }
 
 // EffectiveDecommissionPolicy is Decommission with every field resolved.
@@ -30,6 +35,8 @@ type EffectiveDecommissionPolicy struct {
 	EraseTimeoutSeconds int    `json:"erase_timeout_seconds"`
 	DrainTimeoutSeconds int    `json:"drain_timeout_seconds"`
 	DeleteOnFull        bool   `json:"delete_on_full"`
+	// MarkFixedBeforeRelease: see DecommissionPolicy.
+	MarkFixedBeforeRelease bool `json:"mark_fixed_before_release"`
 }
 
 // defaultDecommission erases securely (a tenant's data is at stake), never
@@ -52,6 +59,7 @@ func (p *EffectiveDecommissionPolicy) apply(layer DecommissionPolicy) {
 	setInt(&p.EraseTimeoutSeconds, layer.EraseTimeoutSeconds)
 	setInt(&p.DrainTimeoutSeconds, layer.DrainTimeoutSeconds)
 	setBool(&p.DeleteOnFull, layer.DeleteOnFull)
+	setBool(&p.MarkFixedBeforeRelease, layer.MarkFixedBeforeRelease)
 }
 
 // EraseModes lists the erase modes a policy may name.

@@ -250,26 +250,40 @@ func TestEraseFailureWithoutFallbackNeedsAnOperator(t *testing.T) {
 	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/decommission", map[string]any{"mode": "full"}, http.StatusConflict)
 }
 
-func TestBrokenMachineIsMarkedFixedThenReleased(t *testing.T) {
+// TestBrokenMachineIsReleasedFromBroken: a machine data-centre staff
+// marked Broken is released with erase straight from Broken (MAAS's
+// RELEASABLE_STATUSES hold Broken), keeping their mark until the release;
+// mark_fixed is sent first only when the policy says so.
+func TestBrokenMachineIsReleasedFromBroken(t *testing.T) {
 	t.Parallel()
 	e := startStack(t)
-	f := e.setup(nil, nil)
-	nodeID, systemID := e.onboarded(f, "gpu-b9", "10.10.5.61", "52:54:00:00:56:01", nil)
-	_, err := e.maasClient().MarkBroken(context.Background(), systemID, "disk controller errors")
-	require.NoError(t, err)
+	for i, markFixed := range []bool{false, true} {
+		f := e.setup(map[string]any{"mark_fixed_before_release": markFixed}, nil)
+		host := fmt.Sprintf("gpu-b9%d", i)
+		nodeID, systemID := e.onboarded(f, host, fmt.Sprintf("10.10.5.6%d", i), fmt.Sprintf("52:54:00:00:56:0%d", i), nil)
+		before := e.simCalls()
+		_, err := e.maasClient().MarkBroken(context.Background(), systemID, "disk controller errors")
+		require.NoError(t, err)
 
-	d := e.waitDecommission(e.decommission(nodeID, ""))
+		d := e.waitDecommission(e.decommission(nodeID, ""))
 
-	require.Equal(t, "completed", d["status"], d)
-	assert.Equal(t, "erased", erase(d)["outcome"])
-	calls := e.simCalls()
-	assert.Equal(t, 1, callsWithOp(calls, "mark_fixed"))
-	assert.Equal(t, 1, callsWithOp(calls, "release"))
-	var notes []string
-	for _, r := range d["timeline"].([]any) {
-		notes = append(notes, fmt.Sprint(r.(map[string]any)["detail"]))
+		require.Equal(t, "completed", d["status"], d)
+		assert.Equal(t, "erased", erase(d)["outcome"])
+		calls := e.simCalls()
+		fixes := callsWithOp(calls, "mark_fixed") - callsWithOp(before, "mark_fixed")
+		assert.Equal(t, 1, callsWithOp(calls, "release")-callsWithOp(before, "release"))
+		var notes []string
+		for _, r := range d["timeline"].([]any) {
+			notes = append(notes, fmt.Sprint(r.(map[string]any)["detail"]))
+		}
+		if markFixed {
+			assert.Equal(t, 1, fixes, "the policy asks for mark_fixed")
+			assert.Contains(t, strings.Join(notes, "\n"), "machine was Broken: mark_fixed")
+		} else {
+			assert.Zero(t, fixes, "released from Broken as it is")
+			assert.NotContains(t, strings.Join(notes, "\n"), "mark_fixed")
+		}
 	}
-	assert.Contains(t, strings.Join(notes, "\n"), "machine was Broken: mark_fixed")
 }
 
 func TestDrainFailureStopsBeforeMAASIsTouched(t *testing.T) {

@@ -56,7 +56,8 @@ func TestConnectorTokensAreAuditedRotatedAndRefusedForDisabledSites(t *testing.T
 	tok, _ := issued["token"].(string)
 	exp, err := time.Parse(time.RFC3339, issued["expires_at"].(string)) //nolint:forcetypeassert // the route's contract
 	require.NoError(t, err)
-	assert.WithinDuration(t, time.Now().Add(connector.DefaultTokenTTL), exp, time.Minute)
+	want := time.Now().Add(connector.DefaultTokenTTL)
+	assert.WithinDuration(t, want, exp, time.Minute)
 	require.Equal(t, http.StatusNoContent, heartbeat(t, s, tok, site.site))
 
 	status, rotated := tokenRoute(t, s, http.MethodPost, "/_connector/v1/token/rotate", site.site)

@@ -24,7 +24,8 @@ func TestTokensExpireAndRotate(t *testing.T) {
 	require.NoError(t, err)
 
 	tok, exp := tokens.Issue("site.a")
-	assert.Equal(t, now.Add(time.Hour), exp)
+	wantExp := now.Add(time.Hour)
+	assert.Equal(t, wantExp, exp)
 	site, err := tokens.Site(tok)
 	require.NoError(t, err)
 	assert.Equal(t, "site.a", site, "a site id may hold dots")

@@ -36,11 +36,10 @@ func TestAgentRetriesOverloadFromItsOwnAddress(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		case 2:
 			// Refused without an answer, as a listener past its bound may.
-			hj, ok := w.(http.Hijacker)
-			require.True(t, ok)
-			c, _, err := hj.Hijack()
-			if err == nil {
-				_ = c.Close()
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					_ = c.Close()
+				}
 			}
 		default:
 			w.Header().Set("Content-Type", "application/json")

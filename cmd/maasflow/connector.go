@@ -118,7 +118,7 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	var link connector.Link
 	if local {
-		link = &connector.HTTPLink{Endpoint: *endpoint, Token: os.Getenv(envConnectorToken), HTTP: &http.Client{Timeout: 30 * time.Second}}
+		link = &connector.HTTPLink{Endpoint: *endpoint, Token: os.Getenv(envConnectorToken), Site: *site, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	} else {
 		cfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {

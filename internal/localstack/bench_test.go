@@ -93,10 +93,10 @@ func startBenchStackAt(tb testing.TB, dir string, scale float64) (*localstack.St
 	tb.Helper()
 	tuneCollector(tb)
 	s, err := localstack.Start(context.Background(), localstack.Config{
+		// The limits `maasflow local` ships with (Config.HTTP zero is
+		// DefaultHTTPLimits): the simulated node agents each enroll from an
+		// address of their own, as real nodes do.
 		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: scale, DataDir: dir,
-		// The simulator plays every node from one address; real nodes each
-		// have their own, so the per-client cap must not count them as one.
-		HTTP: localstack.HTTPLimits{MaxConnsPerClient: 4096},
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = s.Close() })
@@ -337,6 +337,41 @@ func BenchmarkLocalOnboardings(b *testing.B) {
 			b.ReportMetric(total.wall.Seconds()/float64(b.N), "wall-s/batch")
 			b.ReportMetric(peakRSSMiB(b), "peak-rss-MiB")
 		})
+	}
+}
+
+// BenchmarkOnboardingsAtOnce posts 300 and 1,000 onboardings at once over
+// HTTP (16 clients) at time scales 40 and 300, on a stack started as
+// `maasflow local --time-scale N` starts it (default policy, default HTTP
+// limits), the simulated node agents enrolling over HTTP each from its own
+// loopback address and retrying a refused enrollment. It fails unless every
+// onboarding completes, and reports the batch's wall time and how many
+// connections the API refused for a bound (each retried by its agent).
+func BenchmarkOnboardingsAtOnce(b *testing.B) {
+	for _, scale := range []float64{40, 300} {
+		for _, n := range []int{300, 1000} {
+			b.Run(fmt.Sprintf("scale=%g/N=%d", scale, n), func(b *testing.B) {
+				var wall time.Duration
+				var refused int64
+				for range b.N {
+					b.StopTimer()
+					s, site := startBenchStackAt(b, b.TempDir(), scale)
+					b.StartTimer()
+					r := onboardBatch(b, s, site, n, 0)
+					b.StopTimer()
+					refused += s.RefusedConnections()
+					require.NoError(b, s.Close())
+					if r.completed != n {
+						b.Fatalf("%d of %d onboardings completed; the others: %v", r.completed, n, r.others)
+					}
+					wall += r.wall
+				}
+				b.ReportMetric(float64(n), "completed")
+				b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/batch")
+				b.ReportMetric(float64(refused)/float64(b.N), "refused-conns/batch")
+				b.ReportMetric(peakRSSMiB(b), "peak-rss-MiB")
+			})
+		}
 	}
 }
 

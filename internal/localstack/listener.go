@@ -23,8 +23,9 @@ type HTTPLimits struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds the request line and headers.
 	MaxHeaderBytes int
-	// MaxConns bounds open connections in total: past it new connections
-	// wait in the kernel's accept queue, holding no descriptor of ours.
+	// MaxConns bounds open connections in total: past it a new connection
+	// is answered 503 with Retry-After and closed at once, never left
+	// waiting in the kernel's accept queue.
 	MaxConns int
 	// MaxConnsPerClient bounds open connections per client IP: past it a
 	// new connection is answered 503 and closed at once.
@@ -79,10 +80,10 @@ func (l HTTPLimits) newServer(h http.Handler) *http.Server {
 }
 
 // connLimiter is a listener that holds at most max connections open, and at
-// most perClient from one IP. The total bound waits before Accept, so
-// connections past it stay in the kernel's queue rather than in this
-// process; the per-client bound can only be known after Accept, so a
-// connection past it is told 503 and closed at once.
+// most perClient from one IP. A connection past either bound is accepted and
+// answered 503 with Retry-After at once, then closed: a client is never left
+// waiting for an answer that will not come (a connection parked in the
+// kernel's accept queue looks to its client like a hung server).
 type connLimiter struct {
 	net.Listener
 	slots     chan struct{}
@@ -95,7 +96,14 @@ type connLimiter struct {
 	open     atomic.Int64
 	accepted atomic.Int64
 	refuse   atomic.Int64
+	// refusing counts refusals being written, which hold no slot; past
+	// maxRefusing a connection is closed without the 503.
+	refusing atomic.Int64
 }
+
+// maxRefusing bounds the goroutines writing refusals at once, so a flood of
+// connections cannot make the refusals themselves a cost without bound.
+const maxRefusing = 1024
 
 func limitListener(ln net.Listener, l HTTPLimits) *connLimiter {
 	return &connLimiter{
@@ -107,9 +115,9 @@ func limitListener(ln net.Listener, l HTTPLimits) *connLimiter {
 	}
 }
 
-// overloaded is written to a connection refused for its client's bound.
+// overloaded is written to a connection refused for a bound.
 var overloaded = func() []byte {
-	const body = `{"error":{"code":"service_unavailable","message":"too many connections from this client; retry later"}}`
+	const body = `{"error":{"code":"service_unavailable","message":"too many connections; retry later"}}`
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
@@ -117,14 +125,19 @@ var overloaded = func() []byte {
 func (c *connLimiter) Accept() (net.Conn, error) {
 	for {
 		select {
-		case c.slots <- struct{}{}:
 		case <-c.done:
 			return nil, net.ErrClosed
+		default:
 		}
 		conn, err := c.Listener.Accept()
 		if err != nil {
-			<-c.slots
 			return nil, err
+		}
+		select {
+		case c.slots <- struct{}{}:
+		default:
+			c.refuseConn(conn)
+			continue
 		}
 		ip := clientIP(conn)
 		c.mu.Lock()
@@ -134,17 +147,34 @@ func (c *connLimiter) Accept() (net.Conn, error) {
 		}
 		c.mu.Unlock()
 		if over {
-			c.refuse.Add(1)
-			_ = conn.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-			_, _ = conn.Write(overloaded)
-			_ = conn.Close()
 			<-c.slots
+			c.refuseConn(conn)
 			continue
 		}
 		c.open.Add(1)
 		c.accepted.Add(1)
 		return &limitedConn{Conn: conn, release: func() { c.release(ip) }}, nil
 	}
+}
+
+// refuseConn answers conn 503 off the accept loop and closes it. It first
+// reads what the client sent (briefly), so that closing does not reset the
+// connection before the client has read the answer.
+func (c *connLimiter) refuseConn(conn net.Conn) {
+	c.refuse.Add(1)
+	if c.refusing.Add(1) > maxRefusing {
+		c.refusing.Add(-1)
+		_ = conn.Close()
+		return
+	}
+	go func() {
+		defer c.refusing.Add(-1)
+		_ = conn.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		buf := make([]byte, 4<<10)
+		_, _ = conn.Read(buf)
+		_, _ = conn.Write(overloaded)
+		_ = conn.Close()
+	}()
 }
 
 func (c *connLimiter) release(ip string) {
@@ -168,7 +198,7 @@ func (c *connLimiter) Open() int64 { return c.open.Load() }
 // Accepted is the number of connections handed to the server so far.
 func (c *connLimiter) Accepted() int64 { return c.accepted.Load() }
 
-// Refused is the number of connections closed for their client's bound.
+// Refused is the number of connections refused for a bound.
 func (c *connLimiter) Refused() int64 { return c.refuse.Load() }
 
 func clientIP(conn net.Conn) string {
@@ -193,4 +223,13 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// RefusedConnections is how many connections the API listener refused for
+// a bound so far.
+func (s *Stack) RefusedConnections() int64 {
+	if s.apiListener == nil {
+		return 0
+	}
+	return s.apiListener.Refused()
 }

@@ -155,3 +155,69 @@ func TestRefusalsAreMetrics(t *testing.T) {
 	assert.Contains(t, body, `maasflow_api_refused_requests_total{code="unauthorized"} 3`)
 	assert.Contains(t, body, "maasflow_api_refused_connections_total 0")
 }
+
+// TestConnectionsPastABoundAreRefusedNotParked: with the shipped limits
+// held (every per-client place of one address, then every place in total),
+// a further connection is answered 503 with Retry-After, never left waiting
+// in the accept queue for an answer that does not come. It counts answers;
+// the read deadline only keeps a broken listener from hanging the test.
+func TestConnectionsPastABoundAreRefusedNotParked(t *testing.T) {
+	st, err := Start(t.Context(), Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: 1, DataDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	addr := strings.TrimPrefix(st.APIURL, "http://")
+	lim := DefaultHTTPLimits
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	dialFrom := func(ip net.IP) net.Conn {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: ip}}
+		c, err := d.DialContext(t.Context(), "tcp", addr)
+		require.NoError(t, err)
+		return c
+	}
+	hold := func(ip net.IP, n int) {
+		for range n {
+			held = append(held, dialFrom(ip))
+		}
+	}
+	// refused sends a request on a fresh connection from ip and reports
+	// whether it was answered 503 with Retry-After.
+	refused := func(ip net.IP) bool {
+		c := dialFrom(ip)
+		defer func() { _ = c.Close() }()
+		_, _ = c.Write([]byte("POST /api/v1/nodes/n1/enroll HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"))
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Logf("no answer: %v", err)
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != ""
+	}
+
+	one := net.IPv4(127, 0, 3, 1)
+	hold(one, lim.MaxConnsPerClient)
+	eventually(t, 30*time.Second, "the held connections are accepted", func() bool {
+		return st.apiListener.Open() == int64(lim.MaxConnsPerClient)
+	})
+	for range 10 {
+		assert.True(t, refused(one), "past the per-client bound: refused at once")
+	}
+
+	// Fill the total bound from other addresses, each within its own bound.
+	for i := 0; len(held) < lim.MaxConns; i++ {
+		hold(net.IPv4(127, 0, 4, byte(i+1)), min(lim.MaxConnsPerClient, lim.MaxConns-len(held)))
+	}
+	eventually(t, 30*time.Second, "every place in total is taken", func() bool {
+		return st.apiListener.Open() == int64(lim.MaxConns)
+	})
+	for i := range 10 {
+		assert.True(t, refused(net.IPv4(127, 0, 5, byte(i+1))), "past the total bound: refused at once")
+	}
+	assert.GreaterOrEqual(t, st.apiListener.Refused(), int64(20))
+}

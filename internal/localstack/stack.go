@@ -229,15 +229,11 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	relay := &outboxRelay{store: s.Store, bus: bus, clock: clk, log: s.logger.With("component", "outbox")}
 	s.closers = append(s.closers, relay.start())
 
-	connectorKey, err := loadOrCreateKey(filepath.Join(cfg.DataDir, "connector.key"))
-	if err != nil {
+	if s.Connectors, err = s.newBroker(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	// Connector deadlines come from request contexts, which run on the
-	// wall clock whatever the time scale.
-	s.Connectors = connector.NewBroker(connectorKey, time.Now)
 	s.closers = append(s.closers, func() error { s.Connectors.Close(); return nil })
-	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors}
+	paths := &connector.Paths{Relay: s.Connectors, Status: s.Connectors, APIURL: s.APIURL}
 	if cfg.ConnectorRelay != nil {
 		paths.Relay, paths.Status = cfg.ConnectorRelay, cfg.ConnectorRelay
 	}
@@ -350,6 +346,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux.Handle("/", handler)
 	mux.Handle("/_connector/", s.Connectors.Handler())
 	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
+	mux.HandleFunc("POST "+connectorRotatePath, s.rotateConnectorToken)
 	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {

@@ -38,7 +38,7 @@ func newRelayRig(b *testing.B) *relayRig {
 	require.NoError(b, err)
 	signer, err := maas.Signer(domain.Secret(sim.APIKey()))
 	require.NoError(b, err)
-	r := &connector.Runner{Link: &connector.HTTPLink{Endpoint: brokerSrv.URL, Token: broker.Token("s1")},
+	r := &connector.Runner{Link: &connector.HTTPLink{Endpoint: brokerSrv.URL, Token: broker.Token("s1"), Site: "s1"},
 		Site: "s1", MAASURL: simSrv.URL + "/MAAS", Journal: j, Sign: signer, Workers: 16}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -3,9 +3,6 @@ package connector
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +21,10 @@ const (
 	LocalHeartbeatPath = "/_connector/v1/heartbeat"
 )
 
+// SiteHeader is the header in which a connector names the site it serves
+// (its --site); the broker refuses a token of any other site.
+const SiteHeader = "X-Maasflow-Connector-Site"
+
 // maxLocalWait bounds one long poll, as SQS's WaitTimeSeconds does.
 const maxLocalWait = 20 * time.Second
 
@@ -34,12 +35,17 @@ const receiveBatch = 10
 // Broker is the local transport: a per-site queue in memory, served to
 // connectors as an HTTP long-poll endpoint (Handler), and the Relay and
 // StatusReader of the local control plane. A connector authenticates with
-// its site's token (Token), which names the site and is valid for no
-// other. Requests are delivered once; one whose caller gave up is
-// withdrawn from the queue.
+// its site's token (Tokens), which names the site and is valid for no
+// other, expires, and is replaced by a rotation; it must name the same site
+// in SiteHeader, and the site must be enabled (SiteActive). Requests are
+// delivered once; one whose caller gave up is withdrawn from the queue.
 type Broker struct {
-	key []byte
-	now func() time.Time
+	tokens *Tokens
+	now    func() time.Time
+	// SiteActive, when set, is asked on every call whether the token's
+	// site is still in service; a disabled or deleted site's connector is
+	// refused (403). Set it before serving.
+	SiteActive func(ctx context.Context, site string) (bool, error)
 
 	mu      sync.Mutex
 	queues  map[string]*siteQueue
@@ -67,12 +73,19 @@ var (
 	_ StatusReader = (*Broker)(nil)
 )
 
-// NewBroker returns a broker whose site tokens are keyed by key.
+// NewBroker returns a broker whose site tokens are keyed by key, with the
+// default lifetimes and generations kept in memory only.
 func NewBroker(key []byte, now func() time.Time) *Broker {
+	tokens, _ := OpenTokens(key, "", 0, 0, now) // no file: cannot fail
+	return NewBrokerWith(tokens, now)
+}
+
+// NewBrokerWith returns a broker that checks connector tokens with tokens.
+func NewBrokerWith(tokens *Tokens, now func() time.Time) *Broker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Broker{key: key, now: now, queues: map[string]*siteQueue{}, waiting: map[string]waiter{}, beats: map[string]Heartbeat{},
+	return &Broker{tokens: tokens, now: now, queues: map[string]*siteQueue{}, waiting: map[string]waiter{}, beats: map[string]Heartbeat{},
 		closed: make(chan struct{})}
 }
 
@@ -81,28 +94,44 @@ func (b *Broker) Close() {
 	b.closeOnce.Do(func() { close(b.closed) })
 }
 
-// Token is the credential of site's connector: "<site>.<mac>".
+// Token issues a credential for site's connector (Tokens.Issue).
 func (b *Broker) Token(site string) string {
-	return site + "." + b.mac(site)
+	tok, _ := b.tokens.Issue(site)
+	return tok
 }
 
-func (b *Broker) mac(site string) string {
-	m := hmac.New(sha256.New, b.key)
-	m.Write([]byte("maasflow-connector:" + site))
-	return hex.EncodeToString(m.Sum(nil))
-}
+// Tokens is the broker's token issuer (issue, rotate).
+func (b *Broker) Tokens() *Tokens { return b.tokens }
 
-// site returns the site a bearer token authenticates, or false.
-func (b *Broker) site(r *http.Request) (string, bool) {
+// site returns the site a request's bearer token authenticates, or the
+// status and reason it is refused with.
+func (b *Broker) site(r *http.Request) (string, int, string) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
-		return "", false
+		return "", http.StatusUnauthorized, "a site connector token is required"
 	}
-	site, mac, ok := strings.Cut(tok, ".")
-	if !ok || site == "" || !hmac.Equal([]byte(mac), []byte(b.mac(site))) {
-		return "", false
+	site, err := b.tokens.Site(tok)
+	if err != nil {
+		return "", http.StatusUnauthorized, err.Error()
 	}
-	return site, true
+	switch declared := r.Header.Get(SiteHeader); {
+	case declared == "":
+		return "", http.StatusBadRequest, "the connector must name the site it serves in " + SiteHeader
+	case declared != site:
+		// A connector started with another site's token: refused, so it
+		// can neither drain that site's queue nor speak for it.
+		return "", http.StatusForbidden, "the connector token is for another site than " + declared
+	}
+	if b.SiteActive != nil {
+		active, err := b.SiteActive(r.Context(), site)
+		switch {
+		case err != nil:
+			return "", http.StatusServiceUnavailable, "cannot read the site; retry later"
+		case !active:
+			return "", http.StatusForbidden, "site " + site + " is disabled or gone; its connector is refused"
+		}
+	}
+	return site, 0, ""
 }
 
 func (b *Broker) queue(site string) *siteQueue {
@@ -255,9 +284,9 @@ func (b *Broker) Handler() http.Handler {
 
 func (b *Broker) authed(h func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		site, ok := b.site(r)
-		if !ok {
-			http.Error(w, "a site connector token is required", http.StatusUnauthorized)
+		site, status, reason := b.site(r)
+		if status != 0 {
+			http.Error(w, reason, status)
 			return
 		}
 		h(w, r, site)
@@ -275,7 +304,10 @@ type HTTPLink struct {
 	Endpoint string
 	// Token is the site's connector token.
 	Token string
-	HTTP  *http.Client
+	// Site is the site this connector serves, sent in SiteHeader: the
+	// broker refuses a token of another site.
+	Site string
+	HTTP *http.Client
 	// Wait is the long-poll duration (default 20 s).
 	Wait time.Duration
 }
@@ -324,6 +356,7 @@ func (l *HTTPLink) call(ctx context.Context, method, url string, in, out any) er
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+l.Token)
+	req.Header.Set(SiteHeader, l.Site)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

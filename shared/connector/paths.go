@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -36,6 +38,10 @@ type Paths struct {
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
 	// Now is the clock for heartbeat age; time.Now when nil.
 	Now func() time.Time
+	// APIURL is the deployment's node API, whose health check a connector
+	// site's pre-deploy checks may fetch when the site's policy names no
+	// enrollment URL of its own.
+	APIURL string
 }
 
 // NotReachableError: the site's configuration does not allow maasflow to
@@ -81,9 +87,31 @@ func (p *Paths) FetchClient(site domain.Site) (*http.Client, bool, error) {
 		return nil, false, &NotReachableError{SiteID: site.ID, Reason: "the site uses a connector, and this deployment has no connector transport for it"}
 	}
 	return &http.Client{
-		Transport:     &Transport{Relay: p.Relay, Site: site.ID, Kind: KindFetch},
+		Transport:     &Transport{Relay: p.Relay, Site: site.ID, Kind: KindFetch, AllowFetch: p.fetchAllowed(site)},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}, true, nil
+}
+
+// fetchAllowed is what a connector site's fetch may GET: the bootstrap URL
+// its own policy names, and the health check of the node API it enrolls
+// with (the policy's enrollment URL, else the deployment's). A connector
+// fetches from inside the site's network, so a fetch of anything else
+// would let whoever sets a URL read what only the site can reach.
+func (p *Paths) fetchAllowed(site domain.Site) func(*url.URL) bool {
+	var allowed []string
+	if b := site.Policy.Bootstrap; b != nil && b.URL != "" {
+		allowed = append(allowed, b.URL)
+	}
+	api := p.APIURL
+	if e := site.Policy.EnrollmentURL; e != nil && *e != "" {
+		api = *e
+	}
+	if api != "" {
+		allowed = append(allowed, strings.TrimRight(api, "/")+"/api/v1/healthz")
+	}
+	return func(u *url.URL) bool {
+		return slices.Contains(allowed, u.String())
+	}
 }
 
 // CheckDirect enforces the VPC path's transport rule: with RequireHTTPS, a

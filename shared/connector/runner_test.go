@@ -263,7 +263,7 @@ func TestTransportOverTheLocalBroker(t *testing.T) {
 	bsrv := httptest.NewServer(broker.Handler())
 	defer bsrv.Close()
 	defer broker.Close()
-	startRunner(t, &connector.HTTPLink{Endpoint: bsrv.URL, Token: broker.Token("s1"), Wait: time.Second}, msrv.URL+"/MAAS", t.TempDir(), nil)
+	startRunner(t, &connector.HTTPLink{Endpoint: bsrv.URL, Token: broker.Token("s1"), Site: "s1", Wait: time.Second}, msrv.URL+"/MAAS", t.TempDir(), nil)
 
 	hc := &http.Client{Transport: &connector.Transport{Relay: broker, Site: "s1", Kind: connector.KindMAAS}}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -296,10 +296,10 @@ func TestBrokerAuthenticatesEachSite(t *testing.T) {
 	defer srv.Close()
 	defer broker.Close()
 
-	bad := &connector.HTTPLink{Endpoint: srv.URL, Token: "s1." + strings.Repeat("0", 64), Wait: time.Second}
+	bad := &connector.HTTPLink{Endpoint: srv.URL, Token: "s1." + strings.Repeat("0", 64), Site: "s1", Wait: time.Second}
 	_, err := bad.Receive(context.Background())
 	require.ErrorContains(t, err, "401")
-	forged := &connector.HTTPLink{Endpoint: srv.URL, Token: "s2." + strings.SplitN(broker.Token("s1"), ".", 2)[1], Wait: time.Second}
+	forged := &connector.HTTPLink{Endpoint: srv.URL, Token: "s2." + strings.SplitN(broker.Token("s1"), ".", 2)[1], Site: "s2", Wait: time.Second}
 	_, err = forged.Receive(context.Background())
 	require.ErrorContains(t, err, "401", "a token names one site only")
 
@@ -311,14 +311,14 @@ func TestBrokerAuthenticatesEachSite(t *testing.T) {
 		_, err := broker.Do(ctx, connector.Request{ID: "r1", Site: "s1", Kind: connector.KindMAAS, Method: "GET", URL: "version/", Deadline: time.Now().Add(2 * time.Second)})
 		got <- err
 	}()
-	s2 := &connector.HTTPLink{Endpoint: srv.URL, Token: broker.Token("s2"), Wait: time.Second}
+	s2 := &connector.HTTPLink{Endpoint: srv.URL, Token: broker.Token("s2"), Site: "s2", Wait: time.Second}
 	err = s2.Reply(context.Background(), connector.Response{ID: "r1", Status: 200})
 	// Either the request is not registered yet (accepted and ignored) or
 	// it belongs to another site (forbidden); it is never delivered.
 	if err != nil {
 		require.ErrorContains(t, err, "403")
 	}
-	s1 := &connector.HTTPLink{Endpoint: srv.URL, Token: broker.Token("s1"), Wait: time.Second}
+	s1 := &connector.HTTPLink{Endpoint: srv.URL, Token: broker.Token("s1"), Site: "s1", Wait: time.Second}
 	ds, err := s1.Receive(context.Background())
 	require.NoError(t, err)
 	require.Len(t, ds, 1)

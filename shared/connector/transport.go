@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ type Transport struct {
 	// Unsigned drops the Authorization header: the connector signs with
 	// the key it keeps at the site.
 	Unsigned bool
+	// AllowFetch, when set, names the URLs a KindFetch may GET; any other
+	// is refused before it reaches the connector.
+	AllowFetch func(*url.URL) bool
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -107,6 +111,9 @@ func (t *Transport) request(r *http.Request) (Request, error) {
 	case KindFetch:
 		if r.Method != http.MethodGet {
 			return Request{}, fmt.Errorf("connector: a fetch is a GET, not %s", r.Method)
+		}
+		if t.AllowFetch != nil && !t.AllowFetch(r.URL) {
+			return Request{}, &FetchNotAllowedError{Site: t.Site}
 		}
 		req.URL = r.URL.String()
 	default:
@@ -171,3 +178,14 @@ func (e *ConnectorFailureError) Temporary() bool { return e.Timeout() }
 // ErrNoReply is returned by a relay when the context ended before the
 // reply arrived.
 var ErrNoReply = errors.New("no reply from the site connector before the deadline")
+
+// FetchNotAllowedError: a fetch through a site's connector of a URL the
+// site's policy does not name (Paths.FetchClient); the URL is not repeated,
+// it may carry a signature.
+type FetchNotAllowedError struct {
+	Site string
+}
+
+func (e *FetchNotAllowedError) Error() string {
+	return "connector: site " + e.Site + "'s connector fetches only the bootstrap URL its site policy names and the node API health check"
+}

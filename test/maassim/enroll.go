@@ -1,13 +1,11 @@
 package maassim
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,37 +134,18 @@ func (s *Simulator) playNode(m *machine, at time.Time) {
 	}()
 }
 
-// enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll.
+// enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll,
+// from the node's own address, retried as the agent retries (enrollRetry).
 func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
 	target := strings.TrimRight(b.APIURL, "/") + "/api/v1/nodes/" + url.PathEscape(b.NodeID) + "/enroll"
 	body, _ := json.Marshal(map[string]string{"token": b.Token})
 	ctx, cancel := context.WithTimeout(s.ctx, enrollTimeout)
 	defer cancel()
-	code, errCode, err := func() (int, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-		if err != nil {
-			return 0, "", errors.New("enrollment URL is invalid")
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := s.httpClient.Do(req)
-		if err != nil {
-			var uerr *url.Error
-			if errors.As(err, &uerr) {
-				return 0, "", fmt.Errorf("enrollment call failed: %w", uerr.Err)
-			}
-			return 0, "", errors.New("enrollment call failed")
-		}
-		defer func() { _ = resp.Body.Close() }()
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var env struct {
-			Error struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(raw, &env)
-		return resp.StatusCode, env.Error.Code, nil
-	}()
-
+	hc := s.agentClient(target)
+	defer hc.CloseIdleConnections()
+	code, errCode, err := enrollRetry(ctx, func() (int, string, time.Duration, error) {
+		return enrollOnce(ctx, hc, target, body)
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	hw := m.hw

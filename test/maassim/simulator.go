@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/maasflow/maasflow/shared/clock"
@@ -48,11 +49,17 @@ type Simulator struct {
 	dur        Durations
 	log        *slog.Logger
 	httpClient *http.Client
-	seed       int64
-	errorRate  float64
-	slowRate   float64
-	slowDelay  time.Duration
-	skew       time.Duration
+	// ownClient is true when httpClient is the simulator's own default:
+	// then each node agent dials from an address of its own (agentClient).
+	ownClient bool
+	// agents counts the node agents started, which numbers their source
+	// addresses.
+	agents    atomic.Uint32
+	seed      int64
+	errorRate float64
+	slowRate  float64
+	slowDelay time.Duration
+	skew      time.Duration
 
 	apiKey      string
 	userAPIKey  string
@@ -95,7 +102,8 @@ func New(o Options) *Simulator {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	hc := o.HTTPClient
-	if hc == nil {
+	ownClient := hc == nil
+	if ownClient {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	key := o.APIKey
@@ -108,7 +116,7 @@ func New(o Options) *Simulator {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Simulator{
-		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, seed: o.Seed,
+		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, ownClient: ownClient, seed: o.Seed,
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
 		apiKey: key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},

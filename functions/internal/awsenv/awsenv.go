@@ -212,7 +212,7 @@ func API(ctx context.Context) (http.Handler, error) {
 // sitePaths requires https on the VPC path and relays connector sites
 // through their SQS queues when the deployment has connector sites.
 func sitePaths(cfg aws.Config, env Env) *connector.Paths {
-	p := &connector.Paths{RequireHTTPS: env.RequireHTTPS == "true"}
+	p := &connector.Paths{RequireHTTPS: env.RequireHTTPS == "true", APIURL: env.NodeAPIURL}
 	if env.ConnectorQueues != "" && env.ConnectorTable != "" {
 		r := sqsrelay.New(sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), env.ConnectorQueues, env.ConnectorTable)
 		p.Relay, p.Status = r, r

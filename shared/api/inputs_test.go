@@ -218,7 +218,7 @@ func (r skuRival) race(ctx context.Context, table *string, item map[string]types
 	if cond == nil || sk == nil || !strings.HasPrefix(sk.Value, "SKU#") || r.rivals.Load() <= 0 {
 		return nil
 	}
-	out, err := r.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, ConsistentRead: new(true),
+	out, err := r.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, ConsistentRead: new(true),
 		Key: map[string]types.AttributeValue{store.AttrPK: item[store.AttrPK], store.AttrSK: sk}})
 	if err != nil || out.Item == nil {
 		return err

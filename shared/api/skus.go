@@ -128,7 +128,7 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 		select {
 		case <-rq.ctx().Done():
 			return 0, nil, rq.ctx().Err()
-		case <-time.After(time.Duration(1+rand.IntN(2*round)) * time.Millisecond):
+		case <-time.After(time.Duration(1+rand.IntN(2*round)) * time.Millisecond): //nolint:gosec // a pause only spreads retries; nothing depends on its being unpredictable
 		}
 	}
 }

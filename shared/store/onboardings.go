@@ -255,12 +255,7 @@ func (s *Store) nodeWrites(now time.Time, o domain.Onboarding, cur domain.Node, 
 		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s is %s on site %s, not the onboarding's host", o.ID, n.ID, n.Hostname, n.SiteID)
 	}
 	if !found {
-		stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
-		item, err := nodeItem(n)
-		if err != nil {
-			return domain.Node{}, nil, err
-		}
-		host, err := s.nodeHostItem(n)
+		n, item, host, err := s.newNodeItems(now, n)
 		if err != nil {
 			return domain.Node{}, nil, err
 		}
@@ -286,12 +281,7 @@ func (s *Store) successorWrites(now time.Time, o domain.Onboarding, cur, n domai
 	if cur.Status != domain.NodeRemoved {
 		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s chosen for %s, which is node %s (%s)", o.ID, n.ID, o.Hostname, cur.ID, cur.Status)
 	}
-	stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
-	item, err := nodeItem(n)
-	if err != nil {
-		return domain.Node{}, nil, err
-	}
-	host, err := s.nodeHostItem(n)
+	n, item, host, err := s.newNodeItems(now, n)
 	if err != nil {
 		return domain.Node{}, nil, err
 	}
@@ -303,6 +293,18 @@ func (s *Store) successorWrites(now time.Time, o domain.Onboarding, cur, n domai
 		ExpressionAttributeValues: map[string]types.AttributeValue{":version": num(cur.Version)},
 	}}
 	return n, []types.TransactWriteItem{s.putIfAbsent(item), s.putLock(host, "node_id", cur.ID), unchanged}, nil
+}
+
+// newNodeItems stamps a new node and returns its item and its (site,
+// hostname) claim.
+func (s *Store) newNodeItems(now time.Time, n domain.Node) (domain.Node, map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+	stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
+	item, err := nodeItem(n)
+	if err != nil {
+		return n, nil, nil, err
+	}
+	host, err := s.nodeHostItem(n)
+	return n, item, host, err
 }
 
 func stampOnboarding(now time.Time, o *domain.Onboarding) {

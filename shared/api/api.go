@@ -184,15 +184,22 @@ func New(cfg Config, deps Deps) http.Handler {
 		return 0, nil, &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint"}
 	}})
 	mux.Handle("/", notFound)
+	return RefuseUncleanPaths(mux, notFound)
+}
+
+// RefuseUncleanPaths hands a request whose path has . or .. segments or
+// doubled slashes to refuse, every other one to next. A ServeMux answers
+// such a path with a redirect to its cleaned form, which a client may
+// follow to an endpoint it never named: no such path is an endpoint. A
+// server that mounts the API's handler under a ServeMux of its own wraps
+// that mux, with the API's handler (which answers 404) as refuse.
+func RefuseUncleanPaths(next, refuse http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// ServeMux answers a path with . or .. segments or doubled slashes
-		// with a redirect to its cleaned form, which a client may follow
-		// to an endpoint it never named: no such path is an endpoint.
 		if !cleanPath(r.URL.Path) {
-			notFound.ServeHTTP(w, r)
+			refuse.ServeHTTP(w, r)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

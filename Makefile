@@ -11,7 +11,7 @@ LINT      := $(GO) tool -modfile=tools.mod golangci-lint
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate go-test fuzz clean
+.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate asl-generate go-test fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ $(NODE_BIN)/asl-validator: package.json package-lock.json
 
 asl-validate: $(NODE_BIN)/asl-validator ## validate statemachines/*.asl.json with asl-validator (pinned in package.json)
 	@set -e; for f in $(ASL_FILES); do $(NODE_BIN)/asl-validator --json-path $$f; done
+
+asl-generate: ## write statemachines/*.asl.json from their sources in statemachines/src
+	$(GO) generate ./statemachines
 
 go-test: ## go test -race ./...
 	$(GO) test -race -count=1 ./...

@@ -1,7 +1,11 @@
 // Package statemachines holds the workflows as Amazon States Language files
 // and embeds them, so the local stack runs exactly the files that are
-// deployed to Step Functions.
+// deployed to Step Functions. Each <name>.asl.json is generated from
+// src/<name>.asl.yaml, with the error lists and retriers of src/errors.yaml
+// stated once (internal/aslsrc): edit the source, then go generate.
 package statemachines
+
+//go:generate go run ./internal/aslsrc/aslgen
 
 import _ "embed"
 

@@ -362,7 +362,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return nil, fmt.Errorf("register the API's refusal metrics: %w", err)
 		}
 	}
-	s.serveWith(limits.newServer(mux), s.apiListener)
+	s.serveWith(limits.newServer(api.RefuseUncleanPaths(mux, handler)), s.apiListener)
 	served = true
 	return s, nil
 }

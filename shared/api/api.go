@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -179,10 +180,37 @@ func New(cfg Config, deps Deps) http.Handler {
 			mux.Handle(m+" "+pattern, notAllowed)
 		}
 	}
-	mux.Handle("/", s.wrap(route{pattern: "/", access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
+	notFound := s.wrap(route{pattern: "/", access: accessPublic, handle: func(_ *server, rq *request) (int, any, error) {
 		return 0, nil, &StatusError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such endpoint"}
-	}}))
-	return mux
+	}})
+	mux.Handle("/", notFound)
+	return RefuseUncleanPaths(mux, notFound)
+}
+
+// RefuseUncleanPaths hands a request whose path has . or .. segments or
+// doubled slashes to refuse, every other one to next. A ServeMux answers
+// such a path with a redirect to its cleaned form, which a client may
+// follow to an endpoint it never named: no such path is an endpoint. A
+// server that mounts the API's handler under a ServeMux of its own wraps
+// that mux, with the API's handler (which answers 404) as refuse.
+func RefuseUncleanPaths(next, refuse http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cleanPath(r.URL.Path) {
+			refuse.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath reports whether p is already in the form ServeMux would clean
+// it to (a trailing slash kept).
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // access says who may call a route.

@@ -108,7 +108,7 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 		if se.Status >= http.StatusInternalServerError {
 			log.ErrorContext(ctx, "start batch row", "row", i, logfield.Hostname, nodes[i].Hostname, "error", err.Error())
 		}
-		b.Items[i].Error = &domain.Failure{Code: se.Code, Message: se.Message}
+		b.Items[i].Error = &domain.Failure{Code: se.Code, Message: se.Message, Field: se.Field}
 		statuses[i] = domain.BatchItemRejected
 	}
 	bs, whole := s.starter.(BatchStarter)

@@ -35,7 +35,7 @@ func TestBatchStartsEveryRowAndReportsTheOnesThatCannot(t *testing.T) {
 	assert.Equal(t, "pending", first["status"])
 	assert.Equal(t, "rejected", second["status"])
 	assert.Empty(t, second["onboarding_id"])
-	assert.Equal(t, map[string]any{"code": "onboarding_exists",
+	assert.Equal(t, map[string]any{"code": "onboarding_exists", "field": "hostname",
 		"message": fmt.Sprintf("hostname: gpu-02 on site %s already has open onboarding %s", fx.site, busy["id"])}, second["error"])
 
 	started := h.starter.started()

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // readBody reads the whole request body within the configured limit; an
@@ -37,7 +39,36 @@ func readOptionalBody(rq *request) ([]byte, error) {
 	case err != nil:
 		return nil, fieldError("request body", "could not be read")
 	}
-	return bytes.TrimSpace(b), nil
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return b, nil
+	}
+	if err := checkContentType(rq.r.Header.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(b) {
+		// encoding/json would turn each bad byte into U+FFFD in silence,
+		// storing something other than what was sent.
+		return nil, fieldError("request body", "is not valid UTF-8")
+	}
+	return b, nil
+}
+
+// checkContentType accepts a body labelled as JSON (application/json or a
+// +json type, in UTF-8 if a charset is named) or not labelled at all, as
+// simple clients send it; any other label is a 415 naming Content-Type.
+func checkContentType(v string) error {
+	if v == "" {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(v)
+	if err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
+		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
+			return nil
+		}
+	}
+	return &StatusError{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType, Field: "Content-Type",
+		Message: "Content-Type: a request body must be application/json (UTF-8)"}
 }
 
 // refuseBody answers 400 when a route that takes no body was sent one: a
@@ -61,6 +92,31 @@ func decodeBody(rq *request, dst any) error {
 		return err
 	}
 	return decodeStrict(b, dst, "")
+}
+
+// decodePatch decodes a PATCH body strictly into dst, a struct of pointer
+// members (absent: keep) and json.RawMessage merge patches (where null
+// clears). A null pointer member would decode as absent and answer 200
+// having changed nothing, so it is refused naming the member.
+func decodePatch(rq *request, dst any) error {
+	b, err := readBody(rq)
+	if err != nil {
+		return err
+	}
+	if err := decodeStrict(b, dst, ""); err != nil {
+		return err
+	}
+	members, err := rawObject(b, "request body")
+	if err != nil {
+		return err
+	}
+	fields, _ := structFields(deref(reflect.TypeOf(dst)))
+	for name, raw := range members {
+		if t, ok := fields[name]; ok && t != rawMessageType && isNull(raw) {
+			return fieldError(name, "must not be null: omit it to keep the current value")
+		}
+	}
+	return nil
 }
 
 var unknownFieldPattern = regexp.MustCompile(`unknown (?:field|object member name) "([^"]*)"`)

@@ -27,6 +27,9 @@ const (
 	CodeInternal         = "internal"
 )
 
+// CodeUnsupportedMediaType: a request body labelled other than JSON (415).
+const CodeUnsupportedMediaType = "unsupported_media_type"
+
 // StatusError is an answer other than success: an HTTP status, an envelope
 // code, and a message that names the JSON field it is about (Field, in
 // snake_case with indexes, e.g. items[3].ipv4_cidr). Messages never hold a

@@ -155,13 +155,15 @@ func (s *server) openOnboarding(rq *request, site domain.Site, profile domain.Pr
 		rq.setTarget("onboarding:" + o.ID)
 	}
 	o, _, err := s.store.CreateOnboardingOnNode(ctx, o, func(n domain.Node, found bool) (domain.Node, error) {
-		if !found {
+		// A removed node is terminal: its host comes back as a new node
+		// identity (new id, new tokens), and the old id stays removed.
+		if !found || n.Status == domain.NodeRemoved {
 			return domain.Node{ID: s.newID(), SiteID: site.ID, Hostname: host, SKUID: sku.ID, Status: domain.NodeOnboarding,
 				OnboardingID: o.ID, CreatedAt: now, UpdatedAt: now}, nil
 		}
-		// An active, retired or removed node is not onboarded again
-		// through here: reimaging an active node is a decommission, and a
-		// removed node comes back only as a new identity (seed 004).
+		// An active or retired node is not onboarded again through here:
+		// reimaging an active node is a decommission, and a retired node
+		// is reactivated or removed first.
 		if n.Status != domain.NodeOnboarding {
 			return domain.Node{}, &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: "hostname",
 				Message: fmt.Sprintf("hostname: node %s for %s is %s and cannot be onboarded again", n.ID, host, n.Status)}

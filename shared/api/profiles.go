@@ -129,7 +129,7 @@ type profilePatchRequest struct {
 
 func (s *server) patchProfile(rq *request) (int, any, error) {
 	var in profilePatchRequest
-	if err := decodeBody(rq, &in); err != nil {
+	if err := decodePatch(rq, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.Name != nil {

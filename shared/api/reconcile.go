@@ -27,6 +27,7 @@ type Reconciler interface {
 }
 
 // reconcileRunRequest is the optional body of POST …/reconciliation/run.
+// An absent site_id means every site; a present one must name a site.
 type reconcileRunRequest struct {
 	SiteID string `json:"site_id"`
 }
@@ -72,6 +73,15 @@ func (s *server) runReconcile(rq *request) (int, any, error) {
 	if len(b) > 0 {
 		if err := decodeStrict(b, &in, ""); err != nil {
 			return 0, nil, err
+		}
+	}
+	if in.SiteID == "" && len(b) > 0 {
+		// "" or null would read as "every site": a client that meant one
+		// site and lost its id must not reconcile them all.
+		if members, err := rawObject(b, "request body"); err == nil {
+			if _, given := members["site_id"]; given {
+				return 0, nil, fieldError("site_id", "must name a site; omit it to reconcile every site")
+			}
 		}
 	}
 	if in.SiteID != "" {

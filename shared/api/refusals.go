@@ -99,7 +99,7 @@ func boundedText(v string, max int) bool {
 		return false
 	}
 	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
+		if unprintable(r) {
 			return false
 		}
 	}
@@ -116,7 +116,7 @@ func boundedForRecord(v string, max int) string {
 	b := make([]rune, 0, max)
 	n := 0
 	for _, r := range v {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+		if unprintable(r) {
 			r = '?'
 		}
 		n += utf8.RuneLen(r)

@@ -180,7 +180,7 @@ type sitePatchRequest struct {
 
 func (s *server) patchSite(rq *request) (int, any, error) {
 	var in sitePatchRequest
-	if err := decodeBody(rq, &in); err != nil {
+	if err := decodePatch(rq, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.Name != nil {

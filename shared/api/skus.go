@@ -1,8 +1,10 @@
 package api
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -87,7 +89,7 @@ type skuPatchRequest struct {
 
 func (s *server) patchSKU(rq *request) (int, any, error) {
 	var in skuPatchRequest
-	if err := decodeBody(rq, &in); err != nil {
+	if err := decodePatch(rq, &in); err != nil {
 		return 0, nil, err
 	}
 	if in.Description != nil {
@@ -96,7 +98,7 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 		}
 	}
 	now := s.clock.Now().UTC()
-	sku, err := s.store.UpdateSKU(rq.ctx(), rq.r.PathValue("id"), func(sku *domain.SKU) error {
+	patch := func(sku *domain.SKU) error {
 		if in.Active != nil {
 			sku.Active = *in.Active
 		}
@@ -105,9 +107,32 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 		}
 		sku.UpdatedAt = now
 		return nil
-	})
-	if err != nil {
-		return 0, nil, err
 	}
-	return http.StatusOK, sku, nil
+	// A patch sets fields to values, whatever they were: two patches never
+	// conflict in meaning, only in the version each one read. A write that
+	// lost its version race is applied again on the newer record, after a
+	// short random pause so that the losers of one round spread out.
+	for round := 1; ; round++ {
+		sku, err := s.store.UpdateSKU(rq.ctx(), rq.r.PathValue("id"), patch)
+		if !isConflict(err) {
+			if err != nil {
+				return 0, nil, err
+			}
+			return http.StatusOK, sku, nil
+		}
+		if round == skuPatchRounds {
+			rq.w.Header().Set("Retry-After", "1")
+			return 0, nil, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
+				Message: "the SKU is being changed by many requests at once; nothing was changed by this one, retry after a second"}
+		}
+		select {
+		case <-rq.ctx().Done():
+			return 0, nil, rq.ctx().Err()
+		case <-time.After(time.Duration(1+rand.IntN(2*round)) * time.Millisecond): //nolint:gosec // a pause only spreads retries; nothing depends on its being unpredictable
+		}
+	}
 }
+
+// skuPatchRounds bounds the rounds of conditional writes one SKU PATCH
+// makes (each round is the store's own retries) before it answers 409.
+const skuPatchRounds = 20

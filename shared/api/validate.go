@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -21,19 +23,42 @@ func normalizeHostname(field, h string) (string, error) {
 	if h == "" {
 		return "", fieldError(field, "is required")
 	}
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
 	if len(h) > 253 {
 		return "", fieldError(field, "must be at most 253 characters")
 	}
-	for _, l := range strings.Split(h, ".") {
+	// A trailing dot (an absolute DNS name) would be a second spelling of
+	// the same host in MAAS and in the host lock: refused, not trimmed.
+	if strings.HasSuffix(h, ".") {
+		return "", fieldError(field, "must not end with a dot")
+	}
+	h = strings.ToLower(h)
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
 		if !hostnameLabel.MatchString(l) {
 			return "", fieldError(field, "must be an RFC 1123 host name: labels of 1-63 letters, digits and inner hyphens, separated by dots")
 		}
 	}
+	// An address is not a host name (RFC 1123 §2.1: the top-level label is
+	// never all digits, so a name cannot be mistaken for a dotted quad).
+	if _, err := netip.ParseAddr(h); err == nil || allDigits(labels[len(labels)-1]) {
+		return "", fieldError(field, "must be a host name, not an IP address (its last label must not be all digits)")
+	}
 	return h, nil
 }
 
-// checkIPv4 accepts a dotted-quad unicast IPv4 address.
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// checkIPv4 accepts a dotted-quad IPv4 address a BMC can have on a
+// management network: not unspecified (0.0.0.0/8), loopback (127.0.0.0/8),
+// link-local (169.254.0.0/16, which a BMC self-assigns when DHCP failed and
+// no rack controller routes to), multicast or the limited broadcast address.
 func checkIPv4(field, s string) error {
 	if s == "" {
 		return fieldError(field, "is required")
@@ -42,10 +67,27 @@ func checkIPv4(field, s string) error {
 	if err != nil || !a.Is4() {
 		return fieldError(field, "must be an IPv4 address such as 10.0.0.21")
 	}
-	if a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
-		return fieldError(field, "must be a unicast IPv4 address")
+	if why := notBMCAddress(a); why != "" {
+		return fieldError(field, "must be a unicast IPv4 address on a management network, not %s", why)
 	}
 	return nil
+}
+
+// notBMCAddress names the class of an address no BMC is reached at, or "".
+func notBMCAddress(a netip.Addr) string {
+	switch {
+	case a.IsUnspecified() || a.As4()[0] == 0:
+		return "an unspecified address (0.0.0.0/8)"
+	case a.IsLoopback():
+		return "a loopback address (127.0.0.0/8)"
+	case a.IsLinkLocalUnicast():
+		return "a link-local address (169.254.0.0/16)"
+	case a.IsMulticast():
+		return "a multicast address (224.0.0.0/4)"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "the broadcast address"
+	}
+	return ""
 }
 
 // checkIPv4CIDR accepts a RoCE interface address: a host address with the
@@ -97,11 +139,20 @@ func checkText(field, s string, required bool, max int) error {
 		return fieldError(field, "must be at most %d characters of text", max)
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return fieldError(field, "must not contain control characters")
+		if unprintable(r) {
+			return fieldError(field, "must not contain control or format characters (such as U+%04X)", r)
 		}
 	}
 	return nil
+}
+
+// unprintable reports the characters no text field may hold: controls (C0,
+// DEL and C1, which holds U+0085 NEL, a line break to many log readers),
+// format characters (zero-width and bidirectional overrides, U+FEFF, which
+// make a record read otherwise than it is), the line and paragraph
+// separators, and the replacement character an invalid byte decodes to.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
 }
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}$`)
@@ -131,6 +182,16 @@ func checkHTTPURL(field, s string, required bool) error {
 	if u.User != nil {
 		// Credentials in a URL end up in logs and records.
 		return fieldError(field, "must not carry user credentials; use the credentials endpoint")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fieldError(field, "must have a port between 1 and 65535")
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return fieldError(field, "must have a port between 1 and 65535 after its colon")
+	}
+	if u.Hostname() == "" {
+		return fieldError(field, "must name a host")
 	}
 	if len(s) > 2048 {
 		return fieldError(field, "must be at most 2048 characters")

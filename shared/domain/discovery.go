@@ -176,6 +176,11 @@ func decideForMachine(in DiscoveryInput, m MachineCandidate, rule string) Discov
 		// New, Ready, Failed commissioning, Broken); failed hardware tests
 		// need an operator's judgement (re-test, override or repair).
 		d.Action, d.Reason = DiscoveryUnsafe, "hardware tests failed; an operator must re-test, override or repair"
+	case MAASStatusDeployed:
+		// A host whose node was removed without a full decommission comes
+		// back still Deployed: a running OS, perhaps with a tenant's data,
+		// is never redeployed without an operator's word.
+		d.Action, d.Reason = DiscoveryUnsafe, "machine is Deployed (a host whose node was removed keeps its OS); an operator must release it in MAAS, then rerun"
 	default:
 		d.Action, d.Reason = DiscoveryUnsafe, "machine is "+statusOrUnknown(m.StatusName)+"; an operator must adopt or release it"
 	}

@@ -141,6 +141,9 @@ type Failure struct {
 	Code    string `json:"code" dynamodbav:"code"`
 	Message string `json:"message" dynamodbav:"message"`
 	Stage   Stage  `json:"stage,omitempty" dynamodbav:"stage,omitempty"`
+	// Field is the request field a refusal is about (a batch row refused
+	// before its onboarding started, e.g. hostname); empty otherwise.
+	Field string `json:"field,omitempty" dynamodbav:"field,omitempty"`
 }
 
 // TimelineKind says what a timeline entry records.

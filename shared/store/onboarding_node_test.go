@@ -175,3 +175,38 @@ func TestConcurrentCreateOnboardingOnNodeOneNodePerHost(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("o%02d", won[0]), node.OnboardingID)
 	assert.Equal(t, fmt.Sprintf("n%02d", won[0]), node.ID)
 }
+
+func TestCreateOnboardingOnNodeGivesARemovedHostANewNode(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newTestStore(t)
+	var calls int
+	_, _, err := s.CreateOnboardingOnNode(ctx, onboarding("o1", "s1", "gpu01"), onNode(onboarding("o1", "s1", "gpu01"), "n1", &calls))
+	require.NoError(t, err)
+	_, err = s.CloseOnboarding(ctx, "o1", func(o *domain.Onboarding) error { o.Status = domain.OnboardingCancelled; return nil })
+	require.NoError(t, err)
+	successor := func(o domain.Onboarding, id string) NodeChoice {
+		return func(domain.Node, bool) (domain.Node, error) {
+			return domain.Node{ID: id, SiteID: o.SiteID, Hostname: o.Hostname, Status: domain.NodeOnboarding, OnboardingID: o.ID}, nil
+		}
+	}
+
+	// A new identity is refused while the host's node is not removed.
+	_, _, err = s.CreateOnboardingOnNode(ctx, onboarding("o2", "s1", "gpu01"), successor(onboarding("o2", "s1", "gpu01"), "n2"))
+	require.Error(t, err)
+	_, err = s.GetNode(ctx, "n2")
+	require.ErrorAs(t, err, new(*ItemNotFoundError), "nothing half-written")
+
+	removed, err := s.UpdateNode(ctx, "n1", func(n *domain.Node) error { n.Status = domain.NodeRemoved; return nil })
+	require.NoError(t, err)
+	o3, n3, err := s.CreateOnboardingOnNode(ctx, onboarding("o3", "s1", "gpu01"), successor(onboarding("o3", "s1", "gpu01"), "n3"))
+	require.NoError(t, err)
+	assert.Equal(t, "n3", o3.NodeID)
+	assert.Equal(t, int64(1), n3.Version)
+	node, found, err := s.FindNodeByHost(ctx, "s1", "gpu01")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "n3", node.ID, "the host's claim moved to the new node")
+	old, err := s.GetNode(ctx, "n1")
+	require.NoError(t, err)
+	assert.Equal(t, removed, old, "the removed node is left as it was")
+}

@@ -202,8 +202,9 @@ type NodeChoice func(cur domain.Node, found bool) (domain.Node, error)
 // (site, hostname) claim; an existing one is written at its next version,
 // on condition that it has not changed since it was read. When it has (a
 // concurrent request created or updated it), the node is read and chosen
-// again. The onboarding's NodeID is the chosen node's. It returns both
-// records as stored.
+// again. A new node chosen where the host's node is removed takes over the
+// host's claim from it (successorWrites). The onboarding's NodeID is the
+// chosen node's. It returns both records as stored.
 func (s *Store) CreateOnboardingOnNode(ctx context.Context, o domain.Onboarding, choose NodeChoice) (domain.Onboarding, domain.Node, error) {
 	if err := checkOnboarding(o); err != nil {
 		return domain.Onboarding{}, domain.Node{}, err
@@ -254,19 +255,14 @@ func (s *Store) nodeWrites(now time.Time, o domain.Onboarding, cur domain.Node, 
 		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s is %s on site %s, not the onboarding's host", o.ID, n.ID, n.Hostname, n.SiteID)
 	}
 	if !found {
-		stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
-		item, err := nodeItem(n)
-		if err != nil {
-			return domain.Node{}, nil, err
-		}
-		host, err := s.nodeHostItem(n)
+		n, item, host, err := s.newNodeItems(now, n)
 		if err != nil {
 			return domain.Node{}, nil, err
 		}
 		return n, []types.TransactWriteItem{s.putIfAbsent(item), s.putIfAbsent(host)}, nil
 	}
 	if n.ID != cur.ID {
-		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s chosen for %s, which is node %s", o.ID, n.ID, o.Hostname, cur.ID)
+		return s.successorWrites(now, o, cur, n)
 	}
 	n.CreatedAt, n.Version, n.UpdatedAt = cur.CreatedAt, cur.Version+1, now
 	item, err := nodeItem(n)
@@ -274,6 +270,41 @@ func (s *Store) nodeWrites(now time.Time, o domain.Onboarding, cur domain.Node, 
 		return domain.Node{}, nil, err
 	}
 	return n, []types.TransactWriteItem{s.putIfVersion(item, cur.Version)}, nil
+}
+
+// successorWrites stores n as a new node identity for a host name whose
+// node cur is removed: a removed node is terminal, so a returning host is a
+// new node. The old node stays as it is (removed, its tokens revoked); the
+// (site, hostname) claim moves to the new node on condition that it still
+// names the old one and the old one has not changed since it was read.
+func (s *Store) successorWrites(now time.Time, o domain.Onboarding, cur, n domain.Node) (domain.Node, []types.TransactWriteItem, error) {
+	if cur.Status != domain.NodeRemoved {
+		return domain.Node{}, nil, fmt.Errorf("create onboarding %s: node %s chosen for %s, which is node %s (%s)", o.ID, n.ID, o.Hostname, cur.ID, cur.Status)
+	}
+	n, item, host, err := s.newNodeItems(now, n)
+	if err != nil {
+		return domain.Node{}, nil, err
+	}
+	unchanged := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName:                 aws.String(s.table),
+		Key:                       nodeKey(cur.ID).av(),
+		ConditionExpression:       aws.String(condVersion),
+		ExpressionAttributeNames:  map[string]string{"#version": "version"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":version": num(cur.Version)},
+	}}
+	return n, []types.TransactWriteItem{s.putIfAbsent(item), s.putLock(host, "node_id", cur.ID), unchanged}, nil
+}
+
+// newNodeItems stamps a new node and returns its item and its (site,
+// hostname) claim.
+func (s *Store) newNodeItems(now time.Time, n domain.Node) (domain.Node, map[string]types.AttributeValue, map[string]types.AttributeValue, error) {
+	stamp(now, &n.CreatedAt, &n.UpdatedAt, &n.Version)
+	item, err := nodeItem(n)
+	if err != nil {
+		return n, nil, nil, err
+	}
+	host, err := s.nodeHostItem(n)
+	return n, item, host, err
 }
 
 func stampOnboarding(now time.Time, o *domain.Onboarding) {

@@ -148,7 +148,7 @@ func (c *cli) fail(cmd *cobra.Command, err error) int {
 		fmt.Fprint(w, cmd.UsageString())
 		return adminExitUsage
 	case errors.As(err, &apiE):
-		fmt.Fprintf(w, "error: %s\n", apiE.Error())
+		fmt.Fprintf(w, "error: %s\n", apiErrorText(apiE))
 	default:
 		fmt.Fprintf(w, "error: %s\n", adminCell(err.Error()))
 	}

@@ -838,17 +838,6 @@ func TestAdminAPIURLFlagOverridesEnvironment(t *testing.T) {
 	assert.Equal(t, "/api/v1/admin/skus", api.requests()[0].Path)
 }
 
-func TestAdminPlainHTTPToRemoteHostWarns(t *testing.T) {
-	r := &adminRun{cli: &cli{env: &cliEnv{stderr: &strings.Builder{}, getenv: func(k string) string {
-		return map[string]string{envAdminToken: adminTestToken}[k]
-	}}, apiURL: "http://maasflow.example.com"}}
-	_, err := r.client()
-	require.NoError(t, err)
-	msg := r.env.stderr.(*strings.Builder).String()
-	assert.Contains(t, msg, "warning: sending the admin token over plain http to maasflow.example.com")
-	assert.NotContains(t, msg, adminTestToken)
-}
-
 func TestAdminOnboardingDetail(t *testing.T) {
 	detail := `{"id":"0b000000-0000-4000-8000-000000000001","site_id":"5e000000-0000-4000-8000-000000000001","profile_id":"9f000000-0000-4000-8000-000000000001","sku_id":"h100x8","hostname":"gpu-01","ipmi_ip":"10.0.0.5",` +
 		`"node_id":"n1","status":"manual_intervention","stage":"wait_deployed","attempt":1,"deploy_attempts":2,` +

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -9,9 +9,6 @@ import (
 
 	"github.com/maasflow/maasflow/client"
 )
-
-// headerCorrelationID is the header the API echoes its correlation id in.
-const headerCorrelationID = client.HeaderCorrelationID
 
 // adminClient is the SDK's client as the admin commands use it: every
 // request goes through client.Client.

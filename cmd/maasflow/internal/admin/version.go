@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"runtime"
@@ -8,7 +8,7 @@ import (
 )
 
 // version is set at link time by a release build:
-// go build -ldflags "-X main.version=v1.2.3" ./cmd/maasflow
+// go build -ldflags "-X github.com/maasflow/maasflow/cmd/maasflow/internal/admin.version=v1.2.3" ./cmd/maasflow
 var version = ""
 
 // adminVersion is what `maasflow version` reports.
@@ -55,7 +55,7 @@ func (c *cli) versionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "print the version of this binary",
-		Args:  noPositional,
+		Args:  NoPositional,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := &adminRun{cli: c, cmd: cmd}
 			if !validOutput(c.output) {

@@ -43,6 +43,7 @@ func (c *cli) recoveryLeaves() []*cobra.Command {
 				fs.String("reason", "", "why, recorded on the onboarding's timeline and in the audit trail")
 				fs.Bool("wait", false, "follow the run the operation leaves until it ends; the exit code tells the outcome")
 				fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+				timeoutFlag(fs)
 			},
 			run: runRecovery(ro.op),
 		}))

@@ -11,6 +11,10 @@ import (
 // go build -ldflags "-X github.com/maasflow/maasflow/cmd/maasflow/internal/admin.version=v1.2.3" ./cmd/maasflow
 var version = ""
 
+// commit is set at link time with version (make install): the VCS data the
+// toolchain embeds is missing from some builds (a source archive, -buildvcs=false).
+var commit = ""
+
 // adminVersion is what `maasflow version` reports.
 type adminVersion struct {
 	Version   string `json:"version"`
@@ -24,7 +28,7 @@ type adminVersion struct {
 // buildVersion reads the version from the link-time variable, else from
 // the module and VCS data the Go toolchain embeds.
 func buildVersion() adminVersion {
-	v := adminVersion{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	v := adminVersion{Version: version, Commit: commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		if v.Version == "" {

@@ -167,6 +167,16 @@ func TestAgainstTheRealAPI(t *testing.T) {
 		require.NoError(t, err)
 		t.Fatalf("no decommission was started, listed %s", d.ID)
 	}
+	plan, err := c.PlanDisableSite(ctx, site.ID)
+	require.NoError(t, err)
+	assert.True(t, plan.DryRun)
+	assert.Equal(t, client.PlanSite{ID: site.ID, Name: "lab", Status: "active", StatusAfter: "disabled"}, *plan.Site)
+	still, err := c.GetSite(ctx, site.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "active", still.Status, "a dry run writes nothing")
+	_, err = c.PlanRemoveNode(ctx, "no-such-node")
+	assert.True(t, client.IsCode(err, client.CodeNotFound), "a dry run refuses as the real request: %v", err)
+
 	bad, err := client.New(c.BaseURL(), client.WithToken("wrong"))
 	require.NoError(t, err)
 	_, err = bad.ListSKUs(ctx)

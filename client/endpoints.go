@@ -328,3 +328,22 @@ func limit(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// --- dry runs: checked exactly as the real request, nothing written
+
+func dryRunQuery() url.Values { return url.Values{"dry_run": {"true"}} }
+
+// PlanDecommission says what DecommissionNode would do.
+func (c *Client) PlanDecommission(ctx context.Context, nodeID string, in DecommissionCreate, opts ...CallOption) (DryRunPlan, error) {
+	return call[DryRunPlan](ctx, c, http.MethodPost, Path(NodesPath, nodeID, "decommission"), dryRunQuery(), in, opts)
+}
+
+// PlanRemoveNode says what RemoveNode would do.
+func (c *Client) PlanRemoveNode(ctx context.Context, nodeID string, opts ...CallOption) (DryRunPlan, error) {
+	return call[DryRunPlan](ctx, c, http.MethodPost, Path(NodesPath, nodeID, "remove"), dryRunQuery(), nil, opts)
+}
+
+// PlanDisableSite says what DisableSite would do.
+func (c *Client) PlanDisableSite(ctx context.Context, siteID string, opts ...CallOption) (DryRunPlan, error) {
+	return call[DryRunPlan](ctx, c, http.MethodDelete, Path(SitesPath, siteID), dryRunQuery(), nil, opts)
+}

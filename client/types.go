@@ -422,3 +422,41 @@ func Terminal(s Status) bool {
 	}
 	return false
 }
+
+// DryRunPlan is what a destructive request would do, answered by a dry run
+// (PlanDecommission, PlanRemoveNode, PlanDisableSite) that wrote nothing.
+type DryRunPlan struct {
+	DryRun          bool         `json:"dry_run"`
+	Action          string       `json:"action"`
+	Summary         string       `json:"summary"`
+	Site            *PlanSite    `json:"site,omitempty"`
+	Node            *PlanNode    `json:"node,omitempty"`
+	Machine         *PlanMachine `json:"machine,omitempty"`
+	Allocations     []Allocation `json:"allocations"`
+	EraseMode       string       `json:"erase_mode,omitempty"`
+	ReleaseFallback *bool        `json:"release_fallback,omitempty"`
+	RevokesTokens   bool         `json:"revokes_tokens,omitempty"`
+}
+
+// PlanSite is a site a dry run would change.
+type PlanSite struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Status      string `json:"status"`
+	StatusAfter string `json:"status_after"`
+}
+
+// PlanNode is a node a dry run would change.
+type PlanNode struct {
+	ID          string `json:"id"`
+	Hostname    string `json:"hostname"`
+	Status      string `json:"status"`
+	StatusAfter string `json:"status_after"`
+}
+
+// PlanMachine is what a dry run would do to the MAAS machine.
+type PlanMachine struct {
+	SystemID string `json:"system_id"`
+	Release  bool   `json:"release"`
+	Delete   bool   `json:"delete"`
+}

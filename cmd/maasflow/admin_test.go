@@ -80,7 +80,7 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 		},
 		{
 			name:   "sites disable",
-			args:   []string{"sites", "disable", "5e000000-0000-4000-8000-000000000001"},
+			args:   []string{"sites", "disable", "5e000000-0000-4000-8000-000000000001", "--yes"},
 			reply:  adminReply{http.StatusOK, adminSiteJSON},
 			method: http.MethodDelete, path: sites + "/5e000000-0000-4000-8000-000000000001",
 		},

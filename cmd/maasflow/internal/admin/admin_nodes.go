@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -88,7 +89,8 @@ func (c *cli) nodesCommand() *cobra.Command {
 		}),
 		verb("retire", "make an active node unschedulable (refused while an allocation is in use)"),
 		verb("reactivate", "return a retired node to service"),
-		verb("remove", "end a retired node's identity for good (revokes every token)"),
+		c.leaf(adminSpec{use: "remove NODE", short: "end a retired node's identity for good (revokes every token; asks first; --yes, --dry-run)",
+			args: node, flags: destructiveFlags, run: runNodesRemove}),
 		c.leaf(adminSpec{
 			use:   "reissue-bundle NODE --out FILE|-",
 			short: "reissue the node's bootstrap bundle: a new single-use token, every earlier one revoked",
@@ -123,6 +125,7 @@ func (c *cli) decommissionCommand() *cobra.Command {
 			fs.Bool("wait", false, "follow it to the end; the exit code tells the outcome")
 			fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
 			timeoutFlag(fs)
+			destructiveFlags(fs)
 		},
 		run: runDecommissionStart,
 	})
@@ -379,6 +382,15 @@ func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error
 	if r.changed("reason") {
 		body["reason"] = r.str("reason")
 	}
+	dry := r.dryRun()
+	if dry && mode == domain.DecommissionStorageCleanup {
+		return usagef("--dry-run is for --mode full or reimage")
+	}
+	if mode == domain.DecommissionFull && !dry {
+		if err := r.confirm(fmt.Sprintf("decommission node %s fully: drain it, erase its disks, remove the node for good and, as policy says, delete its MAAS machine", args[0])); err != nil {
+			return err
+		}
+	}
 	c, err := r.client()
 	if err != nil {
 		return err
@@ -386,6 +398,15 @@ func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error
 	node, err := r.nodeID(ctx, c, args[0])
 	if err != nil {
 		return err
+	}
+	if dry {
+		var raw []byte
+		p, err := c.PlanDecommission(ctx, node, client.DecommissionCreate{Mode: mode, Reason: body["reason"]}, client.RawResponse(&raw))
+		if err != nil {
+			return err
+		}
+		r.printPlan(raw, p)
+		return nil
 	}
 	resp, err := c.do(ctx, http.MethodPost, adminPath(adminNodesPath, node, verb), nil, body)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/maasflow/maasflow/cmd/maasflow/internal/admin"
 )
 
 // loginCacheFile is where `maasflow login` keeps the operator's tokens.
@@ -52,7 +54,8 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	clientID := fs.String("client-id", os.Getenv("MAASFLOW_OIDC_CLIENT_ID"), "OAuth client ID (stack output UserPoolClientId); $MAASFLOW_OIDC_CLIENT_ID")
 	username := fs.String("username", "", "Cognito user name (prompted when empty)")
 	printOnly := fs.Bool("print", false, "print a valid token from the cache, refreshing it when needed")
-	cacheDir := fs.String("cache-dir", defaultConfigDir(), "where the tokens are cached")
+	cacheDir := fs.String("cache-dir", defaultConfigDir(), "where the tokens are cached when no context is used")
+	ctxFlag := fs.String("context", "", "the config file's context to sign in for (default its current-context); its issuer and client id are the defaults")
 	endpoint := fs.String("cognito-endpoint", "", "Cognito API endpoint (default https://cognito-idp.<region>.amazonaws.com/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -61,6 +64,27 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cachePath := filepath.Join(*cacheDir, loginCacheFile)
+	cfg, err := admin.LoadConfig(admin.ConfigPath(os.Getenv))
+	if err != nil {
+		fmt.Fprintf(stderr, "maasflow login: %v\n", err)
+		return 1
+	}
+	ctxName, cx, err := cfg.Selected(*ctxFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "maasflow login: %v\n", err)
+		return 2
+	}
+	if cx != nil {
+		// The token lives with its context: every admin command of the
+		// context uses it.
+		cachePath = admin.TokenPath(admin.ConfigDir(os.Getenv), ctxName)
+		if *issuer == "" {
+			*issuer = cx.Issuer
+		}
+		if *clientID == "" {
+			*clientID = cx.ClientID
+		}
+	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	if *printOnly {
 		tok, err := cachedToken(ctx, hc, cachePath, time.Now)
@@ -75,10 +99,7 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "maasflow login: --issuer and --client-id are required")
 		return 2
 	}
-	var (
-		c   loginCache
-		err error
-	)
+	var c loginCache
 	if m := cognitoIssuerRE.FindStringSubmatch(*issuer); m != nil {
 		ep := *endpoint
 		if ep == "" {
@@ -103,8 +124,20 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	fmt.Fprintf(stderr, "signed in; token valid until %s, cached in %s\n", c.ExpiresAt.Format(time.RFC3339), cachePath)
+	if cx != nil {
+		fmt.Fprintf(stderr, "the admin commands of context %s use it\n", ctxName)
+	}
 	fmt.Fprintf(stdout, "export %s=%s\n", envAdminToken, c.IDToken)
 	return 0
+}
+
+// storedToken is the token of the session stored at path, refreshed when
+// about to expire; "" when nobody signed in there.
+func storedToken(ctx context.Context, path string) (string, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return cachedToken(ctx, &http.Client{Timeout: 30 * time.Second}, path, time.Now)
 }
 
 func defaultConfigDir() string {

@@ -55,7 +55,7 @@ func execute(ctx context.Context, env *cliEnv, args []string) int {
 	c := &cli{env: env, admin: admin.New(admin.Env{
 		Stdout: env.stdout, Stderr: env.stderr, Stdin: env.stdin,
 		StdinTTY: env.stdinTTY, StdoutTTY: env.stdoutTTY, Width: env.width,
-		Getenv: env.getenv, Clock: env.clock, HTTP: env.http,
+		Getenv: env.getenv, Clock: env.clock, HTTP: env.http, Token: storedToken,
 	})}
 	root := c.rootCommand()
 	root.SetArgs(args)
@@ -104,7 +104,7 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 		cmd.GroupID = "admin"
 		root.AddCommand(cmd)
 	}
-	root.AddCommand(c.admin.VersionCommand(), c.loginCommand())
+	root.AddCommand(c.admin.VersionCommand(), c.loginCommand(), c.admin.ConfigCommand())
 	return root
 }
 

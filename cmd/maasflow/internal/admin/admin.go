@@ -8,6 +8,7 @@
 package admin
 
 import (
+	"context"
 	"io"
 	"net/http"
 
@@ -32,6 +33,9 @@ type Env struct {
 	Getenv func(string) string
 	Clock  clock.Clock
 	HTTP   *http.Client
+	// Token returns the token of the session `maasflow login` stored at
+	// path (TokenPath), refreshed when about to expire; "" without one.
+	Token func(ctx context.Context, path string) (string, error)
 }
 
 // CLI is one execution of an admin command.
@@ -44,12 +48,15 @@ func New(env Env) *CLI {
 	return &CLI{c: &cli{env: &cliEnv{
 		stdout: env.Stdout, stderr: env.Stderr, stdin: env.Stdin,
 		stdinTTY: env.StdinTTY, stdoutTTY: env.StdoutTTY, width: env.Width,
-		getenv: env.Getenv, clock: env.Clock, http: env.HTTP,
+		getenv: env.Getenv, clock: env.Clock, http: env.HTTP, token: env.Token,
 	}}}
 }
 
 // Commands are the admin API commands, each with the common admin flags.
 func (a *CLI) Commands() []*cobra.Command { return a.c.commands() }
+
+// ConfigCommand is `maasflow config`: the contexts of the config file.
+func (a *CLI) ConfigCommand() *cobra.Command { return a.c.configCommand() }
 
 // VersionCommand is `maasflow version`.
 func (a *CLI) VersionCommand() *cobra.Command { return a.c.versionCommand() }

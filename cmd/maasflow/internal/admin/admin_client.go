@@ -18,9 +18,16 @@ type adminClient struct {
 
 // client builds the API client from --api-url and the environment.
 func (r *adminRun) client() (*adminClient, error) {
+	ctxName, cx, err := r.selectedContext()
+	if err != nil {
+		return nil, err
+	}
 	raw := r.apiURL
 	if raw == "" {
 		raw = r.env.getenv(envAdminAPIURL)
+	}
+	if raw == "" && cx != nil {
+		raw = cx.APIURL
 	}
 	if raw == "" {
 		raw = adminDefaultAPIURL
@@ -33,8 +40,13 @@ func (r *adminRun) client() (*adminClient, error) {
 		return nil, usagef("--api-url %q must be an http or https base URL such as %s", u.Redacted(), adminDefaultAPIURL)
 	}
 	token := strings.TrimSpace(r.env.getenv(envAdminToken))
+	if token == "" && cx != nil {
+		if token, err = r.contextToken(r.cmd.Context(), ctxName); err != nil {
+			return nil, fmt.Errorf("context %s: %w", ctxName, err)
+		}
+	}
 	if token == "" {
-		return nil, usagef("$%s is not set: export the admin API's bearer token (`maasflow local` prints it at start-up)", envAdminToken)
+		return nil, usagef("$%s is not set: export the admin API's bearer token (`maasflow local` prints it at start-up), or sign in with `maasflow login` in a context of the config file", envAdminToken)
 	}
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
 		fmt.Fprintf(r.env.stderr, "warning: sending the admin token over plain http to %s\n", u.Host)

@@ -51,6 +51,8 @@ type cliEnv struct {
 	getenv func(string) string
 	clock  clock.Clock
 	http   *http.Client
+	// token reads the session login stored at a path, refreshing it.
+	token func(ctx context.Context, path string) (string, error)
 }
 
 // cli is one execution: the environment, the common admin flags (one
@@ -60,10 +62,11 @@ type cli struct {
 	env *cliEnv
 	// err is what the command returned; an error cobra returns itself is a
 	// misuse (unknown flag, wrong arguments).
-	err       error
-	apiURL    string
-	output    string
-	noHeaders bool
+	err         error
+	apiURL      string
+	output      string
+	noHeaders   bool
+	contextName string
 }
 
 // Output formats of -o.
@@ -203,6 +206,7 @@ func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
 // sub-commands, and the admin help footer.
 func (c *cli) addAdminFlags(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
+	c.contextFlag(pf)
 	pf.StringVar(&c.apiURL, "api-url", "", "admin API base URL (default $MAASFLOW_API_URL, else "+adminDefaultAPIURL+")")
 	pf.StringVarP(&c.output, "output", "o", adminOutputTable, "output format: table, json (the API's JSON verbatim) or yaml")
 	pf.BoolVar(&c.noHeaders, "no-headers", false, "print tables without their header line")

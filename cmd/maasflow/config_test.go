@@ -30,7 +30,8 @@ func fakeIssuer(t *testing.T, idToken string) string {
 			"verification_uri": "https://idp.example/activate", "interval": 1, "expires_in": 30})
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"id_token": idToken, "refresh_token": "rt", "expires_in": 3600})
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "id_token": idToken, "refresh_token": "rt", "expires_in": 3600})
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

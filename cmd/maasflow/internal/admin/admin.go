@@ -68,10 +68,6 @@ func (a *CLI) Err() error { return a.c.err }
 // Usagef is a misuse of a command: exit 2 with its usage, nothing sent.
 func Usagef(format string, args ...any) error { return usagef(format, args...) }
 
-// ExitCodeError ends a command with a given exit code after the command
-// has said why.
-type ExitCodeError = adminExitCodeError
-
 // Exit codes shared by every command.
 const (
 	ExitOK         = adminExitOK

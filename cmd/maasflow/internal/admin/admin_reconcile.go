@@ -216,7 +216,7 @@ func (r *adminRun) reconcileEnded(run domain.ReconcileRun, raw json.RawMessage) 
 	}
 	fmt.Fprintf(r.env.stderr, "reconcile run %s ended %s: site(s) not checked: %s\n",
 		adminCell(run.ID), adminCell(run.Status), adminCell(orDash(strings.Join(failed, ", "))))
-	return &adminExitCodeError{Code: adminExitError}
+	return &ExitCodeError{Code: adminExitError}
 }
 
 // reconcileStatus reads the status, typed and with each run as the API

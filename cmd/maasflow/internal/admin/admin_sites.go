@@ -398,7 +398,7 @@ func runSitesProbe(ctx context.Context, r *adminRun, args []string) error {
 	// A failed probe is an answer, not an API error, but scripts gate on
 	// it (onboardings are refused until a probe is healthy).
 	if !p.Healthy {
-		return &adminExitCodeError{Code: adminExitError}
+		return &ExitCodeError{Code: adminExitError}
 	}
 	return nil
 }

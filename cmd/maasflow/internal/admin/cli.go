@@ -90,14 +90,14 @@ func usagef(format string, args ...any) error {
 	return &adminUsageError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// adminExitCodeError ends a command with a given exit code after the command
+// ExitCodeError ends a command with a given exit code after the command
 // has said why (a watch that ended in manual_intervention, an unhealthy
 // probe).
-type adminExitCodeError struct {
+type ExitCodeError struct {
 	Code int
 }
 
-func (e *adminExitCodeError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
+func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
 
 // adminHintedError is an error followed by lines that relate it to the
 // operator's input.
@@ -115,7 +115,7 @@ func (e *adminHintedError) Unwrap() error { return e.Err }
 func ExitCode(w io.Writer, cmd *cobra.Command, err error, misuse bool) int {
 	var (
 		usage *adminUsageError
-		exit  *adminExitCodeError
+		exit  *ExitCodeError
 		apiE  *adminAPIError
 		hint  *adminHintedError
 	)

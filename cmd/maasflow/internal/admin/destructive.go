@@ -119,7 +119,7 @@ func (r *adminRun) planRestartClean(ctx context.Context, c *adminClient, id stri
 	if !allowed {
 		fmt.Fprintf(w, "dry run: restart-clean is not allowed for onboarding %s (%s), which is %s at stage %s; allowed: %s\n",
 			adminCell(d.ID), adminCell(d.Hostname), adminCell(string(d.Status)), adminCell(stageOrStart(d.Stage)), adminCell(opsList(d.AllowedOperations)))
-		return &adminExitCodeError{Code: adminExitError}
+		return &ExitCodeError{Code: adminExitError}
 	}
 	fmt.Fprintf(w, "dry run, nothing was changed: restart-clean of onboarding %s (%s), %s at stage %s, would release MAAS machine %s with the erase policy, revoke every token of the node and start attempt %d from the top\n",
 		adminCell(d.ID), adminCell(d.Hostname), adminCell(string(d.Status)), adminCell(stageOrStart(d.Stage)), adminCell(orDash(d.MAASSystemID)), d.Attempt+1)

@@ -182,7 +182,7 @@ func exitCodeError(code int, done bool) error {
 	if !done || code == adminExitOK {
 		return nil
 	}
-	return &adminExitCodeError{Code: code}
+	return &ExitCodeError{Code: code}
 }
 
 // printWatchEvent prints one event: a JSON line (-o json), a YAML document

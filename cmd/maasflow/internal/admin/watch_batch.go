@@ -135,9 +135,9 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 	}
 	switch {
 	case counts[string(domain.OnboardingManualIntervention)] > 0:
-		return &adminExitCodeError{Code: adminExitManual}
+		return &ExitCodeError{Code: adminExitManual}
 	case counts[string(domain.OnboardingFailed)]+counts[string(domain.OnboardingCancelled)]+notStarted > 0:
-		return &adminExitCodeError{Code: adminExitFailed}
+		return &ExitCodeError{Code: adminExitFailed}
 	}
 	return nil
 }

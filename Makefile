@@ -7,17 +7,27 @@ NODE_BIN  := node_modules/.bin
 # golangci-lint is pinned in tools.mod, so its dependencies stay out of go.mod.
 LINT      := $(GO) tool -modfile=tools.mod golangci-lint
 
+# The version and commit `maasflow version` reports (and the connector's
+# heartbeat): the nearest tag, else the commit, "-dirty" with local changes.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+ADMIN_PKG := github.com/maasflow/maasflow/cmd/maasflow/internal/admin
+CLI_LDFLAGS := -X $(ADMIN_PKG).version=$(VERSION) -X $(ADMIN_PKG).commit=$(COMMIT) -X main.connectorVersion=$(VERSION)
+
 # jsii (the CDK's Go bindings) prints a large end-of-life banner on Node 20.
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help run test bench build synth lint fmt-check vet tidy-check asl-validate asl-generate go-test fuzz clean
+.PHONY: help run install test bench build synth lint fmt-check vet tidy-check asl-validate asl-generate go-test fuzz clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 run: ## start the embedded stack with the MAAS simulator and demo data
 	$(GO) run ./cmd/maasflow local --demo
+
+install: ## install the maasflow CLI into GOBIN (default ~/go/bin), version and commit stamped
+	$(GO) install -ldflags "$(CLI_LDFLAGS)" ./cmd/maasflow
 
 test: lint asl-validate go-test fuzz ## lint, asl-validator, go test -race ./..., bounded fuzzing
 

@@ -168,7 +168,7 @@ func TestAdminCLIAgainstTheAPI(t *testing.T) {
 	assert.Regexp(t, `Active:\s+false`, res.stdout)
 	cli(t, adminInvocation{}, 0, "sites", "patch", site, "--policy-json", `{"deploy_retries":2}`)
 	cli(t, adminInvocation{}, 0, "profiles", "disable", site, profile)
-	cli(t, adminInvocation{}, 0, "sites", "disable", site)
+	cli(t, adminInvocation{}, 0, "sites", "disable", site, "--yes")
 	res = cli(t, adminInvocation{}, 1, "sites", "get", "missing-site")
 	assert.Contains(t, res.stderr, "error: not_found:")
 

@@ -96,8 +96,8 @@ func TestNodeAndDecommissionVerbsOnTheLocalStack(t *testing.T) {
 
 	cli(2, "decommission", "start", nodeID, "--mode", "sideways")
 	cli(0, "nodes", "retire", nodeID)
-	assert.Contains(t, cli(0, "nodes", "remove", nodeID).stdout, "is removed")
-	cli(1, "nodes", "remove", nodeID)
+	assert.Contains(t, cli(0, "nodes", "remove", nodeID, "--yes").stdout, "is removed")
+	cli(1, "nodes", "remove", nodeID, "--yes")
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -155,7 +155,7 @@ func TestNodesByHostName(t *testing.T) {
 		api := newAdminFakeAPI(t)
 		other := strings.NewReplacer(testNodeID, "n-b", testSiteID, "s-b").Replace(nodeActiveJSON)
 		api.on("GET "+nodesPath, adminReply{http.StatusOK, `{"items":[` + nodeActiveJSON + `,` + other + `]}`})
-		res := api.run(t, adminInvocation{}, "nodes", "remove", "gpu-01")
+		res := api.run(t, adminInvocation{}, "nodes", "remove", "gpu-01", "--yes")
 		assert.Equal(t, 1, res.code)
 		assert.Contains(t, res.stderr, `"gpu-01" names 2 nodes (`+testNodeID+`, n-b); give the id`)
 		assert.Len(t, api.requests(), 1, "nothing removed")
@@ -227,7 +227,7 @@ func TestDecommissionStart(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			api := newAdminFakeAPI(t)
 			api.on("POST "+nodesPath+"/"+testNodeID+tc.path, adminReply{http.StatusAccepted, decomJSON("pending", "start", "pending")})
-			res := api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", tc.mode, "--reason", "new image")
+			res := api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", tc.mode, "--reason", "new image", "--yes")
 			require.Equal(t, 0, res.code, res.stderr)
 			assert.Contains(t, res.stdout, "decommission "+testDecomID+" (storage_cleanup) accepted for node "+testNodeID+" (gpu-01)")
 			reqs := api.requests()

@@ -35,7 +35,11 @@ func TestAdminRecoveryCommandsPostTheirOperation(t *testing.T) {
 			path := "/api/v1/admin/onboardings/" + adminRecoveryID + "/" + op
 			api := newAdminFakeAPI(t)
 			api.on("POST "+path, adminReply{http.StatusOK, adminRecoveryJSON("pending", "wait_deployed", 1, "")})
-			res := api.run(t, adminInvocation{}, "onboardings", cmd, adminRecoveryID, "--reason", "ticket OPS-1")
+			args := []string{"onboardings", cmd, adminRecoveryID, "--reason", "ticket OPS-1"}
+			if cmd == "restart-clean" {
+				args = append(args, "--yes") // destructive: asks first
+			}
+			res := api.run(t, adminInvocation{}, args...)
 			require.Equal(t, 0, res.code, res.stderr)
 			assert.Contains(t, res.stdout, op+": onboarding "+adminRecoveryID+" attempt 1 run 1 is pending at stage wait_deployed\n")
 			reqs := api.requests()

@@ -80,7 +80,7 @@ func TestAdminCommandsSendRequests(t *testing.T) {
 		},
 		{
 			name:   "sites disable",
-			args:   []string{"sites", "disable", "5e000000-0000-4000-8000-000000000001"},
+			args:   []string{"sites", "disable", "5e000000-0000-4000-8000-000000000001", "--yes"},
 			reply:  adminReply{http.StatusOK, adminSiteJSON},
 			method: http.MethodDelete, path: sites + "/5e000000-0000-4000-8000-000000000001",
 		},
@@ -836,17 +836,6 @@ func TestAdminAPIURLFlagOverridesEnvironment(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Len(t, api.requests(), 1)
 	assert.Equal(t, "/api/v1/admin/skus", api.requests()[0].Path)
-}
-
-func TestAdminPlainHTTPToRemoteHostWarns(t *testing.T) {
-	r := &adminRun{cli: &cli{env: &cliEnv{stderr: &strings.Builder{}, getenv: func(k string) string {
-		return map[string]string{envAdminToken: adminTestToken}[k]
-	}}, apiURL: "http://maasflow.example.com"}}
-	_, err := r.client()
-	require.NoError(t, err)
-	msg := r.env.stderr.(*strings.Builder).String()
-	assert.Contains(t, msg, "warning: sending the admin token over plain http to maasflow.example.com")
-	assert.NotContains(t, msg, adminTestToken)
 }
 
 func TestAdminOnboardingDetail(t *testing.T) {

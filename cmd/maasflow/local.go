@@ -73,14 +73,6 @@ stays the same across restarts. --reset starts from an empty data dir.`,
 	return cmd
 }
 
-// noPositional refuses positional arguments as a usage error.
-func noPositional(_ *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected argument %q", args[0])
-	}
-	return nil
-}
-
 // runLocal runs the embedded stack until ctx ends.
 func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	cfg := o.cfg

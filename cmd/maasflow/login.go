@@ -1,26 +1,32 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	cip "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider"
+	ciptypes "github.com/aws/aws-sdk-go-v2/service/cognitoidentityprovider/types"
+	"github.com/aws/smithy-go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/oauth2"
+	"golang.org/x/term"
+
+	"github.com/maasflow/maasflow/cmd/maasflow/internal/admin"
 )
 
-// loginCacheFile is where `maasflow login` keeps the operator's tokens.
+// loginCacheFile is where `maasflow login` keeps the operator's tokens
+// when no context is used.
 const loginCacheFile = "token.json"
 
 // cognitoIssuerRE recognises a Cognito user pool issuer and its region.
@@ -34,77 +40,139 @@ type loginCache struct {
 	IDToken      string    `json:"id_token"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	ExpiresAt    time.Time `json:"expires_at"`
-	// Endpoint is the Cognito API or the OIDC token endpoint used to refresh.
+	// Endpoint is the Cognito API endpoint ("" for the region's) or the
+	// OIDC token endpoint used to refresh.
 	Endpoint string `json:"endpoint"`
 	Cognito  bool   `json:"cognito,omitempty"`
 }
 
-// runLogin runs `maasflow login`: it signs an operator in at the admin
-// API's token issuer (a Cognito user pool with username and password, or
-// any OIDC issuer with the device authorization grant), caches the tokens
-// (0600) and prints the ID token to use as $MAASFLOW_ADMIN_TOKEN. With
-// --print it prints a valid token from the cache, refreshing it first
-// when it is about to expire.
+// loginOptions are login's flags.
+type loginOptions struct {
+	issuer, clientID, username, cacheDir, endpoint, context string
+	print                                                   bool
+}
+
+func (o *loginOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.issuer, "issuer", os.Getenv("MAASFLOW_OIDC_ISSUER"), "token issuer URL (stack output of the Cognito pool, or your OIDC issuer); $MAASFLOW_OIDC_ISSUER; default the context's")
+	fs.StringVar(&o.clientID, "client-id", os.Getenv("MAASFLOW_OIDC_CLIENT_ID"), "OAuth client ID (stack output UserPoolClientId); $MAASFLOW_OIDC_CLIENT_ID; default the context's")
+	fs.StringVar(&o.username, "username", "", "Cognito user name (prompted when empty)")
+	fs.BoolVar(&o.print, "print", false, "print a valid token from the cache, refreshing it when needed")
+	fs.StringVar(&o.cacheDir, "cache-dir", defaultConfigDir(), "where the tokens are cached when no context is used")
+	fs.StringVar(&o.endpoint, "cognito-endpoint", "", "Cognito API endpoint (default the issuer region's)")
+	fs.StringVar(&o.context, "context", "", "the config file's context to sign in for (default its current-context); its issuer and client id are the defaults")
+}
+
+const loginLong = `Sign in at the admin API's issuer (a Cognito user pool with username and password,
+or any OIDC issuer with the device authorization grant) and store the tokens with the
+config file's context (maasflow config), whose admin commands then use them; without a
+context they are cached in the user config directory and the ID token is printed as
+MAASFLOW_ADMIN_TOKEN. --print prints a fresh token from the cache.`
+
+// loginCommand is `maasflow login`.
+func (c *cli) loginCommand() *cobra.Command {
+	o := &loginOptions{}
+	cmd := &cobra.Command{
+		Use:   "login [flags]",
+		Short: "sign in at the admin API's token issuer and store the token with the context",
+		Long:  loginLong,
+		Args:  noPositional,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if code := o.run(cmd.Context(), c.env.stdout, c.env.stderr); code != 0 {
+				c.err = &adminExitCodeError{Code: code}
+			}
+			return nil
+		},
+	}
+	o.flags(cmd.Flags())
+	return cmd
+}
+
+// runLogin runs `maasflow login` with args on its own (the tests' entry):
+// a flag error is exit 2.
 func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("maasflow login", flag.ContinueOnError)
+	o := &loginOptions{}
+	fs := pflag.NewFlagSet("maasflow login", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	issuer := fs.String("issuer", os.Getenv("MAASFLOW_OIDC_ISSUER"), "token issuer URL (stack output of the Cognito pool, or your OIDC issuer); $MAASFLOW_OIDC_ISSUER")
-	clientID := fs.String("client-id", os.Getenv("MAASFLOW_OIDC_CLIENT_ID"), "OAuth client ID (stack output UserPoolClientId); $MAASFLOW_OIDC_CLIENT_ID")
-	username := fs.String("username", "", "Cognito user name (prompted when empty)")
-	printOnly := fs.Bool("print", false, "print a valid token from the cache, refreshing it when needed")
-	cacheDir := fs.String("cache-dir", defaultConfigDir(), "where the tokens are cached")
-	endpoint := fs.String("cognito-endpoint", "", "Cognito API endpoint (default https://cognito-idp.<region>.amazonaws.com/)")
+	o.flags(fs)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	cachePath := filepath.Join(*cacheDir, loginCacheFile)
+	return o.run(ctx, stdout, stderr)
+}
+
+// run signs the operator in, or with --print prints a valid token.
+func (o *loginOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "maasflow login: %v\n", err)
+		return code
+	}
+	cachePath := filepath.Join(o.cacheDir, loginCacheFile)
+	cfg, err := admin.LoadConfig(admin.ConfigPath(os.Getenv))
+	if err != nil {
+		return fail(1, err)
+	}
+	ctxName, cx, err := cfg.Selected(o.context)
+	if err != nil {
+		return fail(2, err)
+	}
+	if cx != nil {
+		// The token lives with its context: every admin command of the
+		// context uses it.
+		cachePath = admin.TokenPath(admin.ConfigDir(os.Getenv), ctxName)
+		if o.issuer == "" {
+			o.issuer = cx.Issuer
+		}
+		if o.clientID == "" {
+			o.clientID = cx.ClientID
+		}
+	}
 	hc := &http.Client{Timeout: 30 * time.Second}
-	if *printOnly {
+	if o.print {
 		tok, err := cachedToken(ctx, hc, cachePath, time.Now)
 		if err != nil {
-			fmt.Fprintf(stderr, "maasflow login: %v\n", err)
-			return 1
+			return fail(1, err)
 		}
 		fmt.Fprintln(stdout, tok)
 		return 0
 	}
-	if *issuer == "" || *clientID == "" {
-		fmt.Fprintln(stderr, "maasflow login: --issuer and --client-id are required")
-		return 2
+	if o.issuer == "" || o.clientID == "" {
+		return fail(2, errors.New("--issuer and --client-id are required (or a context that names them)"))
 	}
-	var (
-		c   loginCache
-		err error
-	)
-	if m := cognitoIssuerRE.FindStringSubmatch(*issuer); m != nil {
-		ep := *endpoint
-		if ep == "" {
-			ep = "https://cognito-idp." + m[1] + ".amazonaws.com/"
-		}
-		user, password, perr := promptCredentials(ctx, *username, stderr)
+	var c loginCache
+	if cognitoIssuerRE.MatchString(o.issuer) {
+		user, password, perr := promptCredentials(o.username, stderr)
 		if perr != nil {
-			fmt.Fprintf(stderr, "maasflow login: %v\n", perr)
-			return 1
+			return fail(1, perr)
 		}
-		c, err = cognitoAuth(ctx, hc, ep, *clientID, map[string]string{"USERNAME": user, "PASSWORD": password}, "USER_PASSWORD_AUTH")
+		c, err = cognitoAuth(ctx, hc, o.issuer, o.endpoint, o.clientID, map[string]string{"USERNAME": user, "PASSWORD": password}, ciptypes.AuthFlowTypeUserPasswordAuth)
 	} else {
-		c, err = deviceLogin(ctx, hc, *issuer, *clientID, stderr)
+		c, err = deviceLogin(ctx, hc, o.issuer, o.clientID, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "maasflow login: %v\n", err)
-		return 1
+		return fail(1, err)
 	}
-	c.Issuer, c.ClientID = *issuer, *clientID
+	c.Issuer, c.ClientID = o.issuer, o.clientID
 	if err := saveLogin(cachePath, c); err != nil {
-		fmt.Fprintf(stderr, "maasflow login: %v\n", err)
-		return 1
+		return fail(1, err)
 	}
 	fmt.Fprintf(stderr, "signed in; token valid until %s, cached in %s\n", c.ExpiresAt.Format(time.RFC3339), cachePath)
+	if cx != nil {
+		fmt.Fprintf(stderr, "the admin commands of context %s use it\n", ctxName)
+	}
 	fmt.Fprintf(stdout, "export %s=%s\n", envAdminToken, c.IDToken)
 	return 0
+}
+
+// storedToken is the token of the session stored at path, refreshed when
+// about to expire; "" when nobody signed in there.
+func storedToken(ctx context.Context, path string) (string, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return cachedToken(ctx, &http.Client{Timeout: 30 * time.Second}, path, time.Now)
 }
 
 func defaultConfigDir() string {
@@ -114,9 +182,9 @@ func defaultConfigDir() string {
 	return ".maasflow"
 }
 
-// promptCredentials asks for what was not given; the password is read
-// without echo when stdin is a terminal.
-func promptCredentials(ctx context.Context, user string, stderr io.Writer) (string, string, error) {
+// promptCredentials asks for what was not given; on a terminal the
+// password is read without echo (golang.org/x/term), from a pipe as is.
+func promptCredentials(user string, stderr io.Writer) (string, string, error) {
 	in := os.Stdin
 	if user == "" {
 		fmt.Fprint(stderr, "username: ")
@@ -126,25 +194,17 @@ func promptCredentials(ctx context.Context, user string, stderr io.Writer) (stri
 		}
 	}
 	fmt.Fprint(stderr, "password: ")
-	// On a terminal the password is not echoed (stty); from a pipe it is
-	// read as is.
-	if fi, err := in.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		echo := func(on bool) {
-			arg := "-echo"
-			if on {
-				arg = "echo"
-			}
-			cmd := exec.CommandContext(ctx, "stty", arg)
-			cmd.Stdin = in
-			_ = cmd.Run()
-		}
-		echo(false)
-		defer func() { echo(true); fmt.Fprintln(stderr) }()
+	if fd := int(in.Fd()); term.IsTerminal(fd) {
+		pw, err := term.ReadPassword(fd)
+		fmt.Fprintln(stderr)
+		return user, string(pw), err
 	}
 	pw, err := readLine(in)
 	return user, pw, err
 }
 
+// readLine reads one line a byte at a time, so nothing after it is
+// consumed from a shared stdin.
 func readLine(r io.Reader) (string, error) {
 	var b [1]byte
 	var line []byte
@@ -163,117 +223,108 @@ func readLine(r io.Reader) (string, error) {
 	}
 }
 
-// cognitoAuth calls the Cognito user pool's InitiateAuth (a public,
-// unsigned API for app clients without a secret).
-func cognitoAuth(ctx context.Context, hc *http.Client, endpoint, clientID string, params map[string]string, flow string) (loginCache, error) {
-	body, _ := json.Marshal(map[string]any{"AuthFlow": flow, "ClientId": clientID, "AuthParameters": params})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body)) //nolint:gosec // G704: the operator names the issuer
-	if err != nil {
-		return loginCache{}, err
+// cognitoClient is the user pool's API for the issuer's region, at
+// endpoint when one is given. InitiateAuth is public for app clients
+// without a secret: the requests go unsigned.
+func cognitoClient(hc *http.Client, issuer, endpoint string) *cip.Client {
+	region := ""
+	if m := cognitoIssuerRE.FindStringSubmatch(issuer); m != nil {
+		region = m[1]
 	}
-	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
-	req.Header.Set("X-Amz-Target", "AWSCognitoIdentityProviderService.InitiateAuth")
-	var out struct {
-		AuthenticationResult *struct {
-			IDToken      string `json:"IdToken"`
-			RefreshToken string `json:"RefreshToken"`
-			ExpiresIn    int    `json:"ExpiresIn"`
-		} `json:"AuthenticationResult"`
-		ChallengeName string `json:"ChallengeName"`
-		Type          string `json:"__type"`
-		Message       string `json:"message"`
-	}
-	status, err := doJSON(hc, req, &out)
-	if err != nil {
-		return loginCache{}, err
-	}
+	return cip.New(cip.Options{
+		Region: region, HTTPClient: hc, Credentials: aws.AnonymousCredentials{},
+		BaseEndpoint: func() *string {
+			if endpoint == "" {
+				return nil
+			}
+			return aws.String(endpoint)
+		}(),
+	})
+}
+
+// cognitoAuth signs in (or refreshes) through the user pool's
+// InitiateAuth.
+func cognitoAuth(ctx context.Context, hc *http.Client, issuer, endpoint, clientID string, params map[string]string, flow ciptypes.AuthFlowType) (loginCache, error) {
+	out, err := cognitoClient(hc, issuer, endpoint).InitiateAuth(ctx, &cip.InitiateAuthInput{
+		AuthFlow: flow, ClientId: aws.String(clientID), AuthParameters: params,
+	})
+	var apiErr smithy.APIError
 	switch {
-	case status != http.StatusOK:
+	case errors.As(err, &apiErr):
 		// Cognito's messages name the problem, never the password.
-		return loginCache{}, fmt.Errorf("sign-in refused: %s %s", out.Type, out.Message)
+		return loginCache{}, fmt.Errorf("sign-in refused: %s %s", apiErr.ErrorCode(), apiErr.ErrorMessage())
+	case err != nil:
+		return loginCache{}, fmt.Errorf("cannot reach the user pool: %w", err)
 	case out.ChallengeName != "":
 		return loginCache{}, fmt.Errorf("the user pool asks for %s: finish it in the hosted UI or with the AWS CLI first", out.ChallengeName)
-	case out.AuthenticationResult == nil || out.AuthenticationResult.IDToken == "":
+	case out.AuthenticationResult == nil || aws.ToString(out.AuthenticationResult.IdToken) == "":
 		return loginCache{}, errors.New("the user pool answered without tokens")
 	}
 	r := out.AuthenticationResult
-	return loginCache{IDToken: r.IDToken, RefreshToken: r.RefreshToken, Endpoint: endpoint, Cognito: true,
+	return loginCache{IDToken: aws.ToString(r.IdToken), RefreshToken: aws.ToString(r.RefreshToken), Endpoint: endpoint, Cognito: true,
 		ExpiresAt: time.Now().Add(time.Duration(r.ExpiresIn) * time.Second)}, nil
 }
 
-// deviceLogin runs the OAuth 2.0 device authorization grant (RFC 8628)
-// against an OIDC issuer.
-func deviceLogin(ctx context.Context, hc *http.Client, issuer, clientID string, stderr io.Writer) (loginCache, error) {
+// oidcConfig reads the issuer's discovery document into an OAuth client
+// configuration.
+func oidcConfig(ctx context.Context, hc *http.Client, issuer, clientID string) (*oauth2.Config, error) {
 	var disc struct {
 		DeviceEndpoint string `json:"device_authorization_endpoint"`
 		TokenEndpoint  string `json:"token_endpoint"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(issuer, "/")+"/.well-known/openid-configuration", nil) //nolint:gosec // G704: the operator names the issuer
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(issuer, "/")+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, errors.New("cannot reach " + req.URL.Host)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&disc) != nil ||
+		disc.DeviceEndpoint == "" || disc.TokenEndpoint == "" {
+		return nil, errors.New("the issuer's discovery document names no device authorization endpoint")
+	}
+	return &oauth2.Config{ClientID: clientID, Scopes: []string{"openid", "offline_access"},
+		Endpoint: oauth2.Endpoint{DeviceAuthURL: disc.DeviceEndpoint, TokenURL: disc.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}, nil
+}
+
+// deviceLogin runs the OAuth 2.0 device authorization grant (RFC 8628)
+// against an OIDC issuer with golang.org/x/oauth2.
+func deviceLogin(ctx context.Context, hc *http.Client, issuer, clientID string, stderr io.Writer) (loginCache, error) {
+	conf, err := oidcConfig(ctx, hc, issuer, clientID)
 	if err != nil {
 		return loginCache{}, err
 	}
-	if status, err := doJSON(hc, req, &disc); err != nil || status != http.StatusOK || disc.DeviceEndpoint == "" || disc.TokenEndpoint == "" {
-		return loginCache{}, errors.New("the issuer's discovery document names no device authorization endpoint")
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, hc)
+	da, err := conf.DeviceAuth(ctx)
+	if err != nil {
+		return loginCache{}, fmt.Errorf("device authorization refused: %w", err)
 	}
-	var dev struct {
-		DeviceCode      string `json:"device_code"`
-		UserCode        string `json:"user_code"`
-		VerificationURI string `json:"verification_uri"`
-		Complete        string `json:"verification_uri_complete"`
-		Interval        int    `json:"interval"`
-		ExpiresIn       int    `json:"expires_in"`
+	fmt.Fprintf(stderr, "open %s and enter the code %s\n", da.VerificationURI, da.UserCode)
+	tok, err := conf.DeviceAccessToken(ctx, da)
+	if err != nil {
+		return loginCache{}, fmt.Errorf("sign-in did not finish: %w", err)
 	}
-	if status, err := postForm(ctx, hc, disc.DeviceEndpoint, url.Values{"client_id": {clientID}, "scope": {"openid offline_access"}}, &dev); err != nil || status != http.StatusOK {
-		return loginCache{}, fmt.Errorf("device authorization refused (status %d)", status)
-	}
-	fmt.Fprintf(stderr, "open %s and enter the code %s\n", dev.VerificationURI, dev.UserCode)
-	interval := time.Duration(max(dev.Interval, 1)) * time.Second
-	deadline := time.Now().Add(time.Duration(max(dev.ExpiresIn, 60)) * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return loginCache{}, ctx.Err()
-		case <-time.After(interval):
-		}
-		c, pending, err := tokenRequest(ctx, hc, disc.TokenEndpoint, url.Values{
-			"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {dev.DeviceCode}, "client_id": {clientID},
-		})
-		if pending == "slow_down" {
-			interval += 5 * time.Second
-		}
-		if pending != "" {
-			continue
-		}
-		return c, err
-	}
-	return loginCache{}, errors.New("the device code expired before the sign-in finished")
+	return sessionOf(tok, conf.Endpoint.TokenURL)
 }
 
-// tokenRequest posts to the token endpoint; pending is the OAuth error of
-// a device grant still waiting (authorization_pending, slow_down).
-func tokenRequest(ctx context.Context, hc *http.Client, endpoint string, form url.Values) (loginCache, string, error) {
-	var out struct {
-		IDToken      string `json:"id_token"`
-		RefreshToken string `json:"refresh_token"`
-		ExpiresIn    int    `json:"expires_in"`
-		Error        string `json:"error"`
+// sessionOf is the cached session of an OAuth token: its OIDC ID token.
+func sessionOf(tok *oauth2.Token, tokenURL string) (loginCache, error) {
+	id, _ := tok.Extra("id_token").(string)
+	if id == "" {
+		return loginCache{}, errors.New("the issuer answered without an ID token")
 	}
-	status, err := postForm(ctx, hc, endpoint, form, &out)
-	if err != nil {
-		return loginCache{}, "", err
+	exp := tok.Expiry
+	if exp.IsZero() {
+		exp = time.Now().Add(time.Hour)
 	}
-	if out.Error == "authorization_pending" || out.Error == "slow_down" {
-		return loginCache{}, out.Error, nil
-	}
-	if status != http.StatusOK || out.IDToken == "" {
-		return loginCache{}, "", fmt.Errorf("token request refused: %s", out.Error)
-	}
-	return loginCache{IDToken: out.IDToken, RefreshToken: out.RefreshToken, Endpoint: endpoint,
-		ExpiresAt: time.Now().Add(time.Duration(out.ExpiresIn) * time.Second)}, "", nil
+	return loginCache{IDToken: id, RefreshToken: tok.RefreshToken, Endpoint: tokenURL, ExpiresAt: exp}, nil
 }
 
 // cachedToken returns the cached ID token, refreshed when it expires
-// within a minute.
+// within a minute (Cognito's REFRESH_TOKEN_AUTH, or the OAuth token
+// source's refresh).
 func cachedToken(ctx context.Context, hc *http.Client, path string, now func() time.Time) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -291,9 +342,16 @@ func cachedToken(ctx context.Context, hc *http.Client, path string, now func() t
 	}
 	var fresh loginCache
 	if c.Cognito {
-		fresh, err = cognitoAuth(ctx, hc, c.Endpoint, c.ClientID, map[string]string{"REFRESH_TOKEN": c.RefreshToken}, "REFRESH_TOKEN_AUTH")
+		fresh, err = cognitoAuth(ctx, hc, c.Issuer, c.Endpoint, c.ClientID, map[string]string{"REFRESH_TOKEN": c.RefreshToken}, ciptypes.AuthFlowTypeRefreshTokenAuth)
 	} else {
-		fresh, _, err = tokenRequest(ctx, hc, c.Endpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.RefreshToken}, "client_id": {c.ClientID}})
+		conf := &oauth2.Config{ClientID: c.ClientID, Endpoint: oauth2.Endpoint{TokenURL: c.Endpoint, AuthStyle: oauth2.AuthStyleInParams}}
+		var tok *oauth2.Token
+		// An expired token makes the source refresh it.
+		tok, err = conf.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, hc),
+			&oauth2.Token{RefreshToken: c.RefreshToken, Expiry: now().Add(-time.Minute)}).Token()
+		if err == nil {
+			fresh, err = sessionOf(tok, c.Endpoint)
+		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("refresh failed, run maasflow login: %w", err)
@@ -316,41 +374,5 @@ func saveLogin(path string, c loginCache) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o600) //nolint:gosec // G703: the operator's own cache path
-}
-
-func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return doJSON(hc, req, out)
-}
-
-func doJSON(hc *http.Client, req *http.Request, out any) (int, error) {
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req) //nolint:gosec // G704: the issuer the operator named, or the endpoint it announced
-	if err != nil {
-		return 0, errors.New("cannot reach " + req.URL.Host)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
-		return resp.StatusCode, fmt.Errorf("%s answered %d without JSON", req.URL.Host, resp.StatusCode)
-	}
-	return resp.StatusCode, nil
-}
-
-// loginCommand is `maasflow login`. It parses its own flags (runLogin).
-func (c *cli) loginCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "login [flags]",
-		Short: "sign in at the admin API's token issuer and print the token",
-		Long: `Sign in at the admin API's issuer (a Cognito user pool with username and password,
-or any OIDC issuer with the device authorization grant), cache the tokens and print
-the ID token as MAASFLOW_ADMIN_TOKEN; --print prints a fresh one from the cache.
---help lists the flags.`,
-		DisableFlagParsing: true,
-		RunE:               c.selfParsed(runLogin),
-	}
+	return os.WriteFile(path, b, 0o600)
 }

@@ -103,13 +103,14 @@ func TestLoginWithOIDCDeviceGrant(t *testing.T) {
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json") // as RFC 8628 §3.5 answers
 		if polls.Add(1) == 1 {
 			w.WriteHeader(http.StatusBadRequest)
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": "authorization_pending"})
 			return
 		}
 		assert.Equal(t, "dc", r.Form.Get("device_code"))
-		_ = json.NewEncoder(w).Encode(map[string]any{"id_token": "oidc-id", "refresh_token": "oidc-rt", "expires_in": 3600})
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "oidc-at", "token_type": "Bearer", "id_token": "oidc-id", "refresh_token": "oidc-rt", "expires_in": 3600})
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

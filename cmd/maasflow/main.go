@@ -2,8 +2,9 @@
 // (ASL runtime, handlers, DynamoDB, bus, secrets, admin API), `sim` runs the
 // MAAS simulator alone, `asl` validates and runs state machines, and the
 // admin commands (sites, profiles, roce, skus, onboard, onboardings,
-// batches, audit, nodes, decommission, reconcile, drift) are a client of
-// the admin API.
+// batches, audit, nodes, decommission, reconcile, drift; package
+// internal/admin) are a client of the admin API through the SDK in
+// github.com/maasflow/maasflow/client.
 package main
 
 import (

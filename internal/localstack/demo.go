@@ -1,16 +1,14 @@
 package localstack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -43,6 +41,8 @@ const (
 	demoFreshHosts = 3
 	// demoMaxHosts bounds the simulated hosts one start adds.
 	demoMaxHosts = 99
+	// demoRequestTimeout bounds one seeding request.
+	demoRequestTimeout = 30 * time.Second
 )
 
 // DemoRetryHost is the demo host whose first deployment fails with a
@@ -68,96 +68,89 @@ func (s *Stack) SeedDemo(ctx context.Context) (Demo, error) {
 	if s.Sim == nil {
 		return Demo{}, fmt.Errorf("demo data needs the bundled simulator (no --maas-url)")
 	}
-	c := &adminClient{base: s.APIURL, token: s.AdminToken}
+	c, err := client.New(s.APIURL, client.WithToken(s.AdminToken), client.WithRequestTimeout(demoRequestTimeout))
+	if err != nil {
+		return Demo{}, err
+	}
 	var d Demo
 
-	var sites struct {
-		Items []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"items"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/admin/maas-sites", nil, &sites); err != nil {
+	sites, err := c.ListSites(ctx)
+	if err != nil {
 		return d, err
 	}
-	for _, site := range sites.Items {
+	for _, site := range sites {
 		if site.Name == demoSiteName {
 			d.SiteID = site.ID
 		}
 	}
+	bootstrap := s.SiteBootstrap
+	policy := &client.Policy{Bootstrap: &bootstrap}
 	if d.SiteID == "" {
-		var site struct {
-			ID string `json:"id"`
-		}
-		err := c.do(ctx, http.MethodPost, "/api/v1/admin/maas-sites", map[string]any{
-			"name": demoSiteName, "maas_url": s.SimURL,
-			"description": "the bundled MAAS simulator",
-			"policy":      map[string]any{"bootstrap": s.SiteBootstrap},
-		}, &site)
+		site, err := c.CreateSite(ctx, client.SiteCreate{
+			Name: demoSiteName, MAASURL: s.SimURL, Description: "the bundled MAAS simulator", Policy: policy,
+		})
 		if err != nil {
 			return d, err
 		}
 		d.SiteID = site.ID
 	}
 	// The simulator is new on every start, and so are its URL and API key.
-	if err := c.do(ctx, http.MethodPatch, "/api/v1/admin/maas-sites/"+d.SiteID, map[string]any{
-		"maas_url": s.SimURL, "policy": map[string]any{"bootstrap": s.SiteBootstrap},
-	}, nil); err != nil {
+	patch, err := json.Marshal(map[string]any{"bootstrap": s.SiteBootstrap})
+	if err != nil {
 		return d, err
 	}
-	if err := c.do(ctx, http.MethodPost, "/api/v1/admin/maas-sites/"+d.SiteID+"/credentials", map[string]any{
-		"maas_api_key": s.SimAPIKey, "bmc_username": "maasflow", "bmc_password": randomToken(),
-	}, nil); err != nil {
+	if _, err := c.UpdateSite(ctx, d.SiteID, client.SitePatch{MAASURL: &s.SimURL, Policy: patch}); err != nil {
 		return d, err
 	}
-	if err := c.do(ctx, http.MethodPost, "/api/v1/admin/maas-sites/"+d.SiteID+"/probe", nil, nil); err != nil {
+	if err := c.PutCredentials(ctx, d.SiteID, client.Credentials{
+		MAASAPIKey: s.SimAPIKey, BMCUsername: "maasflow", BMCPassword: randomToken(),
+	}); err != nil {
+		return d, err
+	}
+	if _, err := c.ProbeSite(ctx, d.SiteID); err != nil {
 		return d, err
 	}
 
-	var profiles struct {
-		Items []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"items"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/admin/maas-sites/"+d.SiteID+"/profiles", nil, &profiles); err != nil {
+	profiles, err := c.ListProfiles(ctx, d.SiteID)
+	if err != nil {
 		return d, err
 	}
-	for _, p := range profiles.Items {
+	for _, p := range profiles {
 		if p.Name == demoProfileName {
 			d.ProfileID = p.ID
 		}
 	}
 	if d.ProfileID == "" {
-		var p struct {
-			ID string `json:"id"`
-		}
-		if err := c.do(ctx, http.MethodPost, "/api/v1/admin/maas-sites/"+d.SiteID+"/profiles", map[string]any{
-			"name": demoProfileName, "architecture": "amd64/generic", "distro_series": "jammy",
-		}, &p); err != nil {
+		p, err := c.CreateProfile(ctx, d.SiteID, client.ProfileCreate{
+			Name: demoProfileName, Architecture: "amd64/generic", DistroSeries: "jammy",
+		})
+		if err != nil {
 			return d, err
 		}
 		d.ProfileID = p.ID
 	}
 
 	d.SKUID = "h100-8x"
-	err := c.do(ctx, http.MethodPost, "/api/v1/admin/skus", map[string]any{
-		"id": d.SKUID, "gpu_model": "NVIDIA H100 80GB", "gpus_total": 8,
-	}, nil)
-	if err != nil && !isStatus(err, http.StatusConflict) {
+	_, err = c.CreateSKU(ctx, client.SKUCreate{ID: d.SKUID, GPUModel: "NVIDIA H100 80GB", GPUsTotal: 8})
+	if err != nil && !client.IsStatus(err, http.StatusConflict) {
 		return d, err
 	}
 
 	d.SiteName, d.ProfileName = demoSiteName, demoProfileName
-	sim := &adminClient{base: strings.TrimSuffix(s.SimURL, "/MAAS")}
+	// The simulator's own hardware endpoint is no admin API: the same
+	// client's Do reaches it below the simulator's base URL.
+	sim, err := client.New(strings.TrimSuffix(s.SimURL, "/MAAS"), client.WithRequestTimeout(demoRequestTimeout))
+	if err != nil {
+		return d, err
+	}
 	for i := 1; i <= demoMaxHosts && (i <= len(demoHosts) || len(d.Fresh) < demoFreshHosts); i++ {
 		h, faults := demoHost(i)
 		body := map[string]any{"hostname": h.Hostname, "bmc_ip": h.BMCIP, "pxe_mac": h.PXEMAC, "faults": faults}
-		if err := sim.do(ctx, http.MethodPost, "/_sim/hardware", body, nil); err != nil {
+		if _, err := sim.Do(ctx, http.MethodPost, "/_sim/hardware", nil, body); err != nil {
 			return d, err
 		}
 		d.Hosts = append(d.Hosts, h)
-		fresh, err := c.fresh(ctx, d.SiteID, h.Hostname)
+		fresh, err := fresh(ctx, c, d.SiteID, h.Hostname)
 		if err != nil {
 			return d, err
 		}
@@ -183,75 +176,14 @@ func demoHost(i int) (DemoHost, map[string]any) {
 
 // fresh reports whether no onboarding of host on the site completed or is
 // still open: only then does onboarding it again succeed.
-func (c *adminClient) fresh(ctx context.Context, siteID, host string) (bool, error) {
-	var page struct {
-		Items []struct {
-			Status domain.OnboardingStatus `json:"status"`
-		} `json:"items"`
-	}
-	q := url.Values{"site_id": {siteID}, "hostname": {host}, "limit": {"200"}}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/admin/onboardings?"+q.Encode(), nil, &page); err != nil {
-		return false, err
-	}
-	for _, o := range page.Items {
+func fresh(ctx context.Context, c *client.Client, siteID, host string) (bool, error) {
+	for o, err := range c.Onboardings(ctx, client.OnboardingFilter{SiteID: siteID, Hostname: host, Limit: 200}) {
+		if err != nil {
+			return false, err
+		}
 		if o.Status != domain.OnboardingFailed && o.Status != domain.OnboardingCancelled {
 			return false, nil
 		}
 	}
 	return true, nil
-}
-
-// adminClient is the few lines of HTTP the demo seeding needs.
-type adminClient struct {
-	base, token string
-}
-
-type statusError struct {
-	status int
-	body   string
-}
-
-func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
-
-func isStatus(err error, status int) bool {
-	se, ok := err.(*statusError) //nolint:errorlint // adminClient returns it unwrapped
-	return ok && se.status == status
-}
-
-func (c *adminClient) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return fmt.Errorf("encode %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode >= 300 {
-		return &statusError{status: resp.StatusCode, body: strings.TrimSpace(string(b))}
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("decode %s %s: %w", method, path, err)
-		}
-	}
-	return nil
 }

@@ -240,6 +240,9 @@ type route struct {
 
 // request is what a handler sees of one call.
 type request struct {
+	// dryRun: the request only says what it would do (dryrun.go); it
+	// writes nothing, an audit entry included.
+	dryRun        bool
 	r             *http.Request
 	w             http.ResponseWriter
 	correlationID string
@@ -279,7 +282,7 @@ func (s *server) wrap(rt route) http.Handler {
 		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logfield.CorrelationID, cid), target: expandTarget(rt.target, r)}
 
 		status, body, err := s.run(rt, rq)
-		if rt.action != "" && rq.authenticated {
+		if rt.action != "" && rq.authenticated && !rq.dryRun {
 			if aerr := s.audit(rq, rt.action, err); aerr != nil {
 				err = aerr
 			}

@@ -34,6 +34,9 @@ type decommissionRequest struct {
 const maxReason = 500
 
 func (s *server) decommissionNode(rq *request) (int, any, error) {
+	if _, err := dryRun(rq); err != nil {
+		return 0, nil, err
+	}
 	var in decommissionRequest
 	if err := decodeBody(rq, &in); err != nil {
 		return 0, nil, err
@@ -107,6 +110,9 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	}
 	if s.lifecycle.decoms == nil {
 		return 0, nil, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: errNoDecommissionStarter.Error()}
+	}
+	if rq.dryRun {
+		return s.planDecommission(ctx, node, mode)
 	}
 	now := s.clock.Now().UTC()
 	d := domain.Decommission{

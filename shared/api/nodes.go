@@ -171,6 +171,9 @@ func (s *server) reactivateNode(rq *request) (int, any, error) {
 // refused unless it is retired with no allocation bound to it; every token
 // of the node is revoked, so its agent can never enroll again.
 func (s *server) removeNode(rq *request) (int, any, error) {
+	if _, err := dryRun(rq); err != nil {
+		return 0, nil, err
+	}
 	ctx := rq.ctx()
 	n, err := s.store.GetNode(ctx, rq.r.PathValue("id"))
 	if err != nil {
@@ -187,6 +190,11 @@ func (s *server) removeNode(rq *request) (int, any, error) {
 		if domain.HoldsNode(a.State) {
 			return 0, nil, lifecycleConflict("node %s still has allocation %s (%s); a removed node may have none", n.ID, a.ID, a.State)
 		}
+	}
+	if rq.dryRun {
+		return http.StatusOK, dryRunPlan{DryRun: true, Action: "node.remove", Summary: "end the node's identity for good",
+			Node:        &dryRunNode{ID: n.ID, Hostname: n.Hostname, Status: n.Status, StatusAfter: domain.NodeRemoved},
+			Allocations: nonNilAllocations(allocs), RevokesTokens: true}, nil
 	}
 	if err := s.revokeAllTokens(ctx, n, ""); err != nil {
 		return 0, nil, err

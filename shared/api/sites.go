@@ -283,6 +283,9 @@ func (s *server) clearCredentials(rq *request, id string) error {
 }
 
 func (s *server) disableSite(rq *request) (int, any, error) {
+	if dry, err := dryRun(rq); err != nil || dry {
+		return s.planDisableSite(rq, err)
+	}
 	now := s.clock.Now().UTC()
 	site, err := s.store.UpdateSite(rq.ctx(), rq.r.PathValue("id"), func(site *domain.Site) error {
 		site.Status = domain.StatusDisabled

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"runtime"
@@ -8,8 +8,12 @@ import (
 )
 
 // version is set at link time by a release build:
-// go build -ldflags "-X main.version=v1.2.3" ./cmd/maasflow
+// go build -ldflags "-X github.com/maasflow/maasflow/cmd/maasflow/internal/admin.version=v1.2.3" ./cmd/maasflow
 var version = ""
+
+// commit is set at link time with version (make install): the VCS data the
+// toolchain embeds is missing from some builds (a source archive, -buildvcs=false).
+var commit = ""
 
 // adminVersion is what `maasflow version` reports.
 type adminVersion struct {
@@ -24,7 +28,7 @@ type adminVersion struct {
 // buildVersion reads the version from the link-time variable, else from
 // the module and VCS data the Go toolchain embeds.
 func buildVersion() adminVersion {
-	v := adminVersion{Version: version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	v := adminVersion{Version: version, Commit: commit, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		if v.Version == "" {
@@ -55,7 +59,7 @@ func (c *cli) versionCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "print the version of this binary",
-		Args:  noPositional,
+		Args:  NoPositional,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := &adminRun{cli: c, cmd: cmd}
 			if !validOutput(c.output) {

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -32,40 +32,30 @@ type adminBatchNode struct {
 func (r *adminRun) watchBatch(ctx context.Context, c *adminClient, id string, interval time.Duration) error {
 	live := r.env.stdoutTTY && !r.machine()
 	nodes := map[string]*adminBatchNode{}
-	drawn, failures := 0, 0
-	for {
+	drawn := 0
+	return r.pollLoop(ctx, interval, func() (bool, error) {
 		b, err := r.pollBatch(ctx, c, id, nodes)
-		switch {
-		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
-			failures++
-			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
-		case err != nil:
-			return err
-		default:
-			failures = 0
-			if live && drawn > 0 {
-				// Back to the table's first line, and clear to the end.
-				fmt.Fprintf(r.env.stdout, "\x1b[%dA\x1b[J", drawn)
-			}
-			for _, e := range b.events {
-				r.printWatchEvent(e, true)
-			}
-			if live {
-				drawn = r.drawBatch(b.batch, nodes)
-			}
-			if b.finished {
-				if !live && !r.machine() {
-					r.drawBatch(b.batch, nodes)
-				}
-				return r.batchOutcome(b.batch, nodes)
-			}
+		if err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.env.clock.After(interval):
+		if live && drawn > 0 {
+			// Back to the table's first line, and clear to the end.
+			fmt.Fprintf(r.env.stdout, "\x1b[%dA\x1b[J", drawn)
 		}
-	}
+		for _, e := range b.events {
+			r.printWatchEvent(e, true)
+		}
+		if live {
+			drawn = r.drawBatch(b.batch, nodes)
+		}
+		if !b.finished {
+			return false, nil
+		}
+		if !live && !r.machine() {
+			r.drawBatch(b.batch, nodes)
+		}
+		return true, r.batchOutcome(b.batch, nodes)
+	})
 }
 
 // adminBatchPoll is what one poll of a batch found.
@@ -145,9 +135,9 @@ func (r *adminRun) batchOutcome(b adminBatch, nodes map[string]*adminBatchNode) 
 	}
 	switch {
 	case counts[string(domain.OnboardingManualIntervention)] > 0:
-		return &adminExitCodeError{Code: adminExitManual}
+		return &ExitCodeError{Code: adminExitManual}
 	case counts[string(domain.OnboardingFailed)]+counts[string(domain.OnboardingCancelled)]+notStarted > 0:
-		return &adminExitCodeError{Code: adminExitFailed}
+		return &ExitCodeError{Code: adminExitFailed}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -48,6 +48,7 @@ func (c *cli) decommissionRecoveryCommands() []*cobra.Command {
 				if starts {
 					fs.Bool("wait", false, "follow the new run to the end; the exit code tells the outcome")
 					fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+					timeoutFlag(fs)
 				}
 			},
 			run: runDecommissionRecovery(ro),

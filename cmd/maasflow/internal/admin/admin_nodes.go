@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -88,7 +89,8 @@ func (c *cli) nodesCommand() *cobra.Command {
 		}),
 		verb("retire", "make an active node unschedulable (refused while an allocation is in use)"),
 		verb("reactivate", "return a retired node to service"),
-		verb("remove", "end a retired node's identity for good (revokes every token)"),
+		c.leaf(adminSpec{use: "remove NODE", short: "end a retired node's identity for good (revokes every token; asks first; --yes, --dry-run)",
+			args: node, flags: destructiveFlags, run: runNodesRemove}),
 		c.leaf(adminSpec{
 			use:   "reissue-bundle NODE --out FILE|-",
 			short: "reissue the node's bootstrap bundle: a new single-use token, every earlier one revoked",
@@ -122,6 +124,8 @@ func (c *cli) decommissionCommand() *cobra.Command {
 			fs.String("reason", "", "why, recorded on the decommission")
 			fs.Bool("wait", false, "follow it to the end; the exit code tells the outcome")
 			fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+			timeoutFlag(fs)
+			destructiveFlags(fs)
 		},
 		run: runDecommissionStart,
 	})
@@ -148,8 +152,11 @@ func (c *cli) decommissionCommand() *cobra.Command {
 		}),
 		c.leaf(adminSpec{
 			use: "watch DECOMMISSION", short: "follow a decommission until it ends (exit codes as start --wait)", args: dec,
-			flags: func(fs *pflag.FlagSet) { fs.Duration("interval", adminDefaultInterval, "how often to poll") },
-			run:   runDecommissionWatch,
+			flags: func(fs *pflag.FlagSet) {
+				fs.Duration("interval", adminDefaultInterval, "how often to poll")
+				timeoutFlag(fs)
+			},
+			run: runDecommissionWatch,
 		}),
 	)
 	g.AddCommand(c.decommissionRecoveryCommands()...)
@@ -375,6 +382,15 @@ func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error
 	if r.changed("reason") {
 		body["reason"] = r.str("reason")
 	}
+	dry := r.dryRun()
+	if dry && mode == domain.DecommissionStorageCleanup {
+		return usagef("--dry-run is for --mode full or reimage")
+	}
+	if mode == domain.DecommissionFull && !dry {
+		if err := r.confirm(fmt.Sprintf("decommission node %s fully: drain it, erase its disks, remove the node for good and, as policy says, delete its MAAS machine", args[0])); err != nil {
+			return err
+		}
+	}
 	c, err := r.client()
 	if err != nil {
 		return err
@@ -382,6 +398,15 @@ func runDecommissionStart(ctx context.Context, r *adminRun, args []string) error
 	node, err := r.nodeID(ctx, c, args[0])
 	if err != nil {
 		return err
+	}
+	if dry {
+		var raw []byte
+		p, err := c.PlanDecommission(ctx, node, client.DecommissionCreate{Mode: mode, Reason: body["reason"]}, client.RawResponse(&raw))
+		if err != nil {
+			return err
+		}
+		r.printPlan(raw, p)
+		return nil
 	}
 	resp, err := c.do(ctx, http.MethodPost, adminPath(adminNodesPath, node, verb), nil, body)
 	if err != nil {
@@ -508,66 +533,44 @@ type adminDecomEvent struct {
 func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id string, interval time.Duration) error {
 	path := adminPath(adminDecommissionsPath, id)
 	seen := map[adminTimelineEntry]bool{}
-	prev, failures := "", 0
-	for {
+	prev := ""
+	return r.pollLoop(ctx, interval, func() (bool, error) {
 		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
-		switch {
-		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
-			failures++
-			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
-		case err != nil:
-			return err
-		default:
-			failures = 0
-			var d adminDecommissionDetail
-			if err := resp.decode(&d); err != nil {
-				return err
-			}
-			for _, e := range d.Timeline {
-				if !seen[e] {
-					seen[e] = true
-					r.printDecomEvent(d.Decommission, adminDecomEvent{Time: e.Time, Attempt: e.Attempt, Kind: e.Kind, Stage: e.Stage,
-						Outcome: e.Outcome, Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
-				}
-			}
-			if snap := fmt.Sprintf("%s/%s/%d", d.Status, d.Erase.Outcome, d.Attempt); snap != prev {
-				prev = snap
-				r.printDecomEvent(d.Decommission, adminDecomEvent{Time: d.UpdatedAt, Attempt: d.Attempt, Kind: adminWatchStatus,
-					Stage: string(d.Stage), Status: string(d.Status), Disks: d.Erase.Outcome})
-			}
-			if code, done := adminOutcome(string(d.Status)); done {
-				r.printDecomOutcome(d.Decommission)
-				if code == adminExitOK {
-					return nil
-				}
-				return &adminExitCodeError{Code: code}
+		if err != nil {
+			return false, err
+		}
+		var d adminDecommissionDetail
+		if err := resp.decode(&d); err != nil {
+			return false, err
+		}
+		for _, e := range d.Timeline {
+			if !seen[e] {
+				seen[e] = true
+				r.printDecomEvent(d.Decommission, adminDecomEvent{Time: e.Time, Attempt: e.Attempt, Kind: e.Kind, Stage: e.Stage,
+					Outcome: e.Outcome, Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.env.clock.After(interval):
+		if snap := fmt.Sprintf("%s/%s/%d", d.Status, d.Erase.Outcome, d.Attempt); snap != prev {
+			prev = snap
+			r.printDecomEvent(d.Decommission, adminDecomEvent{Time: d.UpdatedAt, Attempt: d.Attempt, Kind: adminWatchStatus,
+				Stage: string(d.Stage), Status: string(d.Status), Disks: d.Erase.Outcome})
 		}
-	}
+		code, done := adminOutcome(string(d.Status))
+		if done {
+			r.printDecomOutcome(d.Decommission)
+		}
+		return done, exitCodeError(code, done)
+	})
 }
 
 func (r *adminRun) printDecomEvent(d domain.Decommission, e adminDecomEvent) {
 	e.DecommissionID, e.NodeID, e.Hostname = d.ID, d.NodeID, d.Hostname
-	if r.machine() {
-		if r.yaml() {
-			fmt.Fprintln(r.env.stdout, "---")
-		}
-		if b, err := json.Marshal(e); err == nil {
-			r.emit(b)
-		}
-		return
-	}
 	line := adminWatchEvent{Time: e.Time, Attempt: e.Attempt, Kind: e.Kind, Stage: e.Stage, Outcome: e.Outcome,
 		Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID, Status: e.Status}
 	if e.Kind == adminWatchStatus {
 		line.Status = e.Status + "  disks=" + orDash(e.Disks)
 	}
-	fmt.Fprintln(r.env.stdout, adminCell(watchLine(line, false)))
+	r.printEvent(e, watchLine(line, false))
 }
 
 func (r *adminRun) printDecomOutcome(d domain.Decommission) {

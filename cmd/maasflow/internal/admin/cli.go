@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -51,24 +51,8 @@ type cliEnv struct {
 	getenv func(string) string
 	clock  clock.Clock
 	http   *http.Client
-}
-
-// execute runs one command line in env and returns the exit code.
-func execute(ctx context.Context, env *cliEnv, args []string) int {
-	c := &cli{env: env}
-	root := c.rootCommand()
-	root.SetArgs(args)
-	root.SetOut(env.stdout)
-	root.SetErr(env.stderr)
-	root.SetIn(env.stdin)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		err = c.err
-	}
-	if err == nil {
-		return adminExitOK
-	}
-	return c.fail(cmd, err)
+	// token reads the session login stored at a path, refreshing it.
+	token func(ctx context.Context, path string) (string, error)
 }
 
 // cli is one execution: the environment, the common admin flags (one
@@ -78,10 +62,11 @@ type cli struct {
 	env *cliEnv
 	// err is what the command returned; an error cobra returns itself is a
 	// misuse (unknown flag, wrong arguments).
-	err       error
-	apiURL    string
-	output    string
-	noHeaders bool
+	err         error
+	apiURL      string
+	output      string
+	noHeaders   bool
+	contextName string
 }
 
 // Output formats of -o.
@@ -105,14 +90,14 @@ func usagef(format string, args ...any) error {
 	return &adminUsageError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// adminExitCodeError ends a command with a given exit code after the command
+// ExitCodeError ends a command with a given exit code after the command
 // has said why (a watch that ended in manual_intervention, an unhealthy
 // probe).
-type adminExitCodeError struct {
+type ExitCodeError struct {
 	Code int
 }
 
-func (e *adminExitCodeError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
+func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
 
 // adminHintedError is an error followed by lines that relate it to the
 // operator's input.
@@ -124,16 +109,16 @@ type adminHintedError struct {
 func (e *adminHintedError) Error() string { return e.Err.Error() }
 func (e *adminHintedError) Unwrap() error { return e.Err }
 
-// fail reports err and returns the exit code that goes with it: usage for a
-// misuse, 1 for everything else (API errors included).
-func (c *cli) fail(cmd *cobra.Command, err error) int {
+// ExitCode reports err on w and returns the exit code that goes with it:
+// usage for a misuse (an error cobra itself returned, misuse true, or a
+// usage error), 1 for everything else (API errors included).
+func ExitCode(w io.Writer, cmd *cobra.Command, err error, misuse bool) int {
 	var (
 		usage *adminUsageError
-		exit  *adminExitCodeError
+		exit  *ExitCodeError
 		apiE  *adminAPIError
 		hint  *adminHintedError
 	)
-	w := c.env.stderr
 	code := adminExitError
 	switch {
 	case errors.As(err, &exit):
@@ -141,14 +126,14 @@ func (c *cli) fail(cmd *cobra.Command, err error) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(w, "error: interrupted")
 		return adminExitInterrupts
-	case errors.As(err, &usage) || c.err == nil:
+	case errors.As(err, &usage) || misuse:
 		// Errors cobra returns itself (unknown command or flag, bad flag
 		// value) are misuse too.
 		fmt.Fprintf(w, "%s: %s\n\n", cmd.CommandPath(), adminCell(err.Error()))
 		fmt.Fprint(w, cmd.UsageString())
 		return adminExitUsage
 	case errors.As(err, &apiE):
-		fmt.Fprintf(w, "error: %s\n", apiE.Error())
+		fmt.Fprintf(w, "error: %s\n", apiErrorText(apiE))
 	default:
 		fmt.Fprintf(w, "error: %s\n", adminCell(err.Error()))
 	}
@@ -167,55 +152,31 @@ Exit codes: 0 ok, 1 API or network error, 2 misuse, 3 manual intervention,
 4 failed or cancelled (3 and 4 from --wait and watch), 130 interrupted.
 `
 
-// rootCommand builds the whole command tree.
-func (c *cli) rootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "maasflow",
-		Short: "Onboard bare-metal GPU servers through Canonical MAAS",
-		Long: `maasflow onboards bare-metal GPU servers through Canonical MAAS.
-
-"maasflow local --demo" runs the whole stack on this machine with a MAAS
-simulator; the admin commands talk to its API (or to the deployed one).`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          noArgsOrUnknown,
-		RunE:          c.groupRun,
-	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef("%s", err.Error()) })
-	root.CompletionOptions.HiddenDefaultCmd = false
-	root.AddGroup(
-		&cobra.Group{ID: "stack", Title: "Run the stack:"},
-		&cobra.Group{ID: "admin", Title: "Admin API commands:"},
-	)
-	for _, cmd := range []*cobra.Command{c.localCommand(), c.simCommand(), c.aslCommand(), c.connectorCommand()} {
-		cmd.GroupID = "stack"
-		root.AddCommand(cmd)
-	}
-	for _, cmd := range []*cobra.Command{
+// Commands are the admin API commands, each with the common admin flags.
+func (c *cli) commands() []*cobra.Command {
+	cmds := []*cobra.Command{
 		c.sitesCommand(), c.profilesCommand(), c.roceCommand(), c.skusCommand(),
 		c.onboardCommand(), c.onboardingsCommand(), c.batchesCommand(), c.auditCommand(),
 		c.nodesCommand(), c.decommissionCommand(), c.reconcileCommand(), c.driftCommand(),
-	} {
-		cmd.GroupID = "admin"
-		c.addAdminFlags(cmd)
-		root.AddCommand(cmd)
 	}
-	root.AddCommand(c.versionCommand(), c.loginCommand())
-	return root
+	for _, cmd := range cmds {
+		c.addAdminFlags(cmd)
+	}
+	return cmds
 }
 
-// noArgsOrUnknown accepts a group called alone (groupRun calls that a
+// NoArgsOrUnknown accepts a group called alone (GroupRun calls that a
 // misuse) and turns a word that is no sub-command into a usage error.
-func noArgsOrUnknown(cmd *cobra.Command, args []string) error {
+func NoArgsOrUnknown(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 || args[0] == "help" {
 		return nil
 	}
 	return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
 }
 
-// groupRun runs a command that only holds sub-commands: `GROUP help` prints
+// GroupRun runs a command that only holds sub-commands: `GROUP help` prints
 // its help, `GROUP` alone is a misuse.
-func (c *cli) groupRun(cmd *cobra.Command, args []string) error {
+func GroupRun(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && args[0] == "help" {
 		// `GROUP help SUB` is `GROUP SUB --help`.
 		if sub, rest, err := cmd.Find(args[1:]); err == nil && sub != cmd && len(rest) == 0 {
@@ -231,7 +192,12 @@ func (c *cli) groupRun(cmd *cobra.Command, args []string) error {
 
 // group makes a command that holds sub-commands.
 func (c *cli) group(use, short string, subs ...*cobra.Command) *cobra.Command {
-	g := &cobra.Command{Use: use, Short: short, Args: noArgsOrUnknown, RunE: c.groupRun}
+	return Group(use, short, subs...)
+}
+
+// Group makes a command that holds sub-commands.
+func Group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	g := &cobra.Command{Use: use, Short: short, Args: NoArgsOrUnknown, RunE: GroupRun}
 	g.AddCommand(subs...)
 	return g
 }
@@ -240,40 +206,12 @@ func (c *cli) group(use, short string, subs ...*cobra.Command) *cobra.Command {
 // sub-commands, and the admin help footer.
 func (c *cli) addAdminFlags(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
+	c.contextFlag(pf)
 	pf.StringVar(&c.apiURL, "api-url", "", "admin API base URL (default $MAASFLOW_API_URL, else "+adminDefaultAPIURL+")")
 	pf.StringVarP(&c.output, "output", "o", adminOutputTable, "output format: table, json (the API's JSON verbatim) or yaml")
 	pf.BoolVar(&c.noHeaders, "no-headers", false, "print tables without their header line")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(adminOutputs, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetUsageTemplate(cmd.UsageTemplate() + adminUsageFooter)
-}
-
-// selfParsed runs a command that parses its own flags (connector, login):
-// its exit code becomes the command's, and its help goes to stdout like
-// every other command's help.
-func (c *cli) selfParsed(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		stderr := c.env.stderr
-		if wantsHelp(args) {
-			stderr = c.env.stdout
-		}
-		if code := run(cmd.Context(), args, c.env.stdout, stderr); code != 0 {
-			c.err = &adminExitCodeError{Code: code}
-		}
-		return nil
-	}
-}
-
-// wantsHelp reports whether args ask the standard flag package for help.
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
 }
 
 // adminSpec describes one admin command that does something.

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -66,6 +66,7 @@ With -o json|yaml, --wait prints the ended run as one document.`,
 			fs.String("site", "", "only this site (id or name)")
 			fs.Bool("wait", false, "wait for the run to end and print it")
 			fs.Duration("interval", adminReconcileInterval, "how often --wait polls")
+			timeoutFlag(fs)
 		},
 		run: runReconcileRun,
 	})
@@ -178,30 +179,20 @@ func runReconcileRun(ctx context.Context, r *adminRun, _ []string) error {
 // waitReconcile polls the status until run is the last ended run, prints
 // it, and fails (exit 1) when a site could not be checked.
 func (r *adminRun) waitReconcile(ctx context.Context, c *adminClient, run domain.ReconcileRun, interval time.Duration) error {
-	failures := 0
-	for {
+	return r.pollLoop(ctx, interval, func() (bool, error) {
 		st, raw, err := reconcileStatus(ctx, c)
 		switch {
-		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
-			failures++
-			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
 		case err != nil:
-			return err
+			return false, err
 		case st.Last != nil && st.Last.ID == run.ID:
-			return r.reconcileEnded(*st.Last, raw.Last)
+			return true, r.reconcileEnded(*st.Last, raw.Last)
 		case startedAfter(st.Last, run) || startedAfter(st.Current, run):
 			// One run at a time: a later run means this one ended, and a
 			// later run has ended since, so the status no longer shows it.
-			return fmt.Errorf("reconcile run %s ended and a later run has started since; its outcome is no longer in maasflow reconcile status", adminCell(run.ID))
-		default:
-			failures = 0
+			return true, fmt.Errorf("reconcile run %s ended and a later run has started since; its outcome is no longer in maasflow reconcile status", adminCell(run.ID))
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.env.clock.After(interval):
-		}
-	}
+		return false, nil
+	})
 }
 
 func startedAfter(other *domain.ReconcileRun, run domain.ReconcileRun) bool {
@@ -225,7 +216,7 @@ func (r *adminRun) reconcileEnded(run domain.ReconcileRun, raw json.RawMessage) 
 	}
 	fmt.Fprintf(r.env.stderr, "reconcile run %s ended %s: site(s) not checked: %s\n",
 		adminCell(run.ID), adminCell(run.Status), adminCell(orDash(strings.Join(failed, ", "))))
-	return &adminExitCodeError{Code: adminExitError}
+	return &ExitCodeError{Code: adminExitError}
 }
 
 // reconcileStatus reads the status, typed and with each run as the API

@@ -1,8 +1,7 @@
-package main
+package admin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -161,50 +160,35 @@ func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interva
 // follow is watch with a follower that may have seen part of the timeline
 // already (a recovery operation's --wait prints only the new run).
 func (r *adminRun) follow(ctx context.Context, c *adminClient, f *adminFollower, interval time.Duration) error {
-	failures := 0
-	for {
+	return r.pollLoop(ctx, interval, func() (bool, error) {
 		d, evs, err := f.poll(ctx, c)
-		switch {
-		case err != nil && isTransient(err) && failures < adminWatchMaxFailures:
-			failures++
-			fmt.Fprintf(r.env.stderr, "warning: poll %d/%d failed, retrying in %s: %s\n", failures, adminWatchMaxFailures, interval, adminCell(err.Error()))
-		case err != nil:
-			return err
-		default:
-			failures = 0
-			for _, e := range evs {
-				r.printWatchEvent(e, false)
-			}
-			if code, done := adminOutcome(string(d.Status)); done {
-				r.printOutcome(d.Onboarding)
-				if code == adminExitOK {
-					return nil
-				}
-				return &adminExitCodeError{Code: code}
-			}
+		if err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-r.env.clock.After(interval):
+		for _, e := range evs {
+			r.printWatchEvent(e, false)
 		}
+		code, done := adminOutcome(string(d.Status))
+		if done {
+			r.printOutcome(d.Onboarding)
+		}
+		return done, exitCodeError(code, done)
+	})
+}
+
+// exitCodeError is the error that ends a finished watch with code: nil
+// for success.
+func exitCodeError(code int, done bool) error {
+	if !done || code == adminExitOK {
+		return nil
 	}
+	return &ExitCodeError{Code: code}
 }
 
 // printWatchEvent prints one event: a JSON line (-o json), a YAML document
 // (-o yaml) or a line for people, prefixed with the host name in a batch.
 func (r *adminRun) printWatchEvent(e adminWatchEvent, withHost bool) {
-	if r.machine() {
-		if r.yaml() {
-			fmt.Fprintln(r.env.stdout, "---")
-		}
-		b, err := json.Marshal(e)
-		if err == nil {
-			r.emit(b)
-		}
-		return
-	}
-	fmt.Fprintln(r.env.stdout, adminCell(watchLine(e, withHost)))
+	r.printEvent(e, watchLine(e, withHost))
 }
 
 // watchLine is the human form of an event:

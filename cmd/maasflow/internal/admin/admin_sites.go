@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -194,7 +194,8 @@ func (c *cli) sitesCommand() *cobra.Command {
 			},
 			run: runSitesPatch,
 		}),
-		c.leaf(adminSpec{use: "disable SITE", short: "disable a site", args: site, complete: completeSites, run: runSitesDisable}),
+		c.leaf(adminSpec{use: "disable SITE", short: "disable a site (asks first; --yes, --dry-run)", args: site, complete: completeSites,
+			flags: destructiveFlags, run: runSitesDisable}),
 		c.leaf(adminSpec{
 			use: "credentials SITE < creds.json", short: "store the site's MAAS API key and BMC credentials",
 			long: `Store the site's MAAS API key and BMC credentials, read as one JSON object
@@ -270,10 +271,6 @@ func runSitesPatch(ctx context.Context, r *adminRun, args []string) error {
 		return err
 	}
 	return r.siteCall(ctx, args[0], http.MethodPatch, "", body, r.printSite)
-}
-
-func runSitesDisable(ctx context.Context, r *adminRun, args []string) error {
-	return r.siteCall(ctx, args[0], http.MethodDelete, "", nil, r.printSite)
 }
 
 // Credential sources: stdin JSON, or these variables. Never flags.
@@ -401,7 +398,7 @@ func runSitesProbe(ctx context.Context, r *adminRun, args []string) error {
 	// A failed probe is an answer, not an API error, but scripts gate on
 	// it (onboardings are refused until a probe is healthy).
 	if !p.Healthy {
-		return &adminExitCodeError{Code: adminExitError}
+		return &ExitCodeError{Code: adminExitError}
 	}
 	return nil
 }

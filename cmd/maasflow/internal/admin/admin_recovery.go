@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -43,6 +43,10 @@ func (c *cli) recoveryLeaves() []*cobra.Command {
 				fs.String("reason", "", "why, recorded on the onboarding's timeline and in the audit trail")
 				fs.Bool("wait", false, "follow the run the operation leaves until it ends; the exit code tells the outcome")
 				fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+				timeoutFlag(fs)
+				if ro.op == domain.OpRestartClean {
+					destructiveFlags(fs)
+				}
 			},
 			run: runRecovery(ro.op),
 		}))
@@ -61,6 +65,12 @@ func runRecovery(op domain.RecoveryOperation) func(ctx context.Context, r *admin
 		if err != nil {
 			return err
 		}
+		destructive := op == domain.OpRestartClean
+		if destructive && !r.dryRun() {
+			if err := r.confirm(fmt.Sprintf("restart onboarding %s clean: release its MAAS machine with the erase policy, revoke every token and start over", args[0])); err != nil {
+				return err
+			}
+		}
 		c, err := r.client()
 		if err != nil {
 			return err
@@ -68,6 +78,9 @@ func runRecovery(op domain.RecoveryOperation) func(ctx context.Context, r *admin
 		id, err := r.onboardingID(ctx, c, args[0])
 		if err != nil {
 			return err
+		}
+		if destructive && r.dryRun() {
+			return r.planRestartClean(ctx, c, id)
 		}
 		var f *adminFollower
 		if wait {

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"context"
@@ -83,6 +83,7 @@ failed, else 0).`,
 			fs.String("csv", "", "onboard every row of this CSV file (- for stdin) as one batch")
 			fs.Bool("wait", false, "follow it to the end; the exit code tells the outcome")
 			fs.Duration("interval", adminDefaultInterval, "how often --wait polls")
+			timeoutFlag(fs)
 		},
 		run: runOnboard,
 	})
@@ -268,8 +269,11 @@ func (c *cli) onboardingsCommand() *cobra.Command {
 		c.leaf(adminSpec{use: "get ONBOARDING", short: "show an onboarding: status, stage, timeline and diagnostics (an id, or a host name for its newest onboarding)", args: id, run: runOnboardingsGet}),
 		c.leaf(adminSpec{
 			use: "watch ONBOARDING", short: "follow an onboarding's timeline until it ends (exit codes as onboard --wait)", args: id,
-			flags: func(fs *pflag.FlagSet) { fs.Duration("interval", adminDefaultInterval, "how often to poll") },
-			run:   runOnboardingsWatch,
+			flags: func(fs *pflag.FlagSet) {
+				fs.Duration("interval", adminDefaultInterval, "how often to poll")
+				timeoutFlag(fs)
+			},
+			run: runOnboardingsWatch,
 		}),
 		c.leaf(adminSpec{
 			use: "cancel ONBOARDING", short: "cancel an open onboarding (also manual_intervention): stop its workflow and free the host; MAAS is not touched", args: id,

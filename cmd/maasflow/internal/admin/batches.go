@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -234,9 +234,12 @@ func (c *cli) batchesCommand() *cobra.Command {
 scrolling above it; piped, every timeline event is one line prefixed with the host
 name (-o json: one JSON object per line). Exit 0 when every node completed, 3 when any
 needs manual intervention, else 4 when any failed or was cancelled.`,
-			args:  id,
-			flags: func(fs *pflag.FlagSet) { fs.Duration("interval", adminDefaultInterval, "how often to poll") },
-			run:   runBatchesWatch,
+			args: id,
+			flags: func(fs *pflag.FlagSet) {
+				fs.Duration("interval", adminDefaultInterval, "how often to poll")
+				timeoutFlag(fs)
+			},
+			run: runBatchesWatch,
 		}),
 	)
 }

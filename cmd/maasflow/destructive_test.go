@@ -1,0 +1,134 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The destructive verbs, each with the request it sends when confirmed.
+var destructiveVerbs = []struct {
+	name, method, path string
+	args               []string
+}{
+	{"decommission full", "POST", nodesPath + "/" + testNodeID + "/decommission",
+		[]string{"decommission", "start", testNodeID, "--mode", "full"}},
+	{"nodes remove", "POST", nodesPath + "/" + testNodeID + "/remove", []string{"nodes", "remove", testNodeID}},
+	{"restart-clean", "POST", "/api/v1/admin/onboardings/" + adminRecoveryID + "/restart-clean",
+		[]string{"onboardings", "restart-clean", adminRecoveryID}},
+	{"sites disable", "DELETE", "/api/v1/admin/maas-sites/" + testSiteID, []string{"sites", "disable", testSiteID}},
+}
+
+func destructiveAPI(t *testing.T, method, path string) *adminFakeAPI {
+	t.Helper()
+	api := newAdminFakeAPI(t)
+	api.on(method+" "+path, adminReply{http.StatusOK, `{"id":"x","status":"pending","stage":"start","hostname":"gpu-01"}`})
+	return api
+}
+
+func TestDestructiveVerbsNeedYesWithoutATerminal(t *testing.T) {
+	for _, v := range destructiveVerbs {
+		t.Run(v.name, func(t *testing.T) {
+			api := destructiveAPI(t, v.method, v.path)
+			res := api.run(t, adminInvocation{}, v.args...)
+			assert.Equal(t, 2, res.code, res.stderr)
+			assert.Contains(t, res.stderr, "pass --yes to confirm (or --dry-run to see what it would do)")
+			assert.Empty(t, api.requests(), "nothing is sent unconfirmed")
+
+			res = api.run(t, adminInvocation{}, append(v.args, "--yes")...)
+			require.Equal(t, 0, res.code, res.stderr)
+			reqs := api.requests()
+			require.Len(t, reqs, 1)
+			assert.Equal(t, v.method+" "+v.path, reqs[0].Method+" "+reqs[0].Path)
+		})
+	}
+}
+
+func TestDestructiveVerbsAskOnATerminal(t *testing.T) {
+	for _, v := range destructiveVerbs {
+		t.Run(v.name, func(t *testing.T) {
+			api := destructiveAPI(t, v.method, v.path)
+			res := api.run(t, adminInvocation{stdinTTY: true, stdin: "n\n"}, v.args...)
+			assert.Equal(t, 1, res.code, res.stderr)
+			assert.Contains(t, res.stderr, "Continue? [y/N] ")
+			assert.Contains(t, res.stderr, "error: aborted: nothing was changed")
+			assert.Empty(t, api.requests())
+
+			res = api.run(t, adminInvocation{stdinTTY: true, stdin: "yes\n"}, v.args...)
+			require.Equal(t, 0, res.code, res.stderr)
+			require.Len(t, api.requests(), 1)
+		})
+	}
+	t.Run("reimage does not ask", func(t *testing.T) {
+		api := destructiveAPI(t, "POST", nodesPath+"/"+testNodeID+"/decommission")
+		api.on("POST "+nodesPath+"/"+testNodeID+"/decommission", adminReply{http.StatusAccepted, decomJSON("pending", "start", "pending")})
+		res := api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", "reimage")
+		require.Equal(t, 0, res.code, res.stderr)
+	})
+}
+
+const planJSON = `{"dry_run":true,"action":"node.decommission","summary":"drain, release with erase, remove the node, delete the machine from MAAS",` +
+	`"node":{"id":"` + testNodeID + `","hostname":"gpu-01","status":"active","status_after":"removed"},` +
+	`"machine":{"system_id":"abc123","release":true,"delete":true},"allocations":[{"allocation_id":"al-1","node_id":"` + testNodeID + `","state":"released"}],` +
+	`"erase_mode":"secure","release_fallback":false}`
+
+func TestDryRunShowsTheAPIsPlan(t *testing.T) {
+	api := newAdminFakeAPI(t)
+	api.on("POST "+nodesPath+"/"+testNodeID+"/decommission", adminReply{http.StatusOK, planJSON})
+	res := api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", "full", "--dry-run")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "dry run, nothing was changed: node.decommission would drain, release with erase, remove the node, delete the machine from MAAS")
+	assert.Regexp(t, `Node:\s+gpu-01 \(`+testNodeID+`\): active → removed`, res.stdout)
+	assert.Regexp(t, `MAAS machine:\s+abc123: released, then deleted from MAAS`, res.stdout)
+	assert.Regexp(t, `Erase:\s+secure`, res.stdout)
+	assert.Regexp(t, `Allocations:\s+al-1 \(released\)`, res.stdout)
+	reqs := api.requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "dry_run=true", reqs[0].Query)
+	assert.JSONEq(t, `{"mode":"full"}`, reqs[0].Body)
+
+	res = api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", "full", "--dry-run", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.JSONEq(t, planJSON, res.stdout, "-o json is the API's plan verbatim")
+
+	res = api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", "storage_cleanup", "--dry-run")
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, "--dry-run is for --mode full or reimage")
+}
+
+func TestDryRunAgainstTheAPIChangesNothing(t *testing.T) {
+	env := map[string]string{envAdminAPIURL: newAdminRealAPI(t), envAdminToken: adminTestToken}
+	res := runAdminTest(t, env, adminInvocation{}, "sites", "create", "--name", "lab", "--maas-url", "http://maas.lab:5240/MAAS")
+	require.Equal(t, 0, res.code, res.stderr)
+	res = runAdminTest(t, env, adminInvocation{}, "sites", "disable", "lab", "--dry-run")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "dry run, nothing was changed: site.disable would disable the site: it takes no new onboardings")
+	assert.Regexp(t, `Site:\s+lab \(id-\d+\): active → disabled`, res.stdout)
+	res = runAdminTest(t, env, adminInvocation{}, "sites", "get", "lab", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, `"status":"active"`)
+	res = runAdminTest(t, env, adminInvocation{}, "nodes", "remove", "no-such-node", "--dry-run")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "not_found")
+}
+
+func TestRestartCleanDryRunReadsTheAllowedOperations(t *testing.T) {
+	api := newAdminFakeAPI(t)
+	api.on("GET /api/v1/admin/onboardings/"+adminRecoveryID, adminReply{http.StatusOK,
+		`{"id":"` + adminRecoveryID + `","hostname":"gpu-01","status":"failed","stage":"wait_deployed","attempt":2,"maas_system_id":"abc123","allowed_operations":["retry","restart-clean"]}`})
+	res := api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "would release MAAS machine abc123 with the erase policy, revoke every token of the node and start attempt 3 from the top")
+	for _, r := range api.requests() {
+		assert.Equal(t, "GET", r.Method, "a dry run only reads")
+	}
+
+	api.on("GET /api/v1/admin/onboardings/"+adminRecoveryID, adminReply{http.StatusOK,
+		`{"id":"` + adminRecoveryID + `","hostname":"gpu-01","status":"running","stage":"deploy","attempt":1,"allowed_operations":["cancel"]}`})
+	res = api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run")
+	assert.Equal(t, 1, res.code)
+	assert.True(t, strings.Contains(res.stdout, "restart-clean is not allowed") && strings.Contains(res.stdout, "allowed: cancel"), res.stdout)
+}

@@ -941,3 +941,39 @@ func checkSize(item map[string]types.AttributeValue) error {
 	}
 	return nil
 }
+
+// Import writes items and deletes keys in one transaction, with no
+// condition: it loads state kept elsewhere (a data directory of an earlier
+// release) and is never a request path. fill calls put and del for each
+// change in order; when it fails nothing is kept.
+func (db *DB) Import(fill func(put, del func(table string, item map[string]types.AttributeValue) error) error) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		write := func(table string, item map[string]types.AttributeValue, remove bool) error {
+			t, err := db.table(&table)
+			if err != nil {
+				return err
+			}
+			k, err := t.keyOf(item, remove)
+			if err != nil {
+				return err
+			}
+			key := t.itemKey(k)
+			old, err := t.get(tx, key)
+			if err != nil {
+				return err
+			}
+			if remove {
+				return t.remove(tx, key, old)
+			}
+			packed, err := pack(item)
+			if err != nil {
+				return err
+			}
+			return t.put(tx, key, item, packed, old)
+		}
+		return fill(
+			func(table string, item map[string]types.AttributeValue) error { return write(table, item, false) },
+			func(table string, key map[string]types.AttributeValue) error { return write(table, key, true) },
+		)
+	})
+}

@@ -304,6 +304,10 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // ErrorFault marks the error as the server's, as smithy errors do.
 func (e *WriteError) ErrorFault() smithy.ErrorFault { return smithy.FaultServer }
 
+// Unavailable says a retry later may succeed (the disk may be freed): the
+// API answers it 503.
+func (e *WriteError) Unavailable() bool { return true }
+
 func sAttr(item map[string]types.AttributeValue, name string) (string, bool) {
 	v, ok := item[name].(*types.AttributeValueMemberS)
 	if !ok {

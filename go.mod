@@ -22,7 +22,6 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/canonical/gomaasclient v0.20.0
 	github.com/creack/pty v1.1.24
-	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/juju/gomaasapi/v2 v2.3.0
@@ -34,6 +33,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/truora/minidyn v0.8.2
 	github.com/valyala/fastjson v1.6.4
+	go.etcd.io/bbolt v1.4.3
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.45.0
 )
@@ -73,7 +73,6 @@ require (
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/yuin/goldmark v1.7.16 // indirect
-	go.etcd.io/bbolt v1.4.3 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/lint v0.0.0-20241112194109-818c5a804067 // indirect
 	golang.org/x/mod v0.39.0 // indirect

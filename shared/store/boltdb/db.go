@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // maxItemBytes is DynamoDB's item size limit (names plus values).
@@ -142,9 +143,9 @@ func Open(path string, o Options) (_ *DB, err error) {
 	bdb, err := openBolt(path, timeout, o.NoSync)
 	if err != nil {
 		switch {
-		case errors.Is(err, bolt.ErrTimeout):
+		case errors.Is(err, berrors.ErrTimeout):
 			return nil, &InUseError{Path: path}
-		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrChecksum), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, errPanic):
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, errPanic):
 			return nil, &DamagedError{Path: path, Reason: err.Error()}
 		}
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -394,7 +395,7 @@ func (t *table) get(tx *bolt.Tx, key []byte) (map[string]types.AttributeValue, e
 // decode unpacks a value read from a page into an item of its own.
 func decode(v []byte) (map[string]types.AttributeValue, error) {
 	if v == nil {
-		return nil, nil
+		return nil, nil //nolint:nilnil // an absent item is nil, as GetItem answers it
 	}
 	item, err := unpack(bytes.Clone(v))
 	if err != nil {
@@ -880,7 +881,7 @@ func (db *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIt
 				return nil, err
 			}
 		}
-		return nil, nil
+		return nil, nil //nolint:nilnil // neither refused nor failed
 	})
 	if err != nil {
 		return nil, err

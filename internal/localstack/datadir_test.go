@@ -318,7 +318,7 @@ func TestADamagedJournalOfAnEarlierReleaseIsNotMigrated(t *testing.T) {
 	lines[1] = "garbage\n"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
 	_, err = localstack.Start(context.Background(), localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
-	var damaged *legacy.DamagedError
+	var damaged *legacy.JournalDamagedError
 	require.ErrorAs(t, err, &damaged)
 	assert.Equal(t, 2, damaged.Line)
 	assert.Contains(t, err.Error(), "--reset")

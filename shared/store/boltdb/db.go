@@ -140,6 +140,9 @@ func Open(path string, o Options) (_ *DB, err error) {
 		// emptied file is damage, not a fresh install.
 		return nil, &DamagedError{Path: path, Reason: "the file is empty"}
 	}
+	if err := checkFileSize(path); err != nil {
+		return nil, err
+	}
 	bdb, err := openBolt(path, timeout, o.NoSync)
 	if err != nil {
 		switch {
@@ -178,7 +181,13 @@ func openBolt(path string, timeout time.Duration, noSync bool) (db *bolt.DB, err
 			db, err = nil, fmt.Errorf("%w: %v", errPanic, r)
 		}
 	}()
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: noSync, FreelistType: bolt.FreelistMapType})
+	return bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: timeout, NoSync: noSync, FreelistType: bolt.FreelistMapType,
+		// The free list is rebuilt from the pages at open instead of being
+		// written with every commit (as etcd runs bbolt): each commit
+		// writes and syncs less.
+		NoFreelistSync: true,
+	})
 }
 
 // check runs bbolt's page-by-page consistency check.

@@ -19,15 +19,15 @@ import (
 // JournalFile is the journal's name inside the data directory.
 const JournalFile = "dynamodb.jsonl"
 
-// DamagedError is a journal that cannot be read whole: a line in the
+// JournalDamagedError is a journal that cannot be read whole: a line in the
 // middle is not a record, or records are missing between two others.
-type DamagedError struct {
+type JournalDamagedError struct {
 	Path   string
 	Line   int
 	Reason string
 }
 
-func (e *DamagedError) Error() string {
+func (e *JournalDamagedError) Error() string {
 	return fmt.Sprintf("journal %s is damaged at line %d: %s; it was not migrated: restore it from a backup, or start with an empty database with --reset", e.Path, e.Line, e.Reason)
 }
 
@@ -43,7 +43,7 @@ type record struct {
 // Read replays the journal at path in order through put and del. A last
 // line without its newline is a write the old release never acknowledged
 // (it fsynced whole lines before answering): it is skipped, and torn
-// reports it. Any other damage is a *DamagedError.
+// reports it. Any other damage is a *JournalDamagedError.
 func Read(path string, put, del func(table string, item map[string]types.AttributeValue) error) (records int, torn bool, err error) {
 	f, err := os.Open(path) //nolint:gosec // G304: the operator's data directory
 	if err != nil {
@@ -62,16 +62,16 @@ func Read(path string, put, del func(table string, item map[string]types.Attribu
 		}
 		var rec record
 		if err := json.Unmarshal(line, &rec); err != nil {
-			return n - 1, false, &DamagedError{Path: path, Line: n, Reason: "the line is not a journal record"}
+			return n - 1, false, &JournalDamagedError{Path: path, Line: n, Reason: "the line is not a journal record"}
 		}
 		if rec.N != 0 { // the oldest files have no record numbers
 			if seq != 0 && rec.N != seq+1 {
-				return n - 1, false, &DamagedError{Path: path, Line: n, Reason: fmt.Sprintf("record %d follows record %d: records are missing", rec.N, seq)}
+				return n - 1, false, &JournalDamagedError{Path: path, Line: n, Reason: fmt.Sprintf("record %d follows record %d: records are missing", rec.N, seq)}
 			}
 			seq = rec.N
 		}
 		if err := apply(rec, put, del); err != nil {
-			return n - 1, false, &DamagedError{Path: path, Line: n, Reason: err.Error()}
+			return n - 1, false, &JournalDamagedError{Path: path, Line: n, Reason: err.Error()}
 		}
 	}
 }

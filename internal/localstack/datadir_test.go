@@ -183,12 +183,13 @@ func TestADamagedDataDirIsCaughtAtStart(t *testing.T) {
 		refused(t, err, "empty")
 		require.ErrorAs(t, err, new(*boltdb.DamagedError))
 	})
-	t.Run("database file cut in half", func(t *testing.T) {
+	t.Run("database file cut short", func(t *testing.T) {
 		dir := seed(t)
-		info, err := os.Stat(db(dir))
-		require.NoError(t, err)
-		require.NoError(t, os.Truncate(db(dir), info.Size()/2))
-		err = start(dir)
+		// Three pages: the meta pages and one more, far fewer than the
+		// seeded tables use (the file may be longer than its pages in use,
+		// so a cut in its second half need not remove any).
+		require.NoError(t, os.Truncate(db(dir), int64(3*os.Getpagesize())))
+		err := start(dir)
 		refused(t, err, "damaged")
 		require.ErrorAs(t, err, new(*boltdb.DamagedError))
 	})

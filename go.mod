@@ -23,7 +23,6 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/canonical/gomaasclient v0.20.0
 	github.com/creack/pty v1.1.24
-	github.com/google/btree v1.1.3
 	github.com/google/uuid v1.6.0
 	github.com/jonboulle/clockwork v0.5.0
 	github.com/juju/gomaasapi/v2 v2.3.0
@@ -35,6 +34,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/truora/minidyn v0.8.2
 	github.com/valyala/fastjson v1.6.4
+	go.etcd.io/bbolt v1.4.3
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/oauth2 v0.38.0
 	golang.org/x/sys v0.47.0

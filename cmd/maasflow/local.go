@@ -41,9 +41,10 @@ func (c *cli) localCommand() *cobra.Command {
 		Use:   "local",
 		Short: "run the embedded stack (API, workflows, MAAS simulator)",
 		Long: `Run the embedded stack on this machine: the admin and node API, the onboarding state
-machine on the embedded ASL runtime, the activity handlers, DynamoDB (minidyn,
-journalled to the data dir), the event bus and, unless --maas-url is given, the MAAS
-simulator.
+machine on the embedded ASL runtime, the activity handlers, the store's tables (one
+bbolt database file in the data dir, maasflow.db), the event bus and, unless --maas-url is
+given, the MAAS simulator. A data dir of the release that kept a journal (dynamodb.jsonl) is
+migrated into the database file at the first start.
 
 Logs go to maasflow.log in the data dir; only warnings and errors reach the terminal.
 The admin token is kept in the data dir (unless $MAASFLOW_ADMIN_TOKEN is set), so it

@@ -147,18 +147,48 @@ func (s *Stack) ConnectorToken(site string) string { return s.Connectors.Token(s
 // so connector tokens survive a restart.
 func loadOrCreateKey(path string) ([]byte, error) {
 	b, err := os.ReadFile(path) //nolint:gosec // G304: a file in the stack's data directory
-	if err == nil && len(b) == 32 {
+	switch {
+	case err == nil && len(b) == connectorKeyBytes:
 		return b, nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	case err == nil:
+		// A new key would silently change every connector token already
+		// handed out: a damaged key is the operator's to restore.
+		return nil, fmt.Errorf("connector key %s holds %d bytes, not %d: it was emptied or cut short; restore it from a backup, or start afresh with --reset (connectors then need new tokens)",
+			path, len(b), connectorKeyBytes)
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("read connector key: %w", err)
 	}
-	b = make([]byte, 32)
+	b = make([]byte, connectorKeyBytes)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("make connector key: %w", err)
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	// Written aside and renamed, so a crash never leaves a short key.
+	tmp := path + ".new"
+	if err := writeSynced(tmp, b); err != nil {
+		return nil, fmt.Errorf("write connector key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		return nil, fmt.Errorf("write connector key: %w", err)
 	}
 	return b, nil
+}
+
+// connectorKeyBytes is the connector token key's length.
+const connectorKeyBytes = 32
+
+// writeSynced writes b to a new 0600 file at path and fsyncs it.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) //nolint:gosec // G304: a file in the stack's data directory
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/localstack"
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/shared/store/journal"
+	"github.com/maasflow/maasflow/shared/store/boltdb"
+	"github.com/maasflow/maasflow/shared/store/legacy"
 )
 
 // crashChildEnv makes the test binary play a `maasflow local` process that
@@ -71,7 +73,7 @@ func TestASecondStackOnTheSameDataDirIsRefused(t *testing.T) {
 	assert.Equal(t, child.Process.Pid, inUse.PID)
 	assert.Contains(t, err.Error(), "is in use by another process (pid")
 	require.ErrorAs(t, localstack.Reset(dir), &inUse, "--reset refuses a directory a running stack holds")
-	assert.FileExists(t, filepath.Join(dir, "dynamodb.jsonl"), "and leaves its files alone")
+	assert.FileExists(t, filepath.Join(dir, localstack.DatabaseFile), "and leaves its files alone")
 
 	require.NoError(t, child.Process.Kill())
 	_ = child.Wait()
@@ -164,19 +166,76 @@ func TestADamagedDataDirIsCaughtAtStart(t *testing.T) {
 		require.NoError(t, s.Close())
 		return dir
 	}
-	t.Run("journal damaged in the middle", func(t *testing.T) {
+	// refused checks a start is refused with a message that names what is
+	// wrong and says what to do.
+	refused := func(t *testing.T, err error, what string) {
+		t.Helper()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), what)
+		assert.Contains(t, err.Error(), "backup")
+		assert.Contains(t, err.Error(), "--reset")
+	}
+	db := func(dir string) string { return filepath.Join(dir, localstack.DatabaseFile) }
+	t.Run("database file emptied", func(t *testing.T) {
 		dir := seed(t)
-		path := filepath.Join(dir, journal.File)
-		b, err := os.ReadFile(path)
+		require.NoError(t, os.Truncate(db(dir), 0))
+		err := start(dir)
+		refused(t, err, "empty")
+		require.ErrorAs(t, err, new(*boltdb.DamagedError))
+	})
+	t.Run("database file cut short", func(t *testing.T) {
+		dir := seed(t)
+		// Three pages: the meta pages and one more, far fewer than the
+		// seeded tables use (the file may be longer than its pages in use,
+		// so a cut in its second half need not remove any).
+		require.NoError(t, os.Truncate(db(dir), int64(3*os.Getpagesize())))
+		err := start(dir)
+		refused(t, err, "damaged")
+		require.ErrorAs(t, err, new(*boltdb.DamagedError))
+	})
+	t.Run("database meta pages overwritten", func(t *testing.T) {
+		dir := seed(t)
+		f, err := os.OpenFile(db(dir), os.O_RDWR, 0)
 		require.NoError(t, err)
-		lines := strings.SplitAfter(string(b), "\n")
-		require.Greater(t, len(lines), 3)
-		lines[1] = "garbage\n"
-		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+		junk := make([]byte, 2*os.Getpagesize())
+		for i := range junk {
+			junk[i] = 0xA5
+		}
+		_, err = f.WriteAt(junk, 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
 		err = start(dir)
-		var damaged *journal.DamagedError
-		require.ErrorAs(t, err, &damaged)
-		assert.Equal(t, 2, damaged.Line)
+		refused(t, err, "damaged")
+		require.ErrorAs(t, err, new(*boltdb.DamagedError))
+	})
+	t.Run("database page overwritten", func(t *testing.T) {
+		dir := seed(t)
+		f, err := os.OpenFile(db(dir), os.O_RDWR, 0)
+		require.NoError(t, err)
+		info, err := f.Stat()
+		require.NoError(t, err)
+		// Every page past the two meta pages, the freelist's included.
+		junk := make([]byte, info.Size()-int64(2*os.Getpagesize()))
+		for i := range junk {
+			junk[i] = 0xA5
+		}
+		_, err = f.WriteAt(junk, int64(2*os.Getpagesize()))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		err = start(dir)
+		refused(t, err, "damaged")
+		require.ErrorAs(t, err, new(*boltdb.DamagedError))
+	})
+	t.Run("database file from a newer release", func(t *testing.T) {
+		dir := seed(t)
+		d, err := boltdb.Open(db(dir), boltdb.Options{})
+		require.NoError(t, err)
+		require.NoError(t, d.SetSchemaVersion(boltdb.SchemaVersion+1))
+		require.NoError(t, d.Close())
+		err = start(dir)
+		require.ErrorAs(t, err, new(*boltdb.NewerVersionError))
+		assert.Contains(t, err.Error(), "newer than this release")
+		assert.Contains(t, err.Error(), "backup")
 	})
 	t.Run("corrupt secrets file", func(t *testing.T) {
 		dir := seed(t)
@@ -185,15 +244,91 @@ func TestADamagedDataDirIsCaughtAtStart(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "secrets")
 	})
-	t.Run("journal cut in the middle of a record", func(t *testing.T) {
+	t.Run("empty secrets file", func(t *testing.T) {
 		dir := seed(t)
-		path := filepath.Join(dir, journal.File)
-		info, err := os.Stat(path)
-		require.NoError(t, err)
-		require.NoError(t, os.Truncate(path, info.Size()-7))
-		require.NoError(t, start(dir), "repaired: the torn record was never acknowledged")
-		kept, err := filepath.Glob(path + ".damaged-*")
-		require.NoError(t, err)
-		assert.Len(t, kept, 1)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "secrets.json"), nil, 0o600))
+		err := start(dir)
+		refused(t, err, "secrets file")
+		assert.Contains(t, err.Error(), "empty")
 	})
+	t.Run("connector key cut short", func(t *testing.T) {
+		dir := seed(t)
+		path := filepath.Join(dir, "connector.key")
+		before, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, before[:10], 0o600))
+		refused(t, start(dir), "connector key")
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, before[:10], after, "the key is left for the operator, not replaced")
+	})
+	t.Run("connector key emptied", func(t *testing.T) {
+		dir := seed(t)
+		require.NoError(t, os.Truncate(filepath.Join(dir, "connector.key"), 0))
+		refused(t, start(dir), "connector key")
+	})
+}
+
+// TestADataDirOfTheJournalReleaseIsMigrated starts on a data directory the
+// release before the database file wrote (testdata/datadir-journal, made by
+// running that release's stack: a SKU updated once, an onboarding completed
+// and one left running): its records are served, the running one is closed
+// as interrupted, and the journal is kept aside, never read again.
+func TestADataDirOfTheJournalReleaseIsMigrated(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/datadir-journal")))
+	ctx := context.Background()
+	s, err := localstack.Start(ctx, localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
+	require.NoError(t, err)
+	sku, err := s.Store.GetSKU(ctx, "k1")
+	require.NoError(t, err)
+	assert.Equal(t, 4, sku.GPUsTotal, "the SKU as last written")
+	done, err := s.Store.GetOnboarding(ctx, "o-done")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OnboardingCompleted, done.Status)
+	running, err := s.Store.GetOnboarding(ctx, "o-running")
+	require.NoError(t, err)
+	assert.Equal(t, domain.OnboardingFailed, running.Status, "closed as interrupted by the restart")
+	rows, err := s.Store.ListOnboardingEvents(ctx, "o-running")
+	require.NoError(t, err)
+	assert.Len(t, rows, 2, "its stage row, and the close note")
+	require.NoError(t, s.Close())
+
+	assert.NoFileExists(t, filepath.Join(dir, "dynamodb.jsonl"))
+	assert.FileExists(t, filepath.Join(dir, "dynamodb.jsonl.migrated"))
+
+	// The next start serves the database file alone.
+	s, err = localstack.Start(ctx, localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	again, err := s.Store.GetOnboarding(ctx, "o-running")
+	require.NoError(t, err)
+	assert.Equal(t, running.Version, again.Version)
+}
+
+// TestADamagedJournalOfAnEarlierReleaseIsNotMigrated: a journal line in
+// the middle that is not a record refuses the start, and nothing of the
+// journal is half-loaded.
+func TestADamagedJournalOfAnEarlierReleaseIsNotMigrated(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/datadir-journal")))
+	path := filepath.Join(dir, "dynamodb.jsonl")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[1] = "garbage\n"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+	_, err = localstack.Start(context.Background(), localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
+	var damaged *legacy.JournalDamagedError
+	require.ErrorAs(t, err, &damaged)
+	assert.Equal(t, 2, damaged.Line)
+	assert.Contains(t, err.Error(), "--reset")
+	assert.FileExists(t, path, "left for the operator")
+
+	d, err := boltdb.Open(filepath.Join(dir, localstack.DatabaseFile), boltdb.Options{})
+	require.NoError(t, err)
+	defer func() { _ = d.Close() }()
+	require.NoError(t, store.CreateTable(context.Background(), d, ""))
+	_, err = store.New(d, "", time.Now).GetSKU(context.Background(), "k1")
+	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "nothing of the damaged journal was loaded")
 }

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/maasflow/maasflow/shared/store/journal"
+	"github.com/maasflow/maasflow/shared/store/legacy"
 )
 
-// Files the stack keeps in its data directory besides the store's journal.
+// Files the stack keeps in its data directory besides its database.
 const (
 	// AdminTokenFile holds the generated admin token, so that a restart on
 	// the same data directory keeps the token an operator exported.
@@ -24,7 +24,7 @@ const (
 )
 
 // ownFiles are the names that mark a directory as a data directory.
-var ownFiles = []string{journal.File, secretsFile, eventsFile, AdminTokenFile, LogFile, lockFile}
+var ownFiles = []string{DatabaseFile, legacy.JournalFile, secretsFile, eventsFile, AdminTokenFile, LogFile, lockFile}
 
 // Reset empties a data directory so the next start begins from nothing. It
 // refuses a directory holding none of the stack's files (a mistyped

@@ -34,7 +34,6 @@ import (
 	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/shared/store/journal"
 	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/statemachines"
 	"github.com/maasflow/maasflow/test/maassim"
@@ -208,7 +207,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))
 	if err := secretStore.Check(ctx); err != nil {
-		return nil, fmt.Errorf("open secrets: %w", err)
+		return nil, fmt.Errorf("open secrets: %w; or start afresh with --reset", err)
 	}
 	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger), events.WithClock(clk))
 	if err != nil {
@@ -465,18 +464,4 @@ type freshHandler struct{ fn any }
 
 func (h freshHandler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return lambda.NewHandlerWithOptions(h.fn, config.HandlerOptions()...).Invoke(ctx, payload)
-}
-
-// openDatabase is local mode's database: the in-memory table with the
-// journal in dir replayed into it, so state survives a restart.
-func openDatabase(ctx context.Context, dir string, logger *slog.Logger) (*journal.Journal, error) {
-	mem, err := store.NewLocalDB(ctx, store.DefaultTable)
-	if err != nil {
-		return nil, fmt.Errorf("open local database: %w", err)
-	}
-	j, err := journal.Open(ctx, mem, dir, journal.WithLogger(logger))
-	if err != nil {
-		return nil, fmt.Errorf("open local database in %s: %w", dir, err)
-	}
-	return j, nil
 }

@@ -121,9 +121,17 @@ func classify(err error) *StatusError {
 		return fieldError(invalid.Field, "%s", invalid.Reason)
 	case errors.As(err, &cursor):
 		return fieldError("cursor", "%s", cursor.Reason)
+	case errors.As(err, new(unavailable)):
+		// The database could not write (a full disk): nothing was kept.
+		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "nothing was changed: the database could not write; retry later"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "a dependency did not answer in time; retry later"}
 	default:
 		return &StatusError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"}
 	}
 }
+
+// unavailable is a storage error that a later retry may not meet (local
+// mode's database on a full disk).
+type unavailable interface{ Unavailable() bool }

@@ -91,7 +91,10 @@ func (f *FileStore) load() (map[string][]byte, error) {
 	}
 	all := map[string][]byte{}
 	if len(b) == 0 {
-		return all, nil
+		// save never writes an empty file (no secret is "{}"): an empty
+		// one was emptied or cut short, and serving it as "no secrets"
+		// would lose every site's credentials silently.
+		return nil, fmt.Errorf("secrets file %s is empty (0 bytes): it was emptied or cut short", f.path)
 	}
 	if err := json.Unmarshal(b, &all); err != nil {
 		// json errors can quote the content; never pass them on.

@@ -8,17 +8,34 @@ import (
 	"github.com/truora/minidyn/interpreter"
 	mtypes "github.com/truora/minidyn/types"
 
-	"github.com/maasflow/maasflow/shared/store/memdb"
+	"github.com/maasflow/maasflow/shared/store/boltdb"
 )
 
-// NewLocalDB returns local mode's database: the in-memory engine of package
-// memdb with table (DefaultTable when empty) created. Its indexes are
-// B-trees, so a write, a page of a listing and a transaction cost the same
-// with 100 records as with 100,000 (docs/decisions.md says why local mode
-// does not run on minidyn).
-func NewLocalDB(ctx context.Context, table string) (*memdb.DB, error) {
-	db := memdb.New()
+// NewLocalDB returns local mode's database engine (package boltdb) on a
+// throwaway file, with table (DefaultTable when empty) created: the store
+// as local mode runs it, for tests and tools without a data directory.
+func NewLocalDB(ctx context.Context, table string) (*boltdb.DB, error) {
+	db, err := boltdb.NewTemp()
+	if err != nil {
+		return nil, err
+	}
 	if err := CreateTable(ctx, db, table); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// OpenLocalDB opens local mode's database file at path (creating it, and
+// table, when missing). Its errors are boltdb's: *boltdb.InUseError,
+// *boltdb.DamagedError, *boltdb.NewerVersionError.
+func OpenLocalDB(ctx context.Context, path, table string, check bool) (*boltdb.DB, error) {
+	db, err := boltdb.Open(path, boltdb.Options{Check: check})
+	if err != nil {
+		return nil, err
+	}
+	if err := CreateTable(ctx, db, table); err != nil {
+		_ = db.Close()
 		return nil, err
 	}
 	return db, nil

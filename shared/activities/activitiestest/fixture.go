@@ -68,8 +68,8 @@ type Options struct {
 	SimDurations maassim.Durations
 	// Seed seeds the simulator's system ids.
 	Seed int64
-	// LocalDB runs the store on local mode's database (store.NewLocalDB:
-	// minidyn with the store's key conditions as Go matchers) instead of
+	// LocalDB runs the store on local mode's database engine (store.NewLocalDB:
+	// bbolt on a throwaway file) instead of
 	// plain minidyn, whose expression evaluator tests exercise by default.
 	LocalDB bool
 	// SimClockSkew and SimSecondSubnet are the simulator's ClockSkew and

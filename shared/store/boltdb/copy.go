@@ -1,4 +1,4 @@
-package memdb
+package boltdb
 
 import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 

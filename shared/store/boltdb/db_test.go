@@ -1,9 +1,10 @@
-package memdb
+package boltdb
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,9 +23,10 @@ func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Valu
 
 func newDB(t *testing.T) *DB {
 	t.Helper()
-	db := New()
-	_, err := db.CreateTable(context.Background(), &dynamodb.CreateTableInput{
-		TableName: aws.String(tbl),
+	db, err := Open(filepath.Join(t.TempDir(), "test.db"), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	_, err = db.CreateTable(context.Background(), &dynamodb.CreateTableInput{TableName: aws.String(tbl),
 		AttributeDefinitions: []types.AttributeDefinition{
 			{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS},
 			{AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS},

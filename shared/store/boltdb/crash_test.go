@@ -1,9 +1,10 @@
-package journal
+package boltdb_test
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,13 +20,16 @@ import (
 )
 
 // crashChildEnv makes the test binary play a local-mode process that a
-// test kills: it opens the journal in its working directory and writes
-// from eight goroutines until killed, printing each write it got
+// test kills: it opens the database file in its working directory and
+// writes from eight goroutines until killed, printing each write it got
 // acknowledged.
-const crashChildEnv = "MAASFLOW_JOURNAL_CRASH_CHILD"
+const crashChildEnv = "MAASFLOW_BOLTDB_CRASH_CHILD"
+
+const dbFile = "maasflow.db"
 
 func TestMain(m *testing.M) {
 	crashtest.PlayChild(crashChildEnv, writeUntilKilled)
+	crashtest.PlayChild(fullDiskChildEnv, fillDisk)
 	os.Exit(m.Run())
 }
 
@@ -34,11 +38,10 @@ func TestMain(m *testing.M) {
 // as each is acknowledged.
 func writeUntilKilled(dir string) {
 	ctx := context.Background()
-	db, err := store.NewLocalDB(ctx, "")
+	db, err := store.OpenLocalDB(ctx, filepath.Join(dir, dbFile), "", false)
 	if err == nil {
-		var j *Journal
-		if j, err = Open(ctx, db, dir); err == nil {
-			s := store.New(j, "", time.Now)
+		{
+			s := store.New(db, "", time.Now)
 			if err = s.CreateSKU(ctx, domain.SKU{ID: "shared"}); err == nil {
 				for w := range 8 {
 					go func() {
@@ -63,7 +66,7 @@ func writeUntilKilled(dir string) {
 
 // TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites kills a
 // process with SIGKILL while eight goroutines write to items of their own
-// and to one they share, and opens its journal again: every write it
+// and to one they share, and opens its database file again: every write it
 // acknowledged must be there, and the shared item at least as new as its
 // last acknowledged write.
 func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T) {
@@ -96,8 +99,11 @@ func TestEveryAcknowledgedWriteSurvivesKill9DuringConcurrentWrites(t *testing.T)
 	}))
 	require.Empty(t, childErr, "the child could not write")
 
-	s, _ := openLocal(t, dir)
 	ctx := context.Background()
+	db, err := store.OpenLocalDB(ctx, filepath.Join(dir, dbFile), "", true)
+	require.NoError(t, err, "the file is whole after the kill")
+	t.Cleanup(func() { _ = db.Close() })
+	s := store.New(db, "", time.Now)
 	missing := 0
 	for _, id := range skus {
 		if _, err := s.GetSKU(ctx, id); err != nil {

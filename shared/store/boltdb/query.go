@@ -1,19 +1,22 @@
-package memdb
+package boltdb
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Query reads one partition of the table or of a global secondary index in
-// sort-key order, from ExclusiveStartKey, up to Limit items. The key
-// condition must start with the partition key's equality; the rest of it
-// (a sort-key condition) is evaluated on the rows of that partition only.
-// Like DynamoDB, it returns a LastEvaluatedKey whenever Limit stopped it.
+// sort-key order, from ExclusiveStartKey, up to Limit items: a cursor
+// seeks to the partition (or to the rows a begins_with sort-key condition
+// can match) and walks it. The key condition must start with the partition
+// key's equality; the rest of it is evaluated on the rows walked. Like
+// DynamoDB, it returns a LastEvaluatedKey whenever Limit stopped it.
 func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	switch {
 	case in.FilterExpression != nil || len(in.QueryFilter) > 0:
@@ -34,9 +37,6 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 		return nil, err
 	}
 	b := &bindings{names: in.ExpressionAttributeNames, values: in.ExpressionAttributeValues}
-
-	db.mu.RLock()
-	defer db.mu.RUnlock()
 	t, err := db.table(in.TableName)
 	if err != nil {
 		return nil, err
@@ -54,71 +54,90 @@ func (db *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynam
 	if err != nil {
 		return nil, err
 	}
-	var start *entry
+	partition := appendKeyPart(nil, pk)
+	var start []byte
 	if len(in.ExclusiveStartKey) > 0 {
-		e, err := t.startEntry(ix, in.ExclusiveStartKey)
-		if err != nil {
+		if start, err = t.startRow(ix, in.ExclusiveStartKey); err != nil {
 			return nil, err
 		}
-		if e.ipk != pk {
+		if !bytes.HasPrefix(start, partition) {
 			return nil, validation("the ExclusiveStartKey is outside the queried partition")
 		}
-		start = &e
 	}
-
 	// A begins_with sort-key condition bounds the walk to the rows it can
-	// match, as DynamoDB reads only those: a partition holding many rows of
-	// other kinds costs a prefix query nothing.
-	prefix := sortKeyPrefix(aws.ToString(in.KeyConditionExpression), ix.rng, b)
+	// match, as DynamoDB reads only those.
+	bound := partition
+	if prefix := sortKeyPrefix(aws.ToString(in.KeyConditionExpression), ix.rng, b); prefix != "" {
+		bound = appendEscaped(bytes.Clone(partition), prefix)
+	}
 	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
 
 	out := &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}
-	var walkErr error
-	visit := func(e entry) bool {
-		if e.ipk != pk {
-			return false
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		rows, items := tx.Bucket(ix.bucket), tx.Bucket(t.items)
+		if rows == nil || items == nil {
+			return notFound(t.name)
 		}
-		if prefix != "" && !strings.HasPrefix(e.isk, prefix) {
-			// Rows are in sort-key order: past the prefix's rows going
-			// forward, or below them going back, none can match any more;
-			// above them going back, keep descending.
-			return e.isk > prefix && !forward
+		c := rows.Cursor()
+		var k, v []byte
+		switch {
+		case forward && start != nil:
+			if k, v = c.Seek(start); bytes.Equal(k, start) {
+				k, v = c.Next()
+			}
+		case forward:
+			k, v = c.Seek(bound)
+		default:
+			from := start
+			if from == nil {
+				from = prefixEnd(bound)
+			}
+			if from == nil {
+				k, v = c.Last()
+			} else if k, _ = c.Seek(from); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
 		}
-		if start != nil && e == *start {
-			return true
+		for ; k != nil && bytes.HasPrefix(k, bound); k, v = step(c, forward) {
+			if ix != t.primary {
+				v = items.Get(v)
+			}
+			item, err := decode(v)
+			if err != nil {
+				return err
+			}
+			if item == nil {
+				return &DamagedError{Reason: "an index row names a missing item"}
+			}
+			ok, err := cond(item, b)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out.Items = append(out.Items, item)
+			}
+			out.ScannedCount++
+			if limit > 0 && int(out.ScannedCount) == limit {
+				out.LastEvaluatedKey = t.lastKey(ix, item)
+				return nil
+			}
 		}
-		item := t.get(e.key)
-		ok, err := cond(item, b)
-		if err != nil {
-			walkErr = err
-			return false
-		}
-		if ok {
-			out.Items = append(out.Items, item)
-		}
-		out.ScannedCount++
-		if limit > 0 && int(out.ScannedCount) == limit {
-			out.LastEvaluatedKey = t.lastKey(ix, item)
-			return false
-		}
-		return true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case forward && start != nil:
-		ix.tree.AscendGreaterOrEqual(*start, visit)
-	case forward:
-		ix.tree.AscendGreaterOrEqual(entry{ipk: pk, isk: prefix}, visit)
-	case start != nil:
-		ix.tree.DescendLessOrEqual(*start, visit)
-	default:
-		// pk+"\x00" is the least string above every sort key of pk.
-		ix.tree.DescendLessOrEqual(entry{ipk: pk + "\x00"}, visit)
-	}
-	if walkErr != nil {
-		return nil, walkErr
-	}
-	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by Limit or by the table held in memory
+	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by Limit or by the partition
 	return out, nil
+}
+
+func step(c *bolt.Cursor, forward bool) ([]byte, []byte) {
+	if forward {
+		return c.Next()
+	}
+	return c.Prev()
 }
 
 // sortKeyPrefix returns the prefix of a key condition whose sort-key part
@@ -168,17 +187,21 @@ func partitionValue(expr, hash string, b *bindings) (string, error) {
 	return s.Value, nil
 }
 
-// startEntry turns an ExclusiveStartKey into the index row it names.
-func (t *table) startEntry(ix *index, m map[string]types.AttributeValue) (entry, error) {
+// startRow turns an ExclusiveStartKey into the row key it names in ix.
+func (t *table) startRow(ix *index, m map[string]types.AttributeValue) ([]byte, error) {
 	k, err := t.keyOf(m, false)
 	if err != nil {
-		return entry{}, validation("the ExclusiveStartKey lacks the table key")
+		return nil, validation("the ExclusiveStartKey lacks the table key")
 	}
-	e, ok := ix.entryOf(k, m)
+	key := t.itemKey(k)
+	if ix == t.primary {
+		return key, nil
+	}
+	row, ok := ix.rowKey(key, m)
 	if !ok {
-		return entry{}, validation("the ExclusiveStartKey lacks the index key")
+		return nil, validation("the ExclusiveStartKey lacks the index key")
 	}
-	return e, nil
+	return row, nil
 }
 
 // lastKey is the LastEvaluatedKey of a page that stopped at item: the table
@@ -200,36 +223,44 @@ func (db *DB) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamod
 		return nil, validation("Scan supports only TableName, Limit and ExclusiveStartKey")
 	}
 	limit := int(aws.ToInt32(in.Limit))
-	db.mu.RLock()
-	defer db.mu.RUnlock()
 	t, err := db.table(in.TableName)
 	if err != nil {
 		return nil, err
 	}
-	out := &dynamodb.ScanOutput{Items: []map[string]types.AttributeValue{}}
-	from := entry{}
-	var skip *entry
+	var start []byte
 	if len(in.ExclusiveStartKey) > 0 {
 		k, err := t.keyOf(in.ExclusiveStartKey, true)
 		if err != nil {
 			return nil, err
 		}
-		from = entry{ipk: k.pk, isk: k.sk, key: k}
-		skip = &from
+		start = t.itemKey(k)
 	}
-	t.primary.tree.AscendGreaterOrEqual(from, func(e entry) bool {
-		if skip != nil && e == *skip {
-			return true
+	out := &dynamodb.ScanOutput{Items: []map[string]types.AttributeValue{}}
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(t.items).Cursor()
+		k, v := c.First()
+		if start != nil {
+			if k, v = c.Seek(start); bytes.Equal(k, start) {
+				k, v = c.Next()
+			}
 		}
-		item := t.get(e.key)
-		out.Items = append(out.Items, item)
-		if limit > 0 && len(out.Items) == limit {
-			out.LastEvaluatedKey = t.lastKey(t.primary, item)
-			return false
+		for ; k != nil; k, v = c.Next() {
+			item, err := decode(v)
+			if err != nil {
+				return err
+			}
+			out.Items = append(out.Items, item)
+			if limit > 0 && len(out.Items) == limit {
+				out.LastEvaluatedKey = t.lastKey(t.primary, item)
+				return nil
+			}
 		}
-		return true
+		return nil
 	})
-	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by the table held in memory
+	if err != nil {
+		return nil, err
+	}
+	out.Count = int32(len(out.Items)) //nolint:gosec // G115: bounded by the table
 	out.ScannedCount = out.Count
 	return out, nil
 }

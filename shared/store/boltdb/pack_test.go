@@ -1,4 +1,4 @@
-package memdb
+package boltdb
 
 import (
 	"testing"
@@ -30,12 +30,12 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 	p, err := pack(item)
 	require.NoError(t, err)
-	assert.Equal(t, item, unpack(p))
-	assert.Nil(t, unpack(nil), "an absent item stays absent")
+	assert.Equal(t, item, mustUnpack(t, p))
+	assert.Nil(t, mustUnpack(t, nil), "an absent item stays absent")
 
 	empty, err := pack(map[string]types.AttributeValue{})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]types.AttributeValue{}, unpack(empty))
+	assert.Equal(t, map[string]types.AttributeValue{}, mustUnpack(t, empty))
 }
 
 // A stored item does not change when the caller reuses what it wrote, or
@@ -46,10 +46,10 @@ func TestPackedItemsAreTheirOwn(t *testing.T) {
 	p, err := pack(item)
 	require.NoError(t, err)
 	b[0] = 'X'
-	got := unpack(p)
+	got := mustUnpack(t, p)
 	assert.Equal(t, []byte("abc"), got["b"].(*types.AttributeValueMemberB).Value) //nolint:forcetypeassert // packed as B
 	got["b"] = &types.AttributeValueMemberS{Value: "changed"}
-	assert.Equal(t, []byte("abc"), unpack(p)["b"].(*types.AttributeValueMemberB).Value) //nolint:forcetypeassert // packed as B
+	assert.Equal(t, []byte("abc"), mustUnpack(t, p)["b"].(*types.AttributeValueMemberB).Value) //nolint:forcetypeassert // packed as B
 }
 
 func TestPackRefusesAnUnknownValue(t *testing.T) {
@@ -61,5 +61,13 @@ func TestPackRefusesAnUnknownValue(t *testing.T) {
 func TestUnpackRefusesACorruptItem(t *testing.T) {
 	p, err := pack(map[string]types.AttributeValue{"s": &types.AttributeValueMemberS{Value: "value"}})
 	require.NoError(t, err)
-	assert.PanicsWithValue(t, errUnpack, func() { unpack(p[:len(p)-2]) })
+	_, err = unpack(p[:len(p)-2])
+	assert.ErrorIs(t, err, errUnpack)
+}
+
+func mustUnpack(t *testing.T, p []byte) map[string]types.AttributeValue {
+	t.Helper()
+	item, err := unpack(p)
+	require.NoError(t, err)
+	return item
 }

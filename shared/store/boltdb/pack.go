@@ -1,4 +1,4 @@
-package memdb
+package boltdb
 
 import (
 	"encoding/binary"
@@ -8,14 +8,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Items are stored packed: each one is a single byte slice. The garbage
-// collector does not look inside a byte slice, so a table of a hundred
-// thousand items costs a collection cycle a hundred thousand objects to
-// mark instead of tens of millions (every attribute of every item was a
-// map entry, an interface and a struct), and local mode's requests spend
-// that much less time helping the collector. A read unpacks the item it
-// returns; its strings and binaries point into the packed slice, which is
-// never written again (a write stores a new one), so they need no copy.
+// Items are stored packed: each one is a single byte slice, the value of
+// its key in the table's bucket. A read copies the value out of the
+// database's page once and unpacks the item it returns from that copy;
+// its strings and binaries point into the copy, which nothing writes
+// again, so they need no copy of their own.
 //
 // The format: an item is a uvarint count of attributes, then per attribute
 // its name (uvarint length, bytes) and its value. A value is a tag byte,
@@ -36,7 +33,7 @@ const (
 	tagM    = 'M'
 )
 
-var errUnpack = errors.New("memdb: corrupt packed item")
+var errUnpack = errors.New("boltdb: corrupt packed item")
 
 // pack encodes item; an attribute value of a kind DynamoDB does not have
 // is a ValidationException.
@@ -109,18 +106,20 @@ func boolByte(v bool) byte {
 	return 0
 }
 
-// unpack decodes a packed item; nil stays nil (an absent item).
-func unpack(p []byte) map[string]types.AttributeValue {
+// unpack decodes a packed item; nil stays nil (an absent item). The
+// item's strings share p, which the caller must own (a copy of the
+// database page, never the page itself). A value pack did not write is
+// errUnpack: the file was damaged.
+func unpack(p []byte) (map[string]types.AttributeValue, error) {
 	if p == nil {
-		return nil
+		return nil, nil //nolint:nilnil // an absent item is nil, as GetItem answers it
 	}
 	r := reader{b: p}
 	item := r.item()
 	if r.err != nil || r.i != len(p) {
-		// Only pack writes these slices: a failure here is a bug, not data.
-		panic(errUnpack)
+		return nil, errUnpack
 	}
-	return item
+	return item, nil
 }
 
 type reader struct {

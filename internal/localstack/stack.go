@@ -442,7 +442,7 @@ func randomToken() string {
 }
 
 // The site bootstrap launcher local mode serves: in a real site it is the
-// infra-owned bundle that runs before the node agent (seed 000 §3.4).
+// infra-owned bundle that runs before the node agent (requirements readiness §3.4).
 const (
 	siteBootstrapPath    = "/_local/site-bootstrap.sh"
 	siteBootstrapVersion = "local-1"

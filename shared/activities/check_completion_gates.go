@@ -8,7 +8,7 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
-// Completion gate names (seed 000 §8.2), as CompletionGateError.Gate.
+// Completion gate names (requirements readiness §8.2), as CompletionGateError.Gate.
 const (
 	GateAttempt       = "attempt"
 	GateMAASDeployed  = "maas_deployed"
@@ -35,12 +35,12 @@ type CheckCompletionGatesOutput struct {
 	Gates []string `json:"gates"`
 }
 
-// CheckCompletionGates refuses completion until every gate of seed 000
+// CheckCompletionGates refuses completion until every gate of requirements readiness
 // §8.2 holds: the execution's attempt is the onboarding's and the
 // enrollment's; MAAS shows the machine Deployed; the node is active with
 // enrolled_at (the node agent installed, started and enrolled); the token
 // consumed is the one this deploy stored, for this onboarding, node and
-// attempt (seed 000 §8.5). Read-only: repeating it is free.
+// attempt (requirements readiness §8.5). Read-only: repeating it is free.
 //
 // Errors: CompletionGateError naming the gate; MAAS errors.
 func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletionGatesInput) (out CheckCompletionGatesOutput, err error) {

@@ -205,7 +205,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		return out, c.note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
-		// exit status and output on the timeline (seed 000 §8.3).
+		// exit status and output on the timeline (requirements readiness §8.3).
 		diag, scripts, err := scriptFailureDiagnostics(ctx, client, m)
 		if err != nil {
 			return out, err

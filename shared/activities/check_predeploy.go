@@ -15,7 +15,7 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 )
 
-// Pre-deploy check names (seed 000 §8.1), as PredeployCheckError.Check.
+// Pre-deploy check names (requirements readiness §8.1), as PredeployCheckError.Check.
 const (
 	CheckBootstrapInputs = "bootstrap_inputs"
 	CheckCAMaterial      = "ca_material"
@@ -43,7 +43,7 @@ type CheckPredeployOutput struct {
 	NodeBootstrapVersion string   `json:"node_bootstrap_version"`
 }
 
-// CheckPredeploy runs the pre-deploy hardening of seed 000 §8.1 before
+// CheckPredeploy runs the pre-deploy hardening of requirements readiness §8.1 before
 // anything is deployed, in this order: the bootstrap inputs resolve (site
 // bootstrap reference, enrollment URL, node), the CA material is real PEM
 // (not a template placeholder), the enrollment API answers GET
@@ -84,7 +84,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	out.Checks = append(out.Checks, CheckBootstrapInputs, CheckCAMaterial)
 
 	// The checks run from the site's network: through a connector site's
-	// connector (seed 000 §8.1, "from the MAAS node subnet").
+	// connector (requirements readiness §8.1, "from the MAAS node subnet").
 	doer, err := a.siteHTTP(ctx, siteRecord)
 	if err != nil {
 		return out, err

@@ -11,7 +11,7 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
-// Diagnostic row sources (seed 000 §8.3).
+// Diagnostic row sources (requirements readiness §8.3).
 const (
 	sourceInstallationOutput = "installation_output"
 	sourceFailingEvents      = "maas_events"
@@ -56,7 +56,7 @@ type ClassifyDeployFailureOutput struct {
 // failing events. It reports the deploy count and the policy's
 // deploy_retries; whether to retry is the state machine's decision (its
 // RetryDeploy Choice: class datasource and deploy_attempts <=
-// deploy_retries, one retry by default, seed 000 §4.4). Read-only towards
+// deploy_retries, one retry by default, requirements readiness §4.4). Read-only towards
 // MAAS; a repeat writes the same diagnostics again.
 //
 // It works in stage wait_deployed, the deploy wait it explains.

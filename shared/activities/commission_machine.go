@@ -23,7 +23,7 @@ type CommissionMachineOutput struct {
 }
 
 // CommissionMachine commissions a New or Failed commissioning machine with
-// the policy's enable_ssh and skip_bmc_config (seed 000 §4.2; without
+// the policy's enable_ssh and skip_bmc_config (requirements readiness §4.2; without
 // skip_bmc_config MAAS may replace the stored BMC credentials, maas-behaviour
 // §14.7). A machine already Commissioning, Testing, Ready or Allocated is
 // left alone, so a retry after MAAS accepted the call does nothing. With

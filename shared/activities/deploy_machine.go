@@ -37,10 +37,10 @@ type DeployMachineOutput struct {
 // node bootstrap carries a fresh enrollment token bound to the node, the
 // onboarding and the attempt, single use and TTL-limited (policy
 // token_ttl_seconds); only its hash is stored, and it is read back and
-// checked before anything is deployed (seed 000 §8.1, §8.5). The token the
+// checked before anything is deployed (requirements readiness §8.1, §8.5). The token the
 // onboarding pointed at until then (an earlier deploy of this or an earlier
 // run) is then revoked, so that at most one token of the node is usable at
-// a time and never none while a deploy is in flight (seed 004
+// a time and never none while a deploy is in flight (requirements runbook
 // "Expiry/Reissue Path"); the timeline notes it. The onboarding then points
 // at the new token, its deploy count goes up, and the machine is allocated
 // (if Ready) and deployed with the user_data, the profile's distro_series

@@ -28,7 +28,7 @@ type DiscoverMachineOutput struct {
 	Claimed    bool   `json:"claimed"`
 }
 
-// DiscoverMachine finds or creates the onboarding's MAAS machine (seed 000
+// DiscoverMachine finds or creates the onboarding's MAAS machine (requirements readiness
 // §4.1): it looks the host up by hostname, by power address (the IPMI IP)
 // and, when an earlier attempt observed one, by PXE MAC, and lets
 // domain.DecideDiscovery decide. Only reads reach MAAS unless the decision

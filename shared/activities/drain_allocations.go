@@ -26,7 +26,7 @@ type DrainAllocationsOutput struct {
 }
 
 // DrainAllocations force-releases the node's allocations through
-// Provisioning.Allocation (seed 001 §3) and reports when they are all
+// Provisioning.Allocation (requirements API boundary §3) and reports when they are all
 // released. Each poll asks again for every allocation that still holds the
 // node (the service treats a repeat as a no-op), so a lost answer costs
 // nothing. Waiting is output, never an error.

@@ -80,7 +80,7 @@ func (e *EnrollmentCompletionError) Error() string {
 // --- needs an operator: manual intervention (the machine needs an operator).
 
 // AmbiguousMachineMatchError: more than one MAAS machine matched, or the
-// rules disagree; nothing was changed in MAAS (seed 000 §4.1 fail closed).
+// rules disagree; nothing was changed in MAAS (requirements readiness §4.1 fail closed).
 type AmbiguousMachineMatchError struct {
 	Rule      string   `json:"rule"`
 	SystemIDs []string `json:"system_ids"`
@@ -128,7 +128,7 @@ func (e *MachineWaitTimeoutError) Error() string {
 }
 
 // PXEPreflightError: the boot interface cannot be made deploy-safe (no
-// VLAN, no subnet, no gateway, no DHCP); nothing was deployed (seed 000
+// VLAN, no subnet, no gateway, no DHCP); nothing was deployed (requirements readiness
 // §4.3).
 type PXEPreflightError struct {
 	SystemID  string `json:"system_id"`
@@ -155,7 +155,7 @@ func (e *RoCEAssignmentError) Error() string {
 	return fmt.Sprintf("RoCE assignment %s/%s: %s", e.Hostname, e.Interface, e.Reason)
 }
 
-// PredeployCheckError: a pre-deploy hardening check failed (seed 000 §8.1);
+// PredeployCheckError: a pre-deploy hardening check failed (requirements readiness §8.1);
 // Check names it.
 type PredeployCheckError struct {
 	Check  string `json:"check"`
@@ -167,7 +167,7 @@ func (e *PredeployCheckError) Error() string {
 }
 
 // PayloadRenderError: a part of the first-boot payload could not be
-// rendered; Part and Version say which (seed 000 §3.4).
+// rendered; Part and Version say which (requirements readiness §3.4).
 type PayloadRenderError struct {
 	Part    string `json:"part"`
 	Version string `json:"version"`
@@ -179,7 +179,7 @@ func (e *PayloadRenderError) Error() string {
 }
 
 // TokenPersistenceError: the enrollment token's stored side did not read
-// back consistent, so the node could not enroll (seed 000 §8.1, §8.5).
+// back consistent, so the node could not enroll (requirements readiness §8.1, §8.5).
 type TokenPersistenceError struct {
 	Reason string `json:"reason"`
 }
@@ -199,7 +199,7 @@ func (e *MachineNotDeployableError) Error() string {
 	return fmt.Sprintf("machine %s is %s: deploy needs Ready or Allocated", e.SystemID, e.Status)
 }
 
-// CompletionGateError: a completion gate is not met (seed 000 §8.2); Gate
+// CompletionGateError: a completion gate is not met (requirements readiness §8.2); Gate
 // names it.
 type CompletionGateError struct {
 	Gate   string `json:"gate"`
@@ -212,7 +212,7 @@ func (e *CompletionGateError) Error() string {
 
 // --- terminal: the failed path (nothing in MAAS needs an operator).
 
-// GuardrailError: a first-run guardrail refused the onboarding (seed 000
+// GuardrailError: a first-run guardrail refused the onboarding (requirements readiness
 // §6): site disabled, probe unhealthy, credentials missing, profile or SKU
 // inactive, bad policy.
 type GuardrailError struct {

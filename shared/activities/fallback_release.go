@@ -34,7 +34,7 @@ type FallbackReleaseOutput struct {
 const fallbackStepWait = 15
 
 // FallbackRelease is the release fallback the policy allows after a failed
-// or hung erase (seed 000 §4.5), by MAAS's real rules (maas-behaviour
+// or hung erase (requirements readiness §4.5), by MAAS's real rules (maas-behaviour
 // §14.3), one step per call from what MAAS reports:
 //   - Disk erasing (hung): abort, which MAAS turns into Failed disk erasing
 //     once the power-off completes (in_progress);

@@ -180,7 +180,7 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 // standDownNode takes back the activation of a run that did not complete:
 // a node that enrolled in this run (the enrollment API made it active) but
 // whose run then stopped (a completion gate failed after the enrollment)
-// must not stay active without a completed onboarding (seed 000 §8.5), or
+// must not stay active without a completed onboarding (requirements readiness §8.5), or
 // it would block every later onboarding of the host. Only a node this
 // onboarding activated is touched, and its enrolled_at stays: adopt reads
 // it. Repeating it changes nothing.

@@ -25,7 +25,7 @@ const (
 )
 
 // policy resolves the onboarding's effective policy from its site and
-// profile as they are now (seed 000 §3.2: never from the request).
+// profile as they are now (requirements readiness §3.2: never from the request).
 func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
 	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // Payload parts, separately versioned so a failure says which one broke
-// (seed 000 §3.4).
+// (requirements readiness §3.4).
 const (
 	partSiteBootstrap = "site-bootstrap"
 	partNodeBootstrap = "node-bootstrap"
@@ -34,7 +34,7 @@ func (a *Activities) enrollmentURL(pol domain.EffectivePolicy) string {
 
 // renderPayload composes the cloud-init user_data: the site bootstrap
 // first, then the node bootstrap bundle carrying the token (firstboot
-// contract, seed 004 bundle fields). Errors are PayloadRenderError naming
+// contract, requirements runbook bundle fields). Errors are PayloadRenderError naming
 // the part and its version; they never hold the token.
 func (a *Activities) renderPayload(pol domain.EffectivePolicy, nodeID string, token domain.Secret) (payload, error) {
 	site := pol.Bootstrap

@@ -14,7 +14,7 @@ import (
 // scripts pending and no further event until node_timeout fails it 30 min
 // after the start (maas-behaviour §4, §5). The wait for Ready notices it
 // (outcome not_booted) and the state machine power-cycles the machine once
-// through MAAS (seed 000 §4.1 step 5) before it gives up.
+// through MAAS (requirements readiness §4.1 step 5) before it gives up.
 
 // OutcomeNotBooted: the machine shows no sign of booting bootDeadline
 // after the wait for Ready began.

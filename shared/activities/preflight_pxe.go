@@ -290,7 +290,7 @@ func unlinkedBootSubnet(ctx context.Context, client MAAS, boot maas.Interface) (
 
 // keepNodePXEMAC keeps the observed boot MAC on the node record, so that a
 // later onboarding of the node (a reimage is a new onboarding) can match
-// its machine by it (seed 000 §4.1 step 3).
+// its machine by it (requirements readiness §4.1 step 3).
 func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
 	if mac == "" || c.ob.NodeID == "" {
 		return nil

@@ -42,7 +42,7 @@ var releasable = map[maas.Status]bool{
 }
 
 // ReleaseMachine releases the node's machine with the erase the policy asks
-// for (seed 000 §4.5), judging from what MAAS reports now:
+// for (requirements readiness §4.5), judging from what MAAS reports now:
 //   - Broken: released as it is. MAAS releases from Broken (Broken is in
 //     its RELEASABLE_STATUSES, canonical/maas src/maasserver/models/node.py;
 //     maas-api.md §5 release); mark_fixed needs an admin key and clears the

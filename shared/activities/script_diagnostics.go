@@ -22,7 +22,7 @@ var failedScriptStatuses = map[string]bool{
 
 // scriptFailureDiagnostics reads the machine's current commissioning or
 // testing set after it ended in Failed commissioning or Failed testing
-// (seed 000 §8.3) and returns one diagnostic row per failed script (name,
+// (requirements readiness §8.3) and returns one diagnostic row per failed script (name,
 // exit status, output tail) and the scripts' names. Any other status has no
 // script evidence to read. A set MAAS no longer has is no evidence, not an
 // error.

@@ -28,7 +28,7 @@ type ValidateOnboardingOutput struct {
 	Context *RunContext `json:"context"`
 }
 
-// ValidateOnboarding checks the first-run guardrails (seed 000 §6): the
+// ValidateOnboarding checks the first-run guardrails (requirements readiness §6): the
 // site is active, its last probe healthy and its credentials set; the
 // profile is active; the SKU is active; the effective policy is usable. It
 // marks the onboarding running in stage validate (from pending; a retry

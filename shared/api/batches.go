@@ -15,7 +15,7 @@ import (
 )
 
 // batchRequest is POST /onboardings/batch: one site, profile and SKU for
-// every row, and per row only the node's identity (seed 001 §4.3).
+// every row, and per row only the node's identity (requirements API boundary §4.3).
 type batchRequest struct {
 	SiteID    string            `json:"site_id"`
 	ProfileID string            `json:"profile_id"`

@@ -23,7 +23,7 @@ const (
 	cancelledCode = "Cancelled"
 )
 
-// cancelOnboarding closes an open onboarding as cancelled (seed 001 §4.3):
+// cancelOnboarding closes an open onboarding as cancelled (requirements API boundary §4.3):
 // the workflow execution is stopped first, then the record is closed, which
 // releases the host lock in the same write. Stopping first means no state
 // of the run starts after the close, so FinishOnboarding cannot overwrite

@@ -20,7 +20,7 @@ const (
 	// CodeWorkflowOpen: the node already has an open onboarding or
 	// decommission (one open workflow per node).
 	CodeWorkflowOpen = "workflow_open"
-	// CodeNodeInUse: an allocation still holds the node (seed 004
+	// CodeNodeInUse: an allocation still holds the node (requirements runbook
 	// node_in_use class).
 	CodeNodeInUse = "node_in_use"
 )

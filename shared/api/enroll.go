@@ -90,12 +90,12 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	stoppedAs, stopped := s.runStopped(ctx, log, tok)
 	node, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
-			// A removed node comes back only as a new identity (seed 004).
+			// A removed node comes back only as a new identity (requirements runbook).
 			return &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
 				Message: "enrollment token rejected: node " + nodeID + " was removed"}
 		}
 		// A retired or decommissioning node re-enrolling with a reissued
-		// bundle keeps its identity, not its schedulability (seed 004).
+		// bundle keeps its identity, not its schedulability (requirements runbook).
 		// A node enrolling for a stopped run stays as it is until adopt
 		// takes it over, saying why (docs/recovery.md).
 		if n.Status != domain.NodeRetired && n.Status != domain.NodeDecommissioning && !stopped {
@@ -190,7 +190,7 @@ func (s *server) completeEnrollment(ctx context.Context, log *slog.Logger, tok d
 	}
 	if o.Attempt != tok.Attempt {
 		// A token of an earlier run must not complete the current run's
-		// wait (seed 000 §8.5).
+		// wait (requirements readiness §8.5).
 		log.WarnContext(ctx, "enrollment token is from another attempt", "token_attempt", tok.Attempt, "attempt", o.Attempt)
 		return
 	}

@@ -143,7 +143,7 @@ func TestEnrollRejections(t *testing.T) {
 			reason: "wrong_node",
 		},
 		{
-			// A redeploy issued a newer token for the node (seed 004
+			// A redeploy issued a newer token for the node (requirements runbook
 			// "Expiry/Reissue Path").
 			name: "revoked",
 			run: func(h *harness, e enrollable) response {

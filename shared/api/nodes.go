@@ -109,7 +109,7 @@ func (s *server) allocationsOf(ctx context.Context, nodeID string) ([]domain.All
 	return items, nil
 }
 
-// lifecycleConflict is the 409 of a lifecycle precondition (seed 004:
+// lifecycleConflict is the 409 of a lifecycle precondition (requirements runbook:
 // the invalid_request class).
 func lifecycleConflict(format string, args ...any) *StatusError {
 	return &StatusError{Status: http.StatusConflict, Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
@@ -129,7 +129,7 @@ func (s *server) moveNode(ctx context.Context, id, from, to string) (domain.Node
 	})
 }
 
-// retireNode makes an active node unschedulable (seed 004 Retire): refused
+// retireNode makes an active node unschedulable (requirements runbook §3 Retire): refused
 // with node_in_use while an allocation is active, releasing or
 // release_failed.
 func (s *server) retireNode(rq *request) (int, any, error) {
@@ -158,7 +158,7 @@ func (s *server) retireNode(rq *request) (int, any, error) {
 	return http.StatusOK, n, nil
 }
 
-// reactivateNode returns a retired node to service (seed 004 Reactivate).
+// reactivateNode returns a retired node to service (requirements runbook §3 Reactivate).
 func (s *server) reactivateNode(rq *request) (int, any, error) {
 	n, err := s.moveNode(rq.ctx(), rq.r.PathValue("id"), domain.NodeRetired, domain.NodeActive)
 	if err != nil {
@@ -167,7 +167,7 @@ func (s *server) reactivateNode(rq *request) (int, any, error) {
 	return http.StatusOK, n, nil
 }
 
-// removeNode ends a retired node's identity (seed 004 Remove, terminal):
+// removeNode ends a retired node's identity (requirements runbook §3 Remove, terminal):
 // refused unless it is retired with no allocation bound to it; every token
 // of the node is revoked, so its agent can never enroll again.
 func (s *server) removeNode(rq *request) (int, any, error) {
@@ -225,14 +225,14 @@ func (s *server) revokeAllTokens(ctx context.Context, n domain.Node, keep string
 }
 
 // reissueResponse is the one answer that carries an enrollment token: the
-// bundle of seed 004, returned once and never stored or logged.
+// bundle of requirements runbook, returned once and never stored or logged.
 type reissueResponse struct {
 	NodeID    string          `json:"node_id"`
 	ExpiresAt time.Time       `json:"expires_at"`
 	Bundle    json.RawMessage `json:"bootstrap_bundle"`
 }
 
-// reissueBundle is seed 004's Expiry/Reissue Path: a new node-bound,
+// reissueBundle is requirements runbook §4: a new node-bound,
 // single-use token and bundle for the same node; every earlier token of
 // the node is revoked once the new one is stored, and the action is
 // audited as a reissue. Refused for a removed node and while a workflow of

@@ -16,7 +16,7 @@ import (
 	"github.com/maasflow/maasflow/shared/store"
 )
 
-// onboardingRequest is exactly the operator input of seed 000 §3.1: policy
+// onboardingRequest is exactly the operator input of requirements readiness §3.1: policy
 // comes from the site and profile, never from the request.
 type onboardingRequest struct {
 	SiteID    string `json:"site_id"`
@@ -222,7 +222,7 @@ func (s *server) holderHost(ctx context.Context, id string) string {
 }
 
 // siteReady is the site guardrail: credentials set and the last probe
-// healthy (seed 000 first-run guardrails).
+// healthy (requirements readiness first-run guardrails).
 func siteReady(site domain.Site) error {
 	notReady := func(why string) error {
 		return &StatusError{Status: http.StatusUnprocessableEntity, Code: CodeSiteNotReady, Field: "site_id",
@@ -320,7 +320,7 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 
 // onboardingDetail is GET /onboardings/{id}: the record, its timeline
 // (workflow steps and MAAS events side by side, in time order) and the MAAS
-// diagnostics captured on it (seed 000 §8.3).
+// diagnostics captured on it (requirements readiness §8.3).
 type onboardingDetail struct {
 	domain.Onboarding
 	// AllowedOperations are the recovery operations the record accepts now

@@ -8,7 +8,7 @@ import (
 )
 
 // profileView is a profile with the policy an onboarding under it runs with:
-// defaults, then the site's policy, then the profile's (seed 003 profile
+// defaults, then the site's policy, then the profile's (requirements design notes profile
 // inheritance).
 type profileView struct {
 	domain.Profile

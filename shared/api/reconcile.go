@@ -58,7 +58,7 @@ func (s *server) reconciler() (Reconciler, error) {
 	return s.reconcile, nil
 }
 
-// runReconcile starts a reconcile run, or joins the one under way (seed 001
+// runReconcile starts a reconcile run, or joins the one under way (requirements API boundary
 // §4.4 "trigger immediate reconcile").
 func (s *server) runReconcile(rq *request) (int, any, error) {
 	rc, err := s.reconciler()

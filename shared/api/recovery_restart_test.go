@@ -71,7 +71,7 @@ func permutations(xs []string) [][]string {
 // an operator's cancel and an operator's rerun can arrive (and the same
 // with restart-clean and adopt in place of rerun), and after each
 // step checks that the onboarding, its node and its token rows describe one
-// story (seed 000 §8.5): a node is active only for a completed onboarding;
+// story (requirements readiness §8.5): a node is active only for a completed onboarding;
 // a token is usable only by the open attempt it was issued for; a refused
 // enrollment says why and is on the timeline; attempt and completed_at
 // follow the run in progress.

@@ -309,7 +309,7 @@ func TestRoCEAssignments(t *testing.T) {
 	site := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", map[string]any{"name": "dc1", "maas_url": "http://m/MAAS"})["id"].(string)
 	base := "/api/v1/admin/maas-sites/" + site + "/roce-assignments"
 
-	// The seed 001 §4.2 body.
+	// The requirements API boundary §4.2 body.
 	out := h.mustAdmin(http.StatusOK, "POST", base, map[string]any{"items": []any{
 		map[string]any{"hostname": "c07u31", "interface": "enp28s0np0", "ipv4_cidr": "172.30.9.61/31"},
 		map[string]any{"hostname": "c07u31", "interface": "enp29s0np0", "ipv4_cidr": "172.29.1.219/31"},

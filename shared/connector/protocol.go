@@ -29,7 +29,7 @@ const (
 	// MAAS URL, so a request can only reach the site's MAAS API.
 	KindMAAS = "maas"
 	// KindFetch is a GET of an absolute URL from the site's network (the
-	// pre-deploy fetch checks, seed 000 §8.1).
+	// pre-deploy fetch checks, requirements readiness §8.1).
 	KindFetch = "fetch"
 )
 

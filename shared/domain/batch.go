@@ -12,7 +12,7 @@ const MaxBatchNodes = 500
 const BatchItemRejected = "rejected"
 
 // Batch is a set of onboardings started together with one site, profile
-// and SKU (seed 001 §4.3). Its progress is read from its onboardings; the
+// and SKU (requirements API boundary §4.3). Its progress is read from its onboardings; the
 // record holds what was asked and what each row became.
 type Batch struct {
 	ID        string      `json:"id" dynamodbav:"id"`

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Deploy failure classes (seed 000 §4.4). Only datasource failures are
+// Deploy failure classes (requirements readiness §4.4). Only datasource failures are
 // retried: the installed OS could not reach MAAS's metadata service, which a
 // release and redeploy often cures (a DHCP lease, a route, a race with the
 // rack). Anything else (curtin, storage, power, unknown) needs an operator.

@@ -2,7 +2,7 @@ package domain
 
 import "time"
 
-// Decommission modes (seed 001 §4.4, blueprint "Decommission").
+// Decommission modes (requirements API boundary §4.4, blueprint "Decommission").
 const (
 	// DecommissionReimage drains, releases with erase, and onboards the same
 	// node identity again on the Ready machine.
@@ -101,7 +101,7 @@ type EraseScriptResult struct {
 	Output     string `json:"output,omitempty" dynamodbav:"output,omitempty"`
 }
 
-// Decommission is the read model of one decommission workflow (seed 001
+// Decommission is the read model of one decommission workflow (requirements API boundary
 // §7 node_decommissions). Its statuses are the onboarding statuses; an
 // open one (pending, running, manual_intervention) holds the node.
 type Decommission struct {
@@ -187,7 +187,7 @@ func (d Decommission) MayReturnToService(history []DecommissionEvent, maasDeploy
 	return d.NodeStatusBefore != "" && maasDeployed && !d.ReleaseStarted(history)
 }
 
-// DecommissionEvent is one row of a decommission's timeline (seed 001 §7
+// DecommissionEvent is one row of a decommission's timeline (requirements API boundary §7
 // node_decommission_events): a workflow step, a decision or a MAAS event.
 type DecommissionEvent struct {
 	DecommissionID string            `json:"decommission_id" dynamodbav:"decommission_id"`
@@ -203,11 +203,11 @@ type DecommissionEvent struct {
 }
 
 // NodeDecommissioning marks a node a decommission holds: unschedulable
-// until the decommission ends (seed 004 lifecycle extended by the
+// until the decommission ends (requirements runbook lifecycle extended by the
 // decommission paths).
 const NodeDecommissioning = "decommissioning"
 
-// Allocation states (seed 004 "Create allocation … verify progression").
+// Allocation states (requirements runbook "Create allocation … verify progression").
 const (
 	AllocationRequested     = "requested"
 	AllocationProvisioning  = "provisioning"
@@ -224,7 +224,7 @@ func AllocationStates() []string {
 }
 
 // Allocation is a tenant's hold on a node, owned by Provisioning.Allocation
-// (seed 001 §3); maasflow reads and force-releases it, nothing more.
+// (requirements API boundary §3); maasflow reads and force-releases it, nothing more.
 type Allocation struct {
 	ID        string    `json:"allocation_id"`
 	NodeID    string    `json:"node_id"`
@@ -237,7 +237,7 @@ type Allocation struct {
 func HoldsNode(s string) bool { return s != AllocationReleased }
 
 // BlocksRetire reports whether an allocation in state s forbids retiring
-// its node (seed 004: active, releasing or release_failed ownership).
+// its node (requirements runbook: active, releasing or release_failed ownership).
 func BlocksRetire(s string) bool {
 	return s == AllocationActive || s == AllocationReleasing || s == AllocationReleaseFailed
 }

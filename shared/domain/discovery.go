@@ -14,7 +14,7 @@ type MachineCandidate struct {
 	StatusName string `json:"status_name"`
 }
 
-// Discovery rules, in the order seed 000 §4.1 fixes: hostname, then the BMC
+// Discovery rules, in the order requirements readiness §4.1 fixes: hostname, then the BMC
 // power address, then the PXE MAC (only when one is known).
 const (
 	DiscoveryRuleHostname     = "hostname"
@@ -101,7 +101,7 @@ type DiscoveryDecision struct {
 	Reason string `json:"reason"`
 }
 
-// DecideDiscovery applies seed 000 §4.1: the rules in order (hostname, power
+// DecideDiscovery applies requirements readiness §4.1: the rules in order (hostname, power
 // address, PXE MAC when known); the first rule with a match decides. More
 // than one machine at that rule fails closed. A later rule that matches a
 // different machine also fails closed: adopting machine A by hostname while

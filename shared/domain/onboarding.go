@@ -60,7 +60,7 @@ const (
 	StageAdopt Stage = "adopt"
 )
 
-// Onboarding is the read model of one single-node onboarding (seed 000 §3.1
+// Onboarding is the read model of one single-node onboarding (requirements readiness §3.1
 // request plus everything the workflow learns).
 type Onboarding struct {
 	ID        string           `json:"id" dynamodbav:"id"`
@@ -73,7 +73,7 @@ type Onboarding struct {
 	Status    OnboardingStatus `json:"status" dynamodbav:"status"`
 	Stage     Stage            `json:"stage" dynamodbav:"stage"`
 	// Attempt numbers the run (rerun/restart-clean start a new one); token
-	// and completion checks compare against it (seed 000 §8.5).
+	// and completion checks compare against it (requirements readiness §8.5).
 	Attempt int `json:"attempt" dynamodbav:"attempt"`
 	// Run numbers the executions of this attempt: 0 for the first, and one
 	// more each time a recovery operation (retry, resume, adopt) starts the
@@ -108,12 +108,12 @@ type Onboarding struct {
 	EnrollmentTaskToken string `json:"-" dynamodbav:"enrollment_task_token,omitempty"`
 
 	// PXEMAC is the boot interface's MAC the workflow observed (PXE
-	// preflight); a later attempt's discovery also matches by it (seed 000
+	// preflight); a later attempt's discovery also matches by it (requirements readiness
 	// §4.1 step 3).
 	PXEMAC string `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
 	// EnrollmentTokenHash is the hash of the enrollment token the current
 	// deploy handed to the node: the completion gates check that this token
-	// was consumed, by this attempt (seed 000 §8.2, §8.5). A hash, never the
+	// was consumed, by this attempt (requirements readiness §8.2, §8.5). A hash, never the
 	// token; not shown by the API.
 	EnrollmentTokenHash string `json:"-" dynamodbav:"enrollment_token_hash,omitempty"`
 
@@ -156,14 +156,14 @@ const (
 	TimelineMAASEvent    TimelineKind = "maas_event"
 	TimelineNote         TimelineKind = "note"
 	// TimelineDiagnostic rows carry MAAS-side diagnostics (installation
-	// output, script results) captured when a stage fails (seed 000 §8.3);
+	// output, script results) captured when a stage fails (requirements readiness §8.3);
 	// Source names where the text came from, Detail holds its tail.
 	TimelineDiagnostic TimelineKind = "diagnostic"
 )
 
 // TimelineEntry is one row of an onboarding's timeline: a workflow step, a
 // note, a diagnostic or a copied MAAS event, so they can be read side by
-// side (seed 000 §6, §8.3). "Event" is kept for EventBridge and MAAS events.
+// side (requirements readiness §6, §8.3). "Event" is kept for EventBridge and MAAS events.
 type TimelineEntry struct {
 	OnboardingID string `json:"onboarding_id" dynamodbav:"onboarding_id"`
 	// Seq orders the timeline; the store assigns it from Time plus a
@@ -181,7 +181,7 @@ type TimelineEntry struct {
 	MAASEventID int64 `json:"maas_event_id,omitempty" dynamodbav:"maas_event_id,omitempty"`
 }
 
-// Node statuses (seed 004 node lifecycle).
+// Node statuses (requirements runbook node lifecycle).
 const (
 	NodeOnboarding = "onboarding"
 	NodeActive     = "active"
@@ -202,7 +202,7 @@ type Node struct {
 	// PXEMAC is the boot MAC an onboarding of the node observed: every
 	// later onboarding of the node (rerun, reimage) can find its machine
 	// by it when MAAS knows it under another hostname and power address
-	// (seed 000 §4.1 step 3).
+	// (requirements readiness §4.1 step 3).
 	PXEMAC    string    `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
 	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
@@ -210,7 +210,7 @@ type Node struct {
 }
 
 // EnrollmentToken is the stored side of a single-use, node-bound,
-// TTL-limited enrollment token (seed 004). Only the SHA-256 hash is kept.
+// TTL-limited enrollment token (requirements runbook). Only the SHA-256 hash is kept.
 type EnrollmentToken struct {
 	Hash         string     `json:"hash" dynamodbav:"hash"`
 	NodeID       string     `json:"node_id" dynamodbav:"node_id"`
@@ -219,7 +219,7 @@ type EnrollmentToken struct {
 	ExpiresAt    time.Time  `json:"expires_at" dynamodbav:"expires_at"`
 	ConsumedAt   *time.Time `json:"consumed_at,omitempty" dynamodbav:"consumed_at,omitempty"`
 	// RevokedAt is set when a newer token for the node superseded this one
-	// before it was consumed (seed 004 "Expiry/Reissue Path"): it can no
+	// before it was consumed (requirements runbook §4): it can no
 	// longer be consumed.
 	RevokedAt *time.Time `json:"revoked_at,omitempty" dynamodbav:"revoked_at,omitempty"`
 	CreatedAt time.Time  `json:"created_at" dynamodbav:"created_at"`

@@ -2,25 +2,25 @@ package domain
 
 import "time"
 
-// Policy holds the execution decisions seed 000 §3.2 says come from site and
+// Policy holds the execution decisions requirements readiness §3.2 says come from site and
 // profile policy, never from the onboarding request. Every field is optional:
 // nil means "inherit" (profile → site → built-in default).
 type Policy struct {
 	// AutoClaimNew lets discovery adopt a sole New machine that matched by
-	// PXE MAC or power address (seed 000 §4.1 step 6).
+	// PXE MAC or power address (requirements readiness §4.1 step 6).
 	AutoClaimNew *bool `json:"auto_claim_new,omitempty" dynamodbav:"auto_claim_new,omitempty"`
 	// StrictPXEPreflight fails before deploy when the boot interface cannot
-	// be linked AUTO to a subnet with a gateway and MAAS DHCP (seed 000 §4.3).
+	// be linked AUTO to a subnet with a gateway and MAAS DHCP (requirements readiness §4.3).
 	StrictPXEPreflight *bool `json:"strict_pxe_preflight,omitempty" dynamodbav:"strict_pxe_preflight,omitempty"`
 	// DeployRetries is how many times a datasource/cloud-init-like deploy
-	// failure is released and retried (seed 000 §4.4; one by default).
+	// failure is released and retried (requirements readiness §4.4; one by default).
 	DeployRetries *int `json:"deploy_retries,omitempty" dynamodbav:"deploy_retries,omitempty"`
 	// RequireHardwareSync asks MAAS for hardware sync on deploy.
 	RequireHardwareSync *bool `json:"require_hardware_sync,omitempty" dynamodbav:"require_hardware_sync,omitempty"`
 	// RoCEPhase2 applies the site's RoCE assignment records before deploy.
 	RoCEPhase2 *bool `json:"roce_phase2,omitempty" dynamodbav:"roce_phase2,omitempty"`
 	// EnableSSH and SkipBMCConfig are the commissioning flags the prototype
-	// used (seed 000 §4.2): both true by default.
+	// used (requirements readiness §4.2): both true by default.
 	EnableSSH     *bool `json:"enable_ssh,omitempty" dynamodbav:"enable_ssh,omitempty"`
 	SkipBMCConfig *bool `json:"skip_bmc_config,omitempty" dynamodbav:"skip_bmc_config,omitempty"`
 	// StorageLayout is MAAS's set_storage_layout value (flat, lvm, …).
@@ -30,7 +30,7 @@ type Policy struct {
 	EnrollmentTimeoutSeconds *int `json:"enrollment_timeout_seconds,omitempty" dynamodbav:"enrollment_timeout_seconds,omitempty"`
 	// TokenTTLSeconds is the enrollment token's lifetime.
 	TokenTTLSeconds *int `json:"token_ttl_seconds,omitempty" dynamodbav:"token_ttl_seconds,omitempty"`
-	// Bootstrap is the site bootstrap bundle reference (seed 000 §3.4): the
+	// Bootstrap is the site bootstrap bundle reference (requirements readiness §3.4): the
 	// infra-owned first-boot launcher that runs before the node agent.
 	Bootstrap *BootstrapRef `json:"bootstrap,omitempty" dynamodbav:"bootstrap,omitempty"`
 	// EnrollmentURL is the node-facing API base the node agent calls.
@@ -44,7 +44,7 @@ type Policy struct {
 }
 
 // BootstrapRef names a versioned site bootstrap bundle. It is a controlled
-// reference, never a free-form script (seed 001 §5.2).
+// reference, never a free-form script (requirements API boundary §5.2).
 type BootstrapRef struct {
 	URL       string `json:"url" dynamodbav:"url"`
 	Version   string `json:"version" dynamodbav:"version"`
@@ -81,7 +81,7 @@ func (p EffectivePolicy) CABundleOr(deployment string) string {
 }
 
 // DefaultPolicy is what a site with no policy gets. The defaults follow the
-// prototype (seed 000 §4): strict PXE preflight, one datasource retry,
+// prototype (requirements readiness §4): strict PXE preflight, one datasource retry,
 // commissioning with enable_ssh and skip_bmc_config, and no auto-claim.
 func DefaultPolicy() EffectivePolicy {
 	return EffectivePolicy{

@@ -3,7 +3,7 @@ package domain
 import "time"
 
 // DecommissionPolicy is the part of a site or profile policy the decommission
-// paths read (seed 000 §4.5). Every field is optional: nil inherits.
+// paths read (requirements readiness §4.5). Every field is optional: nil inherits.
 type DecommissionPolicy struct {
 	// EraseMode is the erase asked of MAAS's release: none, plain, quick or
 	// secure.

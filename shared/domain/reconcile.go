@@ -66,7 +66,7 @@ const (
 	DriftClosed = "closed"
 )
 
-// Drift resolution actions an operator can take (seed 001 §4.4 resolve).
+// Drift resolution actions an operator can take (requirements API boundary §4.4 resolve).
 const (
 	DriftAcknowledge = "acknowledge"
 	DriftAdopt       = "adopt"
@@ -130,7 +130,7 @@ type DriftResolution struct {
 }
 
 // NodeMAASState is the last state of a node's machine a reconcile run
-// observed (seed 001 §7 node_maas_state). It is rewritten when what MAAS
+// observed (requirements API boundary §7 node_maas_state). It is rewritten when what MAAS
 // shows changes; the site's last run says when it was last confirmed.
 type NodeMAASState struct {
 	NodeID       string `json:"node_id" dynamodbav:"node_id"`

@@ -1,7 +1,7 @@
 package domain
 
 // RecoveryOperation is an operator's way out of a stopped or stuck
-// workflow (seed 001 §4.3/§4.4). Each has its own meaning; docs/recovery.md
+// workflow (requirements API boundary §4.3/§4.4). Each has its own meaning; docs/recovery.md
 // holds the table.
 type RecoveryOperation string
 

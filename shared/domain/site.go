@@ -9,7 +9,7 @@ const (
 )
 
 // Site is one MAAS region maasflow drives. Its Policy is the default every
-// profile under it inherits (seed 001 §4.2, seed 003 "profile inheritance").
+// profile under it inherits (requirements API boundary §4.2, requirements design notes "profile inheritance").
 // Credentials never live on the record: CredentialsSet only says they were
 // written through the secrets port.
 type Site struct {
@@ -57,7 +57,7 @@ type ConnectorStatus struct {
 	MAASReachable bool      `json:"maas_reachable" dynamodbav:"maas_reachable"`
 }
 
-// ProbeResult is what the last site probe saw (seed 001 §4.1 probe).
+// ProbeResult is what the last site probe saw (requirements API boundary §4.1 probe).
 type ProbeResult struct {
 	Healthy      bool      `json:"healthy" dynamodbav:"healthy"`
 	Version      string    `json:"version,omitempty" dynamodbav:"version,omitempty"`
@@ -88,7 +88,7 @@ type Profile struct {
 	Version      int64     `json:"-" dynamodbav:"version"`
 }
 
-// SKU is a catalog entry a node must reference (seed 004 "SKU catalog
+// SKU is a catalog entry a node must reference (requirements runbook "SKU catalog
 // governance"): free-text SKUs are not accepted.
 type SKU struct {
 	ID          string    `json:"id" dynamodbav:"id"`
@@ -102,7 +102,7 @@ type SKU struct {
 }
 
 // RoCEAssignment is one site-scoped RoCE phase-2 row keyed by site and
-// hostname (seed 000 §3.3, seed 001 §4.2). A host usually has several.
+// hostname (requirements readiness §3.3, requirements API boundary §4.2). A host usually has several.
 type RoCEAssignment struct {
 	ID        string    `json:"id" dynamodbav:"id"`
 	SiteID    string    `json:"site_id" dynamodbav:"site_id"`
@@ -112,7 +112,7 @@ type RoCEAssignment struct {
 	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
 }
 
-// AuditEntry records one privileged mutation (seed 004 "audit and security
+// AuditEntry records one privileged mutation (requirements runbook "audit and security
 // controls"): who did what to which target, and how it ended.
 type AuditEntry struct {
 	ID            string    `json:"id" dynamodbav:"id"`

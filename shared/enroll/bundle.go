@@ -18,7 +18,7 @@ const BundleVersion = "node-bootstrap/v1"
 
 // Where the node bootstrap puts trust material and the node identity. The
 // bundle always carries them, so the node agent never reconstructs them
-// (seed 004 "use the bootstrap bundle as the source of truth").
+// (requirements runbook "use the bootstrap bundle as the source of truth").
 const (
 	DefaultCABundlePath         = "/etc/gpuaas/ca-bundle.pem"
 	DefaultNodeCertCABundlePath = "/etc/gpuaas/node-cert-ca-bundle.pem"
@@ -43,7 +43,7 @@ const (
 	DefaultSystemdUnitName = "gpuaas-node-agent.service"
 )
 
-// Package names the node-agent bootstrap package (seed 004 "package.*").
+// Package names the node-agent bootstrap package (requirements runbook "package.*").
 type Package struct {
 	OCIRef           string `json:"oci_ref"`
 	Digest           string `json:"digest"`
@@ -53,7 +53,7 @@ type Package struct {
 	SystemdUnitName  string `json:"systemd_unit_name"`
 }
 
-// Bundle is the node bootstrap bundle of seed 004, one per node and attempt.
+// Bundle is the node bootstrap bundle of requirements runbook, one per node and attempt.
 // Its json keys are exactly those of the first-boot contract. The token is a
 // domain.Secret, so json.Marshal, fmt and slog of a Bundle print
 // "[redacted]" in its place; only RenderUserData writes the real value.
@@ -292,7 +292,7 @@ func (e reasonError) Error() string { return string(e) }
 
 // CheckCABundle fails unless pemText is one or more PEM CERTIFICATE blocks
 // that x509 parses, with nothing but whitespace around them. It rejects
-// template placeholders such as "<BOOTSTRAP_BUNDLE_CA_PEM>" (seed 000 §8.1),
+// template placeholders such as "<BOOTSTRAP_BUNDLE_CA_PEM>" (requirements readiness §8.1),
 // private keys, truncated blocks and trailing text. The error is a
 // *BundleError on field ca_bundle_pem and never quotes the input.
 func CheckCABundle(pemText string) error {

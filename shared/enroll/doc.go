@@ -1,9 +1,9 @@
 // Package enroll owns what a node needs to join maasflow on first boot: the
 // single-use enrollment token (generated here, stored elsewhere as a SHA-256
-// hash only), the node bootstrap bundle of seed 004 "Bootstrap Procedure",
+// hash only), the node bootstrap bundle of requirements runbook "Bootstrap Procedure",
 // and the composed cloud-init user_data that carries the site bootstrap
 // bundle first and the node bootstrap second, each separately versioned so a
-// failure on the node says which part failed (seed 000 §3.4).
+// failure on the node says which part failed (requirements readiness §3.4).
 //
 // The user_data layout is a contract with the MAAS simulator, which plays the
 // node by calling ParseUserData and enrolling with what it finds; see

@@ -307,7 +307,7 @@ func TestRenderUserDataShape(t *testing.T) {
 	assert.JSONEq(t, `{"url":"https://bootstrap.internal/site/launcher.sh","version":"site-2024.06.1",
 		"sha256":"`+site.SHA256+`","oci_ref":"`+site.OCIRef+`","oci_digest":"`+site.OCIDigest+`"}`, string(siteJSON))
 
-	// Every key seed 004 "Bootstrap Procedure" lists, and nothing else.
+	// Every key requirements runbook "Bootstrap Procedure" lists, and nothing else.
 	var bundle map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(decodeContent(t, doc.WriteFiles[1]["content"]), &bundle))
 	assert.ElementsMatch(t, []string{

@@ -37,7 +37,7 @@ func HashToken(token string) string {
 
 // TokenMatches reports whether token hashes to hash, comparing in constant
 // time. Pre-deploy hardening uses it to check that the token rendered into a
-// bundle is the one the store holds for the node and attempt (seed 000 §8.1,
+// bundle is the one the store holds for the node and attempt (requirements readiness §8.1,
 // §8.5).
 func TokenMatches(token domain.Secret, hash string) bool {
 	return subtle.ConstantTimeCompare([]byte(HashToken(token.Reveal())), []byte(hash)) == 1

@@ -1,7 +1,7 @@
 // Package logfield names the structured log keys every maasflow component
 // attaches (style §5), so that one query by onboarding_id or correlation_id
 // finds the admin API's, the activities' and the workflow's lines alike, and
-// a log export (seed 000 §8.4) gets the same fields from all of them.
+// a log export (requirements readiness §8.4) gets the same fields from all of them.
 //
 // It imports nothing.
 package logfield

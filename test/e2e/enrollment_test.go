@@ -47,7 +47,7 @@ func (e *env) enroll(nodeID, token string) (int, string) {
 	return status, string(body)
 }
 
-// TestEnrollmentTokens is seed 004's negative validation: a token works
+// TestEnrollmentTokens is requirements runbook's negative validation: a token works
 // once, for its own node, before it expires.
 func TestEnrollmentTokens(t *testing.T) {
 	t.Parallel()

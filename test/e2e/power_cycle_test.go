@@ -38,7 +38,7 @@ func (e *env) awaitTimelineRow(id, text string) map[string]any {
 	}
 }
 
-// A host that hangs on its first power-on (seed 000 §4.1 step 5) is
+// A host that hangs on its first power-on (requirements readiness §4.1 step 5) is
 // power-cycled once through MAAS and the onboarding completes.
 func TestMachineThatDoesNotBootIsPowerCycledOnce(t *testing.T) {
 	t.Parallel()

@@ -438,7 +438,7 @@ func TestPXELinkUpOnlyWithTwoSubnetsAndNoEvidenceNeedsAnOperator(t *testing.T) {
 }
 
 // A failed commissioning or testing names its failed scripts, with their
-// exit status and the end of their output, on the onboarding (seed 000
+// exit status and the end of their output, on the onboarding (requirements readiness
 // §8.3).
 func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
 	cases := []struct {
@@ -466,7 +466,7 @@ func TestFailedCommissioningAndTestingShowTheScripts(t *testing.T) {
 
 // A node whose boot MAC an earlier onboarding observed finds its machine by
 // that MAC when MAAS knows it under another hostname and another power
-// address (seed 000 §4.1 step 3).
+// address (requirements readiness §4.1 step 3).
 func TestEarlierObservedPXEMACMatchesTheMachine(t *testing.T) {
 	h := newHarness(t, options{})
 	const mac = "52:54:00:00:00:38"

@@ -8,7 +8,7 @@
 # fingerprint, installs the CA bundle, writes the node agent's 0600 env file
 # (the token goes there, never to a log), pulls the package by digest unless
 # it is preloaded, and runs its install-node-agent.sh with the env file path
-# (seed 004 "Node: install and run node-agent"). It prints
+# (requirements runbook "Node: install and run node-agent"). It prints
 # "maasflow: node-bootstrap <version> ok" or "... failed: <why>".
 #
 # The bundle version and the "anonymous" pull mode below must equal

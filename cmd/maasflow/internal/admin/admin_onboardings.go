@@ -144,7 +144,7 @@ func runOnboard(ctx context.Context, r *adminRun, _ []string) error {
 	if batch {
 		return r.startBatch(ctx, c, site, profile, rows, interval)
 	}
-	// Exactly the operator input of seed 000 §3.1: policy comes from the
+	// Exactly the operator input of requirements readiness §3.1: policy comes from the
 	// site and profile, never from the request.
 	body := map[string]string{"site_id": site, "profile_id": profile, "sku_id": r.str("sku"), "hostname": r.str("hostname"), "ipmi_ip": r.str("ipmi-ip")}
 	resp, err := c.do(ctx, http.MethodPost, adminOnboardingsPath, nil, body)

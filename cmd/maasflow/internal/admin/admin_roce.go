@@ -50,7 +50,7 @@ var adminCSVColumns = []string{"hostname", "interface", "ipv4_cidr"}
 // the input line of each item. A first row naming the three columns (in any
 // order) is a header; without one the columns are in that order. Blank
 // lines and lines starting with # are skipped. CSV is only an input format
-// of this command: the API takes JSON (seed 001 §5.1).
+// of this command: the API takes JSON (requirements API boundary §5.1).
 func roceFromCSV(in io.Reader) ([]json.RawMessage, []int, error) {
 	cr := csv.NewReader(in)
 	cr.Comment = '#'

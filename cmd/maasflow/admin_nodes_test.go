@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/localstack"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // TestNodeAndDecommissionVerbsOnTheLocalStack drives the node lifecycle and

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/maasflow/maasflow/shared/clock"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // simOptions are the flags of `maasflow sim`.

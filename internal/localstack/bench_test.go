@@ -22,7 +22,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // benchTimeScale is the e2e suite's: one simulated minute takes 100 ms.

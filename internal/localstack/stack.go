@@ -36,7 +36,7 @@ import (
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/statemachines"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // Config is what `maasflow local` takes from its flags and environment.

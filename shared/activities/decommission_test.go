@@ -14,7 +14,7 @@ import (
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // decomEnv is a node with a Deployed machine and one running decommission

@@ -17,7 +17,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // cpuTime is the process's user plus system CPU time.

@@ -25,7 +25,7 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/workflow"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 var t0 = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)

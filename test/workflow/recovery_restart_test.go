@@ -15,7 +15,7 @@ import (
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // reopen does to a stopped onboarding what the admin API does before it

@@ -33,7 +33,7 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/test/maassim"
+	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // Seeded secrets: tests check that none of them shows up in logs, events,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
@@ -34,23 +34,35 @@ const envConnectorToken = "MAASFLOW_CONNECTOR_TOKEN"
 // otherwise the module version or VCS revision the binary was built from.
 var connectorVersion = ""
 
-// runConnector runs `maasflow connector`: next to a site's MAAS, it
-// relays the MAAS calls and pre-deploy fetches of that site, making only
-// outbound connections (docs/deploy.md, "Site connector").
+// connectorOptions are `maasflow connector`'s flags.
+type connectorOptions struct {
+	site, maasURL, keyFile, stateDir string
+	endpoint, queueURL, table        string
+	workers                          int
+	logLevel                         string
+}
+
+func (o *connectorOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.site, "site", "", "ID of the site this connector serves (required)")
+	fs.StringVar(&o.maasURL, "maas-url", "", "the site's MAAS region as seen from here, e.g. http://localhost:5240/MAAS (required)")
+	fs.StringVar(&o.keyFile, "maas-api-key-file", "", "file holding the MAAS API key; the connector then signs requests and maasflow never holds the key")
+	fs.StringVar(&o.stateDir, "state-dir", "", "directory for the journal of mutations run (default $XDG_STATE_HOME/maasflow/connector-<site>)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "local transport: the API URL of maasflow local; the site token is read from $"+envConnectorToken)
+	fs.StringVar(&o.queueURL, "queue-url", "", "AWS transport: the site's request queue URL (stack output Connector<Site>QueueUrl); credentials from the AWS SDK chain")
+	fs.StringVar(&o.table, "table", "", "AWS transport: the connector table (maasflow-<stage>-connector)")
+	fs.IntVar(&o.workers, "workers", 16, "requests run in parallel")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// runConnector runs `maasflow connector` with args on its own (the tests'
+// entry): a flag error is exit 2.
 func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("maasflow connector", flag.ContinueOnError)
+	o := &connectorOptions{}
+	fs := pflag.NewFlagSet("maasflow connector", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	site := fs.String("site", "", "ID of the site this connector serves (required)")
-	maasURL := fs.String("maas-url", "", "the site's MAAS region as seen from here, e.g. http://localhost:5240/MAAS (required)")
-	keyFile := fs.String("maas-api-key-file", "", "file holding the MAAS API key; the connector then signs requests and maasflow never holds the key")
-	stateDir := fs.String("state-dir", "", "directory for the journal of mutations run (default $XDG_STATE_HOME/maasflow/connector-<site>)")
-	endpoint := fs.String("endpoint", "", "local transport: the API URL of maasflow local; the site token is read from $"+envConnectorToken)
-	queueURL := fs.String("queue-url", "", "AWS transport: the site's request queue URL (stack output Connector<Site>QueueUrl); credentials from the AWS SDK chain")
-	table := fs.String("table", "", "AWS transport: the connector table (maasflow-<stage>-connector)")
-	workers := fs.Int("workers", 16, "requests run in parallel")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	o.flags(fs)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		return 2
@@ -59,41 +71,48 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "maasflow connector: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	return o.run(ctx, stdout, stderr)
+}
+
+// run relays the site's MAAS calls and pre-deploy fetches from next to
+// its MAAS, making only outbound connections (docs/deploy.md, "Site
+// connector").
+func (o *connectorOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		fmt.Fprintf(stderr, "maasflow connector: --log-level: %v\n", err)
 		return 2
 	}
 	var problems []string
-	if *site == "" {
+	if o.site == "" {
 		problems = append(problems, "--site is required")
 	}
-	if *maasURL == "" {
+	if o.maasURL == "" {
 		problems = append(problems, "--maas-url is required")
 	}
-	local, aws := *endpoint != "", *queueURL != "" || *table != ""
+	local, aws := o.endpoint != "", o.queueURL != "" || o.table != ""
 	switch {
 	case local && aws:
 		problems = append(problems, "--endpoint (local) and --queue-url/--table (AWS) exclude each other")
 	case !local && !aws:
 		problems = append(problems, "name a transport: --endpoint (local) or --queue-url and --table (AWS)")
-	case aws && (*queueURL == "" || *table == ""):
+	case aws && (o.queueURL == "" || o.table == ""):
 		problems = append(problems, "the AWS transport needs both --queue-url and --table")
 	case local && os.Getenv(envConnectorToken) == "":
 		problems = append(problems, "the local transport needs the site token in $"+envConnectorToken)
 	}
-	if *workers < 1 {
+	if o.workers < 1 {
 		problems = append(problems, "--workers must be at least 1")
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(stderr, "maasflow connector: %s\n", strings.Join(problems, "; "))
 		return 2
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("site", *site)
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("site", o.site)
 
 	var sign connector.Signer
-	if *keyFile != "" {
-		raw, err := os.ReadFile(*keyFile)
+	if o.keyFile != "" {
+		raw, err := os.ReadFile(o.keyFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "maasflow connector: --maas-api-key-file: %v\n", err)
 			return 2
@@ -106,10 +125,10 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		sign = signer
 	}
-	if *stateDir == "" {
-		*stateDir = filepath.Join(defaultDataDir(os.Getenv), "connector-"+*site)
+	if o.stateDir == "" {
+		o.stateDir = filepath.Join(defaultDataDir(os.Getenv), "connector-"+o.site)
 	}
-	journal, err := connector.OpenJournal(*stateDir, nil)
+	journal, err := connector.OpenJournal(o.stateDir, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "maasflow connector: %v\n", err)
 		return 1
@@ -118,20 +137,20 @@ func runConnector(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	var link connector.Link
 	if local {
-		link = &connector.HTTPLink{Endpoint: *endpoint, Token: os.Getenv(envConnectorToken), Site: *site, HTTP: &http.Client{Timeout: 30 * time.Second}}
+		link = &connector.HTTPLink{Endpoint: o.endpoint, Token: os.Getenv(envConnectorToken), Site: o.site, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	} else {
 		cfg, err := awsconfig.LoadDefaultConfig(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "maasflow connector: AWS configuration: %v\n", err)
 			return 1
 		}
-		link = sqsrelay.NewLink(sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), *queueURL, *table, *site)
+		link = sqsrelay.NewLink(sqs.NewFromConfig(cfg), dynamodb.NewFromConfig(cfg), o.queueURL, o.table, o.site)
 	}
 	r := &connector.Runner{
-		Link: link, Site: *site, MAASURL: *maasURL, Sign: sign, Journal: journal,
-		Version: versionOfConnector(), Workers: *workers, Logger: logger,
+		Link: link, Site: o.site, MAASURL: o.maasURL, Sign: sign, Journal: journal,
+		Version: versionOfConnector(), Workers: o.workers, Logger: logger,
 	}
-	fmt.Fprintf(stdout, "maasflow connector %s: site %s, MAAS %s, journal %s\n", r.Version, *site, *maasURL, *stateDir)
+	fmt.Fprintf(stdout, "maasflow connector %s: site %s, MAAS %s, journal %s\n", r.Version, o.site, o.maasURL, o.stateDir)
 	logger.Info("connector started", "version", r.Version, "key_at_site", sign != nil)
 	if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "maasflow connector: %v\n", err)
@@ -161,16 +180,23 @@ func versionOfConnector() string {
 	return "devel"
 }
 
-// connectorCommand is `maasflow connector`. It parses its own flags
-// (runConnector), so its help is the flag set's.
+// connectorCommand is `maasflow connector`.
 func (c *cli) connectorCommand() *cobra.Command {
-	return &cobra.Command{
+	o := &connectorOptions{}
+	cmd := &cobra.Command{
 		Use:   "connector [flags]",
 		Short: "relay a site's MAAS calls from next to its MAAS (outbound connections only)",
 		Long: `Run next to a site's MAAS: relay the MAAS calls and pre-deploy fetches of that
 site's onboardings, making only outbound connections, signing with a MAAS API key
-kept at the site (--maas-api-key-file). --help lists the flags (docs/deploy.md).`,
-		DisableFlagParsing: true,
-		RunE:               c.selfParsed(runConnector),
+kept at the site (--maas-api-key-file). docs/deploy.md, "Site connector".`,
+		Args: noPositional,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if code := o.run(cmd.Context(), c.env.stdout, c.env.stderr); code != 0 {
+				c.err = &adminExitCodeError{Code: code}
+			}
+			return nil
+		},
 	}
+	o.flags(cmd.Flags())
+	return cmd
 }

@@ -112,32 +112,3 @@ simulator; the admin commands talk to its API (or to the deployed one).`,
 func (c *cli) group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	return admin.Group(use, short, subs...)
 }
-
-// selfParsed runs a command that parses its own flags (connector, login):
-// its exit code becomes the command's, and its help goes to stdout like
-// every other command's help.
-func (c *cli) selfParsed(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		stderr := c.env.stderr
-		if wantsHelp(args) {
-			stderr = c.env.stdout
-		}
-		if code := run(cmd.Context(), args, c.env.stdout, stderr); code != 0 {
-			c.err = &adminExitCodeError{Code: code}
-		}
-		return nil
-	}
-}
-
-// wantsHelp reports whether args ask the standard flag package for help.
-func wantsHelp(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
-}

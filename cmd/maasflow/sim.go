@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/internal/maassim"
+	"github.com/maasflow/maasflow/shared/clock"
 )
 
 // simOptions are the flags of `maasflow sim`.

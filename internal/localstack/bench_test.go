@@ -18,11 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/localstack"
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // benchTimeScale is the e2e suite's: one simulated minute takes 100 ms.

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/google/uuid"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
@@ -36,7 +37,6 @@ import (
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
 	"github.com/maasflow/maasflow/statemachines"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // Config is what `maasflow local` takes from its flags and environment.

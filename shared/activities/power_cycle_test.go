@@ -6,9 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 type powerCycleIn struct {

@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 func TestValidateOnboardingIsIdempotent(t *testing.T) {

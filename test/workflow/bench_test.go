@@ -13,11 +13,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // cpuTime is the process's user plus system CPU time.

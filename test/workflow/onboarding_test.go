@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/asl"
@@ -25,7 +26,6 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/workflow"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 var t0 = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)

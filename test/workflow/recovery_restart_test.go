@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // reopen does to a stopped onboarding what the admin API does before it

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/internal/maassim"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // machineWaitCost is what the machine waits of a set of onboardings cost:

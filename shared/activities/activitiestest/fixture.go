@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/truora/minidyn/aws-v2/client"
 
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -33,7 +34,6 @@ import (
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/internal/maassim"
 )
 
 // Seeded secrets: tests check that none of them shows up in logs, events,

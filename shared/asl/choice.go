@@ -312,7 +312,7 @@ func parseTimestamp(s string) (time.Time, bool) {
 }
 
 // eval evaluates the rule against the Choice state's effective input.
-func (r *choiceRule) eval(input any, ctx func() any) (bool, *failure) {
+func (r *choiceRule) eval(input any, ctx scope) (bool, *failure) {
 	switch r.op {
 	case opAnd:
 		for _, s := range r.rules {

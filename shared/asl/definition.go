@@ -126,6 +126,7 @@ type catcher struct {
 	next        string
 	resultPath  *path
 	resultNull  bool
+	assign      *template // Assign; nil when absent
 }
 
 // dynamicValue is a path or an intrinsic call (Fail's ErrorPath/CausePath).
@@ -664,14 +665,17 @@ func (c *compiler) catchers(m map[string]any, where string) []*catcher {
 		i, field, cm := it.index, it.field, it.m
 		for _, k := range sortedKeys(cm) {
 			switch k {
-			case "ErrorEquals", "Next", "ResultPath", "Comment":
-			case "Assign", "Output":
-				c.add(where, field+"."+k, "not supported by the embedded runtime (JSONPath only, no variables)")
+			case "ErrorEquals", "Next", "ResultPath", "Comment", "Assign":
+			case "Output":
+				c.add(where, field+"."+k, "Output is a JSONata field; not supported by the embedded runtime")
 			default:
 				c.add(where, field+"."+k, "unknown catcher field")
 			}
 		}
 		ct := &catcher{}
+		if v, ok := cm["Assign"]; ok {
+			ct.assign = c.assignField(v, where, field+".Assign")
+		}
 		ct.errorEquals = c.errorEquals(cm["ErrorEquals"], where, field+".ErrorEquals")
 		if containsString(ct.errorEquals, ErrALL) && i != n-1 {
 			c.add(where, field+".ErrorEquals", "States.ALL must appear in the last catcher")

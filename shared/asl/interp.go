@@ -438,6 +438,10 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				continue
 			}
 			var out any = errorOutput(f)
+			// A catcher's Assign sees the error output, as its ResultPath does.
+			if af := r.evalAssignOf(c.assign, out); af != nil {
+				return nil, "", af
+			}
 			switch {
 			case c.resultNull:
 				out = r.raw
@@ -450,6 +454,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				out = v
 			}
 			if jsonSize(out) > MaxPayloadBytes {
+				r.pending = nil
 				return nil, "", dataLimit(st.name)
 			}
 			r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})

@@ -37,12 +37,15 @@ func (r *stateRun) variable(name string) (any, bool) { return r.t.vars.lookup(na
 // evalAssign evaluates the state's Assign against v (the state's result)
 // and holds the values until commitAssign: every expression, and the
 // state's own output, sees the variables as they were before the state.
-func (r *stateRun) evalAssign(v any) *failure {
+func (r *stateRun) evalAssign(v any) *failure { return r.evalAssignOf(r.st.assign, v) }
+
+// evalAssignOf is evalAssign for a given Assign (a state's or a catcher's).
+func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
 	r.pending = nil
-	if r.st.assign == nil {
+	if assign == nil {
 		return nil
 	}
-	out, f := r.st.assign.eval(v, r, r.t.x.e.entropy)
+	out, f := assign.eval(v, r, r.t.x.e.entropy)
 	if f != nil {
 		return f
 	}

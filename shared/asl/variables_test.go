@@ -96,6 +96,17 @@ func TestVariablesJSONPath(t *testing.T) {
 			input:  `{"ids":["a","b"]}`,
 			output: `{"all":[{"name":"node-a"},{"name":"node-b"}],"prefix":"node-"}`,
 		},
+		{
+			name: "a catcher's Assign sees the error output; the failed state's Assign is not applied",
+			def: `{"StartAt":"A","States":{
+			  "A":{"Type":"Pass","Assign":{"x":"before"},"Next":"M"},
+			  "M":{"Type":"Map","ItemsPath":"$.items","Assign":{"x":"not applied"},
+			   "ItemProcessor":{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"Boom","Cause":"it broke"}}},
+			   "Catch":[{"ErrorEquals":["States.ALL"],"Assign":{"err.$":"$.Error"},"ResultPath":null,"Next":"Show"}],"End":true},
+			  "Show":{"Type":"Pass","Parameters":{"err.$":"$err","x.$":"$x"},"End":true}}}`,
+			input:  `{"items":[1]}`,
+			output: `{"err":"Boom","x":"before"}`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

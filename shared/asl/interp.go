@@ -248,13 +248,14 @@ func (r *stateRun) choice() (any, string, *failure) {
 		return nil, "", f
 	}
 	next := ""
+	assign := r.st.assign
 	for _, rule := range r.st.choices {
 		ok, f := rule.eval(eff, r)
 		if f != nil {
 			return nil, "", f
 		}
 		if ok {
-			next = rule.next
+			next, assign = rule.next, rule.assign
 			break
 		}
 	}
@@ -265,7 +266,8 @@ func (r *stateRun) choice() (any, string, *failure) {
 		return nil, "", &failure{Error: ErrNoChoiceMatched, HasCause: true,
 			Cause: fmt.Sprintf("No Matches! No choice rule of state '%s' matched and it has no Default.", r.st.name)}
 	}
-	if f := r.evalAssign(eff); f != nil {
+	// A matched rule's Assign applies; the state's own when Default is taken.
+	if f := r.evalAssignOf(assign, eff); f != nil {
 		return nil, "", f
 	}
 	out, f := r.outputPath(eff)

@@ -64,14 +64,24 @@ func TestVariablesJSONPath(t *testing.T) {
 			output: `{"second":"b","n":3}`,
 		},
 		{
-			name: "Choice rules can test a variable and the Choice state can assign",
+			name: "a Choice rule tests a variable; the matched rule's Assign applies",
 			def: `{"StartAt":"A","States":{
 			  "A":{"Type":"Pass","Assign":{"limit":5},"Next":"C"},
-			  "C":{"Type":"Choice","Assign":{"seen.$":"$.v"},"Choices":[{"Variable":"$limit","NumericGreaterThanPath":"$.v","Next":"Low"}],"Default":"High"},
+			  "C":{"Type":"Choice","Assign":{"seen":"default"},"Choices":[{"Variable":"$limit","NumericGreaterThanPath":"$.v","Assign":{"seen.$":"$.v"},"Next":"Low"}],"Default":"High"},
 			  "Low":{"Type":"Pass","Parameters":{"low.$":"$seen"},"End":true},
 			  "High":{"Type":"Pass","Parameters":{"high.$":"$seen"},"End":true}}}`,
 			input:  `{"v":3}`,
 			output: `{"low":3}`,
+		},
+		{
+			name: "the Choice state's Assign applies when Default is taken",
+			def: `{"StartAt":"A","States":{
+			  "A":{"Type":"Pass","Assign":{"limit":5},"Next":"C"},
+			  "C":{"Type":"Choice","Assign":{"seen":"default"},"Choices":[{"Variable":"$limit","NumericGreaterThanPath":"$.v","Assign":{"seen.$":"$.v"},"Next":"Low"}],"Default":"High"},
+			  "Low":{"Type":"Pass","Parameters":{"low.$":"$seen"},"End":true},
+			  "High":{"Type":"Pass","Parameters":{"high.$":"$seen"},"End":true}}}`,
+			input:  `{"v":9}`,
+			output: `{"high":"default"}`,
 		},
 		{
 			name: "Parallel branches read outer variables and cannot write them back",

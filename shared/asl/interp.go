@@ -119,7 +119,11 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 	if st.typ != typeChoice && st.typ != typeSucceed && st.end {
 		next = ""
 	}
-	if jsonSize(out) > MaxPayloadBytes {
+	// A Choice, Wait or Succeed state without InputPath and OutputPath
+	// passes its input on as it is, and the input was measured already.
+	passesInput := (st.typ == typeChoice || st.typ == typeWait || st.typ == typeSucceed) &&
+		st.inputPath == nil && !st.inputNull && st.outputPath == nil && !st.outputNull
+	if !passesInput && jsonSize(out) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
 	r.commitAssign()

@@ -50,10 +50,17 @@ func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
 		return f
 	}
 	vals, _ := out.(map[string]any)
+	total := 0
 	for _, name := range sortedKeys(vals) {
-		if n := jsonSize(vals[name]); n > MaxVariableBytes {
+		n := jsonSize(vals[name])
+		if n > MaxVariableBytes {
 			return runtimeFailure(fmt.Sprintf("The variable '%s' assigned in state '%s' has a size of %d bytes, exceeding the limit of %d bytes.", name, r.st.name, n, MaxVariableBytes))
 		}
+		total += n
+	}
+	// AWS also limits what one Assign stores, all variables together.
+	if total > MaxVariableBytes {
+		return runtimeFailure(fmt.Sprintf("The variables assigned in state '%s' have a combined size of %d bytes, exceeding the limit of %d bytes.", r.st.name, total, MaxVariableBytes))
 	}
 	r.pending = vals
 	return nil

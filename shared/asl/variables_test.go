@@ -145,6 +145,13 @@ func TestVariableFailures(t *testing.T) {
 			errName: ErrRuntime,
 			cause:   "The variable 'v' assigned in state 'A' has a size of",
 		},
+		{
+			name:    "variables larger than 256 KiB together fail with States.Runtime",
+			def:     `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"a.$":"$.s","b.$":"$.s","c.$":"$.s"},"End":true}}}`,
+			input:   `{"s":"` + string(repeatByte('a', MaxVariableBytes/3+10)) + `"}`,
+			errName: ErrRuntime,
+			cause:   "The variables assigned in state 'A' have a combined size of",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -211,3 +211,22 @@ func TestASLRunInputDefaultsAndSubstitutions(t *testing.T) {
 	assert.Equal(t, "SUCCEEDED", o.Status)
 	assert.JSONEq(t, `[1,2]`, string(o.Output))
 }
+
+// validate accepts workflow variables in JSONPath states and refuses what
+// AWS refuses: a reserved or malformed name, a ResultPath naming a variable.
+func TestASLValidateVariables(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"vars.asl.json": `{"StartAt":"A","States":{
+		  "A":{"Type":"Pass","Assign":{"n":1,"who.$":"$.who"},"Next":"B"},
+		  "B":{"Type":"Pass","Parameters":{"msg.$":"States.Format('hi {}', $who)"},"End":true}}}`,
+		"badvars.asl.json": `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1},"ResultPath":"$n","End":true}}}`,
+	})
+	code, _, stderr := runCLI(t, "validate", filepath.Join(dir, "vars.asl.json"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+
+	code, _, stderr = runCLI(t, "validate", filepath.Join(dir, "badvars.asl.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `state "A": field "Assign"`)
+	assert.Contains(t, stderr, `state "A": field "ResultPath"`)
+}

@@ -146,7 +146,7 @@ func (r *stateRun) mapState() (any, *failure) {
 	}
 	itemsVal := eff
 	if st.itemsPath != nil {
-		v, ok := st.itemsPath.get(eff, r.context)
+		v, ok := st.itemsPath.get(eff, r)
 		if !ok {
 			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.itemsPath.text, st.itemsPath.normalized()))
 		}
@@ -169,7 +169,7 @@ func (r *stateRun) mapState() (any, *failure) {
 			continue
 		}
 		ir := &stateRun{t: t, st: st, raw: r.raw, entered: r.entered, mapItem: &mapItem{index: i, value: item}}
-		v, f := st.itemSelector.eval(eff, ir.context, t.x.e.entropy)
+		v, f := st.itemSelector.eval(eff, ir, t.x.e.entropy)
 		if f != nil {
 			return nil, f
 		}
@@ -237,7 +237,7 @@ func (r *stateRun) mapLimits(eff any) (int64, int64, float64, *failure) {
 	st := r.st
 	maxConc, tolCount, tolPct := st.maxConcurrency, st.toleratedCount, st.toleratedPercent
 	num := func(p *path) (float64, *failure) {
-		v, ok := p.get(eff, r.context)
+		v, ok := p.get(eff, r)
 		if !ok {
 			return 0, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", p.text, p.normalized()))
 		}

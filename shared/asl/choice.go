@@ -93,6 +93,7 @@ type choiceRule struct {
 	pattern   []patternPart
 	rules     []*choiceRule // And, Or; Not uses rules[0]
 	next      string
+	assign    *template // top-level rule's Assign, applied when it matches
 }
 
 type patternPart struct {
@@ -110,7 +111,7 @@ func compileChoiceRule(m map[string]any, where string, top bool, problems *[]str
 	var ops []string
 	for k := range m {
 		switch k {
-		case "Variable", "Next", "Comment":
+		case "Variable", "Next", "Comment", "Assign":
 			continue
 		}
 		ops = append(ops, k)
@@ -128,6 +129,22 @@ func compileChoiceRule(m map[string]any, where string, top bool, problems *[]str
 		}
 	} else if top {
 		add("Next is required")
+	}
+	if a, ok := m["Assign"]; ok {
+		obj, isObj := a.(map[string]any)
+		switch {
+		case !top:
+			add("Assign is only allowed on a top-level rule")
+		case !isObj:
+			add("Assign must be an object")
+		default:
+			for _, k := range sortedKeys(obj) {
+				if !validVariableName(strings.TrimSuffix(k, ".$")) {
+					add("Assign: %q is not a valid variable name", k)
+				}
+			}
+			r.assign = compileTemplate(a, where+".Assign", problems)
+		}
 	}
 	if len(ops) != 1 {
 		if len(ops) == 0 {
@@ -312,7 +329,7 @@ func parseTimestamp(s string) (time.Time, bool) {
 }
 
 // eval evaluates the rule against the Choice state's effective input.
-func (r *choiceRule) eval(input any, ctx func() any) (bool, *failure) {
+func (r *choiceRule) eval(input any, ctx scope) (bool, *failure) {
 	switch r.op {
 	case opAnd:
 		for _, s := range r.rules {

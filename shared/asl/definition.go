@@ -63,6 +63,7 @@ type state struct {
 	resultNull            bool
 	parameters            *template
 	resultSelector        *template
+	assign                *template // Assign; nil when absent
 
 	// Pass
 	result    any
@@ -125,6 +126,7 @@ type catcher struct {
 	next        string
 	resultPath  *path
 	resultNull  bool
+	assign      *template // Assign; nil when absent
 }
 
 // dynamicValue is a path or an intrinsic call (Fail's ErrorPath/CausePath).
@@ -375,20 +377,19 @@ func (c *compiler) queryLanguage(m map[string]any, state string) {
 var commonFields = map[string]bool{"Type": true, "Comment": true, "QueryLanguage": true}
 
 var fieldsByType = map[stateType][]string{
-	typePass:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
-	typeTask:     {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
-	typeChoice:   {"InputPath", "OutputPath", "Choices", "Default"},
-	typeWait:     {"Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
+	typePass:     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "Result"},
+	typeTask:     {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Resource", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds", "HeartbeatSecondsPath", "Retry", "Catch", "Credentials"},
+	typeChoice:   {"Assign", "InputPath", "OutputPath", "Choices", "Default"},
+	typeWait:     {"Assign", "Next", "End", "InputPath", "OutputPath", "Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
 	typeSucceed:  {"InputPath", "OutputPath"},
 	typeFail:     {"Error", "ErrorPath", "Cause", "CausePath"},
-	typeParallel: {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"},
-	typeMap:      {"Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch"},
+	typeParallel: {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"},
+	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch"},
 }
 
 // unsupportedFields are valid ASL that this runtime refuses explicitly
 // rather than ignore.
 var unsupportedFields = map[string]string{
-	"Assign":       "workflow variables (Assign) are not supported by the embedded runtime",
 	"Arguments":    "Arguments is a JSONata field; only JSONPath is supported",
 	"Output":       "Output is a JSONata field; only JSONPath is supported",
 	"ItemReader":   "ItemReader belongs to distributed Map, which the embedded runtime does not support",
@@ -463,6 +464,9 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	}
 	if allowed["ResultPath"] {
 		st.resultPath, st.resultNull = c.pathField(m, where, "ResultPath", true)
+	}
+	if v, ok := m["Assign"]; ok && allowed["Assign"] {
+		st.assign = c.assignField(v, where, "Assign")
 	}
 	if allowed["Parameters"] {
 		if v, ok := m["Parameters"]; ok {
@@ -540,6 +544,9 @@ func (c *compiler) pathFieldAs(m map[string]any, key, where, field string, refer
 		if err == nil && p.context {
 			err = fmt.Errorf("%q: a reference path cannot address the context object", s)
 		}
+		if err == nil && p.variable != "" && field == "ResultPath" {
+			err = fmt.Errorf("%q: ResultPath cannot address a variable (set variables with Assign)", s)
+		}
 	} else {
 		p, err = parsePath(s)
 	}
@@ -551,6 +558,22 @@ func (c *compiler) pathFieldAs(m map[string]any, key, where, field string, refer
 		return nil, false
 	}
 	return p, false
+}
+
+// assignField compiles an Assign object: its keys name variables, its
+// values are a Parameters-style template.
+func (c *compiler) assignField(v any, where, field string) *template {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		c.add(where, field, "must be an object")
+		return nil
+	}
+	for _, k := range sortedKeys(obj) {
+		if !validVariableName(strings.TrimSuffix(k, ".$")) {
+			c.add(where, field, "%q is not a valid variable name (a letter or '_' first, then letters, digits or '_'; not \"states\")", k)
+		}
+	}
+	return c.template(v, where, field)
 }
 
 func (c *compiler) template(v any, where, field string) *template {
@@ -642,14 +665,17 @@ func (c *compiler) catchers(m map[string]any, where string) []*catcher {
 		i, field, cm := it.index, it.field, it.m
 		for _, k := range sortedKeys(cm) {
 			switch k {
-			case "ErrorEquals", "Next", "ResultPath", "Comment":
-			case "Assign", "Output":
-				c.add(where, field+"."+k, "not supported by the embedded runtime (JSONPath only, no variables)")
+			case "ErrorEquals", "Next", "ResultPath", "Comment", "Assign":
+			case "Output":
+				c.add(where, field+"."+k, "Output is a JSONata field; not supported by the embedded runtime")
 			default:
 				c.add(where, field+"."+k, "unknown catcher field")
 			}
 		}
 		ct := &catcher{}
+		if v, ok := cm["Assign"]; ok {
+			ct.assign = c.assignField(v, where, field+".Assign")
+		}
 		ct.errorEquals = c.errorEquals(cm["ErrorEquals"], where, field+".ErrorEquals")
 		if containsString(ct.errorEquals, ErrALL) && i != n-1 {
 			c.add(where, field+".ErrorEquals", "States.ALL must appear in the last catcher")

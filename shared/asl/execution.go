@@ -41,7 +41,7 @@ func newExecution(e *Engine, r *registered, arn, name string, in any, inText str
 		e: e, sm: r, arn: arn, name: name, input: in, inputText: inText,
 		startTime: e.clock.Now(), status: StatusRunning, done: make(chan struct{}),
 	}
-	x.root = &thread{x: x}
+	x.root = &thread{x: x, vars: &varScope{}}
 	return x
 }
 
@@ -188,13 +188,15 @@ type thread struct {
 	// (Lambda.TooManyRequestsException) and no later one admitted; only the
 	// thread itself touches it.
 	throttled bool
+	// vars are the workflow variables this thread sees and assigns.
+	vars *varScope
 }
 
 func (t *thread) reason() *cancelReason { return t.canceled.Load() }
 
 // child creates a thread under t whose first event follows prev.
 func (t *thread) child(prev int64) *thread {
-	c := &thread{x: t.x, parent: t, last: prev}
+	c := &thread{x: t.x, parent: t, last: prev, vars: &varScope{parent: t.vars}}
 	t.x.mu.Lock()
 	if t.children == nil {
 		t.children = map[*thread]struct{}{}

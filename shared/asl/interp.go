@@ -23,6 +23,7 @@ type stateRun struct {
 	token      string
 	mapItem    *mapItem
 	ctxObj     any
+	pending    map[string]any // Assign values, stored when the state succeeds
 }
 
 type mapItem struct {
@@ -106,7 +107,11 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 	case typeFail:
 		return nil, "", r.fail()
 	case typeTask, typeParallel, typeMap:
-		return r.withRetry()
+		out, next, f := r.withRetry()
+		if f == nil {
+			r.commitAssign()
+		}
+		return out, next, f
 	}
 	if f != nil {
 		return nil, "", f
@@ -114,9 +119,14 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 	if st.typ != typeChoice && st.typ != typeSucceed && st.end {
 		next = ""
 	}
-	if jsonSize(out) > MaxPayloadBytes {
+	// A Choice, Wait or Succeed state without InputPath and OutputPath
+	// passes its input on as it is, and the input was measured already.
+	passesInput := (st.typ == typeChoice || st.typ == typeWait || st.typ == typeSucceed) &&
+		st.inputPath == nil && !st.inputNull && st.outputPath == nil && !st.outputNull
+	if !passesInput && jsonSize(out) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
+	r.commitAssign()
 	t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
 	return out, next, nil
 }
@@ -135,7 +145,7 @@ func (r *stateRun) inputPath() (any, *failure) {
 	if st.inputPath == nil {
 		return r.raw, nil
 	}
-	v, ok := st.inputPath.get(r.raw, r.context)
+	v, ok := st.inputPath.get(r.raw, r)
 	if !ok {
 		return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.inputPath.text, st.inputPath.normalized()))
 	}
@@ -151,7 +161,7 @@ func (r *stateRun) outputPath(v any) (any, *failure) {
 	if st.outputPath == nil {
 		return v, nil
 	}
-	out, ok := st.outputPath.get(v, r.context)
+	out, ok := st.outputPath.get(v, r)
 	if !ok {
 		return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.outputPath.text, st.outputPath.normalized()))
 	}
@@ -178,24 +188,31 @@ func (r *stateRun) resultPath(result any) (any, *failure) {
 // finishResult runs ResultSelector, ResultPath and OutputPath on a result.
 func (r *stateRun) finishResult(result any) (any, *failure) {
 	if r.st.resultSelector != nil {
-		v, f := r.st.resultSelector.eval(result, r.context, r.t.x.e.entropy)
+		v, f := r.st.resultSelector.eval(result, r, r.t.x.e.entropy)
 		if f != nil {
 			return nil, f
 		}
 		result = v
 	}
-	out, f := r.resultPath(result)
-	if f != nil {
+	if f := r.evalAssign(result); f != nil {
 		return nil, f
 	}
-	return r.outputPath(out)
+	out, f := r.resultPath(result)
+	if f == nil {
+		out, f = r.outputPath(out)
+	}
+	if f != nil {
+		r.pending = nil
+		return nil, f
+	}
+	return out, nil
 }
 
 func (r *stateRun) parameters(eff any) (any, *failure) {
 	if r.st.parameters == nil {
 		return eff, nil
 	}
-	return r.st.parameters.eval(eff, r.context, r.t.x.e.entropy)
+	return r.st.parameters.eval(eff, r, r.t.x.e.entropy)
 }
 
 func (r *stateRun) pass() (any, *failure) {
@@ -209,6 +226,9 @@ func (r *stateRun) pass() (any, *failure) {
 	result := eff
 	if r.st.hasResult {
 		result = r.st.result
+	}
+	if f := r.evalAssign(result); f != nil {
+		return nil, f
 	}
 	out, f := r.resultPath(result)
 	if f != nil {
@@ -232,13 +252,14 @@ func (r *stateRun) choice() (any, string, *failure) {
 		return nil, "", f
 	}
 	next := ""
+	assign := r.st.assign
 	for _, rule := range r.st.choices {
-		ok, f := rule.eval(eff, r.context)
+		ok, f := rule.eval(eff, r)
 		if f != nil {
 			return nil, "", f
 		}
 		if ok {
-			next = rule.next
+			next, assign = rule.next, rule.assign
 			break
 		}
 	}
@@ -248,6 +269,10 @@ func (r *stateRun) choice() (any, string, *failure) {
 	if next == "" {
 		return nil, "", &failure{Error: ErrNoChoiceMatched, HasCause: true,
 			Cause: fmt.Sprintf("No Matches! No choice rule of state '%s' matched and it has no Default.", r.st.name)}
+	}
+	// A matched rule's Assign applies; the state's own when Default is taken.
+	if f := r.evalAssignOf(assign, eff); f != nil {
+		return nil, "", f
 	}
 	out, f := r.outputPath(eff)
 	return out, next, f
@@ -267,7 +292,7 @@ func (r *stateRun) wait() (any, *failure) {
 	case st.hasTimestamp:
 		until = st.timestamp
 	case st.secondsPath != nil:
-		v, ok := st.secondsPath.get(eff, r.context)
+		v, ok := st.secondsPath.get(eff, r)
 		if !ok {
 			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.secondsPath.text, st.secondsPath.normalized()))
 		}
@@ -277,7 +302,7 @@ func (r *stateRun) wait() (any, *failure) {
 		}
 		until = now.Add(time.Duration(n) * time.Second)
 	case st.timestampPath != nil:
-		v, ok := st.timestampPath.get(eff, r.context)
+		v, ok := st.timestampPath.get(eff, r)
 		if !ok {
 			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.timestampPath.text, st.timestampPath.normalized()))
 		}
@@ -293,6 +318,9 @@ func (r *stateRun) wait() (any, *failure) {
 			r.t.record(event{typ: "WaitStateAborted", name: st.name})
 			return nil, errCanceled
 		}
+	}
+	if f := r.evalAssign(eff); f != nil {
+		return nil, f
 	}
 	return r.outputPath(eff)
 }
@@ -320,14 +348,14 @@ func (r *stateRun) fail() *failure {
 func (r *stateRun) dynamicString(d *dynamicValue, field string) (string, *failure) {
 	var v any
 	if d.path != nil {
-		got, ok := d.path.get(r.raw, r.context)
+		got, ok := d.path.get(r.raw, r)
 		if !ok {
 			return "", runtimeFailure(fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", d.text, field, toJSON(r.raw)))
 		}
 		v = got
 	} else {
 		tp := &template{fields: []templateField{{key: "v", call: d.call, src: field, expr: d.text}}}
-		got, f := tp.eval(r.raw, r.context, r.t.x.e.entropy)
+		got, f := tp.eval(r.raw, r, r.t.x.e.entropy)
 		if f != nil {
 			return "", f
 		}
@@ -373,6 +401,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 		if f == nil {
 			if jsonSize(out) > MaxPayloadBytes {
 				f = dataLimit(st.name)
+				r.pending = nil
 			} else {
 				next := st.next
 				if st.end {
@@ -415,6 +444,10 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				continue
 			}
 			var out any = errorOutput(f)
+			// A catcher's Assign sees the error output, as its ResultPath does.
+			if af := r.evalAssignOf(c.assign, out); af != nil {
+				return nil, "", af
+			}
 			switch {
 			case c.resultNull:
 				out = r.raw
@@ -427,6 +460,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				out = v
 			}
 			if jsonSize(out) > MaxPayloadBytes {
+				r.pending = nil
 				return nil, "", dataLimit(st.name)
 			}
 			r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})

@@ -16,10 +16,11 @@ import (
 // character in a dotted name except '.' and '[' (Jayway reads
 // "$.dest-code" as the key "dest-code"); the rest goes to ojg's jp.
 type path struct {
-	text    string
-	context bool    // "$$…": evaluated against the context object
-	segs    []seg   // definite path
-	expr    jp.Expr // indefinite path; nil when definite
+	text     string
+	context  bool    // "$$…": evaluated against the context object
+	variable string  // "$name…": evaluated against a workflow variable
+	segs     []seg   // definite path
+	expr     jp.Expr // indefinite path; nil when definite
 }
 
 type seg struct {
@@ -32,7 +33,9 @@ type seg struct {
 func (p *path) definite() bool { return p.expr == nil }
 
 // isRoot reports whether the path is "$".
-func (p *path) isRoot() bool { return p.expr == nil && len(p.segs) == 0 && !p.context }
+func (p *path) isRoot() bool {
+	return p.expr == nil && len(p.segs) == 0 && !p.context && p.variable == ""
+}
 
 // parsePath compiles a JSONPath ("$…" or "$$…").
 func parsePath(text string) (*path, error) {
@@ -45,8 +48,17 @@ func parsePath(text string) (*path, error) {
 		p.context = true
 		rest = rest[1:]
 	}
-	if rest != "" && rest[0] != '.' && rest[0] != '[' {
-		return nil, fmt.Errorf("%q is not a JSONPath: workflow variables ($name) are not supported", text)
+	if !p.context && rest != "" && rest[0] != '.' && rest[0] != '[' {
+		n := strings.IndexAny(rest, ".[")
+		if n < 0 {
+			n = len(rest)
+		}
+		if !validVariableName(rest[:n]) {
+			return nil, fmt.Errorf("%q is not a JSONPath: %q is not a valid variable name", text, rest[:n])
+		}
+		p.variable, rest = rest[:n], rest[n:]
+	} else if rest != "" && rest[0] != '.' && rest[0] != '[' {
+		return nil, fmt.Errorf("%q is not a JSONPath: it must continue with '.' or '['", text)
 	}
 	segs, definite, err := parseDefinite(rest)
 	if err != nil {
@@ -131,10 +143,16 @@ func parseDefinite(s string) ([]seg, bool, error) {
 
 // get evaluates the path. A definite path that matches nothing returns
 // found=false; an indefinite one returns the (possibly empty) match list.
-func (p *path) get(input any, ctx func() any) (any, bool) {
+func (p *path) get(input any, ctx scope) (any, bool) {
 	root := input
 	if p.context {
-		root = ctx()
+		root = ctx.context()
+	} else if p.variable != "" {
+		v, ok := ctx.variable(p.variable)
+		if !ok {
+			return nil, false
+		}
+		root = v
 	}
 	if p.expr != nil {
 		res := p.expr.Get(root)
@@ -252,4 +270,22 @@ func setSegs(v any, segs []seg, val any) (any, bool) {
 	}
 	out[s.key] = child
 	return out, true
+}
+
+// validVariableName reports whether name may name a workflow variable: a
+// letter or '_' first, then letters, digits and '_' (AWS's rule, which
+// also keeps "$states" reserved).
+func validVariableName(name string) bool {
+	if name == "" || name == "states" || len(name) > 80 {
+		return false
+	}
+	for i, c := range name {
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -275,7 +275,7 @@ func (r *stateRun) taskTimeouts(eff any) (time.Duration, time.Duration, *failure
 	st := r.st
 	timeout, heartbeat := st.timeoutSeconds, st.heartbeatSeconds
 	resolve := func(p *path, field string) (int64, *failure) {
-		v, ok := p.get(eff, r.context)
+		v, ok := p.get(eff, r)
 		if !ok {
 			return 0, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", p.text, p.normalized()))
 		}

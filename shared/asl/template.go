@@ -112,7 +112,7 @@ type evalError struct{ f *failure }
 func (e *evalError) Error() string { return e.f.Error + ": " + e.f.Cause }
 
 // eval builds the payload from input and the context object.
-func (t *template) eval(input any, ctx func() any, entropy io.Reader) (any, *failure) {
+func (t *template) eval(input any, ctx scope, entropy io.Reader) (any, *failure) {
 	if t.static {
 		return t.literal, nil
 	}
@@ -142,7 +142,7 @@ func (t *template) eval(input any, ctx func() any, entropy io.Reader) (any, *fai
 			if !ok {
 				src := input
 				if fd.path.context {
-					src = ctx()
+					src = ctx.context()
 				}
 				return nil, runtimeFailure(fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", fd.expr, fd.src, toJSON(src)))
 			}
@@ -157,7 +157,7 @@ func (t *template) eval(input any, ctx func() any, entropy io.Reader) (any, *fai
 				if !ok {
 					src := input
 					if p.context {
-						src = ctx()
+						src = ctx.context()
 					}
 					return nil, &evalError{runtimeFailure(fmt.Sprintf("The JSONPath '%s' specified for the field '%s' could not be found in the input '%s'", ps, fd.src, toJSON(src)))}
 				}

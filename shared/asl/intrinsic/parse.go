@@ -279,8 +279,12 @@ scan:
 	}
 	path := p.src[start:p.pos]
 	rest := strings.TrimPrefix(strings.TrimPrefix(path, "$"), "$")
+	if rest != "" && rest[0] != '.' && rest[0] != '[' && !strings.HasPrefix(path, "$$") && isNameStart(rest[0]) {
+		// "$name…": a workflow variable, resolved like any other path.
+		return argument{kind: argPath, path: path}, nil
+	}
 	if rest != "" && rest[0] != '.' && rest[0] != '[' {
-		return argument{}, p.errorAt(start, "JSONPath argument %q must start with \"$.\", \"$[\", \"$$.\" or be \"$\"", path)
+		return argument{}, p.errorAt(start, "JSONPath argument %q must start with \"$.\", \"$[\", \"$$.\", \"$name\" or be \"$\"", path)
 	}
 	return argument{kind: argPath, path: path}, nil
 }
@@ -361,4 +365,9 @@ func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 func isIdentByte(b byte) bool {
 	return isDigit(b) || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || b == '_'
+}
+
+// isNameStart reports whether b may begin a workflow variable's name.
+func isNameStart(b byte) bool {
+	return b == '_' || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
 }

@@ -84,7 +84,7 @@ func TestParseSyntaxErrors(t *testing.T) {
 		{"dot without digits", "States.Array(1.)", 13, "no digits after '.'"},
 		{"exponent without digits", "States.Array(1e)", 13, "no digits in the exponent"},
 		{"plus sign", "States.Array(+1)", 13, `unexpected '+'`},
-		{"path without a dot", "States.Array($abc)", 13, `must start with "$."`},
+		{"path without a dot or a variable name", "States.Array($1abc)", 13, `must start with "$."`},
 		{"unbalanced bracket", "States.Array($.a[0)", 13, "unterminated '['"},
 		{"closing bracket", "States.Array($.a])", 16, "unbalanced ']'"},
 		{"unterminated quoted name", "States.Array($['a)", 15, "unterminated quoted name"},

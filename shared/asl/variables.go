@@ -1,0 +1,86 @@
+package asl
+
+import "fmt"
+
+// scope is what a path or template reads besides the state's input: the
+// context object ($$) and workflow variables ($name).
+type scope interface {
+	context() any
+	variable(name string) (any, bool)
+}
+
+// MaxVariableBytes is the largest serialized value one variable may hold
+// (AWS: 256 KiB per variable).
+const MaxVariableBytes = 256 * 1024
+
+// varScope holds the variables one thread assigned. A Parallel branch or
+// Map iteration starts a scope of its own whose parent is the outer one:
+// outer variables are readable inside, and assignments inside never
+// reach back out.
+type varScope struct {
+	vals   map[string]any
+	parent *varScope
+}
+
+func (s *varScope) lookup(name string) (any, bool) {
+	for ; s != nil; s = s.parent {
+		if v, ok := s.vals[name]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// variable reads a workflow variable visible from this state.
+func (r *stateRun) variable(name string) (any, bool) { return r.t.vars.lookup(name) }
+
+// evalAssign evaluates the state's Assign against v (the state's result)
+// and holds the values until commitAssign: every expression, and the
+// state's own output, sees the variables as they were before the state.
+func (r *stateRun) evalAssign(v any) *failure { return r.evalAssignOf(r.st.assign, v) }
+
+// evalAssignOf is evalAssign for a given Assign (a state's or a catcher's).
+func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
+	r.pending = nil
+	if assign == nil {
+		return nil
+	}
+	out, f := assign.eval(v, r, r.t.x.e.entropy)
+	if f != nil {
+		return f
+	}
+	vals, _ := out.(map[string]any)
+	total := 0
+	for _, name := range sortedKeys(vals) {
+		n := jsonSize(vals[name])
+		if n > MaxVariableBytes {
+			return runtimeFailure(fmt.Sprintf("The variable '%s' assigned in state '%s' has a size of %d bytes, exceeding the limit of %d bytes.", name, r.st.name, n, MaxVariableBytes))
+		}
+		total += n
+	}
+	// AWS also limits what one Assign stores, all variables together.
+	if total > MaxVariableBytes {
+		return runtimeFailure(fmt.Sprintf("The variables assigned in state '%s' have a combined size of %d bytes, exceeding the limit of %d bytes.", r.st.name, total, MaxVariableBytes))
+	}
+	r.pending = vals
+	return nil
+}
+
+// commitAssign stores the values evalAssign held, once the state has
+// produced its output.
+func (r *stateRun) commitAssign() {
+	if len(r.pending) == 0 {
+		return
+	}
+	t := r.t
+	if t.vars == nil {
+		t.vars = &varScope{}
+	}
+	if t.vars.vals == nil {
+		t.vars.vals = make(map[string]any, len(r.pending))
+	}
+	for name, val := range r.pending {
+		t.vars.vals[name] = val
+	}
+	r.pending = nil
+}

@@ -102,6 +102,9 @@ func (s *Simulator) addHardwareLocked(h Hardware) (*hardware, error) {
 		d.Serial = "S64H" + strings.ToUpper(strings.ReplaceAll(h.PXEMAC, ":", ""))
 		h.Disks = []Disk{d}
 	}
+	if err := setHardwareDefaults(&h); err != nil {
+		return nil, err
+	}
 	hw := &hardware{spec: h, faults: h.Faults}
 	s.st.hwByBMC[h.BMCIP] = hw
 	for _, m := range append([]string{h.PXEMAC}, h.ExtraMACs...) {

@@ -106,18 +106,18 @@ func (c *Client) NodeDevices(ctx context.Context, systemID string) ([]NodeDevice
 }
 
 type wireNodeDevice struct {
-	ID                  int        `json:"id"`
-	BusName             nullString `json:"bus_name"`
-	HardwareType        int        `json:"hardware_type"`
-	NUMANode            *int       `json:"numa_node"`
-	VendorID            nullString `json:"vendor_id"`
-	ProductID           nullString `json:"product_id"`
-	VendorName          nullString `json:"vendor_name"`
-	ProductName         nullString `json:"product_name"`
-	CommissioningDriver nullString `json:"commissioning_driver"`
-	BusNumber           int        `json:"bus_number"`
-	DeviceNumber        int        `json:"device_number"`
-	PCIAddress          nullString `json:"pci_address"`
+	ID                  int                                `json:"id"`
+	BusName             nullString                         `json:"bus_name"`
+	HardwareType        int                                `json:"hardware_type"`
+	NUMANode            *int                               `json:"numa_node"`
+	VendorID            nullString                         `json:"vendor_id"`
+	ProductID           nullString                         `json:"product_id"`
+	VendorName          nullString                         `json:"vendor_name"`
+	ProductName         nullString                         `json:"product_name"`
+	CommissioningDriver nullString                         `json:"commissioning_driver"`
+	BusNumber           int                                `json:"bus_number"`
+	DeviceNumber        int                                `json:"device_number"`
+	PCIAddress          nullString                         `json:"pci_address"`
 	PhysicalInterface   wireRelated[wireDeviceInterface]   `json:"physical_interface"`
 	PhysicalBlockDevice wireRelated[wireDeviceBlockDevice] `json:"physical_blockdevice"`
 }

@@ -93,23 +93,28 @@ func TestNodeDevicesShowHardwareFaults(t *testing.T) {
 		check  func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice)
 	}{
 		"fewer GPUs": {maassim.Faults{MissingGPUs: 2}, func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice) {
+			t.Helper()
 			assert.Len(t, got[maas.HardwareGPU], 6)
 		}},
 		"another GPU model": {maassim.Faults{OtherGPUModel: "a100-sxm4"}, func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice) {
+			t.Helper()
 			require.Len(t, got[maas.HardwareGPU], 8)
 			assert.Equal(t, "GA100 [A100 SXM4 80GB]", got[maas.HardwareGPU][0].ProductName)
 			assert.Equal(t, "20b2", got[maas.HardwareGPU][0].ProductID)
 		}},
 		"a missing NIC": {maassim.Faults{MissingNICs: 1}, func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice) {
+			t.Helper()
 			assert.Len(t, got[maas.HardwareNetwork], 2)
 		}},
 		"a slower link": {maassim.Faults{SlowLinkMbps: 25000}, func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice) {
+			t.Helper()
 			nics := got[maas.HardwareNetwork]
 			require.Len(t, nics, 3)
 			assert.Equal(t, 25000, nics[2].Interface.LinkSpeed)
 			assert.Equal(t, 100000, nics[2].Interface.InterfaceSpeed)
 		}},
 		"a missing disk": {maassim.Faults{MissingDisks: 1}, func(t *testing.T, got map[maas.HardwareType][]maas.NodeDevice) {
+			t.Helper()
 			assert.Empty(t, got[maas.HardwareStorage])
 		}},
 	} {

@@ -83,7 +83,7 @@ func TestNodeDevicesErrors(t *testing.T) {
 
 	_, err = c.NodeDevices(context.Background(), "bad001")
 	var unexpected *MAASUnexpectedResponseError
-	assert.ErrorAs(t, err, &unexpected)
+	require.ErrorAs(t, err, &unexpected)
 
 	_, err = c.NodeDevices(context.Background(), " ")
 	var bad *MAASBadRequestError

@@ -435,6 +435,9 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
 	case path == "/_sim/reset" && r.Method == http.MethodPost:
 		s.Reset()
 		reply{code: http.StatusNoContent}.write(w)
+	case isFaultsPath(path):
+		host, _ := faultsHost(path)
+		s.serveSetFaults(w, r, host)
 	case isBootstrapPath(path):
 		if r.Method != http.MethodGet {
 			jsonReply(http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"}).write(w)

@@ -74,9 +74,7 @@ func (s *Simulator) addHardwareLocked(h Hardware) (*hardware, error) {
 		}
 		h.ExtraMACs[n] = mac.String()
 	}
-	f := h.Faults
-	if f.CommissionFailures < 0 || f.TestingFailures < 0 || f.DeployDatasourceFailures < 0 ||
-		f.DeployOtherFailures < 0 || f.EraseFailures < 0 || f.EraseHangs < 0 {
+	if h.Faults.negativeCount() {
 		return nil, &SimulatorInputError{Field: "faults", Reason: "counts cannot be negative"}
 	}
 	if _, dup := s.st.hwByBMC[h.BMCIP]; dup {

@@ -15,22 +15,26 @@ import (
 func (s *Simulator) SetFaults(hostname string, f Faults) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_, err := s.setFaultsLocked(hostname, f)
+	return err
+}
+
+func (s *Simulator) setFaultsLocked(hostname string, f Faults) (*hardware, error) {
 	hw, err := s.hostNamed(hostname)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if f.negativeCount() {
+		return nil, &SimulatorInputError{Field: "faults", Reason: "counts cannot be negative"}
 	}
 	spec := hw.spec
 	spec.Faults = f
-	if f.CommissionFailures < 0 || f.TestingFailures < 0 || f.DeployDatasourceFailures < 0 ||
-		f.DeployOtherFailures < 0 || f.EraseFailures < 0 || f.EraseHangs < 0 {
-		return &SimulatorInputError{Field: "faults", Reason: "counts cannot be negative"}
-	}
 	if err := setHardwareDefaults(&spec); err != nil {
-		return err
+		return nil, err
 	}
 	hw.spec.Faults = f
 	hw.faults = f
-	return nil
+	return hw, nil
 }
 
 // faultsHost matches /_sim/hardware/{hostname}/faults.
@@ -55,12 +59,8 @@ func (s *Simulator) serveSetFaults(w http.ResponseWriter, r *http.Request, hostn
 		controlError(w, err)
 		return
 	}
-	if err := s.SetFaults(hostname, f); err != nil {
-		controlError(w, err)
-		return
-	}
 	s.mu.Lock()
-	hw, err := s.hostNamed(hostname)
+	hw, err := s.setFaultsLocked(hostname, f)
 	var view hardwareView
 	if err == nil {
 		view = s.viewHardware(hw)
@@ -76,4 +76,11 @@ func (s *Simulator) serveSetFaults(w http.ResponseWriter, r *http.Request, hostn
 func isFaultsPath(path string) bool {
 	_, ok := faultsHost(path)
 	return ok
+}
+
+// negativeCount reports a negative attempt count; the device faults are
+// checked with the host's parts (setHardwareDefaults).
+func (f Faults) negativeCount() bool {
+	return f.CommissionFailures < 0 || f.TestingFailures < 0 || f.DeployDatasourceFailures < 0 ||
+		f.DeployOtherFailures < 0 || f.EraseFailures < 0 || f.EraseHangs < 0
 }

@@ -74,9 +74,7 @@ func (s *Simulator) addHardwareLocked(h Hardware) (*hardware, error) {
 		}
 		h.ExtraMACs[n] = mac.String()
 	}
-	f := h.Faults
-	if f.CommissionFailures < 0 || f.TestingFailures < 0 || f.DeployDatasourceFailures < 0 ||
-		f.DeployOtherFailures < 0 || f.EraseFailures < 0 || f.EraseHangs < 0 {
+	if h.Faults.negativeCount() {
 		return nil, &SimulatorInputError{Field: "faults", Reason: "counts cannot be negative"}
 	}
 	if _, dup := s.st.hwByBMC[h.BMCIP]; dup {
@@ -101,6 +99,9 @@ func (s *Simulator) addHardwareLocked(h Hardware) (*hardware, error) {
 		d := defaultDisk
 		d.Serial = "S64H" + strings.ToUpper(strings.ReplaceAll(h.PXEMAC, ":", ""))
 		h.Disks = []Disk{d}
+	}
+	if err := setHardwareDefaults(&h); err != nil {
+		return nil, err
 	}
 	hw := &hardware{spec: h, faults: h.Faults}
 	s.st.hwByBMC[h.BMCIP] = hw
@@ -432,6 +433,9 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
 	case path == "/_sim/reset" && r.Method == http.MethodPost:
 		s.Reset()
 		reply{code: http.StatusNoContent}.write(w)
+	case isFaultsPath(path):
+		host, _ := faultsHost(path)
+		s.serveSetFaults(w, r, host)
 	case isBootstrapPath(path):
 		if r.Method != http.MethodGet {
 			jsonReply(http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"}).write(w)

@@ -59,6 +59,8 @@ type fidelityDriver interface {
 	// InstallLog returns /tmp/install.log of the current installation.
 	InstallLog(ctx context.Context, sid string) (string, error)
 	Delete(ctx context.Context, sid string) error
+	// NodeDevices lists the machine's node devices (fidelity_devices_test.go).
+	NodeDevices(ctx context.Context, sid string) ([]fDevice, error)
 }
 
 // fCreate is a machine create. An IPMI machine without architecture has
@@ -725,7 +727,7 @@ func fidelityScenarios() []fidelityScenario {
 
 func runFidelity(t *testing.T, env *fidelityEnv, mutate bool, newUserData func(t *testing.T) (b64, nodeID string)) {
 	t.Helper()
-	for _, sc := range fidelityScenarios() {
+	for _, sc := range append(fidelityScenarios(), deviceScenarios()...) {
 		t.Run(sc.name, func(t *testing.T) {
 			if sc.mutates && !mutate {
 				t.Skip("mutating scenario: set MAAS_FIDELITY_MUTATE=1 and MAAS_FIDELITY_BMC to a disposable host")

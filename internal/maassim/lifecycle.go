@@ -316,7 +316,7 @@ func (s *Simulator) applyCommissioning(m *machine) {
 	m.architecture = spec.Architecture
 	m.cpuCount = spec.CPUCount
 	m.memory = spec.MemoryMiB
-	m.disks = append([]Disk(nil), spec.Disks...)
+	m.disks = visibleDisks(hw)
 	if !m.commission.skipStorage || m.storageLayout == "" {
 		m.storageLayout = "flat"
 	}
@@ -327,6 +327,7 @@ func (s *Simulator) applyCommissioning(m *machine) {
 		m.setPowerParam("power_user", "maas")
 		m.setPowerParam("power_pass", s.randomString(20))
 	}
+	s.discoverDevices(m)
 }
 
 // buildInterfaces creates m's interfaces from its host, keeping the ids of
@@ -338,7 +339,7 @@ func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 	for _, i := range m.ifaces {
 		old[i.mac] = i
 	}
-	macs := append([]string{m.hw.spec.PXEMAC}, m.hw.spec.ExtraMACs...)
+	macs := visibleMACs(m.hw)
 	ifaces := make([]*iface, 0, len(macs))
 	for n, mac := range macs {
 		i := old[mac]

@@ -80,6 +80,8 @@ type machine struct {
 	disks        []Disk
 	ifaces       []*iface
 	bootIfaceID  int
+	// devices are the node devices the last commissioning found (devices.go).
+	devices []*nodeDevice
 
 	storageLayout    string
 	errorDescription string
@@ -156,8 +158,11 @@ type iface struct {
 	name    string
 	mac     string
 	enabled bool
-	vlan    *vlan // nil when disconnected
-	links   []*link
+	// linkSpeed is the negotiated speed commissioning saw (Mbit/s); 0
+	// before commissioning renders as the NIC's full speed.
+	linkSpeed int
+	vlan      *vlan // nil when disconnected
+	links     []*link
 	// discovered is what commissioning saw the interface take by DHCP
 	// (maas-behaviour §9); nil renders null.
 	discovered []discoveredAddr
@@ -296,6 +301,7 @@ type state struct {
 	nextEventID   int
 	nextSetID     int
 	nextResultID  int
+	nextDeviceID  int
 }
 
 func newState() *state {
@@ -311,6 +317,7 @@ func newState() *state {
 		nextEventID:   1,
 		nextSetID:     1,
 		nextResultID:  1,
+		nextDeviceID:  1,
 	}
 }
 

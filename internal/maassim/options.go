@@ -166,6 +166,23 @@ type Faults struct {
 	PowerFails bool `json:"power_fails"`
 	// NeverEnrolls keeps the deployed node from calling the enrollment URL.
 	NeverEnrolls bool `json:"never_enrolls"`
+	// MissingGPUs: commissioning sees this many fewer GPUs than the host
+	// has (a GPU fallen off the bus): the last ones are absent from the
+	// node devices.
+	MissingGPUs int `json:"missing_gpus,omitempty"`
+	// OtherGPUModel makes commissioning see every GPU as this model
+	// (a key of the GPU model table, e.g. "a100-sxm4" or "h100-pcie"): the
+	// host was built with another part than it was sold with.
+	OtherGPUModel string `json:"other_gpu_model,omitempty"`
+	// MissingNICs: the last this-many extra NICs are absent (no interface,
+	// no node device). The PXE NIC is never missing.
+	MissingNICs int `json:"missing_nics,omitempty"`
+	// SlowLinkMbps makes the host's last NIC negotiate this link speed
+	// (Mbit/s) below its 100000 interface speed.
+	SlowLinkMbps int `json:"slow_link_mbps,omitempty"`
+	// MissingDisks: the last this-many disks are absent (no block device,
+	// no node device).
+	MissingDisks int `json:"missing_disks,omitempty"`
 }
 
 // Disk is a physical disk of a host.
@@ -190,7 +207,12 @@ type Hardware struct {
 	CPUCount     int      `json:"cpu_count,omitempty"`
 	MemoryMiB    int      `json:"memory_mib,omitempty"`
 	Disks        []Disk   `json:"disks,omitempty"`
-	Faults       Faults   `json:"faults"`
+	// GPUs is the host's GPU count (default 8) and GPUModel their model,
+	// a key of the GPU model table (default "h100-sxm5": NVIDIA 10de:2330
+	// "GH100 [H100 SXM5 80GB]"); also "h100-pcie" and "a100-sxm4".
+	GPUs     int    `json:"gpus,omitempty"`
+	GPUModel string `json:"gpu_model,omitempty"`
+	Faults   Faults `json:"faults"`
 }
 
 // MachineSeed is a machine record MAAS already has, the body of

@@ -162,6 +162,10 @@ func renderIface(m *machine, i *iface) ifaceJSON {
 	}
 	fw := "4.40 0x8001b71c 1.3429.0"
 	mtu := 1500
+	speed := i.linkSpeed
+	if speed == 0 {
+		speed = defaultLinkSpeed
+	}
 	if i.vlan != nil {
 		mtu = i.vlan.mtu
 	}
@@ -169,7 +173,7 @@ func renderIface(m *machine, i *iface) ifaceJSON {
 		ID: i.id, Name: i.name, Type: "physical", MACAddress: i.mac, Enabled: i.enabled,
 		VLAN: renderVLAN(i.vlan), Links: links, Discovered: discovered, Parents: []string{}, Children: []string{}, Tags: []string{},
 		EffectiveMTU: mtu, Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP",
-		FirmwareVersion: &fw, LinkConnected: true, InterfaceSpeed: 100000, LinkSpeed: 100000,
+		FirmwareVersion: &fw, LinkConnected: true, InterfaceSpeed: defaultLinkSpeed, LinkSpeed: speed,
 		SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/interfaces/%d/", apiPrefix, m.systemID, i.id),
 	}
 }

@@ -91,14 +91,17 @@ type Profile struct {
 // SKU is a catalog entry a node must reference (requirements runbook "SKU catalog
 // governance"): free-text SKUs are not accepted.
 type SKU struct {
-	ID          string    `json:"id" dynamodbav:"id"`
-	GPUModel    string    `json:"gpu_model" dynamodbav:"gpu_model"`
-	GPUsTotal   int       `json:"gpus_total" dynamodbav:"gpus_total"`
-	Description string    `json:"description,omitempty" dynamodbav:"description,omitempty"`
-	Active      bool      `json:"active" dynamodbav:"active"`
-	CreatedAt   time.Time `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at" dynamodbav:"updated_at"`
-	Version     int64     `json:"-" dynamodbav:"version"`
+	ID          string `json:"id" dynamodbav:"id"`
+	GPUModel    string `json:"gpu_model" dynamodbav:"gpu_model"`
+	GPUsTotal   int    `json:"gpus_total" dynamodbav:"gpus_total"`
+	Description string `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	// SKUHardware holds the constraints beyond the GPU model and count
+	// (Compare checks a machine against them).
+	SKUHardware
+	Active    bool      `json:"active" dynamodbav:"active"`
+	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	Version   int64     `json:"-" dynamodbav:"version"`
 }
 
 // RoCEAssignment is one site-scoped RoCE phase-2 row keyed by site and

@@ -1,0 +1,212 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SKUHardware is what an SKU says a machine is built of, beyond its GPU
+// model and count. Zero values constrain nothing.
+type SKUHardware struct {
+	// GPUPCIIDs, when set, is the exact list of accepted GPU PCI ids
+	// ("vendor:product", lower-case hex, e.g. "10de:2330"); it replaces the
+	// gpu_model name match.
+	GPUPCIIDs []string `json:"gpu_pci_ids,omitempty" dynamodbav:"gpu_pci_ids,omitempty"`
+	// MinMemoryMiB and MinCPUCores are lower bounds on MAAS's memory (MiB)
+	// and cpu_count.
+	MinMemoryMiB int `json:"min_memory_mib,omitempty" dynamodbav:"min_memory_mib,omitempty"`
+	MinCPUCores  int `json:"min_cpu_cores,omitempty" dynamodbav:"min_cpu_cores,omitempty"`
+	// NICCount is how many NICs at least MinNICSpeedMbps the machine needs
+	// (slower NICs, e.g. a 1 GbE management port, are not counted).
+	NICCount        int `json:"nic_count,omitempty" dynamodbav:"nic_count,omitempty"`
+	MinNICSpeedMbps int `json:"min_nic_speed_mbps,omitempty" dynamodbav:"min_nic_speed_mbps,omitempty"`
+	// DiskCount is how many disks of at least MinDiskBytes it needs.
+	DiskCount    int   `json:"disk_count,omitempty" dynamodbav:"disk_count,omitempty"`
+	MinDiskBytes int64 `json:"min_disk_bytes,omitempty" dynamodbav:"min_disk_bytes,omitempty"`
+	// Region is the region the machine's site must be in.
+	Region string `json:"region,omitempty" dynamodbav:"region,omitempty"`
+}
+
+// AsBuilt is what MAAS's commissioning found on a machine.
+type AsBuilt struct {
+	Region    string      `json:"region"`
+	MemoryMiB int         `json:"memory_mib"`
+	CPUCores  int         `json:"cpu_cores"`
+	GPUs      []BuiltGPU  `json:"gpus"`
+	NICs      []BuiltNIC  `json:"nics"`
+	Disks     []BuiltDisk `json:"disks"`
+}
+
+// BuiltGPU is one GPU as MAAS reports it.
+type BuiltGPU struct {
+	PCIAddress  string `json:"pci_address"`
+	NUMANode    int    `json:"numa_node"`
+	VendorID    string `json:"vendor_id"`
+	ProductID   string `json:"product_id"`
+	ProductName string `json:"product_name"`
+}
+
+// BuiltNIC is one NIC: its PCI address, interface name, MAC and speed.
+type BuiltNIC struct {
+	PCIAddress    string `json:"pci_address"`
+	Name          string `json:"name"`
+	MACAddress    string `json:"mac_address"`
+	LinkSpeedMbps int    `json:"link_speed_mbps"`
+}
+
+// BuiltDisk is one physical disk.
+type BuiltDisk struct {
+	PCIAddress string `json:"pci_address,omitempty"`
+	Name       string `json:"name"`
+	Model      string `json:"model"`
+	Serial     string `json:"serial"`
+	SizeBytes  int64  `json:"size_bytes"`
+}
+
+// Mismatch is one line of a designed-vs-built diff: the SKU field, what it
+// asks for and what the machine has.
+type Mismatch struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+}
+
+// GPUModelMatches reports whether the GPU MAAS names productName (the PCI ID
+// database's name, e.g. "GH100 [H100 SXM5 80GB]") is of model want
+// (e.g. "H100", "H100 SXM5", "H100 SXM5 80GB").
+//
+// The bracketed part of a product name is the model; what precedes it is
+// the chip, which several models share (GH100 is H100 SXM5, H100 PCIe and
+// H100 NVL), so only the bracketed part is matched when there is one. Each
+// word of want must be a whole word of the model, in any order and case:
+// "H100" matches every H100, "H100 SXM5" only the SXM5 boards, and "H100"
+// never matches "H100L" or the chip name "GH100". A size written "80 GB"
+// equals "80GB".
+func GPUModelMatches(want, productName string) bool {
+	model := productName
+	if i := strings.IndexByte(productName, '['); i >= 0 {
+		if j := strings.LastIndexByte(productName, ']'); j > i {
+			model = productName[i+1 : j]
+		}
+	}
+	wantWords, modelWords := modelWords(want), modelWords(model)
+	if len(wantWords) == 0 {
+		return false
+	}
+	for _, w := range wantWords {
+		if !slices.Contains(modelWords, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// modelWords splits a model name into lower-case alphanumeric words,
+// joining a number with the unit word after it ("80 GB" → "80gb").
+func modelWords(s string) []string {
+	raw := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	})
+	var out []string
+	for _, w := range raw {
+		if n := len(out); n > 0 && (w == "gb" || w == "tb") && isDigits(out[n-1]) {
+			out[n-1] += w
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func isDigits(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
+// gpuMatches reports whether g is the SKU's GPU: by PCI id when the SKU
+// lists ids, by model name otherwise.
+func (s SKU) gpuMatches(g BuiltGPU) bool {
+	if len(s.GPUPCIIDs) > 0 {
+		return slices.Contains(s.GPUPCIIDs, strings.ToLower(g.VendorID+":"+g.ProductID))
+	}
+	return GPUModelMatches(s.GPUModel, g.ProductName)
+}
+
+// Compare lists how the machine b differs from what sku asks for, in a
+// fixed order (GPUs, memory, cores, NICs, disks, region); nil when it
+// conforms. Pure: no I/O.
+func Compare(sku SKU, b AsBuilt) []Mismatch {
+	var out []Mismatch
+	add := func(field, want, got string) { out = append(out, Mismatch{Field: field, Want: want, Got: got}) }
+
+	if sku.GPUsTotal > 0 && len(b.GPUs) != sku.GPUsTotal {
+		add("gpus_total", strconv.Itoa(sku.GPUsTotal), strconv.Itoa(len(b.GPUs)))
+	}
+	if others := otherGPUs(sku, b.GPUs); others != "" {
+		want := sku.GPUModel
+		field := "gpu_model"
+		if len(sku.GPUPCIIDs) > 0 {
+			want, field = strings.Join(sku.GPUPCIIDs, ", "), "gpu_pci_ids"
+		}
+		add(field, want, others)
+	}
+	if sku.MinMemoryMiB > 0 && b.MemoryMiB < sku.MinMemoryMiB {
+		add("min_memory_mib", ">= "+strconv.Itoa(sku.MinMemoryMiB), strconv.Itoa(b.MemoryMiB))
+	}
+	if sku.MinCPUCores > 0 && b.CPUCores < sku.MinCPUCores {
+		add("min_cpu_cores", ">= "+strconv.Itoa(sku.MinCPUCores), strconv.Itoa(b.CPUCores))
+	}
+	if sku.NICCount > 0 {
+		fast := 0
+		for _, n := range b.NICs {
+			if n.LinkSpeedMbps >= sku.MinNICSpeedMbps {
+				fast++
+			}
+		}
+		if fast < sku.NICCount {
+			add("nic_count", fmt.Sprintf(">= %d at >= %d Mb/s", sku.NICCount, sku.MinNICSpeedMbps),
+				fmt.Sprintf("%d of %d", fast, len(b.NICs)))
+		}
+	}
+	if sku.DiskCount > 0 {
+		big := 0
+		for _, d := range b.Disks {
+			if d.SizeBytes >= sku.MinDiskBytes {
+				big++
+			}
+		}
+		if big < sku.DiskCount {
+			add("disk_count", fmt.Sprintf(">= %d of >= %d bytes", sku.DiskCount, sku.MinDiskBytes),
+				fmt.Sprintf("%d of %d", big, len(b.Disks)))
+		}
+	}
+	if sku.Region != "" && b.Region != sku.Region {
+		add("region", sku.Region, b.Region)
+	}
+	return out
+}
+
+// otherGPUs describes the GPUs that are not the SKU's ("3 × GA100 [A100
+// SXM4 80GB] (10de:20b2)", by product in order of first appearance), or
+// "" when all are.
+func otherGPUs(sku SKU, gpus []BuiltGPU) string {
+	var order []string
+	count := map[string]int{}
+	for _, g := range gpus {
+		if sku.gpuMatches(g) {
+			continue
+		}
+		k := fmt.Sprintf("%s (%s:%s)", g.ProductName, g.VendorID, g.ProductID)
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%d × %s", count[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

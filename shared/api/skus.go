@@ -20,6 +20,7 @@ type skuCreateRequest struct {
 	GPUsTotal   *int   `json:"gpus_total"`
 	Description string `json:"description"`
 	Active      *bool  `json:"active"`
+	domain.SKUHardware
 }
 
 func (s *server) createSKU(rq *request) (int, any, error) {
@@ -43,8 +44,12 @@ func (s *server) createSKU(rq *request) (int, any, error) {
 	if err := checkText("description", in.Description, false, 1024); err != nil {
 		return 0, nil, err
 	}
+	if err := checkSKUHardware(in.SKUHardware); err != nil {
+		return 0, nil, err
+	}
 	now := s.clock.Now().UTC()
 	sku := domain.SKU{
+		SKUHardware: in.SKUHardware,
 		ID:          in.ID,
 		GPUModel:    in.GPUModel,
 		GPUsTotal:   *in.GPUsTotal,

@@ -158,34 +158,29 @@ func Compare(sku SKU, b AsBuilt) []Mismatch {
 	if sku.MinCPUCores > 0 && b.CPUCores < sku.MinCPUCores {
 		add("min_cpu_cores", ">= "+strconv.Itoa(sku.MinCPUCores), strconv.Itoa(b.CPUCores))
 	}
-	if sku.NICCount > 0 {
-		fast := 0
-		for _, n := range b.NICs {
-			if n.LinkSpeedMbps >= sku.MinNICSpeedMbps {
-				fast++
-			}
-		}
-		if fast < sku.NICCount {
-			add("nic_count", fmt.Sprintf(">= %d at >= %d Mb/s", sku.NICCount, sku.MinNICSpeedMbps),
-				fmt.Sprintf("%d of %d", fast, len(b.NICs)))
-		}
+	if fast := countWhere(b.NICs, func(n BuiltNIC) bool { return n.LinkSpeedMbps >= sku.MinNICSpeedMbps }); fast < sku.NICCount {
+		add("nic_count", fmt.Sprintf(">= %d at >= %d Mb/s", sku.NICCount, sku.MinNICSpeedMbps),
+			fmt.Sprintf("%d of %d", fast, len(b.NICs)))
 	}
-	if sku.DiskCount > 0 {
-		big := 0
-		for _, d := range b.Disks {
-			if d.SizeBytes >= sku.MinDiskBytes {
-				big++
-			}
-		}
-		if big < sku.DiskCount {
-			add("disk_count", fmt.Sprintf(">= %d of >= %d bytes", sku.DiskCount, sku.MinDiskBytes),
-				fmt.Sprintf("%d of %d", big, len(b.Disks)))
-		}
+	if big := countWhere(b.Disks, func(d BuiltDisk) bool { return d.SizeBytes >= sku.MinDiskBytes }); big < sku.DiskCount {
+		add("disk_count", fmt.Sprintf(">= %d of >= %d bytes", sku.DiskCount, sku.MinDiskBytes),
+			fmt.Sprintf("%d of %d", big, len(b.Disks)))
 	}
 	if sku.Region != "" && b.Region != sku.Region {
 		add("region", sku.Region, b.Region)
 	}
 	return out
+}
+
+// countWhere counts the elements of xs that satisfy ok.
+func countWhere[T any](xs []T, ok func(T) bool) int {
+	n := 0
+	for _, x := range xs {
+		if ok(x) {
+			n++
+		}
+	}
+	return n
 }
 
 // otherGPUs describes the GPUs that are not the SKU's ("3 × GA100 [A100

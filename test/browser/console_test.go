@@ -263,17 +263,22 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	// page as it runs, and it ends completed.
 	good := st.onboard(fx, "gpu-b1", "10.10.7.11", "52:54:00:00:71:01", nil)
 	var detail string
+	var bars []int
 	run(t, ctx,
 		chromedp.Navigate(console+"#/onboardings/"+good),
 		waitJS(`document.querySelectorAll(".gantt .stage-row").length >= 1`),
 		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "completed"`),
 		text("#view", &detail),
+		chromedp.Evaluate(`[document.querySelectorAll(".gantt .stage-row").length, document.querySelectorAll(".gantt .bar.ok").length]`, &bars),
 	)
 	assert.Contains(t, detail, "Onboarding gpu-b1")
 	for _, stage := range []string{"commission", "wait_ready", "deploy", "wait_deployed"} {
 		assert.Contains(t, detail, stage, "the stage timeline shows %s", stage)
 	}
 	assert.NotContains(t, detail, "MAAS has logged nothing", "MAAS events are listed")
+	require.Len(t, bars, 2)
+	assert.GreaterOrEqual(t, bars[0], 5, "one bar per stage of a whole onboarding")
+	assert.Equal(t, bars[0], bars[1], "every stage of a completed run ended ok")
 	assert.Contains(t, detail, "None allowed in this state.", "a completed run offers no recovery")
 	runShot := screenshot(t, ctx, shots, "console-run.png")
 
@@ -282,6 +287,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
 	var dialogTitle, failure string
 	var open bool
+	var frozenBars int
 	run(t, ctx,
 		chromedp.Navigate(console+"#/onboardings/"+stuck),
 		chromedp.WaitVisible(`button[data-op="mark-manual-intervention"]`, chromedp.ByQuery),
@@ -294,11 +300,13 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		chromedp.Click("#confirm-ok", chromedp.ByQuery),
 		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "manual intervention"`),
 		text("#failure", &failure),
+		chromedp.Evaluate(`document.querySelectorAll(".gantt .bar.manual_intervention").length`, &frozenBars),
 	)
 	assert.True(t, open, "the operation asks in a dialog first")
 	assert.Equal(t, "Run mark manual intervention?", dialogTitle)
 	assert.Contains(t, failure, "FrozenByOperator")
 	assert.Contains(t, failure, "rack power work at 14:00")
+	assert.Equal(t, 1, frozenBars, "the stage the run was frozen in is drawn as stopped by an operator")
 	o := st.admin("GET", "/api/v1/admin/onboardings/"+stuck, nil, http.StatusOK)
 	assert.Equal(t, "manual_intervention", o["status"], "the button ran the operation")
 

@@ -86,7 +86,7 @@ async function render(focus) {
   const { parts, query } = parseRoute();
   let page;
   if (parts[0] === "onboardings" && parts[1]) page = () => detailPage(parts[1]);
-  else if (parts[0] === "onboardings") page = () => listPage(query.get("status") || "");
+  else if (parts[0] === "onboardings") page = () => listPage(query.get("status") || "", query.get("site") || "");
   else page = overviewPage;
   for (const a of document.querySelectorAll("#nav a")) {
     a.toggleAttribute("aria-current", false);
@@ -188,21 +188,36 @@ async function overviewPage() {
         h("table", {},
           h("thead", {}, h("tr", {}, h("th", {}, "Status"), h("th", { class: "num" }, "Onboardings"))),
           h("tbody", {}, STATUSES.map((st, j) => h("tr", {},
-            h("td", {}, h("a", { href: "#/onboardings?status=" + st }, st.replace("_", " "))),
+            h("td", {}, h("a", { href: listHash(st, s.id) }, st.replace("_", " "))),
             h("td", { class: "num", "data-status": st }, counts[i][j])))))))));
 }
 
-async function listPage(status) {
-  const { names } = await sitesByID();
-  const q = "/onboardings?limit=200" + (status ? "&status=" + encodeURIComponent(status) : "");
+function listHash(status, site) {
+  const q = new URLSearchParams();
+  if (status) q.set("status", status);
+  if (site) q.set("site", site);
+  const qs = q.toString();
+  return "#/onboardings" + (qs ? "?" + qs : "");
+}
+
+async function listPage(status, site) {
+  const { sites, names } = await sitesByID();
+  const q = "/onboardings?limit=200" + (status ? "&status=" + encodeURIComponent(status) : "") +
+    (site ? "&site_id=" + encodeURIComponent(site) : "");
   const items = (await api("GET", q)).items;
-  const select = h("select", { id: "status-filter", name: "status",
-    onchange: e => { location.hash = "#/onboardings" + (e.target.value ? "?status=" + e.target.value : ""); } },
+  const statusSelect = h("select", { id: "status-filter", name: "status",
+    onchange: e => { location.hash = listHash(e.target.value, site); } },
   h("option", { value: "" }, "any status"),
   STATUSES.map(st => h("option", { value: st, selected: st === status }, st.replace("_", " "))));
+  const siteSelect = h("select", { id: "site-filter", name: "site",
+    onchange: e => { location.hash = listHash(status, e.target.value); } },
+  h("option", { value: "" }, "any site"),
+  sites.map(s => h("option", { value: s.id, selected: s.id === site }, s.name)));
   return h("div", {},
     h("h1", {}, "Onboardings"),
-    h("div", { class: "filters" }, h("div", {}, h("label", { for: "status-filter" }, "Status"), select)),
+    h("div", { class: "filters" },
+      h("div", {}, h("label", { for: "status-filter" }, "Status"), statusSelect),
+      h("div", {}, h("label", { for: "site-filter" }, "Site"), siteSelect)),
     items.length === 0 ? h("p", { class: "muted" }, "No onboarding matches.") :
       h("table", {},
         h("thead", {}, h("tr", {}, ["Host", "Site", "Status", "Stage", "Attempt", "Updated"].map(c => h("th", {}, c)))),
@@ -233,7 +248,14 @@ function stageBars(o) {
   }
   const terminal = o.status !== "pending" && o.status !== "running";
   const stop = terminal ? Date.parse(o.completed_at || o.updated_at) : Date.now();
-  for (const b of bars) if (b.end === null) { b.end = Math.max(b.start, stop); b.open = !terminal; }
+  for (const b of bars) {
+    if (b.end !== null) continue;
+    b.end = Math.max(b.start, stop);
+    b.open = !terminal;
+    // A run that ended inside a stage (done, or stopped) never wrote its
+    // exit: the run's status says how the stage ended.
+    if (terminal) b.outcome = o.status === "completed" ? "ok" : o.status;
+  }
   return bars;
 }
 
@@ -245,7 +267,7 @@ function gantt(bars) {
     const bar = h("div", { class: "bar " + (b.open ? "open" : b.outcome) });
     bar.style.left = (100 * (b.start - t0) / span) + "%";
     bar.style.width = (100 * (b.end - b.start) / span) + "%";
-    const label = b.stage + ": " + fmtDur(b.end - b.start) + (b.open ? " so far" : b.outcome ? ", " + b.outcome : "");
+    const label = b.stage + ": " + fmtDur(b.end - b.start) + (b.open ? " so far, running" : b.outcome ? ", " + b.outcome : "");
     return h("div", { role: "listitem", "aria-label": label, class: "stage-row" },
       h("span", { class: "name" }, b.stage),
       h("div", { class: "track", title: label }, bar),
@@ -271,6 +293,8 @@ async function detailPage(id) {
         onclick: () => askOperation(o, op) }, op.replaceAll("-", " ")))),
     h("h2", {}, "Stage timeline"),
     h("p", { class: "live" }, "Times are the stack's clock (local mode may run at a time scale). Refreshes every " + REFRESH_MS / 1000 + " s."),
+    h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "ok ", h("span", { class: "key failed" }), "failed ",
+      h("span", { class: "key manual_intervention" }), "retried or manual intervention ", h("span", { class: "key open" }), "running"),
     gantt(stageBars(o)),
     h("h2", { id: "maas-events" }, "MAAS events (" + o.diagnostics.maas_events.length + ")"),
     o.diagnostics.maas_events.length === 0 ? h("p", { class: "muted" }, "MAAS has logged nothing for this machine yet.") :

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,7 @@ func get(t *testing.T, method, path string) (*http.Response, string) {
 	mux := http.NewServeMux()
 	mux.Handle(Prefix, Handler())
 	rec := httptest.NewRecorder()
-	mux.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	mux.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), method, path, nil))
 	body, err := io.ReadAll(rec.Result().Body)
 	require.NoError(t, err)
 	return rec.Result(), string(body)

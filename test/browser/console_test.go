@@ -260,9 +260,18 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Equal(t, st.s.AdminToken, stored)
 	assert.NotContains(t, url, st.s.AdminToken)
 
-	// A host onboarded through the API: its stages appear on the detail
-	// page as it runs, and it ends completed.
+	// The overview, open before the host exists, follows its onboarding
+	// without being reloaded.
+	var before string
+	run(t, ctx,
+		waitJS(`document.querySelector('td[data-status="completed"]') !== null`),
+		text(`td[data-status="completed"]`, &before),
+	)
+	require.Equal(t, "0", before)
 	good := st.onboard(fx, "gpu-b1", "10.10.7.11", "52:54:00:00:71:01", nil)
+	run(t, ctx, waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`))
+
+	// Its detail page: every stage as a bar, MAAS's events, no recovery.
 	var detail string
 	var bars []int
 	run(t, ctx,

@@ -245,10 +245,14 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 
 	// Signing in: the form, then the overview; the token is in
 	// sessionStorage and nowhere in the URL.
-	var heading, url, stored string
+	var heading, url, stored, refused string
 	run(t, ctx,
 		chromedp.Navigate(console),
 		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SendKeys("#token", "not-the-token", chromedp.ByQuery),
+		chromedp.Click(`#signin-form button[type="submit"]`, chromedp.ByQuery),
+		waitJS(`document.getElementById("signin-error").textContent !== ""`),
+		text("#signin-error", &refused),
 		chromedp.SendKeys("#token", st.s.AdminToken, chromedp.ByQuery),
 		chromedp.Click(`#signin-form button[type="submit"]`, chromedp.ByQuery),
 		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Fleet overview"`),
@@ -256,6 +260,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		chromedp.Location(&url),
 		chromedp.Evaluate(`sessionStorage.getItem("maasflow.adminToken")`, &stored),
 	)
+	assert.Equal(t, "The token was refused; sign in again.", refused)
 	assert.Equal(t, "Fleet overview", heading)
 	assert.Equal(t, st.s.AdminToken, stored)
 	assert.NotContains(t, url, st.s.AdminToken)

@@ -317,6 +317,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		text("#failure", &failure),
 		chromedp.Evaluate(`document.querySelectorAll(".gantt .bar.manual_intervention").length`, &frozenBars),
 	)
+	stoppedShot := screenshot(t, ctx, shots, "console-run-stopped.png")
 	assert.True(t, open, "the operation asks in a dialog first")
 	assert.Equal(t, "Run mark manual intervention?", dialogTitle)
 	assert.Contains(t, failure, "FrozenByOperator")
@@ -357,4 +358,5 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Empty(t, problems(), "the page ran without errors")
 	copyToDocs(t, overviewShot, "console-overview.png")
 	copyToDocs(t, runShot, "console-run.png")
+	copyToDocs(t, stoppedShot, "console-run-stopped.png")
 }

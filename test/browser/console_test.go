@@ -123,6 +123,22 @@ func (st *stack) onboard(fx map[string]any, hostname, bmcIP, mac string, faults 
 	return st.admin("POST", "/api/v1/admin/onboardings", body, http.StatusAccepted)["id"].(string)
 }
 
+// waitStage polls the API until the onboarding is in stage.
+func (st *stack) waitStage(id, stage string) {
+	st.t.Helper()
+	deadline := time.Now().Add(uiWait)
+	for {
+		o := st.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		if o["stage"] == stage {
+			return
+		}
+		if time.Now().After(deadline) {
+			st.t.Fatalf("onboarding %s still %v at stage %v", id, o["status"], o["stage"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // browser starts Debian's chromium headless on a fresh profile and returns
 // a tab; page errors (uncaught exceptions, console errors) are collected in
 // the returned function's answer.
@@ -300,6 +316,9 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	// A host that never enrolls: frozen from the console's button, with a
 	// reason and a confirmation in the dialog.
 	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
+	// It waits in wait_enrollment for a simulated day: frozen there, that
+	// stage is open, never exited.
+	st.waitStage(stuck, "wait_enrollment")
 	var dialogTitle, failure string
 	var open bool
 	var frozenBars int
@@ -347,8 +366,9 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	run(t, ctx,
 		chromedp.Navigate(console+"#/onboardings"),
 		chromedp.WaitVisible("#status-filter", chromedp.ByQuery),
-		chromedp.SetValue("#status-filter", "completed", chromedp.ByQuery),
-		chromedp.Evaluate(`document.getElementById("status-filter").dispatchEvent(new Event("change"))`, nil),
+		// One step, so that a refresh cannot redraw the list between
+		// choosing and the change event.
+		chromedp.Evaluate(`(() => { const s = document.getElementById("status-filter"); s.value = "completed"; s.dispatchEvent(new Event("change")); })()`, nil),
 		waitJS(`location.hash === "#/onboardings?status=completed" && document.querySelectorAll("#view tbody tr").length === 1`),
 		text("#view tbody", &rows),
 	)

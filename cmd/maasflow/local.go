@@ -14,6 +14,7 @@ import (
 
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/config"
+	"github.com/maasflow/maasflow/shared/console"
 )
 
 // demoTimeScale is how much faster time runs under --demo: MAAS phases
@@ -141,6 +142,7 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	w := env.stdout
 	fmt.Fprintf(w, "maasflow local is running\n\n")
 	fmt.Fprintf(w, "  admin API   %s/api/v1/admin/\n", stack.APIURL)
+	fmt.Fprintf(w, "  console     %s%s   (sign in with the admin token)\n", stack.APIURL, console.Prefix)
 	if tokenFromEnv != "" {
 		fmt.Fprintf(w, "  admin token from $%s\n", config.EnvAdminToken)
 	} else {

@@ -114,6 +114,7 @@ func TestMakeRunDemo(t *testing.T) {
 	apiURL, token := l.match(t, bannerAPI), l.match(t, bannerToken)
 	assert.Contains(t, l.banner, "40x faster than real time: an onboarding takes about 20s (--time-scale 1 for real time)")
 	assert.Contains(t, l.banner, "log file    "+filepath.Join(dataDir, "maasflow.log"))
+	assert.Contains(t, l.banner, "console     "+apiURL+"/console/", "the banner names the console")
 	assert.Regexp(t, `MAAS sim\s+http://127\.0\.0\.1:\d+/MAAS\s+API key \S+:\S+:\S+`, l.banner)
 	command := l.match(t, bannerCommand)
 	assert.Equal(t, "onboard --site demo --profile gpu-jammy --sku h100-8x --hostname gpu-node-01 --ipmi-ip 10.20.0.101 --wait", command)

@@ -27,6 +27,7 @@ import (
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/connector"
+	"github.com/maasflow/maasflow/shared/console"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
@@ -347,6 +348,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux.HandleFunc("GET "+connectorTokenPath, s.connectorToken)
 	mux.HandleFunc("POST "+connectorRotatePath, s.rotateConnectorToken)
 	mux.Handle("GET /metrics", s.metricsHandler())
+	// The operator console: static files that call the API above.
+	mux.Handle(console.Prefix, console.Handler())
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")

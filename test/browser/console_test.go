@@ -1,0 +1,382 @@
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/internal/localstack"
+)
+
+// timeScale makes one simulated minute take 100 ms of wall time, as in the
+// e2e suite.
+const timeScale = 600
+
+// uiWait bounds how long (wall time) the test waits for something to appear
+// on screen; a safety net against a hung run, not a speed assertion.
+const uiWait = 45 * time.Second
+
+// stack is a running local stack and the admin API calls the test makes
+// beside the browser.
+type stack struct {
+	t *testing.T
+	s *localstack.Stack
+}
+
+func startStack(t *testing.T) *stack {
+	t.Helper()
+	s, err := localstack.Start(context.Background(), localstack.Config{
+		Listen:            "127.0.0.1:0",
+		SimListen:         "127.0.0.1:0",
+		TimeScale:         timeScale,
+		DataDir:           t.TempDir(),
+		Logger:            slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		ReconcileInterval: -1,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return &stack{t: t, s: s}
+}
+
+func (st *stack) call(method, url string, auth bool, body any, want int) map[string]any {
+	st.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(st.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+	require.NoError(st.t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+st.s.AdminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(st.t, err)
+	defer func() { _ = resp.Body.Close() }()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(st.t, err)
+	require.Equalf(st.t, want, resp.StatusCode, "%s %s: %s", method, url, out)
+	var v map[string]any
+	if len(out) > 0 {
+		require.NoError(st.t, json.Unmarshal(out, &v), string(out))
+	}
+	return v
+}
+
+func (st *stack) admin(method, path string, body any, want int) map[string]any {
+	st.t.Helper()
+	return st.call(method, st.s.APIURL+path, true, body, want)
+}
+
+// fixture makes a probed site with credentials, a profile and an SKU, and
+// returns the body of an onboarding request without its host fields.
+func (st *stack) fixture() map[string]any {
+	st.t.Helper()
+	site := st.admin("POST", "/api/v1/admin/maas-sites", map[string]any{
+		"name": "rack-a", "maas_url": st.s.SimURL, "policy": map[string]any{"bootstrap": st.s.SiteBootstrap},
+	}, http.StatusCreated)
+	id := site["id"].(string)
+	st.admin("POST", "/api/v1/admin/maas-sites/"+id+"/credentials", map[string]any{
+		"maas_api_key": st.s.SimAPIKey, "bmc_username": "maasflow", "bmc_password": "bmc-secret-1",
+	}, http.StatusOK)
+	st.admin("POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil, http.StatusOK)
+	prof := st.admin("POST", "/api/v1/admin/maas-sites/"+id+"/profiles", map[string]any{
+		"name": "gpu-jammy", "architecture": "amd64/generic", "distro_series": "jammy",
+		"policy": map[string]any{"enrollment_timeout_seconds": 86400},
+	}, http.StatusCreated)
+	st.admin("POST", "/api/v1/admin/skus", map[string]any{"id": "h100-8x", "gpu_model": "H100", "gpus_total": 8}, http.StatusCreated)
+	return map[string]any{"site_id": id, "profile_id": prof["id"], "sku_id": "h100-8x"}
+}
+
+// onboard adds a simulated host and onboards it through the admin API.
+func (st *stack) onboard(fx map[string]any, hostname, bmcIP, mac string, faults map[string]any) string {
+	st.t.Helper()
+	sim := strings.TrimSuffix(st.s.SimURL, "/MAAS")
+	st.call("POST", sim+"/_sim/hardware", false, map[string]any{
+		"hostname": hostname, "bmc_ip": bmcIP, "pxe_mac": mac, "faults": faults,
+	}, http.StatusCreated)
+	body := map[string]any{"hostname": hostname, "ipmi_ip": bmcIP}
+	for k, v := range fx {
+		body[k] = v
+	}
+	return st.admin("POST", "/api/v1/admin/onboardings", body, http.StatusAccepted)["id"].(string)
+}
+
+// waitStage polls the API until the onboarding is in stage.
+func (st *stack) waitStage(id, stage string) {
+	st.t.Helper()
+	deadline := time.Now().Add(uiWait)
+	for {
+		o := st.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		if o["stage"] == stage {
+			return
+		}
+		if time.Now().After(deadline) {
+			st.t.Fatalf("onboarding %s still %v at stage %v", id, o["status"], o["stage"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// browser starts Debian's chromium headless on a fresh profile and returns
+// a tab; page errors (uncaught exceptions, console errors) are collected in
+// the returned function's answer.
+func browser(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		msg := "the console's browser test needs Debian's chromium on PATH (apt-get install -y chromium)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	// Chromium's helpers may still be writing the profile when the browser
+	// has closed, so its directory is removed best-effort rather than by
+	// t.TempDir's strict cleanup.
+	profile, err := os.MkdirTemp("", "maasflow-chromium-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(profile) })
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(func(format string, args ...any) {
+		// This chromium is newer than the protocol bindings: events they
+		// cannot decode are noise, every other error is shown.
+		msg := fmt.Sprintf(format, args...)
+		if !strings.Contains(msg, "could not unmarshal event") && !strings.Contains(msg, "unhandled node event") {
+			// log, not t.Log: chromedp may report after the test ended.
+			log.Print(msg)
+		}
+	}))
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+
+	var mu sync.Mutex
+	var problems []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.APITypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				problems = append(problems, "console error: "+strings.Join(parts, " "))
+			}
+		}
+	})
+	require.NoError(t, chromedp.Run(ctx), "start chromium")
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// waitJS waits until the expression is true in the page.
+func waitJS(expr string) chromedp.Action {
+	return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(100*time.Millisecond))
+}
+
+// run runs the actions and, when one fails, logs what the page showed.
+func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+	t.Helper()
+	err := chromedp.Run(ctx, actions...)
+	if err != nil {
+		var view, url string
+		_ = chromedp.Run(ctx, chromedp.Location(&url), chromedp.Text("body", &view, chromedp.ByQuery))
+		t.Fatalf("%v\nat %s the page showed:\n%s", err, url, view)
+	}
+}
+
+func text(sel string, out *string) chromedp.Action {
+	return chromedp.Text(sel, out, chromedp.ByQuery)
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) string {
+	t.Helper()
+	var png []byte
+	// Quality 100 makes chromedp ask for a PNG.
+	run(t, ctx, chromedp.FullScreenshot(&png, 100))
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, png, 0o600))
+	t.Logf("screenshot %s", p)
+	return p
+}
+
+// copyToDocs keeps a screenshot as the docs' picture of the console.
+func copyToDocs(t *testing.T, src, name string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	// The docs' pictures are read by everyone who checks out the tree.
+	require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", name), b, 0o644)) //nolint:gosec // a public picture, no secret
+}
+
+func TestConsoleSignInWatchAndRecover(t *testing.T) {
+	ctx, problems := browser(t)
+	st := startStack(t)
+	shots := t.TempDir()
+	fx := st.fixture()
+	console := st.s.APIURL + "/console/"
+
+	// Signing in: the form, then the overview; the token is in
+	// sessionStorage and nowhere in the URL.
+	var heading, url, stored, refused string
+	run(t, ctx,
+		chromedp.Navigate(console),
+		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SendKeys("#token", "not-the-token", chromedp.ByQuery),
+		chromedp.Click(`#signin-form button[type="submit"]`, chromedp.ByQuery),
+		waitJS(`document.getElementById("signin-error").textContent !== ""`),
+		text("#signin-error", &refused),
+		chromedp.SendKeys("#token", st.s.AdminToken, chromedp.ByQuery),
+		chromedp.Click(`#signin-form button[type="submit"]`, chromedp.ByQuery),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Fleet overview"`),
+		text("#view h1", &heading),
+		chromedp.Location(&url),
+		chromedp.Evaluate(`sessionStorage.getItem("maasflow.adminToken")`, &stored),
+	)
+	assert.Equal(t, "The token was refused; sign in again.", refused)
+	assert.Equal(t, "Fleet overview", heading)
+	assert.Equal(t, st.s.AdminToken, stored)
+	assert.NotContains(t, url, st.s.AdminToken)
+
+	// The overview, open before the host exists, follows its onboarding
+	// without being reloaded.
+	var before string
+	run(t, ctx,
+		waitJS(`document.querySelector('td[data-status="completed"]') !== null`),
+		text(`td[data-status="completed"]`, &before),
+	)
+	require.Equal(t, "0", before)
+	good := st.onboard(fx, "gpu-b1", "10.10.7.11", "52:54:00:00:71:01", nil)
+	run(t, ctx, waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`))
+
+	// Its detail page: every stage as a bar, MAAS's events, no recovery.
+	var detail string
+	var bars []int
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+good),
+		waitJS(`document.querySelectorAll(".gantt .stage-row").length >= 1`),
+		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "completed"`),
+		text("#view", &detail),
+		chromedp.Evaluate(`[document.querySelectorAll(".gantt .stage-row").length, document.querySelectorAll(".gantt .bar.ok").length]`, &bars),
+	)
+	assert.Contains(t, detail, "Onboarding gpu-b1")
+	for _, stage := range []string{"commission", "wait_ready", "deploy", "wait_deployed"} {
+		assert.Contains(t, detail, stage, "the stage timeline shows %s", stage)
+	}
+	assert.NotContains(t, detail, "MAAS has logged nothing", "MAAS events are listed")
+	require.Len(t, bars, 2)
+	assert.GreaterOrEqual(t, bars[0], 5, "one bar per stage of a whole onboarding")
+	assert.Equal(t, bars[0], bars[1], "every stage of a completed run ended ok")
+	assert.Contains(t, detail, "None allowed in this state.", "a completed run offers no recovery")
+	runShot := screenshot(t, ctx, shots, "console-run.png")
+
+	// A host that never enrolls: frozen from the console's button, with a
+	// reason and a confirmation in the dialog.
+	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
+	// It waits in wait_enrollment for a simulated day: frozen there, that
+	// stage is open, never exited.
+	st.waitStage(stuck, "wait_enrollment")
+	var dialogTitle, failure string
+	var open bool
+	var frozenBars int
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+stuck),
+		chromedp.WaitVisible(`button[data-op="mark-manual-intervention"]`, chromedp.ByQuery),
+		chromedp.Focus(`button[data-op="mark-manual-intervention"]`, chromedp.ByQuery),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("confirm").open`, &open),
+		text("#confirm-title", &dialogTitle),
+		chromedp.SendKeys("#confirm-reason", "rack power work at 14:00", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "manual intervention"`),
+		text("#failure", &failure),
+		chromedp.Evaluate(`document.querySelectorAll(".gantt .bar.manual_intervention").length`, &frozenBars),
+	)
+	stoppedShot := screenshot(t, ctx, shots, "console-run-stopped.png")
+	assert.True(t, open, "the operation asks in a dialog first")
+	assert.Equal(t, "Run mark manual intervention?", dialogTitle)
+	assert.Contains(t, failure, "FrozenByOperator")
+	assert.Contains(t, failure, "rack power work at 14:00")
+	assert.Equal(t, 1, frozenBars, "the stage the run was frozen in is drawn as stopped by an operator")
+	o := st.admin("GET", "/api/v1/admin/onboardings/"+stuck, nil, http.StatusOK)
+	assert.Equal(t, "manual_intervention", o["status"], "the button ran the operation")
+
+	// The overview counts both and lists the one that needs an operator.
+	var needs, completed, mi string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/overview"),
+		waitJS(`document.querySelector("#needs-operator") && document.querySelector("#needs-operator").textContent.includes("(1)")`),
+		waitJS(`document.querySelector('td[data-status="completed"]') && document.querySelector('td[data-status="completed"]').textContent === "1"`),
+		text(`table[aria-labelledby="needs-operator"]`, &needs),
+		text(`td[data-status="completed"]`, &completed),
+		text(`td[data-status="manual_intervention"]`, &mi),
+	)
+	assert.Contains(t, needs, "gpu-b2")
+	assert.Contains(t, needs, "FrozenByOperator")
+	assert.Equal(t, "1", completed)
+	assert.Equal(t, "1", mi)
+	overviewShot := screenshot(t, ctx, shots, "console-overview.png")
+
+	// The list filters by status.
+	var rows string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings"),
+		chromedp.WaitVisible("#status-filter", chromedp.ByQuery),
+		// One step, so that a refresh cannot redraw the list between
+		// choosing and the change event.
+		chromedp.Evaluate(`(() => { const s = document.getElementById("status-filter"); s.value = "completed"; s.dispatchEvent(new Event("change")); })()`, nil),
+		waitJS(`location.hash === "#/onboardings?status=completed" && document.querySelectorAll("#view tbody tr").length === 1`),
+		text("#view tbody", &rows),
+	)
+	assert.Contains(t, rows, "gpu-b1")
+	assert.NotContains(t, rows, "gpu-b2")
+
+	assert.Empty(t, problems(), "the page ran without errors")
+	copyToDocs(t, overviewShot, "console-overview.png")
+	copyToDocs(t, runShot, "console-run.png")
+	copyToDocs(t, stoppedShot, "console-run-stopped.png")
+}

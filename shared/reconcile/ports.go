@@ -47,6 +47,8 @@ type Store interface {
 	ListSites(ctx context.Context) ([]domain.Site, error)
 	ListNodesBySite(ctx context.Context, siteID string) ([]domain.Node, error)
 	GetNode(ctx context.Context, id string) (domain.Node, error)
+	// FindOpenDecommission: a node a decommission holds is its workflow's.
+	FindOpenDecommission(ctx context.Context, nodeID string) (id string, found bool, err error)
 	UpdateNode(ctx context.Context, id string, mutate store.Mutator[domain.Node]) (domain.Node, error)
 	ListOnboardings(ctx context.Context, f store.OnboardingFilter) (store.OnboardingPage, error)
 	GetOnboarding(ctx context.Context, id string) (domain.Onboarding, error)

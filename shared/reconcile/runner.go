@@ -402,9 +402,41 @@ func (r *Runner) viewOnboarding(ctx context.Context, o domain.Onboarding) (Onboa
 	return v, nil
 }
 
+// withoutDecommissioning drops the findings of nodes that a decommission
+// holds: once a decommission is created its workflow owns the node, even
+// before BeginDecommission has marked the node decommissioning, so the drift
+// that led to it (a machine released behind maasflow's back) closes now
+// instead of at the next run. Only nodes with findings are looked up, so a
+// quiet site costs nothing more.
+func (r *Runner) withoutDecommissioning(ctx context.Context, findings []Finding) ([]Finding, error) {
+	held := map[string]bool{}
+	kept := findings[:0]
+	for _, f := range findings {
+		if f.NodeID == "" {
+			kept = append(kept, f)
+			continue
+		}
+		h, seen := held[f.NodeID]
+		if !seen {
+			_, found, err := r.Store.FindOpenDecommission(ctx, f.NodeID)
+			if err != nil {
+				return nil, fmt.Errorf("open decommission of node %s: %w", f.NodeID, err)
+			}
+			h, held[f.NodeID] = found, found
+		}
+		if !h {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
+
 // apply compares, writes the drift plan, the node states and the events.
 func (r *Runner) apply(ctx context.Context, runID, siteID string, now time.Time, obs Observation, info *domain.SiteRunInfo) error {
-	findings := Compare(obs)
+	findings, err := r.withoutDecommissioning(ctx, Compare(obs))
+	if err != nil {
+		return err
+	}
 	open, err := r.Store.ListOpenDrift(ctx, siteID)
 	if err != nil {
 		return err

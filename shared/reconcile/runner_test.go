@@ -189,6 +189,28 @@ func TestRunFindsAndClosesDrift(t *testing.T) {
 	assert.Equal(t, closer.ID, page.Items[0].ClosedBy)
 }
 
+// A decommission owns its node from the moment it is created, before its
+// workflow's first step marks the node decommissioning: the drift that
+// led to it closes at the next run, and the node is not reported again.
+func TestNodeHeldByADecommissionIsNotCompared(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.addNode(t, "n1", "gpu1", "sida")
+	h.maas.machines["sida"] = machine("sida", "gpu1", "Ready", "off")
+	h.run(t)
+	require.Contains(t, h.open(t), "n1 status_mismatch")
+
+	require.NoError(t, h.st.CreateDecommission(ctx, domain.Decommission{
+		ID: "d1", NodeID: "n1", SiteID: "s1", Hostname: "gpu1", Mode: domain.DecommissionFull,
+		Status: domain.OnboardingPending, Attempt: 1, CreatedAt: t0, UpdatedAt: t0,
+	}))
+	node, err := h.st.GetNode(ctx, "n1")
+	require.NoError(t, err)
+	require.Equal(t, domain.NodeActive, node.Status, "the workflow has not begun")
+	h.run(t)
+	assert.NotContains(t, h.open(t), "n1 status_mismatch")
+}
+
 func TestResolve(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()

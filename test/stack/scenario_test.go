@@ -1,0 +1,161 @@
+package stack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// terminalWait bounds a wait for a workflow to end (wall time): a net
+// against a hung run, not a speed assertion.
+const terminalWait = 3 * time.Minute
+
+// runLane starts the lane on tpl and fails the test when it cannot.
+func runLane(t *testing.T, tpl *template) *lane {
+	t.Helper()
+	l, err := startLane(t, tpl)
+	require.NoError(t, err)
+	return l
+}
+
+func freshTemplate(t *testing.T) *template {
+	t.Helper()
+	tpl, err := loadTemplate(templatePath)
+	require.NoError(t, err)
+	return tpl
+}
+
+// do sends a request through the API front; it returns the status and the
+// decoded body.
+func (l *lane) do(method, path string, body any, auth bool) (int, map[string]any) {
+	l.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(l.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, l.apiURL+path, rd) //nolint:noctx // a test request
+	require.NoError(l.t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+laneAdminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(l.t, err)
+	defer func() { _ = resp.Body.Close() }()
+	out, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	_ = json.Unmarshal(out, &v)
+	if v == nil {
+		v = map[string]any{"raw": string(out)}
+	}
+	return resp.StatusCode, v
+}
+
+// admin calls an admin route and requires the status.
+func (l *lane) admin(method, path string, body any, want int) map[string]any {
+	l.t.Helper()
+	status, v := l.do(method, path, body, true)
+	if status != want {
+		l.t.Fatalf("%s %s: status %d, want %d: %v\nproblems: %v\n%s", method, path, status, want, v, l.problems(), l.functionLogs())
+	}
+	return v
+}
+
+// sim calls the simulator's control API.
+func (l *lane) simCall(method, path string, body any, want int) {
+	l.t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, l.simSrv.URL+path, bytes.NewReader(b)) //nolint:noctx // a test request
+	require.NoError(l.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.simSrv.Client().Do(req)
+	require.NoError(l.t, err)
+	out, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equalf(l.t, want, resp.StatusCode, "%s %s: %s", method, path, out)
+}
+
+type fixture struct{ SiteID, ProfileID, SKUID string }
+
+// setup creates a probed site with credentials, a profile and an SKU
+// through the admin API.
+func (l *lane) setup() fixture {
+	l.t.Helper()
+	site := l.admin("POST", "/api/v1/admin/maas-sites", map[string]any{
+		"name": "lane-site", "maas_url": l.simURL,
+		"policy": map[string]any{"bootstrap": map[string]any{"url": l.boot.URL, "version": l.boot.Version, "sha256": l.boot.SHA256,
+			"ca_bundle_pem": l.boot.CABundle}},
+	}, http.StatusCreated)
+	id := site["id"].(string)
+	l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/credentials", map[string]any{
+		"maas_api_key": l.sim.APIKey(), "bmc_username": "maasflow", "bmc_password": "lane-bmc-password",
+	}, http.StatusOK)
+	probe := l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil, http.StatusOK)
+	require.Equal(l.t, true, probe["healthy"], probe)
+	prof := l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/profiles", map[string]any{
+		"name": "gpu-jammy", "architecture": "amd64/generic", "distro_series": "jammy",
+	}, http.StatusCreated)
+	f := fixture{SiteID: id, ProfileID: prof["id"].(string), SKUID: "h100-8x"}
+	l.admin("POST", "/api/v1/admin/skus", map[string]any{"id": f.SKUID, "gpu_model": "H100", "gpus_total": 8}, http.StatusCreated)
+	return f
+}
+
+func (l *lane) hardware(hostname, bmcIP, mac string) {
+	l.t.Helper()
+	l.simCall("POST", "/_sim/hardware", map[string]any{"hostname": hostname, "bmc_ip": bmcIP, "pxe_mac": mac}, http.StatusCreated)
+}
+
+func (l *lane) onboard(f fixture, hostname, ip string) string {
+	l.t.Helper()
+	out := l.admin("POST", "/api/v1/admin/onboardings", map[string]any{
+		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "hostname": hostname, "ipmi_ip": ip,
+	}, http.StatusAccepted)
+	return out["id"].(string)
+}
+
+// waitStatus polls a record until its status leaves pending and running.
+func (l *lane) waitStatus(path string) map[string]any {
+	l.t.Helper()
+	deadline := time.Now().Add(terminalWait)
+	for {
+		o := l.admin("GET", path, nil, http.StatusOK)
+		switch o["status"] {
+		case "pending", "running", "draining", "releasing":
+		default:
+			return o
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("%s still %v at stage %v\nproblems: %v\n%s", path, o["status"], o["stage"], l.problems(), l.functionLogs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// requireClean fails on any denied call, failed start or bad event.
+func (l *lane) requireClean() {
+	l.t.Helper()
+	if p := l.problems(); len(p) > 0 {
+		l.t.Fatalf("the run was not clean:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+func TestOnboardingOnTheSynthesizedStack(t *testing.T) {
+	l := runLane(t, freshTemplate(t))
+	f := l.setup()
+	l.hardware("gpu-a1", "10.10.0.11", "52:54:00:00:01:01")
+	id := l.onboard(f, "gpu-a1", "10.10.0.11")
+	o := l.waitStatus("/api/v1/admin/onboardings/" + id)
+	require.Equal(t, "completed", o["status"], fmt.Sprintf("%v\n%s", o, l.functionLogs()))
+	l.requireClean()
+}

@@ -52,6 +52,8 @@ type awsEndpoint struct {
 	keys     map[string]principal
 	calls    []call
 	denied   []call
+	faults   []string                   // DynamoDB errors other than failed conditions
+	indexes  map[string]map[string]bool // table → its declared indexes
 	events   []putEvent
 	secrets  map[string]string // name → value
 	tokenSMs map[string][]string
@@ -102,11 +104,32 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !a.authorize(w, p, dynamoCalls(op, body)) {
 			return
 		}
+		if msg := a.checkIndex(body); msg != "" {
+			// DynamoDB's answer for an index the table does not have.
+			a.mu.Lock()
+			a.faults = append(a.faults, fmt.Sprintf("dynamodb %s by %s: %s", op, p.name, msg))
+			a.mu.Unlock()
+			awsError(w, http.StatusBadRequest, "ValidationException", msg)
+			return
+		}
 		// DynamoDB signs its answers with a CRC32 the SDK checks.
 		rec := httptest.NewRecorder()
 		a.dynamo.ServeHTTP(rec, r)
 		for k, v := range rec.Header() {
 			w.Header()[k] = v
+		}
+		if rec.Code >= 400 {
+			var e struct {
+				Type    string `json:"__type"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(rec.Body.Bytes(), &e)
+			// A failed condition is the store's concurrency control, not a fault.
+			if !strings.Contains(e.Type, "ConditionalCheckFailed") && !strings.Contains(e.Type, "TransactionCanceled") {
+				a.mu.Lock()
+				a.faults = append(a.faults, fmt.Sprintf("dynamodb %s by %s: %s %s", op, p.name, e.Type, e.Message))
+				a.mu.Unlock()
+			}
 		}
 		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body.Bytes())), 10))
 		w.WriteHeader(rec.Code)
@@ -475,4 +498,20 @@ func describeCalls(cs []call) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// checkIndex refuses a request for an index its table does not declare
+// (minidyn's server does not check).
+func (a *awsEndpoint) checkIndex(body []byte) string {
+	var req struct{ TableName, IndexName string }
+	_ = json.Unmarshal(body, &req)
+	if req.IndexName == "" {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ix, ok := a.indexes[req.TableName]; ok && !ix[req.IndexName] {
+		return "The table does not have the specified index: " + req.IndexName
+	}
+	return ""
 }

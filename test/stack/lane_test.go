@@ -183,6 +183,14 @@ func (l *lane) createTables() error {
 		if err := json.Unmarshal(b, &in); err != nil {
 			return fmt.Errorf("table %s: %w", id, err)
 		}
+		declared := map[string]bool{}
+		for _, gsi := range in.GlobalSecondaryIndexes {
+			declared[aws.ToString(gsi.IndexName)] = true
+		}
+		if l.aws.indexes == nil {
+			l.aws.indexes = map[string]map[string]bool{}
+		}
+		l.aws.indexes[aws.ToString(in.TableName)] = declared
 		if _, err := client.CreateTable(context.Background(), &in); err != nil {
 			return fmt.Errorf("create table %s: %w", id, err)
 		}
@@ -418,6 +426,9 @@ func (l *lane) problems() []string {
 	for _, d := range denied {
 		out = append(out, "denied: "+d.Principal+" "+d.Action+" "+d.Resource)
 	}
+	l.aws.mu.Lock()
+	out = append(out, l.aws.faults...)
+	l.aws.mu.Unlock()
 	registered := map[string]bool{}
 	for _, id := range l.tpl.ofType("AWS::EventSchemas::Schema") {
 		registered[strings.TrimPrefix(l.res.prop(id, "SchemaName"), "maasflow@")] = true

@@ -203,6 +203,9 @@ func (f *lambdaFunction) invoke(ctx context.Context, payload []byte) ([]byte, *m
 		f.mu.Lock()
 		msg := f.initErr
 		f.mu.Unlock()
+		if msg == "" {
+			msg = tail(f.logs.String(), 600)
+		}
 		return nil, &messages.InvokeResponse_Error{Type: "Runtime.ExitError", Message: "the function exited during init: " + msg}
 	case <-timer.C:
 		f.kill()

@@ -3,7 +3,6 @@ package stack
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -152,10 +151,21 @@ func (l *lane) requireClean() {
 
 func TestOnboardingOnTheSynthesizedStack(t *testing.T) {
 	l := runLane(t, freshTemplate(t))
-	f := l.setup()
-	l.hardware("gpu-a1", "10.10.0.11", "52:54:00:00:01:01")
-	id := l.onboard(f, "gpu-a1", "10.10.0.11")
-	o := l.waitStatus("/api/v1/admin/onboardings/" + id)
-	require.Equal(t, "completed", o["status"], fmt.Sprintf("%v\n%s", o, l.functionLogs()))
+	require.NoError(t, l.tryOnboarding(), l.functionLogs())
 	l.requireClean()
+	require.True(t, l.published("node.onboarding.started"))
+	require.True(t, l.published("node.onboarding.completed"))
+	calls, _ := l.aws.snapshot()
+	// Every function the onboarding invoked ran as its own principal, and
+	// the site's credentials were read only through the site-scoped role.
+	byPrincipal := map[string]bool{}
+	for _, c := range calls {
+		byPrincipal[c.Principal] = true
+		if strings.HasPrefix(c.Action, "secretsmanager:GetSecretValue") {
+			require.True(t, strings.HasPrefix(c.Principal, "SiteSecretsRole"), "%s read a secret with its own role", c.Principal)
+		}
+	}
+	for _, fn := range []string{"api", "validate-onboarding", "discover-machine", "deploy-machine", "finish-onboarding", "watch-sites", "reconcile"} {
+		require.True(t, byPrincipal["maasflow-dev-"+fn], "no AWS call recorded for %s:\n%s", fn, describeCalls(calls))
+	}
 }

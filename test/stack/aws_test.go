@@ -131,9 +131,11 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				a.mu.Unlock()
 			}
 		}
-		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body.Bytes())), 10))
+		out := restoreEmptyMaps(rec.Body.Bytes())
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
+		w.Header().Del("Content-Length")
 		w.WriteHeader(rec.Code)
-		_, _ = w.Write(rec.Body.Bytes())
+		_, _ = w.Write(out)
 	case "events":
 		a.putEvents(w, p, op, body)
 	case "secretsmanager":
@@ -514,4 +516,76 @@ func (a *awsEndpoint) checkIndex(body []byte) string {
 		return "The table does not have the specified index: " + req.IndexName
 	}
 	return ""
+}
+
+// restoreEmptyMaps puts back the {"M":{}} minidyn's server writes as {}
+// (its attribute value's M is omitempty): the SDK cannot decode an
+// attribute value with no member, and DynamoDB never sends one. An empty
+// list would come out the same; maasflow's records hold empty maps
+// (counters by kind), not empty lists.
+func restoreEmptyMaps(body []byte) []byte {
+	if !bytes.Contains(body, []byte("{}")) {
+		return body
+	}
+	var v map[string]any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return body
+	}
+	fixItem := func(item any) {
+		if m, ok := item.(map[string]any); ok {
+			for k, av := range m {
+				m[k] = fixValue(av)
+			}
+		}
+	}
+	for _, key := range []string{"Item", "Attributes"} {
+		fixItem(v[key])
+	}
+	if items, ok := v["Items"].([]any); ok {
+		for _, it := range items {
+			fixItem(it)
+		}
+	}
+	if resp, ok := v["Responses"].(map[string]any); ok {
+		for _, list := range resp {
+			if items, ok := list.([]any); ok {
+				for _, it := range items {
+					fixItem(it)
+				}
+			}
+		}
+	}
+	if resp, ok := v["Responses"].([]any); ok { // TransactGetItems
+		for _, r := range resp {
+			if m, ok := r.(map[string]any); ok {
+				fixItem(m["Item"])
+			}
+		}
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func fixValue(av any) any {
+	m, ok := av.(map[string]any)
+	if !ok {
+		return av
+	}
+	if len(m) == 0 {
+		return map[string]any{"M": map[string]any{}}
+	}
+	if inner, ok := m["M"].(map[string]any); ok {
+		for k, x := range inner {
+			inner[k] = fixValue(x)
+		}
+	}
+	if list, ok := m["L"].([]any); ok {
+		for i, x := range list {
+			list[i] = fixValue(x)
+		}
+	}
+	return m
 }

@@ -61,9 +61,7 @@ func (l *lane) tryOnboarding() error {
 		if p := l.problems(); len(p) > 0 {
 			return errors.New(strings.Join(p, "; "))
 		}
-		// The onboarding's own executions; a reconcile run's end is not
-		// this check's (see docs/deploy.md, "The stack lane").
-		for _, arn := range []string{l.machines["maasflow-dev-onboarding"]} {
+		for _, arn := range l.machines {
 			for _, status := range []string{asl.StatusFailed, asl.StatusTimedOut, asl.StatusAborted} {
 				for _, x := range l.engine.ListExecutions(arn, status) {
 					return fmt.Errorf("execution %s %s: %s: %s", x.Name, x.Status, x.Error, x.Cause)
@@ -75,7 +73,7 @@ func (l *lane) tryOnboarding() error {
 		case "completed":
 			// Done once the completion event is on the bus and a scheduled
 			// reconcile run (which reads the table's indexes) has ended.
-			if l.published("node.onboarding.completed") && l.called("maasflow-dev-reconcile", "dynamodb:Query", "/index/") {
+			if l.published("node.onboarding.completed") && l.called("maasflow-dev-reconcile", "dynamodb:Query", "/index/") && l.succeeded("maasflow-dev-reconcile") {
 				if p := l.problems(); len(p) > 0 {
 					return errors.New(strings.Join(p, "; "))
 				}
@@ -157,7 +155,7 @@ func TestBrokenTemplatesFailTheLane(t *testing.T) {
 					subs["DiscoverMachineFunctionArn"], subs["CommissionMachineFunctionArn"] = subs["CommissionMachineFunctionArn"], subs["DiscoverMachineFunctionArn"]
 				}
 			}
-		}, "")
+		}, "CommissionMachine needs a MAAS machine")
 	})
 	t.Run("a function's role lacks its PutEvents grant", func(t *testing.T) {
 		runBroken(t, func(tpl *template) {
@@ -213,4 +211,9 @@ func (l *lane) called(principal, action, part string) bool {
 		}
 	}
 	return false
+}
+
+// succeeded reports whether a state machine has a succeeded execution.
+func (l *lane) succeeded(machine string) bool {
+	return len(l.engine.ListExecutions(l.machines[machine], asl.StatusSucceeded)) > 0
 }

@@ -112,6 +112,7 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			awsError(w, http.StatusBadRequest, "ValidationException", msg)
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(emptyListsAsNull(body)))
 		// DynamoDB signs its answers with a CRC32 the SDK checks.
 		rec := httptest.NewRecorder()
 		a.dynamo.ServeHTTP(rec, r)
@@ -518,11 +519,46 @@ func (a *awsEndpoint) checkIndex(body []byte) string {
 	return ""
 }
 
+// emptyListsAsNull writes an empty list attribute ({"L":[]}) as NULL:
+// minidyn's server would answer it as {} (below), which reads back as an
+// empty map. A Go slice decodes NULL as nil, which the records treat as
+// empty.
+func emptyListsAsNull(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"L":[]`)) {
+		return body
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return body
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			if l, ok := t["L"].([]any); ok && len(t) == 1 && len(l) == 0 {
+				return map[string]any{"NULL": true}
+			}
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return body
+	}
+	return out
+}
+
 // restoreEmptyMaps puts back the {"M":{}} minidyn's server writes as {}
 // (its attribute value's M is omitempty): the SDK cannot decode an
-// attribute value with no member, and DynamoDB never sends one. An empty
-// list would come out the same; maasflow's records hold empty maps
-// (counters by kind), not empty lists.
+// attribute value with no member, and DynamoDB never sends one. Empty
+// lists are stored as NULL (emptyListsAsNull), so {} is always a map.
 func restoreEmptyMaps(body []byte) []byte {
 	if !bytes.Contains(body, []byte("{}")) {
 		return body

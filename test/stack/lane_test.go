@@ -96,7 +96,8 @@ func startLane(t *testing.T, tpl *template) (*lane, error) {
 	l.simURL = l.simSrv.URL + "/MAAS"
 	caFile := filepath.Join(t.TempDir(), "lane-ca.pem")
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: l.simSrv.Certificate().Raw})
-	if err := os.WriteFile(caFile, caPEM, 0o600); err != nil {
+	trusted := append(append([]byte(nil), caPEM...), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: allocations.Certificate().Raw})...)
+	if err := os.WriteFile(caFile, trusted, 0o600); err != nil {
 		return nil, err
 	}
 	l.boot = bootstrapRef{URL: l.simSrv.URL + "/_lane/site-bootstrap.sh", Version: "lane-1", SHA256: sha256Hex(siteBootstrapScript),
@@ -113,6 +114,7 @@ func startLane(t *testing.T, tpl *template) (*lane, error) {
 		return nil, err
 	}
 	l.aws = newAWSEndpoint(l.iam)
+	l.aws.secrets[allocationSecret] = allocationToken
 	awsSrv := httptest.NewServer(l.aws)
 	t.Cleanup(awsSrv.Close)
 	if err := l.createTables(); err != nil {

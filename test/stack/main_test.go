@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,15 @@ var (
 	cdkOut       string
 	templatePath string
 	assetPaths   map[string]string // asset hash → directory
+	// allocations is the allocation service the template is synthesized
+	// with (its URL is fixed at synth, so it outlives every lane).
+	allocations *httptest.Server
+)
+
+// The allocation service's token and the secret the template names for it.
+const (
+	allocationToken  = "lane-allocation-token"
+	allocationSecret = "dev/maasflow/allocation-service/token"
 )
 
 // TestMain builds every function for the host's architecture once (two
@@ -34,6 +45,9 @@ func TestMain(m *testing.M) {
 		code = m.Run()
 	}
 	_ = os.RemoveAll(filepath.Dir(cdkOut))
+	if allocations != nil {
+		allocations.Close()
+	}
 	os.Exit(code)
 }
 
@@ -81,6 +95,19 @@ func setup() (int, error) {
 		return 1, err
 	}
 	cdk.Context["maasflow:stage"] = "dev"
+	// An allocation service with no allocations: every drain finds the node
+	// free (the drain's refusals are the e2e suite's).
+	allocations = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+allocationToken {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"items":[]}`))
+	}))
+	allocations.StartTLS()
+	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
+	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
 	ctx, _ := json.Marshal(cdk.Context)
 	synth := exec.Command("go", "run", "./infra")
 	synth.Dir = root

@@ -3,6 +3,7 @@ package stack
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/asl"
 )
 
 // terminalWait bounds a wait for a workflow to end (wall time): a net
@@ -168,4 +171,69 @@ func TestOnboardingOnTheSynthesizedStack(t *testing.T) {
 	for _, fn := range []string{"api", "validate-onboarding", "discover-machine", "deploy-machine", "finish-onboarding", "watch-sites", "reconcile"} {
 		require.True(t, byPrincipal["maasflow-dev-"+fn], "no AWS call recorded for %s:\n%s", fn, describeCalls(calls))
 	}
+}
+
+// onboarded onboards a new host and returns the completed onboarding.
+func (l *lane) onboarded(f fixture, host, ip, mac string, faults map[string]any) map[string]any {
+	l.t.Helper()
+	l.simCall("POST", "/_sim/hardware", map[string]any{"hostname": host, "bmc_ip": ip, "pxe_mac": mac, "faults": faults}, http.StatusCreated)
+	return l.waitStatus("/api/v1/admin/onboardings/" + l.onboard(f, host, ip))
+}
+
+// TestLifecycleOnTheSynthesizedStack runs, on one deployment of the
+// template: an onboarding, a recovery (rerun after a failed commissioning),
+// a batch, a reconcile run and a full decommission.
+func TestLifecycleOnTheSynthesizedStack(t *testing.T) {
+	l := runLane(t, freshTemplate(t))
+	f := l.setup()
+
+	first := l.onboarded(f, "gpu-l1", "10.10.1.11", "52:54:00:10:01:01", nil)
+	require.Equal(t, "completed", first["status"], first)
+
+	// Recovery: commissioning fails once; the rerun completes on the same
+	// MAAS machine.
+	failed := l.onboarded(f, "gpu-l2", "10.10.1.12", "52:54:00:10:01:02", map[string]any{"commission_failures": 1})
+	require.Contains(t, []any{"failed", "manual_intervention"}, failed["status"], failed)
+	id := failed["id"].(string)
+	rerun := l.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "reseated the DIMM"}, http.StatusOK)
+	require.EqualValues(t, 2, rerun["attempt"])
+	done := l.waitStatus("/api/v1/admin/onboardings/" + id)
+	require.Equal(t, "completed", done["status"], done)
+	require.Equal(t, failed["maas_system_id"], done["maas_system_id"])
+
+	// A batch of two, each row its own child execution.
+	var nodes []any
+	for i := 1; i <= 2; i++ {
+		host, ip := fmt.Sprintf("gpu-b%d", i), fmt.Sprintf("10.10.2.%d", i)
+		l.hardware(host, ip, fmt.Sprintf("52:54:00:20:00:%02x", i))
+		nodes = append(nodes, map[string]any{"hostname": host, "ipmi_ip": ip})
+	}
+	b := l.admin("POST", "/api/v1/admin/onboardings/batch", map[string]any{
+		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "nodes": nodes}, http.StatusAccepted)
+	b = l.waitStatus("/api/v1/admin/onboarding-batches/" + b["id"].(string))
+	require.Equal(t, "completed", b["status"], b)
+	require.Equal(t, map[string]any{"completed": 2.0}, b["counts"])
+	require.NotEmpty(t, l.engine.ListExecutions(l.machines["maasflow-dev-batch-onboarding"], asl.StatusSucceeded))
+
+	// A reconcile run started through the API.
+	run := l.admin("POST", "/api/v1/admin/reconciliation/run", nil, http.StatusAccepted)
+	deadline := time.Now().Add(terminalWait)
+	for {
+		st := l.admin("GET", "/api/v1/admin/reconciliation/status", nil, http.StatusOK)
+		if last, ok := st["last"].(map[string]any); ok && last["id"] == run["id"] {
+			require.Equal(t, "succeeded", last["status"], last)
+			require.EqualValues(t, 4, last["nodes_checked"], "every onboarded node checked")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "reconcile run %v did not end: %v", run["id"], st)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A full decommission of the first node.
+	d := l.admin("POST", "/api/v1/admin/nodes/"+first["node_id"].(string)+"/decommission",
+		map[string]any{"mode": "full", "reason": "end of life"}, http.StatusAccepted)
+	d = l.waitStatus("/api/v1/admin/decommissions/" + d["id"].(string))
+	require.Equal(t, "completed", d["status"], fmt.Sprintf("%v\n%s", d, l.functionLogs()))
+	require.True(t, l.published("node.decommission.completed"))
+	l.requireClean()
 }

@@ -1,0 +1,158 @@
+package stack
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// cdkOut is the cloud assembly TestMain synthesizes; templatePath its
+// template.
+var (
+	cdkOut       string
+	templatePath string
+	assetPaths   map[string]string // asset hash → directory
+	// allocations is the allocation service the template is synthesized
+	// with (its URL is fixed at synth, so it outlives every lane).
+	allocations *httptest.Server
+)
+
+// The allocation service's token and the secret the template names for it.
+const (
+	allocationToken  = "lane-allocation-token"
+	allocationSecret = "dev/maasflow/allocation-service/token"
+)
+
+// TestMain builds every function for the host's architecture once (two
+// compiles at a time), then synthesizes the dev stage from those
+// bootstraps as make synth does, into a temporary cloud assembly.
+func TestMain(m *testing.M) {
+	code, err := setup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stack lane:", err)
+		os.Exit(1)
+	}
+	if code == 0 {
+		code = m.Run()
+	}
+	_ = os.RemoveAll(filepath.Dir(cdkOut))
+	if allocations != nil {
+		allocations.Close()
+	}
+	os.Exit(code)
+}
+
+func setup() (int, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return 1, fmt.Errorf("node is required to synthesize the CDK app (the CDK's Go bindings run on it): %w", err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return 1, err
+	}
+	tmp, err := os.MkdirTemp("", "maasflow-stack-lane-")
+	if err != nil {
+		return 1, err
+	}
+	bin := filepath.Join(tmp, "bin")
+	build := exec.Command("go", "build", "-p", "2", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bin+"/", "./functions/...")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if out, err := build.CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("build the functions: %v\n%s", err, out)
+	}
+	assets := filepath.Join(tmp, "assets")
+	entries, err := os.ReadDir(bin)
+	if err != nil {
+		return 1, err
+	}
+	for _, e := range entries {
+		if err := os.MkdirAll(filepath.Join(assets, e.Name()), 0o755); err != nil {
+			return 1, err
+		}
+		if err := os.Rename(filepath.Join(bin, e.Name()), filepath.Join(assets, e.Name(), "bootstrap")); err != nil {
+			return 1, err
+		}
+	}
+	cdkOut = filepath.Join(tmp, "cdk.out")
+	var cdk struct {
+		Context map[string]any `json:"context"`
+	}
+	b, err := os.ReadFile(filepath.Join(root, "cdk.json"))
+	if err != nil {
+		return 1, err
+	}
+	if err := json.Unmarshal(b, &cdk); err != nil {
+		return 1, err
+	}
+	cdk.Context["maasflow:stage"] = "dev"
+	// An allocation service with no allocations: every drain finds the node
+	// free (the drain's refusals are the e2e suite's).
+	allocations = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+allocationToken {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"items":[]}`))
+	}))
+	allocations.StartTLS()
+	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
+	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
+	ctx, _ := json.Marshal(cdk.Context)
+	synth := exec.Command("go", "run", "./infra")
+	synth.Dir = root
+	synth.Env = append(os.Environ(), "CDK_OUTDIR="+cdkOut, "MAASFLOW_ASSET_DIR="+assets, "CDK_CONTEXT_JSON="+string(ctx),
+		"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20")
+	if out, err := synth.CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("synthesize: %v\n%s", err, out)
+	}
+	// The synthesized copies are the functions the lane runs; the build
+	// output is not needed again.
+	_ = os.RemoveAll(assets)
+	templatePath = filepath.Join(cdkOut, "maasflow-dev.template.json")
+	var manifest struct {
+		Files map[string]struct {
+			Source struct{ Path string } `json:"source"`
+		} `json:"files"`
+	}
+	b, err = os.ReadFile(filepath.Join(cdkOut, "maasflow-dev.assets.json"))
+	if err != nil {
+		return 1, err
+	}
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		return 1, err
+	}
+	assetPaths = map[string]string{}
+	for hash, f := range manifest.Files {
+		assetPaths[hash] = filepath.Join(cdkOut, f.Source.Path)
+	}
+	return 0, nil
+}
+
+// assetBinary is the bootstrap of the asset with this hash.
+func assetBinary(hash string) (string, bool) {
+	dir, ok := assetPaths[hash]
+	if !ok {
+		return "", false
+	}
+	p := filepath.Join(dir, "bootstrap")
+	_, err := os.Stat(p)
+	return p, err == nil
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,239 @@
+package stack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/asl"
+)
+
+// terminalWait bounds a wait for a workflow to end (wall time): a net
+// against a hung run, not a speed assertion.
+const terminalWait = 3 * time.Minute
+
+// runLane starts the lane on tpl and fails the test when it cannot.
+func runLane(t *testing.T, tpl *template) *lane {
+	t.Helper()
+	l, err := startLane(t, tpl)
+	require.NoError(t, err)
+	return l
+}
+
+func freshTemplate(t *testing.T) *template {
+	t.Helper()
+	tpl, err := loadTemplate(templatePath)
+	require.NoError(t, err)
+	return tpl
+}
+
+// do sends a request through the API front; it returns the status and the
+// decoded body.
+func (l *lane) do(method, path string, body any, auth bool) (int, map[string]any) {
+	l.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(l.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, l.apiURL+path, rd) //nolint:noctx // a test request
+	require.NoError(l.t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+laneAdminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(l.t, err)
+	defer func() { _ = resp.Body.Close() }()
+	out, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	_ = json.Unmarshal(out, &v)
+	if v == nil {
+		v = map[string]any{"raw": string(out)}
+	}
+	return resp.StatusCode, v
+}
+
+// admin calls an admin route and requires the status.
+func (l *lane) admin(method, path string, body any, want int) map[string]any {
+	l.t.Helper()
+	status, v := l.do(method, path, body, true)
+	if status != want {
+		l.t.Fatalf("%s %s: status %d, want %d: %v\nproblems: %v\n%s", method, path, status, want, v, l.problems(), l.functionLogs())
+	}
+	return v
+}
+
+// sim calls the simulator's control API.
+func (l *lane) simCall(method, path string, body any, want int) {
+	l.t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, l.simSrv.URL+path, bytes.NewReader(b)) //nolint:noctx // a test request
+	require.NoError(l.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.simSrv.Client().Do(req)
+	require.NoError(l.t, err)
+	out, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equalf(l.t, want, resp.StatusCode, "%s %s: %s", method, path, out)
+}
+
+type fixture struct{ SiteID, ProfileID, SKUID string }
+
+// setup creates a probed site with credentials, a profile and an SKU
+// through the admin API.
+func (l *lane) setup() fixture {
+	l.t.Helper()
+	site := l.admin("POST", "/api/v1/admin/maas-sites", map[string]any{
+		"name": "lane-site", "maas_url": l.simURL,
+		"policy": map[string]any{"bootstrap": map[string]any{"url": l.boot.URL, "version": l.boot.Version, "sha256": l.boot.SHA256,
+			"ca_bundle_pem": l.boot.CABundle}},
+	}, http.StatusCreated)
+	id := site["id"].(string)
+	l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/credentials", map[string]any{
+		"maas_api_key": l.sim.APIKey(), "bmc_username": "maasflow", "bmc_password": "lane-bmc-password",
+	}, http.StatusOK)
+	probe := l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil, http.StatusOK)
+	require.Equal(l.t, true, probe["healthy"], probe)
+	prof := l.admin("POST", "/api/v1/admin/maas-sites/"+id+"/profiles", map[string]any{
+		"name": "gpu-jammy", "architecture": "amd64/generic", "distro_series": "jammy",
+	}, http.StatusCreated)
+	f := fixture{SiteID: id, ProfileID: prof["id"].(string), SKUID: "h100-8x"}
+	l.admin("POST", "/api/v1/admin/skus", map[string]any{"id": f.SKUID, "gpu_model": "H100", "gpus_total": 8}, http.StatusCreated)
+	return f
+}
+
+func (l *lane) hardware(hostname, bmcIP, mac string) {
+	l.t.Helper()
+	l.simCall("POST", "/_sim/hardware", map[string]any{"hostname": hostname, "bmc_ip": bmcIP, "pxe_mac": mac}, http.StatusCreated)
+}
+
+func (l *lane) onboard(f fixture, hostname, ip string) string {
+	l.t.Helper()
+	out := l.admin("POST", "/api/v1/admin/onboardings", map[string]any{
+		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "hostname": hostname, "ipmi_ip": ip,
+	}, http.StatusAccepted)
+	return out["id"].(string)
+}
+
+// waitStatus polls a record until its status leaves pending and running.
+func (l *lane) waitStatus(path string) map[string]any {
+	l.t.Helper()
+	deadline := time.Now().Add(terminalWait)
+	for {
+		o := l.admin("GET", path, nil, http.StatusOK)
+		switch o["status"] {
+		case "pending", "running", "draining", "releasing":
+		default:
+			return o
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("%s still %v at stage %v\nproblems: %v\n%s", path, o["status"], o["stage"], l.problems(), l.functionLogs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// requireClean fails on any denied call, failed start or bad event.
+func (l *lane) requireClean() {
+	l.t.Helper()
+	if p := l.problems(); len(p) > 0 {
+		l.t.Fatalf("the run was not clean:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+func TestOnboardingOnTheSynthesizedStack(t *testing.T) {
+	l := runLane(t, freshTemplate(t))
+	require.NoError(t, l.tryOnboarding(), l.functionLogs())
+	l.requireClean()
+	require.True(t, l.published("node.onboarding.started"))
+	require.True(t, l.published("node.onboarding.completed"))
+	calls, _ := l.aws.snapshot()
+	// Every function the onboarding invoked ran as its own principal, and
+	// the site's credentials were read only through the site-scoped role.
+	byPrincipal := map[string]bool{}
+	for _, c := range calls {
+		byPrincipal[c.Principal] = true
+		if strings.HasPrefix(c.Action, "secretsmanager:GetSecretValue") {
+			require.True(t, strings.HasPrefix(c.Principal, "SiteSecretsRole"), "%s read a secret with its own role", c.Principal)
+		}
+	}
+	for _, fn := range []string{"api", "validate-onboarding", "discover-machine", "deploy-machine", "finish-onboarding", "watch-sites", "reconcile"} {
+		require.True(t, byPrincipal["maasflow-dev-"+fn], "no AWS call recorded for %s:\n%s", fn, describeCalls(calls))
+	}
+}
+
+// onboarded onboards a new host and returns the completed onboarding.
+func (l *lane) onboarded(f fixture, host, ip, mac string, faults map[string]any) map[string]any {
+	l.t.Helper()
+	l.simCall("POST", "/_sim/hardware", map[string]any{"hostname": host, "bmc_ip": ip, "pxe_mac": mac, "faults": faults}, http.StatusCreated)
+	return l.waitStatus("/api/v1/admin/onboardings/" + l.onboard(f, host, ip))
+}
+
+// TestLifecycleOnTheSynthesizedStack runs, on one deployment of the
+// template: an onboarding, a recovery (rerun after a failed commissioning),
+// a batch, a reconcile run and a full decommission.
+func TestLifecycleOnTheSynthesizedStack(t *testing.T) {
+	l := runLane(t, freshTemplate(t))
+	f := l.setup()
+
+	first := l.onboarded(f, "gpu-l1", "10.10.1.11", "52:54:00:10:01:01", nil)
+	require.Equal(t, "completed", first["status"], first)
+
+	// Recovery: commissioning fails once; the rerun completes on the same
+	// MAAS machine.
+	failed := l.onboarded(f, "gpu-l2", "10.10.1.12", "52:54:00:10:01:02", map[string]any{"commission_failures": 1})
+	require.Contains(t, []any{"failed", "manual_intervention"}, failed["status"], failed)
+	id := failed["id"].(string)
+	rerun := l.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "reseated the DIMM"}, http.StatusOK)
+	require.EqualValues(t, 2, rerun["attempt"])
+	done := l.waitStatus("/api/v1/admin/onboardings/" + id)
+	require.Equal(t, "completed", done["status"], done)
+	require.Equal(t, failed["maas_system_id"], done["maas_system_id"])
+
+	// A batch of two, each row its own child execution.
+	var nodes []any
+	for i := 1; i <= 2; i++ {
+		host, ip := fmt.Sprintf("gpu-b%d", i), fmt.Sprintf("10.10.2.%d", i)
+		l.hardware(host, ip, fmt.Sprintf("52:54:00:20:00:%02x", i))
+		nodes = append(nodes, map[string]any{"hostname": host, "ipmi_ip": ip})
+	}
+	b := l.admin("POST", "/api/v1/admin/onboardings/batch", map[string]any{
+		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "nodes": nodes}, http.StatusAccepted)
+	b = l.waitStatus("/api/v1/admin/onboarding-batches/" + b["id"].(string))
+	require.Equal(t, "completed", b["status"], b)
+	require.Equal(t, map[string]any{"completed": 2.0}, b["counts"])
+	require.NotEmpty(t, l.engine.ListExecutions(l.machines["maasflow-dev-batch-onboarding"], asl.StatusSucceeded))
+
+	// A reconcile run started through the API.
+	run := l.admin("POST", "/api/v1/admin/reconciliation/run", nil, http.StatusAccepted)
+	deadline := time.Now().Add(terminalWait)
+	for {
+		st := l.admin("GET", "/api/v1/admin/reconciliation/status", nil, http.StatusOK)
+		if last, ok := st["last"].(map[string]any); ok && last["id"] == run["id"] {
+			require.Equal(t, "succeeded", last["status"], last)
+			require.EqualValues(t, 4, last["nodes_checked"], "every onboarded node checked")
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "reconcile run %v did not end: %v", run["id"], st)
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A full decommission of the first node.
+	d := l.admin("POST", "/api/v1/admin/nodes/"+first["node_id"].(string)+"/decommission",
+		map[string]any{"mode": "full", "reason": "end of life"}, http.StatusAccepted)
+	d = l.waitStatus("/api/v1/admin/decommissions/" + d["id"].(string))
+	require.Equal(t, "completed", d["status"], fmt.Sprintf("%v\n%s", d, l.functionLogs()))
+	require.True(t, l.published("node.decommission.completed"))
+	l.requireClean()
+}

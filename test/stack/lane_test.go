@@ -24,9 +24,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	schemas "github.com/maasflow/maasflow/events"
+	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
-	"github.com/maasflow/maasflow/test/maassim"
 )
 
 // timeScale makes one simulated minute of MAAS and of the state machines'

@@ -345,7 +345,7 @@ func (a *awsEndpoint) sts(w http.ResponseWriter, r *http.Request, p principal, b
 	a.keys[key] = principal{name: role, role: role, tags: tags}
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", "text/xml")
-	fmt.Fprintf(w, `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>`+
+	_, _ = fmt.Fprintf(w, `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>`+
 		`<Credentials><AccessKeyId>%s</AccessKeyId><SecretAccessKey>lane-secret</SecretAccessKey><SessionToken>lane-session</SessionToken>`+
 		`<Expiration>%s</Expiration></Credentials><AssumedRoleUser><Arn>%s/lane</Arn><AssumedRoleId>AROA:lane</AssumedRoleId></AssumedRoleUser>`+
 		`</AssumeRoleResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></AssumeRoleResponse>`,

@@ -186,29 +186,3 @@ func globMatch(pattern, s string) bool {
 	ok, _ := regexp.MatchString(b.String(), s)
 	return ok
 }
-
-// grant is one (action, resource) an Allow statement of a role names.
-type grant struct {
-	Role, Action, Resource string
-}
-
-// grants lists a role's allowed (action, resource) pairs.
-func (p *policies) grants(role string) []grant {
-	var out []grant
-	for _, st := range p.statements[role] {
-		if st.Effect != "Allow" {
-			continue
-		}
-		for _, a := range st.Actions {
-			for _, r := range st.Resources {
-				out = append(out, grant{Role: role, Action: a, Resource: r})
-			}
-		}
-	}
-	return out
-}
-
-// used reports whether a call of the role exercised the grant.
-func (g grant) usedBy(c call, pr principal) bool {
-	return globMatch(strings.ToLower(g.Action), strings.ToLower(c.Action)) && globMatch(expandVars(g.Resource, pr), c.Resource)
-}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -474,5 +473,3 @@ func (l *lane) functionLogs() string {
 	}
 	return b.String()
 }
-
-var errLane = errors.New("lane")

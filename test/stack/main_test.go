@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -64,11 +65,11 @@ func setup() (int, error) {
 		return 1, err
 	}
 	bin := filepath.Join(tmp, "bin")
-	build := exec.Command("go", "build", "-p", "2", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bin+"/", "./functions/...")
+	build := exec.CommandContext(context.Background(), "go", "build", "-p", "2", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", bin+"/", "./functions/...") //nolint:gosec // G204: the go toolchain on the project's own functions
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("build the functions: %v\n%s", err, out)
+		return 1, fmt.Errorf("build the functions: %w\n%s", err, out)
 	}
 	assets := filepath.Join(tmp, "assets")
 	entries, err := os.ReadDir(bin)
@@ -76,7 +77,7 @@ func setup() (int, error) {
 		return 1, err
 	}
 	for _, e := range entries {
-		if err := os.MkdirAll(filepath.Join(assets, e.Name()), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(assets, e.Name()), 0o750); err != nil {
 			return 1, err
 		}
 		if err := os.Rename(filepath.Join(bin, e.Name()), filepath.Join(assets, e.Name(), "bootstrap")); err != nil {
@@ -109,12 +110,12 @@ func setup() (int, error) {
 	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
 	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
 	ctx, _ := json.Marshal(cdk.Context)
-	synth := exec.Command("go", "run", "./infra")
+	synth := exec.CommandContext(context.Background(), "go", "run", "./infra")
 	synth.Dir = root
 	synth.Env = append(os.Environ(), "CDK_OUTDIR="+cdkOut, "MAASFLOW_ASSET_DIR="+assets, "CDK_CONTEXT_JSON="+string(ctx),
 		"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20")
 	if out, err := synth.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("synthesize: %v\n%s", err, out)
+		return 1, fmt.Errorf("synthesize: %w\n%s", err, out)
 	}
 	// The synthesized copies are the functions the lane runs; the build
 	// output is not needed again.

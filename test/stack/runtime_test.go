@@ -143,7 +143,7 @@ func (f *lambdaFunction) ensureProcess() error {
 	if f.proc != nil {
 		return nil
 	}
-	cmd := exec.Command(f.binary) //nolint:gosec // G204: the template's own asset
+	cmd := exec.CommandContext(context.Background(), f.binary) //nolint:gosec // G204: the template's own asset
 	cmd.Env = append(append([]string(nil), f.env...), "AWS_LAMBDA_RUNTIME_API="+f.addr)
 	cmd.Stdout, cmd.Stderr = f.logs, f.logs
 	if err := cmd.Start(); err != nil {

@@ -233,7 +233,7 @@ func TestLifecycleOnTheSynthesizedStack(t *testing.T) {
 	d := l.admin("POST", "/api/v1/admin/nodes/"+first["node_id"].(string)+"/decommission",
 		map[string]any{"mode": "full", "reason": "end of life"}, http.StatusAccepted)
 	d = l.waitStatus("/api/v1/admin/decommissions/" + d["id"].(string))
-	require.Equal(t, "completed", d["status"], fmt.Sprintf("%v\n%s", d, l.functionLogs()))
+	require.Equal(t, "completed", d["status"], "%v\n%s", d, l.functionLogs())
 	// FinishDecommission writes the record, then puts the event: the
 	// record can read completed an instant before the event is put.
 	require.Eventually(t, func() bool { return l.published("node.decommission.completed") },

@@ -62,4 +62,5 @@ func (b *builder) batchMachine() {
 	api := b.fns[functionAPI]
 	api.AddEnvironment(jsii.String(config.EnvBatchStateMachine), sm.StateMachineArn(), nil)
 	sm.GrantStartExecution(api)
+	b.batch = sm
 }

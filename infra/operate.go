@@ -3,18 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventschemas"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/jsii-runtime-go"
 
 	schemas "github.com/maasflow/maasflow/events"
@@ -155,91 +150,6 @@ func dotsToHyphens(s string) string {
 		}
 	}
 	return string(out)
-}
-
-// alarms notify the alarm topic of failed and timed-out executions,
-// function errors and throttles, requests stuck in a connector DLQ and API
-// 5xx answers; the dashboard shows the same metrics.
-func (b *builder) alarms() {
-	topic := awssns.NewTopic(b.stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
-		TopicName:   jsii.String(b.name("alarms")),
-		DisplayName: jsii.String("maasflow " + b.props.Stage + " alarms"),
-		EnforceSSL:  jsii.Bool(true),
-	})
-	if b.props.AlarmEmail != "" {
-		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(b.props.AlarmEmail), nil))
-	}
-	action := awscloudwatchactions.NewSnsAction(topic)
-	five := awscdk.Duration_Minutes(jsii.Number(5))
-	alarm := func(id, desc string, m awscloudwatch.IMetric) awscloudwatch.Alarm {
-		a := awscloudwatch.NewAlarm(b.stack, jsii.String("Alarm"+id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(b.name(kebab(id))),
-			AlarmDescription:   jsii.String(desc),
-			Metric:             m,
-			Threshold:          jsii.Number(1),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		a.AddAlarmAction(action)
-		return a
-	}
-	sum := &awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}
-	alarm("ExecutionsFailed", "onboarding executions failed", b.machine.MetricFailed(sum))
-	alarm("ExecutionsTimedOut", "onboarding executions timed out", b.machine.MetricTimedOut(sum))
-	alarm("ExecutionsAborted", "onboarding executions aborted other than by cancel", b.machine.MetricAborted(sum))
-	if b.watch != nil {
-		// While the machine watch fails, every onboarding wait lasts until
-		// its task timeout.
-		alarm("MachineWatchFailed", "machine-watch runs failed: onboarding waits end only at their timeout",
-			b.watch.MetricFailed(sum))
-	}
-
-	var errs, throttles []awscloudwatch.IMetric
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range b.fns {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	for _, name := range names {
-		fn := b.fns[name]
-		errs = append(errs, fn.MetricErrors(sum))
-		throttles = append(throttles, fn.MetricThrottles(sum))
-		alarm(CamelCase(name)+"Errors", "function "+name+" returned errors", fn.MetricErrors(sum))
-		alarm(CamelCase(name)+"Throttles", "function "+name+" was throttled", fn.MetricThrottles(sum))
-	}
-	for _, site := range b.props.ConnectorSites {
-		dlq := b.connector.dlqs[site]
-		alarm("Connector"+CamelCase(site)+"Dlq", "requests for the connector of site "+site+" failed repeatedly",
-			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}))
-	}
-	api5xx := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace:  jsii.String("AWS/ApiGateway"),
-		MetricName: jsii.String("5xx"),
-		DimensionsMap: &map[string]*string{
-			"ApiId": b.api.ApiId(), "Stage": jsii.String("$default"),
-		},
-		Period: five, Statistic: jsii.String("Sum"),
-	})
-	alarm("Api5xx", "the API answered 5xx", api5xx)
-
-	dash := awscloudwatch.NewDashboard(b.stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(b.name("")),
-	})
-	graph := func(title string, left ...awscloudwatch.IMetric) awscloudwatch.IWidget {
-		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Left: &left, Width: jsii.Number(12)})
-	}
-	dash.AddWidgets(
-		graph("Onboarding executions", b.machine.MetricStarted(sum), b.machine.MetricSucceeded(sum),
-			b.machine.MetricFailed(sum), b.machine.MetricTimedOut(sum)),
-		graph("API 5xx", api5xx),
-	)
-	dash.AddWidgets(graph("Function errors", errs...), graph("Function throttles", throttles...))
-	if b.watch != nil {
-		dash.AddWidgets(graph("Machine-watch runs", b.watch.MetricStarted(sum), b.watch.MetricFailed(sum)))
-	}
 }
 
 // kebab turns a CamelCase construct ID into kebab-case for alarm names.

@@ -77,6 +77,7 @@ func (b *builder) reconcile() {
 		TracingEnabled: jsii.Bool(true),
 	})
 	fn.GrantInvoke(sm)
+	b.recon = sm
 
 	interval := jsii.String(strconv.Itoa(minutes))
 	fn.AddEnvironment(jsii.String(config.EnvReconcileInterval), interval, nil)

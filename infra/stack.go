@@ -350,6 +350,10 @@ type builder struct {
 	decom awsstepfunctions.StateMachine
 	// watch is the machine-watch state machine (infra/watch.go).
 	watch awsstepfunctions.StateMachine
+	// batch and recon are the batch-onboarding and reconcile state
+	// machines (infra/batch.go, infra/reconcile.go).
+	batch awsstepfunctions.StateMachine
+	recon awsstepfunctions.StateMachine
 }
 
 // name is a physical resource name: maasflow-<stage>[-suffix].

@@ -443,7 +443,7 @@ func TestStack(t *testing.T) {
 		want := []string{"maasflow-prod-executions-failed", "maasflow-prod-executions-timed-out",
 			"maasflow-prod-api5xx", "maasflow-prod-connector-site-a-dlq"}
 		for _, fn := range fns {
-			want = append(want, "maasflow-prod-"+kebab(CamelCase(fn))+"-errors", "maasflow-prod-"+kebab(CamelCase(fn))+"-throttles")
+			want = append(want, "maasflow-prod-"+kebab(CamelCase(fn))+"-error-rate", "maasflow-prod-"+kebab(CamelCase(fn))+"-throttles")
 		}
 		for _, name := range want {
 			assert.Contains(t, alarms, name)
@@ -471,6 +471,8 @@ func TestStack(t *testing.T) {
 		assert.Contains(t, detailTypes, "node.onboarding.started")
 		assert.Contains(t, detailTypes, "node.onboarding.completed")
 	})
+
+	t.Run("alarms on outcomes and error rates, business dashboard", func(t *testing.T) { checkAlarms(t, cfn, fns) })
 
 	t.Run("outputs", func(t *testing.T) {
 		for _, name := range []string{outputAPIURL, outputTableName, outputEventBusName, outputStateMachineArn} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -52,6 +53,17 @@ const (
 	// (under the stage's prefix, <stage>/…) with its bearer token.
 	ctxAllocationServiceURL = "maasflow:allocationServiceUrl"
 	ctxAllocationSecretName = "maasflow:allocationSecretName" //nolint:gosec // G101: a context key naming a secret, not a credential
+	// ctxReservedConcurrency is each background function's reserved
+	// concurrency (default defaultReservedConcurrency, 0 on dev).
+	ctxReservedConcurrency = "maasflow:reservedConcurrency"
+	// ctxTags are cost-allocation tags: a JSON object, or k=v,k2=v2.
+	ctxTags = "maasflow:tags"
+	// ctxCLICallbackURLs are the CLI app client's redirect URIs.
+	ctxCLICallbackURLs = "maasflow:cliCallbackUrls"
+	// ctxAPIDomainName and ctxAPICertificateARN give the API a custom
+	// domain with an ACM certificate of the stack's region.
+	ctxAPIDomainName     = "maasflow:apiDomainName"
+	ctxAPICertificateARN = "maasflow:apiCertificateArn"
 )
 
 // envStage is read when the context holds no stage (`MAASFLOW_STAGE=dev make synth`).
@@ -86,7 +98,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		assetDir = filepath.Join(root, "bin")
 	}
 	lists := map[string][]string{}
-	for _, key := range []string{ctxJWTAudience, ctxTaskSigningPubKeys, ctxSubnetIDs, ctxMAASCIDRs, ctxConnectorSites} {
+	for _, key := range []string{ctxJWTAudience, ctxTaskSigningPubKeys, ctxSubnetIDs, ctxMAASCIDRs, ctxConnectorSites, ctxCLICallbackURLs} {
 		if lists[key], err = contextList(app, key); err != nil {
 			return nil, err
 		}
@@ -94,7 +106,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	strs := map[string]string{}
 	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
 		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail,
-		ctxAllocationServiceURL, ctxAllocationSecretName} {
+		ctxAllocationServiceURL, ctxAllocationSecretName, ctxAPIDomainName, ctxAPICertificateARN} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
@@ -108,6 +120,23 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	stage := strs[ctxStage]
 	if stage == "" {
 		stage = strings.TrimSpace(getenv(envStage))
+	}
+	tags, err := contextTags(app, ctxTags)
+	if err != nil {
+		return nil, err
+	}
+	// A dev account often keeps a new account's low concurrency limit,
+	// under which any reservation fails the deploy.
+	reserved := defaultReservedConcurrency
+	if stage == devStage {
+		reserved = 0
+	}
+	if reserved, err = contextInt(app, ctxReservedConcurrency, reserved); err != nil {
+		return nil, err
+	}
+	callbacks := lists[ctxCLICallbackURLs]
+	if len(callbacks) == 0 {
+		callbacks = []string{defaultCLICallbackURL}
 	}
 	var caBundle string
 	if f := strs[ctxCABundleFile]; f != "" {
@@ -143,6 +172,12 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 
 		AllocationServiceURL: strs[ctxAllocationServiceURL],
 		AllocationSecretName: strs[ctxAllocationSecretName],
+
+		ReservedConcurrency: reserved,
+		Tags:                tags,
+		CLICallbackURLs:     callbacks,
+		APIDomainName:       strs[ctxAPIDomainName],
+		APICertificateARN:   strs[ctxAPICertificateARN],
 	}
 	if strs[ctxVPCID] != "" || len(lists[ctxSubnetIDs]) > 0 || len(lists[ctxMAASCIDRs]) > 0 {
 		props.VPC = &VPCConfig{VPCID: strs[ctxVPCID], SubnetIDs: lists[ctxSubnetIDs], MAASCIDRs: lists[ctxMAASCIDRs]}
@@ -210,4 +245,53 @@ func contextList(app awscdk.App, key string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// contextInt reads a whole number given as JSON or as a string; absent is
+// def.
+func contextInt(app awscdk.App, key string, def int) (int, error) {
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return def, nil
+	case float64:
+		if v == float64(int(v)) {
+			return int(v), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("context %s must be a whole number", key)
+}
+
+// contextTags reads tags given as a JSON object of strings (cdk.json) or
+// as k=v pairs separated by commas (-c key=k=v,k2=v2).
+func contextTags(app awscdk.App, key string) (map[string]string, error) {
+	tags := map[string]string{}
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+	case map[string]any:
+		for k, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("context %s: tag %q must be a string, not %T", key, k, e)
+			}
+			tags[strings.TrimSpace(k)] = strings.TrimSpace(s)
+		}
+	case string:
+		for pair := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(pair) == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(pair, "=")
+			if !ok {
+				return nil, fmt.Errorf("context %s: %q is not key=value", key, strings.TrimSpace(pair))
+			}
+			tags[strings.TrimSpace(k)] = strings.TrimSpace(val)
+		}
+	default:
+		return nil, fmt.Errorf("context %s must be an object of strings or k=v,k2=v2, not %T", key, v)
+	}
+	return tags, nil
 }

@@ -88,15 +88,19 @@ var (
 // siteIDRE: a site ID as the API generates it (UUID) or an operator's slug.
 var siteIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,39}$`)
 
-// tableActions is what the functions may do to the table: every item read
-// and write the store issues (TransactWriteItems is authorised per item as
-// Put/Update/Delete/ConditionCheck), but no Scan, which no request path may
-// use, and no table administration.
-var tableActions = []string{
-	"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-	"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-	"dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem",
-}
+// tableActions is what the functions may do to the table: the item reads
+// and writes the store issues (shared/store's DynamoDB interface;
+// TransactWriteItems is authorised per item as Put/Update/Delete/
+// ConditionCheck). No batch call (the store makes none), no Scan, which no
+// request path may use, and no table administration. indexActions is all
+// an index allows: writes are authorised on the table only.
+var (
+	tableActions = []string{
+		"dynamodb:GetItem", "dynamodb:Query",
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem",
+	}
+	indexActions = []string{"dynamodb:Query"}
+)
 
 // VPCConfig is the MAAS VPC path: the MAAS-facing functions run in these
 // existing private subnets, with a security group the stack creates that
@@ -165,6 +169,20 @@ type MaasflowStackProps struct {
 	// allocation service; every drain then stops for an operator.
 	AllocationServiceURL string
 	AllocationSecretName string
+	// ReservedConcurrency caps every background function (all but the
+	// API): a flood of executions cannot take the account's concurrency
+	// from the API, nor hit a MAAS region with more calls at once. 0
+	// reserves nothing. The ASL retries Lambda.TooManyRequestsException.
+	ReservedConcurrency int
+	// Tags are cost-allocation tags put on every resource that takes tags.
+	Tags map[string]string
+	// CLICallbackURLs are the redirect URIs of the CLI's app client
+	// (authorization code with PKCE); empty means defaultCLICallbackURL.
+	CLICallbackURLs []string
+	// APICertificateARN, with APIDomainName, gives the HTTP API a custom
+	// domain with that ACM certificate (same region).
+	APICertificateARN string
+	APIDomainName     string
 }
 
 // StackName is the CloudFormation stack name: maasflow-<stage>.
@@ -219,6 +237,7 @@ func (p *MaasflowStackProps) Validate() error {
 	if p.VPC != nil {
 		errs = append(errs, p.VPC.validate()...)
 	}
+	errs = append(errs, p.validateProduction()...)
 	for _, site := range p.ConnectorSites {
 		if !siteIDRE.MatchString(site) {
 			errs = append(errs, fmt.Errorf("connector site %q: want a site ID (letters, digits, hyphens, at most 40)", site))
@@ -297,6 +316,9 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 		return stack
 	}
 	awscdk.Tags_Of(stack).Add(jsii.String("maasflow:stage"), jsii.String(props.Stage), nil)
+	for _, k := range slices.Sorted(maps.Keys(props.Tags)) {
+		awscdk.Tags_Of(stack).Add(jsii.String(k), jsii.String(props.Tags[k]), nil)
+	}
 	b := &builder{stack: stack, props: props, fns: map[string]awslambda.Function{}, roles: map[string]awsiam.Role{}}
 	b.table()
 	b.bus()
@@ -313,6 +335,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.routes()
 	b.connectorUsers()
 	b.operate()
+	b.backup()
 	b.outputs()
 	return stack
 }
@@ -555,9 +578,15 @@ func (b *builder) function(name string) awslambda.Function {
 		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
 		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
 		Tracing:               awslambda.Tracing_ACTIVE,
+		ReservedConcurrentExecutions: func() *float64 {
+			if name == functionAPI || b.props.ReservedConcurrency == 0 {
+				return nil
+			}
+			return jsii.Number(b.props.ReservedConcurrency)
+		}(),
 	})
 
-	b.tbl.Grant(fn, *jsii.Strings(tableActions...)...)
+	b.grantTable(role)
 	if acc.publish {
 		b.evbus.GrantPutEventsTo(fn, nil)
 	}
@@ -716,7 +745,7 @@ func (b *builder) stateMachine() {
 		b.evbus.GrantPutEventsTo(b.machine, nil)
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
-		b.tbl.Grant(b.machine, *jsii.Strings(tableActions...)...)
+		b.grantTable(b.machine.Role())
 	}
 
 	api := b.fns[functionAPI]

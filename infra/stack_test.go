@@ -130,6 +130,8 @@ func TestStack(t *testing.T) {
 		// The decommission path's allocation service.
 		ctxAllocationServiceURL: testAllocationURL,
 		ctxAllocationSecretName: testAllocationSecret,
+		// Cost-allocation tags as cdk.json would give them.
+		ctxTags: testTags,
 	}))
 	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
 	require.NoError(t, err)
@@ -473,6 +475,7 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("alarms on outcomes and error rates, business dashboard", func(t *testing.T) { checkAlarms(t, cfn, fns) })
+	t.Run("production settings", func(t *testing.T) { checkProduction(t, cfn, fns) })
 
 	t.Run("outputs", func(t *testing.T) {
 		for _, name := range []string{outputAPIURL, outputTableName, outputEventBusName, outputStateMachineArn} {
@@ -496,6 +499,7 @@ func TestDevStage(t *testing.T) {
 		assert.Equal(t, map[string]any{"Fn::GetAtt": []any{apiID, "ApiEndpoint"}}, env[config.EnvNodeAPIURL])
 		assert.NotContains(t, res.Properties, "VpcConfig")
 		assert.Equal(t, "maasflow-dev-"+fn, res.Properties["FunctionName"])
+		assert.NotContains(t, res.Properties, "ReservedConcurrentExecutions", "dev reserves no concurrency")
 	}
 	_, tbl := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
 	assert.Equal(t, "maasflow-dev", tbl.Properties["TableName"])
@@ -743,10 +747,13 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 			tableID = id
 		}
 	}
-	tableMatch := containsAll(":table/maasflow-")
+	anyTable := containsAll(":table/maasflow-")
 	if tableID != "" {
-		tableMatch = refersTo(tableID)
+		anyTable = refersTo(tableID)
 	}
+	// Item reads and writes on the table itself, only Query on its indexes.
+	tableMatch := func(r string) bool { return anyTable(r) && !strings.Contains(r, "/index/") }
+	indexMatch := func(r string) bool { return anyTable(r) && strings.Contains(r, "/index/*") }
 	busID, _ := cfn.one(t, "AWS::Events::EventBus")
 	smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
@@ -763,6 +770,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		add(roleID, "own log group", refersTo(logsID), "logs:CreateLogStream", "logs:PutLogEvents")
 		add(roleID, "X-Ray", literal("*"), "xray:PutTraceSegments", "xray:PutTelemetryRecords")
 		add(roleID, "the table", tableMatch, tableActions...)
+		add(roleID, "the table's indexes", indexMatch, indexActions...)
 		if acc.publish {
 			add(roleID, "the bus", refersTo(busID), "events:PutEvents")
 		}
@@ -833,6 +841,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
 		add(smRole, "the table", tableMatch, tableActions...)
+		add(smRole, "the table's indexes", indexMatch, indexActions...)
 	}
 	return out
 }
@@ -954,6 +963,15 @@ func checkGrants(t *testing.T, cfn *cfnTemplate, want []grant) {
 	assert.NotContains(t, all, "AWS::IAM::ManagedPolicy")
 	assert.NotContains(t, all, "AWS::IAM::AccessKey", "connector keys are made by the operator, never in a template")
 	for id, r := range cfn.Resources {
+		if functionIDPrefix(id) == "BackupPlanTableRole" {
+			// AWS Backup's own service-role policy, and nothing else
+			// (infra/production.go says why).
+			b, err := json.Marshal(r.Properties["ManagedPolicyArns"])
+			require.NoError(t, err)
+			assert.Equal(t, 1, len(list(r.Properties["ManagedPolicyArns"])), "%s", b)
+			assert.Contains(t, string(b), ":iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup")
+			continue
+		}
 		if r.Type == "AWS::IAM::Role" || r.Type == "AWS::IAM::User" {
 			assert.NotContains(t, r.Properties, "ManagedPolicyArns", "%s %s", r.Type, id)
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscognito"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventschemas"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -54,7 +53,7 @@ func (b *builder) apiStage() {
 	if err != nil {
 		panic(err) // a constant map of strings always marshals
 	}
-	awsapigatewayv2.NewCfnStage(b.stack, jsii.String("ApiDefaultStage"), &awsapigatewayv2.CfnStageProps{
+	stage := awsapigatewayv2.NewCfnStage(b.stack, jsii.String("ApiDefaultStage"), &awsapigatewayv2.CfnStageProps{
 		ApiId:      b.api.ApiId(),
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
@@ -73,6 +72,7 @@ func (b *builder) apiStage() {
 			},
 		},
 	})
+	b.customDomain(stage)
 }
 
 // eventArchive keeps every maasflow event on the bus for a year; a replay
@@ -167,44 +167,3 @@ func kebab(s string) string {
 	return string(out)
 }
 
-// cognito creates the operators' user pool with the admin group, and an
-// app client for `maasflow login` (username and password, refresh
-// tokens). Self sign-up is off: operators are invited.
-func (b *builder) cognito() (*string, *[]*string) {
-	pool := awscognito.NewUserPool(b.stack, jsii.String("Operators"), &awscognito.UserPoolProps{
-		UserPoolName:      jsii.String(b.name("operators")),
-		SelfSignUpEnabled: jsii.Bool(false),
-		SignInAliases:     &awscognito.SignInAliases{Email: jsii.Bool(true), Username: jsii.Bool(true)},
-		Mfa:               awscognito.Mfa_OPTIONAL,
-		MfaSecondFactor:   &awscognito.MfaSecondFactor{Otp: jsii.Bool(true), Sms: jsii.Bool(false)},
-		PasswordPolicy: &awscognito.PasswordPolicy{
-			MinLength: jsii.Number(14), RequireDigits: jsii.Bool(true), RequireLowercase: jsii.Bool(true),
-			RequireUppercase: jsii.Bool(true), RequireSymbols: jsii.Bool(false),
-		},
-		AccountRecovery: awscognito.AccountRecovery_EMAIL_ONLY,
-		RemovalPolicy:   awscdk.RemovalPolicy_RETAIN,
-	})
-	group := b.props.AdminGroup
-	if group == "" {
-		group = config.DefaultAdminGroup
-	}
-	awscognito.NewCfnUserPoolGroup(b.stack, jsii.String("AdminGroup"), &awscognito.CfnUserPoolGroupProps{
-		UserPoolId: pool.UserPoolId(), GroupName: jsii.String(group),
-		Description: jsii.String("maasflow administrators"),
-	})
-	client := pool.AddClient(jsii.String("CLI"), &awscognito.UserPoolClientOptions{
-		UserPoolClientName:         jsii.String(b.name("cli")),
-		GenerateSecret:             jsii.Bool(false),
-		AuthFlows:                  &awscognito.AuthFlow{UserPassword: jsii.Bool(true), UserSrp: jsii.Bool(true)},
-		AccessTokenValidity:        awscdk.Duration_Hours(jsii.Number(1)),
-		IdTokenValidity:            awscdk.Duration_Hours(jsii.Number(1)),
-		RefreshTokenValidity:       awscdk.Duration_Days(jsii.Number(1)),
-		PreventUserExistenceErrors: jsii.Bool(true),
-	})
-	awscdk.NewCfnOutput(b.stack, jsii.String("UserPoolId"), &awscdk.CfnOutputProps{Value: pool.UserPoolId()})
-	awscdk.NewCfnOutput(b.stack, jsii.String("UserPoolClientId"), &awscdk.CfnOutputProps{Value: client.UserPoolClientId()})
-	issuer := awscdk.Fn_Join(jsii.String(""), &[]*string{
-		jsii.String("https://cognito-idp."), b.stack.Region(), jsii.String(".amazonaws.com/"), pool.UserPoolId(),
-	})
-	return issuer, &[]*string{client.UserPoolClientId()}
-}

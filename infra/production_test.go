@@ -133,3 +133,77 @@ func TestContextTagsAndInt(t *testing.T) {
 	_, err = contextInt(app, "n", 10)
 	require.ErrorContains(t, err, "whole number")
 }
+
+// Custom domain TestStack synthesises with.
+const (
+	testAPIDomain = "api.gpu.example.com"
+	testCertARN   = "arn:aws:acm:eu-west-1:111122223333:certificate/0a1b2c3d-1111-2222-3333-444455556666"
+)
+
+// checkCustomDomain: the API's $default stage is mapped to the configured
+// name with its certificate, and the DNS target is an output.
+func checkCustomDomain(t *testing.T, cfn *cfnTemplate) {
+	t.Helper()
+	domainID, domain := cfn.one(t, "AWS::ApiGatewayV2::DomainName")
+	assert.Equal(t, testAPIDomain, domain.Properties["DomainName"])
+	assert.Equal(t, []any{map[string]any{"CertificateArn": testCertARN, "EndpointType": "REGIONAL", "SecurityPolicy": "TLS_1_2"}},
+		domain.Properties["DomainNameConfigurations"])
+	apiID, _ := cfn.one(t, "AWS::ApiGatewayV2::Api")
+	stageID, _ := cfn.one(t, "AWS::ApiGatewayV2::Stage")
+	_, mapping := cfn.one(t, "AWS::ApiGatewayV2::ApiMapping")
+	assert.Equal(t, ref(apiID), mapping.Properties["ApiId"])
+	assert.Equal(t, ref(domainID), mapping.Properties["DomainName"])
+	assert.Equal(t, ref(stageID), mapping.Properties["Stage"])
+	assert.Contains(t, cfn.Outputs, outputAPIDomainTarget)
+}
+
+// checkSignIn: the operators' pool requires TOTP MFA and a strong
+// password, has threat protection on the Plus plan and a WAF rate limit per
+// client IP; the CLI's client is public, on the code grant only, at the
+// loopback callback, without USER_PASSWORD_AUTH.
+func checkSignIn(t *testing.T, cfn *cfnTemplate, callbacks []any) {
+	t.Helper()
+	poolID, pool := cfn.one(t, "AWS::Cognito::UserPool")
+	p := pool.Properties
+	assert.Equal(t, "ON", p["MfaConfiguration"])
+	assert.Equal(t, []any{"SOFTWARE_TOKEN_MFA"}, p["EnabledMfas"])
+	policy, _ := p["Policies"].(map[string]any)
+	assert.Equal(t, map[string]any{"MinimumLength": float64(minPasswordLength), "RequireLowercase": true, "RequireUppercase": true,
+		"RequireNumbers": true, "RequireSymbols": true, "TemporaryPasswordValidityDays": float64(tempPasswordDays)},
+		policy["PasswordPolicy"])
+	assert.Equal(t, "PLUS", p["UserPoolTier"])
+	assert.Equal(t, map[string]any{"AdvancedSecurityMode": "ENFORCED"}, p["UserPoolAddOns"])
+	assert.Equal(t, "Retain", pool.DeletionPolicy)
+
+	for id, r := range cfn.Resources {
+		if r.Type != "AWS::Cognito::UserPoolClient" {
+			continue
+		}
+		c := r.Properties
+		assert.NotContains(t, list(c["AllowedOAuthFlows"]), "implicit", "%s: no implicit grant", id)
+		assert.NotContains(t, list(c["ExplicitAuthFlows"]), "ALLOW_USER_PASSWORD_AUTH", id)
+	}
+	_, client := cfn.one(t, "AWS::Cognito::UserPoolClient")
+	c := client.Properties
+	assert.Equal(t, false, c["GenerateSecret"], "a public client: PKCE, no secret")
+	assert.Equal(t, []any{"code"}, c["AllowedOAuthFlows"])
+	assert.Equal(t, true, c["AllowedOAuthFlowsUserPoolClient"])
+	assert.Equal(t, callbacks, c["CallbackURLs"])
+	assert.ElementsMatch(t, []any{"ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"}, c["ExplicitAuthFlows"])
+	assert.ElementsMatch(t, []any{"openid", "email", "profile"}, c["AllowedOAuthScopes"])
+	_, domain := cfn.one(t, "AWS::Cognito::UserPoolDomain")
+	assert.Equal(t, ref(poolID), domain.Properties["UserPoolId"])
+	assert.Contains(t, cfn.Outputs, outputUserPoolDomain)
+
+	aclID, acl := cfn.one(t, "AWS::WAFv2::WebACL")
+	assert.Equal(t, "REGIONAL", acl.Properties["Scope"])
+	rules := list(acl.Properties["Rules"])
+	require.Len(t, rules, 1)
+	rule, _ := rules[0].(map[string]any)
+	assert.Equal(t, map[string]any{"Block": map[string]any{}}, rule["Action"])
+	assert.Equal(t, map[string]any{"RateBasedStatement": map[string]any{"Limit": float64(signInRateLimit), "AggregateKeyType": "IP"}},
+		rule["Statement"])
+	_, assoc := cfn.one(t, "AWS::WAFv2::WebACLAssociation")
+	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{poolID, "Arn"}}, assoc.Properties["ResourceArn"])
+	assert.Equal(t, map[string]any{"Fn::GetAtt": []any{aclID, "Arn"}}, assoc.Properties["WebACLArn"])
+}

@@ -132,6 +132,9 @@ func TestStack(t *testing.T) {
 		ctxAllocationSecretName: testAllocationSecret,
 		// Cost-allocation tags as cdk.json would give them.
 		ctxTags: testTags,
+		// A custom domain for the API.
+		ctxAPIDomainName:     testAPIDomain,
+		ctxAPICertificateARN: testCertARN,
 	}))
 	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
 	require.NoError(t, err)
@@ -476,6 +479,7 @@ func TestStack(t *testing.T) {
 
 	t.Run("alarms on outcomes and error rates, business dashboard", func(t *testing.T) { checkAlarms(t, cfn, fns) })
 	t.Run("production settings", func(t *testing.T) { checkProduction(t, cfn, fns) })
+	t.Run("custom domain", func(t *testing.T) { checkCustomDomain(t, cfn) })
 
 	t.Run("outputs", func(t *testing.T) {
 		for _, name := range []string{outputAPIURL, outputTableName, outputEventBusName, outputStateMachineArn} {
@@ -506,6 +510,7 @@ func TestDevStage(t *testing.T) {
 	_, pool := cfn.one(t, "AWS::Cognito::UserPool")
 	assert.Equal(t, "maasflow-dev-operators", pool.Properties["UserPoolName"])
 	assert.Equal(t, map[string]any{"AllowAdminCreateUserOnly": true}, pool.Properties["AdminCreateUserConfig"])
+	checkSignIn(t, cfn, []any{defaultCLICallbackURL})
 	_, group := cfn.one(t, "AWS::Cognito::UserPoolGroup")
 	assert.Equal(t, config.DefaultAdminGroup, group.Properties["GroupName"])
 	_, auth := cfn.one(t, "AWS::ApiGatewayV2::Authorizer")

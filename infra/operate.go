@@ -166,4 +166,3 @@ func kebab(s string) string {
 	}
 	return string(out)
 }
-

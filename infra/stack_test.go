@@ -973,7 +973,7 @@ func checkGrants(t *testing.T, cfn *cfnTemplate, want []grant) {
 			// (infra/production.go says why).
 			b, err := json.Marshal(r.Properties["ManagedPolicyArns"])
 			require.NoError(t, err)
-			assert.Equal(t, 1, len(list(r.Properties["ManagedPolicyArns"])), "%s", b)
+			assert.Len(t, list(r.Properties["ManagedPolicyArns"]), 1, "%s", b)
 			assert.Contains(t, string(b), ":iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup")
 			continue
 		}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,24 +51,35 @@ type loginCache struct {
 // loginOptions are login's flags.
 type loginOptions struct {
 	issuer, clientID, username, cacheDir, endpoint, context string
-	print                                                   bool
+	callback                                                string
+	print, browser                                          bool
 }
+
+// defaultCallback is the CLI's loopback redirect URI, the one the stack's
+// app client allows unless maasflow:cliCallbackUrls says otherwise.
+const defaultCallback = "http://localhost:8400/callback"
 
 func (o *loginOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.issuer, "issuer", os.Getenv("MAASFLOW_OIDC_ISSUER"), "token issuer URL (stack output of the Cognito pool, or your OIDC issuer); $MAASFLOW_OIDC_ISSUER; default the context's")
 	fs.StringVar(&o.clientID, "client-id", os.Getenv("MAASFLOW_OIDC_CLIENT_ID"), "OAuth client ID (stack output UserPoolClientId); $MAASFLOW_OIDC_CLIENT_ID; default the context's")
-	fs.StringVar(&o.username, "username", "", "Cognito user name (prompted when empty)")
+	fs.StringVar(&o.username, "username", "", "Cognito user name: sign in with a password (USER_PASSWORD_AUTH, for pools that allow it) instead of the browser")
+	fs.BoolVar(&o.browser, "browser", false, "sign in in a browser (authorization code with PKCE at --callback); the default for a Cognito issuer without --username")
+	fs.StringVar(&o.callback, "callback", defaultCallback, "loopback redirect URI for --browser; the app client must allow it")
 	fs.BoolVar(&o.print, "print", false, "print a valid token from the cache, refreshing it when needed")
 	fs.StringVar(&o.cacheDir, "cache-dir", defaultConfigDir(), "where the tokens are cached when no context is used")
 	fs.StringVar(&o.endpoint, "cognito-endpoint", "", "Cognito API endpoint (default the issuer region's)")
 	fs.StringVar(&o.context, "context", "", "the config file's context to sign in for (default its current-context); its issuer and client id are the defaults")
 }
 
-const loginLong = `Sign in at the admin API's issuer (a Cognito user pool with username and password,
-or any OIDC issuer with the device authorization grant) and store the tokens with the
+const loginLong = `Sign in at the admin API's issuer and store the tokens with the
 config file's context (maasflow config), whose admin commands then use them; without a
 context they are cached in the user config directory and the ID token is printed as
-MAASFLOW_ADMIN_TOKEN. --print prints a fresh token from the cache.`
+MAASFLOW_ADMIN_TOKEN. --print prints a fresh token from the cache.
+
+How: a Cognito user pool signs in in a browser (authorization code with PKCE, the
+redirect caught on --callback, by default http://localhost:8400/callback), or with
+--username and a password where the pool allows it; any other OIDC issuer uses the
+device authorization grant, or the browser with --browser.`
 
 // loginCommand is `maasflow login`.
 func (c *cli) loginCommand() *cobra.Command {
@@ -142,13 +155,17 @@ func (o *loginOptions) run(ctx context.Context, stdout, stderr io.Writer) int {
 		return fail(2, errors.New("--issuer and --client-id are required (or a context that names them)"))
 	}
 	var c loginCache
-	if cognitoIssuerRE.MatchString(o.issuer) {
+	cognito := cognitoIssuerRE.MatchString(o.issuer)
+	switch {
+	case cognito && o.username != "":
 		user, password, perr := promptCredentials(o.username, stderr)
 		if perr != nil {
 			return fail(1, perr)
 		}
 		c, err = cognitoAuth(ctx, hc, o.issuer, o.endpoint, o.clientID, map[string]string{"USERNAME": user, "PASSWORD": password}, ciptypes.AuthFlowTypeUserPasswordAuth)
-	} else {
+	case cognito || o.browser:
+		c, err = browserLogin(ctx, hc, o.issuer, o.clientID, o.callback, stderr)
+	default:
 		c, err = deviceLogin(ctx, hc, o.issuer, o.clientID, stderr)
 	}
 	if err != nil {
@@ -266,27 +283,43 @@ func cognitoAuth(ctx context.Context, hc *http.Client, issuer, endpoint, clientI
 }
 
 // oidcConfig reads the issuer's discovery document into an OAuth client
-// configuration.
+// configuration for the device authorization grant.
 func oidcConfig(ctx context.Context, hc *http.Client, issuer, clientID string) (*oauth2.Config, error) {
-	var disc struct {
-		DeviceEndpoint string `json:"device_authorization_endpoint"`
-		TokenEndpoint  string `json:"token_endpoint"`
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(issuer, "/")+"/.well-known/openid-configuration", nil)
+	disc, err := discover(ctx, hc, issuer)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, errors.New("cannot reach " + req.URL.Host)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&disc) != nil ||
-		disc.DeviceEndpoint == "" || disc.TokenEndpoint == "" {
+	if disc.DeviceEndpoint == "" || disc.TokenEndpoint == "" {
 		return nil, errors.New("the issuer's discovery document names no device authorization endpoint")
 	}
 	return &oauth2.Config{ClientID: clientID, Scopes: []string{"openid", "offline_access"},
 		Endpoint: oauth2.Endpoint{DeviceAuthURL: disc.DeviceEndpoint, TokenURL: disc.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}, nil
+}
+
+// discovery is what login reads of an issuer's OIDC discovery document.
+type discovery struct {
+	AuthEndpoint   string `json:"authorization_endpoint"`
+	DeviceEndpoint string `json:"device_authorization_endpoint"`
+	TokenEndpoint  string `json:"token_endpoint"`
+}
+
+// discover reads the issuer's discovery document (a Cognito pool's names
+// its managed login domain's endpoints).
+func discover(ctx context.Context, hc *http.Client, issuer string) (discovery, error) {
+	var disc discovery
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(issuer, "/")+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return disc, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return disc, errors.New("cannot reach " + req.URL.Host)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&disc) != nil {
+		return disc, errors.New("the issuer has no readable discovery document")
+	}
+	return disc, nil
 }
 
 // deviceLogin runs the OAuth 2.0 device authorization grant (RFC 8628)
@@ -305,6 +338,82 @@ func deviceLogin(ctx context.Context, hc *http.Client, issuer, clientID string, 
 	tok, err := conf.DeviceAccessToken(ctx, da)
 	if err != nil {
 		return loginCache{}, fmt.Errorf("sign-in did not finish: %w", err)
+	}
+	return sessionOf(tok, conf.Endpoint.TokenURL)
+}
+
+// browserLogin runs the authorization code grant with PKCE (RFC 7636) in
+// the operator's browser: it prints the issuer's authorization URL, catches
+// the redirect on the loopback callback, checks its state and exchanges the
+// code with the verifier only this process holds. A public client (no
+// secret) can sign in this way; the issuer's own login page does the
+// password and MFA.
+func browserLogin(ctx context.Context, hc *http.Client, issuer, clientID, callback string, stderr io.Writer) (loginCache, error) {
+	cb, err := url.Parse(callback)
+	if err != nil || cb.Scheme != "http" || (cb.Hostname() != "localhost" && cb.Hostname() != "127.0.0.1" && cb.Hostname() != "::1") || cb.Port() == "" {
+		return loginCache{}, errors.New("--callback must be a loopback http URL with a port, e.g. " + defaultCallback)
+	}
+	disc, err := discover(ctx, hc, issuer)
+	if err != nil {
+		return loginCache{}, err
+	}
+	if disc.AuthEndpoint == "" || disc.TokenEndpoint == "" {
+		return loginCache{}, errors.New("the issuer's discovery document names no authorization endpoint (a Cognito pool needs its managed login domain)")
+	}
+	conf := &oauth2.Config{ClientID: clientID, RedirectURL: callback, Scopes: []string{"openid", "email", "profile"},
+		Endpoint: oauth2.Endpoint{AuthURL: disc.AuthEndpoint, TokenURL: disc.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}
+	state, verifier := oauth2.GenerateVerifier(), oauth2.GenerateVerifier()
+
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cb.Host)
+	if err != nil {
+		return loginCache{}, fmt.Errorf("listen for the sign-in redirect on %s: %w", cb.Host, err)
+	}
+	type result struct {
+		code string
+		err  error
+	}
+	got := make(chan result, 1)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+cb.EscapedPath(), func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		res := result{code: q.Get("code")}
+		switch {
+		case q.Get("state") != state:
+			res.err = errors.New("the sign-in redirect carried another state: start maasflow login again")
+		case q.Get("error") != "":
+			res.err = fmt.Errorf("sign-in refused: %s %s", q.Get("error"), q.Get("error_description"))
+		case res.code == "":
+			res.err = errors.New("the sign-in redirect carried no code")
+		}
+		if res.err != nil {
+			http.Error(w, res.err.Error(), http.StatusBadRequest)
+		} else {
+			_, _ = io.WriteString(w, "maasflow: signed in, you can close this tab.\n")
+		}
+		select {
+		case got <- res:
+		default:
+		}
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+
+	fmt.Fprintf(stderr, "open this URL in a browser to sign in:\n  %s\n", conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)))
+	wait, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var res result
+	select {
+	case res = <-got:
+	case <-wait.Done():
+		return loginCache{}, errors.New("no sign-in within 5 minutes")
+	}
+	if res.err != nil {
+		return loginCache{}, res.err
+	}
+	tok, err := conf.Exchange(context.WithValue(ctx, oauth2.HTTPClient, hc), res.code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return loginCache{}, fmt.Errorf("the issuer refused the sign-in code: %w", err)
 	}
 	return sessionOf(tok, conf.Endpoint.TokenURL)
 }

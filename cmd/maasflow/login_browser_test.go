@@ -42,10 +42,12 @@ func fakeCodeIssuer(t *testing.T) *httptest.Server {
 		challenges["code-1"] = q.Get("code_challenge")
 		mu.Unlock()
 		to, err := url.Parse(q.Get("redirect_uri"))
-		require.NoError(t, err)
+		if !assert.NoError(t, err) {
+			return
+		}
 		back := url.Values{"code": {"code-1"}, "state": {q.Get("state")}}
 		to.RawQuery = back.Encode()
-		http.Redirect(w, r, to.String(), http.StatusFound)
+		http.Redirect(w, r, to.String(), http.StatusFound) //nolint:gosec // the test issuer sends the browser back to the CLI's callback, as a real issuer does
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
@@ -110,10 +112,9 @@ func TestLoginInTheBrowserWithPKCE(t *testing.T) {
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
 	code := make(chan int, 1)
-	go func() {
-		code <- runLogin(context.Background(), []string{"--issuer", issuer.URL, "--client-id", "cli-3", "--browser",
-			"--callback", freeCallback(t), "--cache-dir", t.TempDir()}, &out, errOut)
-	}()
+	args := []string{"--issuer", issuer.URL, "--client-id", "cli-3", "--browser",
+		"--callback", freeCallback(t), "--cache-dir", t.TempDir()}
+	go func() { code <- runLogin(context.Background(), args, &out, errOut) }()
 	status, page := browse(t, errOut, nil)
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, page, "signed in")
@@ -127,10 +128,9 @@ func TestLoginInTheBrowserRefusesAForeignState(t *testing.T) {
 	var out bytes.Buffer
 	errOut := &syncBuffer{}
 	code := make(chan int, 1)
-	go func() {
-		code <- runLogin(context.Background(), []string{"--issuer", issuer.URL, "--client-id", "cli-3", "--browser",
-			"--callback", freeCallback(t), "--cache-dir", t.TempDir()}, &out, errOut)
-	}()
+	args := []string{"--issuer", issuer.URL, "--client-id", "cli-3", "--browser",
+		"--callback", freeCallback(t), "--cache-dir", t.TempDir()}
+	go func() { code <- runLogin(context.Background(), args, &out, errOut) }()
 	// Another page's state: a forged redirect must not sign anyone in.
 	status, _ := browse(t, errOut, func(link string) string {
 		u, _ := url.Parse(link)

@@ -9,6 +9,7 @@ import (
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
+	"github.com/maasflow/maasflow/shared/store/boltdb"
 )
 
 // interruptedCode is the failure code of an onboarding whose execution died
@@ -103,6 +104,25 @@ func (c *resumeClock) resumeAfter(t time.Time) {
 	if d := t.Sub(c.Now()); d >= 0 {
 		c.offset.Add(int64(d + time.Millisecond))
 	}
+}
+
+// resumeFromDatabase moves clk past the latest time the database holds and
+// has every write stamp the file with clk's time from now on. The stamp is
+// read back in one look-up; a file without one (migrated from a journal)
+// is read through once with highWater.
+func resumeFromDatabase(ctx context.Context, db *boltdb.DB, st *store.Store, clk *resumeClock) error {
+	hw, ok, err := db.HighWater()
+	if err != nil {
+		return fmt.Errorf("open local database: %w", err)
+	}
+	if !ok {
+		if hw, err = highWater(ctx, st); err != nil {
+			return err
+		}
+	}
+	clk.resumeAfter(hw)
+	db.StampWrites(clk.Now)
+	return nil
 }
 
 // highWater is the latest time the records hold: every onboarding's and

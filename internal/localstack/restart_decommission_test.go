@@ -30,6 +30,7 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 	dir := t.TempDir()
 	first := startIn(t, dir)
 	ahead := time.Now().UTC().Add(30 * 24 * time.Hour)
+	runAhead(t, first, ahead.Add(time.Minute))
 	started := ahead.Add(-time.Minute)
 	require.NoError(t, first.Store.CreateNode(ctx, domain.Node{ID: "n1", SiteID: "s1", Hostname: "gpu-01", Status: domain.NodeDecommissioning,
 		MAASSystemID: "abc123", CreatedAt: ahead.Add(-time.Hour)}))

@@ -58,6 +58,15 @@ func eventsOf[D any](t *testing.T, dir, detailType string, keep func(D) bool) []
 	return out
 }
 
+// runAhead moves s's clock past t, as a process under --time-scale runs
+// ahead of the wall clock: the records it writes are stamped from it.
+func runAhead(t *testing.T, s *Stack, t0 time.Time) {
+	t.Helper()
+	resume, ok := s.Engine.Clock().(*resumeClock)
+	require.True(t, ok, "the stack runs on its resuming clock")
+	resume.resumeAfter(t0)
+}
+
 // TestInterruptedOnboardingClosesProperly: a run the previous process left
 // running is closed with completed_at, its failed event and a revoked
 // token, and no time written at the restart is earlier than what the
@@ -68,6 +77,7 @@ func TestInterruptedOnboardingClosesProperly(t *testing.T) {
 	first := startIn(t, dir)
 	// The previous process's scaled clock ran days ahead of the wall clock.
 	ahead := time.Now().UTC().Add(30 * 24 * time.Hour)
+	runAhead(t, first, ahead.Add(time.Minute))
 	require.NoError(t, first.Store.CreateOnboarding(ctx, domain.Onboarding{
 		ID: "o1", SiteID: "s1", ProfileID: "p1", SKUID: "k1", Hostname: "gpu-01", IPMIIP: "10.0.0.21", NodeID: "n1",
 		Status: domain.OnboardingRunning, Stage: domain.StageWaitEnrollment, Attempt: 1, CorrelationID: "c1",

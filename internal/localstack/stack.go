@@ -199,11 +199,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.dbOps = store.NewCounting(db)
 	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if resume != nil {
-		hw, err := highWater(ctx, s.Store)
-		if err != nil {
+		if err := resumeFromDatabase(ctx, db, s.Store, resume); err != nil {
 			return nil, err
 		}
-		resume.resumeAfter(hw)
 	}
 
 	secretStore := secrets.NewFileStore(filepath.Join(cfg.DataDir, secretsFile))

@@ -10,10 +10,11 @@
 // secondary index is a bucket of index key + table key → table key. So a
 // Query is a cursor seek and a walk over one partition, and a write, a page
 // of a listing and a transaction cost the same with 100 records as with
-// 100,000. Every write, a TransactWriteItems included, is one bbolt
-// transaction: its condition is checked and its items and index rows are
-// written, or nothing is; it returns once the transaction is on disk
-// (fsync). Requests outside the subset (filter or projection expressions,
+// 100,000. Every write, a TransactWriteItems included, is whole within one
+// bbolt transaction: its condition is checked and its items and index rows
+// are written, or nothing is; it returns once the transaction is on disk
+// (fsync). Writes that arrive while a transaction commits share the next
+// one (commit.go). Requests outside the subset (filter or projection expressions,
 // non-string keys, REMOVE/ADD updates) fail with a ValidationException
 // rather than being half-served.
 package boltdb
@@ -26,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -46,7 +48,9 @@ const maxTransactItems = 100
 // time (the file is locked while it is open). Reads run in parallel with
 // each other and with the one write transaction bbolt allows at a time.
 type DB struct {
-	bolt *bolt.DB
+	bolt  *bolt.DB
+	group groupCommit
+	stamp atomic.Pointer[func() time.Time] // StampWrites
 
 	mu     sync.RWMutex
 	tables map[string]*table
@@ -276,17 +280,13 @@ func NewTemp() (*DB, error) {
 	return db, err
 }
 
-// write runs fn in one write transaction and returns once it is on disk.
+// write runs fn in a write transaction and returns once it is on disk.
 // fn returns an error only when the transaction itself must fail (a
 // request refused is reported through the caller's variables, with nothing
-// written).
-//
-// Writes are not gathered into shared transactions (bbolt's Batch): with
-// a 2 ms gathering window, a workflow's write that the API started landed
-// after the next request's read, which the reconcile end-to-end test
-// caught; each write commits at once instead (docs/decisions.md).
+// written). Concurrent writes share transactions (commit.go); fn may run
+// more than once and must be idempotent.
 func (db *DB) write(fn func(tx *bolt.Tx) error) error {
-	if err := db.bolt.Update(fn); err != nil {
+	if err := db.group.run(db, fn); err != nil {
 		return &WriteError{Err: err}
 	}
 	return nil
@@ -623,8 +623,10 @@ func conditional(tx *bolt.Tx, t *table, key []byte, cond *string, b *bindings,
 	return old, nil
 }
 
-// refused carries a request's refusal out of a write transaction that
-// must not fail for it (a batch's other writes go on).
+// runWrite carries a request's refusal (a condition that does not hold, a
+// bad update) out of a write transaction that must not fail for it: the
+// writes that share the transaction go on. fn refuses before it writes
+// anything, so a refused request leaves nothing behind.
 func runWrite(db *DB, fn func(tx *bolt.Tx) (refusal error, fault error)) error {
 	var refusal error
 	err := db.write(func(tx *bolt.Tx) error {

@@ -21,7 +21,6 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
-	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -238,7 +237,7 @@ func onboardBatch(tb testing.TB, s *localstack.Stack, site benchSite, n, probes 
 			}
 		}
 	}
-	published, err := events.ReadAll(s.Bus.Path())
+	published, err := s.Bus.ReadAll()
 	require.NoError(tb, err)
 	r.events = len(published)
 	r.others = map[string]int{}

@@ -3,6 +3,7 @@ package localstack_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/store/boltdb"
 	"github.com/maasflow/maasflow/shared/store/legacy"
@@ -331,4 +333,63 @@ func TestADamagedJournalOfAnEarlierReleaseIsNotMigrated(t *testing.T) {
 	require.NoError(t, store.CreateTable(context.Background(), d, ""))
 	_, err = store.New(d, "", time.Now).GetSKU(context.Background(), "k1")
 	require.ErrorAs(t, err, new(*store.ItemNotFoundError), "nothing of the damaged journal was loaded")
+}
+
+// TestAnEventFileOfTheJSONLinesReleaseIsMigrated starts on a data directory
+// holding the event file the release before the event bus moved into the
+// database wrote (testdata/datadir-events, made by that release's
+// LocalBus): its events are served first, in order, the next event after
+// them, the file is kept aside, and another start moves nothing twice.
+func TestAnEventFileOfTheJSONLinesReleaseIsMigrated(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/datadir-events")))
+	ctx := context.Background()
+	start := func() *localstack.Stack {
+		s, err := localstack.Start(ctx, localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
+		require.NoError(t, err)
+		return s
+	}
+	s := start()
+	assert.NoFileExists(t, filepath.Join(dir, events.LegacyFileName))
+	assert.FileExists(t, filepath.Join(dir, events.LegacyFileName+".migrated"))
+	require.NoError(t, s.Bus.Publish(ctx, events.OnboardingFailed, events.OnboardingDetail{
+		SiteID: "s1", OnboardingID: "o-2", NodeID: "n1", MAASSystemID: "abc123", Hostname: "gpu-02", CorrelationID: "c1",
+		Attempt: 1, Status: "failed", Stage: "deploy", Error: &events.ErrorDetail{Code: "X", Message: "x"}, OccurredAt: time.Now(),
+	}))
+	require.NoError(t, s.Close())
+
+	s = start()
+	t.Cleanup(func() { _ = s.Close() })
+	got, err := s.Bus.ReadAll()
+	require.NoError(t, err)
+	var seen []string
+	for _, e := range got {
+		var d events.OnboardingDetail
+		require.NoError(t, json.Unmarshal(e.Detail, &d))
+		seen = append(seen, d.OnboardingID+" "+e.DetailType)
+	}
+	assert.Equal(t, []string{
+		"o-1 " + events.OnboardingStarted, "o-1 " + events.OnboardingCompleted, "o-2 " + events.OnboardingStarted,
+		"o-2 " + events.OnboardingFailed,
+	}, seen)
+}
+
+// TestADamagedEventFileOfAnEarlierReleaseIsRefused: a line of the event
+// file that is not an envelope refuses the start with what to do, and the
+// file is left for the operator.
+func TestADamagedEventFileOfAnEarlierReleaseIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/datadir-events")))
+	path := filepath.Join(dir, events.LegacyFileName)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[1] = "garbage\n"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+	_, err = localstack.Start(context.Background(), localstack.Config{Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", DataDir: dir})
+	var damaged *events.DamagedEventsError
+	require.ErrorAs(t, err, &damaged)
+	assert.Equal(t, 2, damaged.Line)
+	assert.Contains(t, err.Error(), "restore it from a backup")
+	assert.FileExists(t, path, "left for the operator")
 }

@@ -19,7 +19,7 @@ const (
 	// LogFile receives the stack's structured logs.
 	LogFile       = "maasflow.log"
 	secretsFile   = "secrets.json"
-	eventsFile    = "events.jsonl"
+	eventsFile    = "events.jsonl" // an earlier release's event bus, moved into the database at start
 	tokenFileMode = 0o600
 )
 

@@ -16,7 +16,7 @@ import (
 // run left for the same attempt and type does not settle it.
 func TestOutboxRelayOwesEachRunItsEvent(t *testing.T) {
 	ctx := context.Background()
-	r, st, clk, path := newTestRelay(t)
+	r, st, clk, bus := newTestRelay(t)
 
 	const id = "ob-run"
 	require.NoError(t, st.CreateOnboarding(ctx, domain.Onboarding{ID: id, SiteID: "s1", ProfileID: "p1", SKUID: "k", Hostname: "gpu-run", IPMIIP: "10.0.0.1", Attempt: 1}))
@@ -56,7 +56,7 @@ func TestOutboxRelayOwesEachRunItsEvent(t *testing.T) {
 	n, err = r.once(ctx, now.Add(3*relayGrace))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the second run's event is owed")
-	got, err := events.ReadAll(path)
+	got, err := bus.ReadAll()
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, events.OnboardingManualInterventionRequired, got[0].DetailType)

@@ -3,7 +3,6 @@ package localstack
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 // still gets its event, once; one that published gets no second.
 func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 	ctx := context.Background()
-	r, st, _, path := newTestRelay(t)
+	r, st, _, bus := newTestRelay(t)
 
 	for _, id := range []string{"lost", "published"} {
 		require.NoError(t, st.CreateOnboarding(ctx, domain.Onboarding{ID: id, SiteID: "s1", ProfileID: "p1", SKUID: "k", Hostname: "gpu-" + id, IPMIIP: "10.0.0.1", Attempt: 1}))
@@ -42,7 +41,7 @@ func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 
-	got, err := events.ReadAll(path)
+	got, err := bus.ReadAll()
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, events.OnboardingFailed, got[0].DetailType)
@@ -56,16 +55,16 @@ func TestOutboxRelayPublishesWhatTheWorkflowDidNot(t *testing.T) {
 }
 
 // newTestRelay is an outbox relay over a fresh local store and a local bus
-// in a temporary file (its path), on a fake clock.
-func newTestRelay(t *testing.T) (*outboxRelay, *store.Store, *clockwork.FakeClock, string) {
+// in the store's temporary database file, on a fake clock.
+func newTestRelay(t *testing.T) (*outboxRelay, *store.Store, *clockwork.FakeClock, *events.LocalBus) {
 	t.Helper()
 	db, err := store.NewLocalDB(context.Background(), "")
 	require.NoError(t, err)
 	clk := clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	st := store.New(db, "", clk.Now)
-	path := filepath.Join(t.TempDir(), events.LocalFileName)
-	bus, err := events.NewLocalBus(path)
+	t.Cleanup(func() { _ = db.Close() })
+	bus, err := events.NewLocalBus(db)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bus.Close() })
-	return &outboxRelay{store: st, bus: bus, clock: clk, log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}, st, clk, path
+	return &outboxRelay{store: st, bus: bus, clock: clk, log: slog.New(slog.DiscardHandler), seen: map[string]time.Time{}}, st, clk, bus
 }

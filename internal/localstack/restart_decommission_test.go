@@ -13,11 +13,11 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 )
 
-// decomEvents are the decommission events of type detailType for id in
-// the data dir's event file.
-func decomEvents(t *testing.T, dir, id, detailType string) []events.DecommissionDetail {
+// decomEvents are the decommission events of type detailType for id on
+// s's event bus.
+func decomEvents(t *testing.T, s *Stack, id, detailType string) []events.DecommissionDetail {
 	t.Helper()
-	return eventsOf(t, dir, detailType, func(d events.DecommissionDetail) bool { return d.DecommissionID == id })
+	return eventsOf(t, s, detailType, func(d events.DecommissionDetail) bool { return d.DecommissionID == id })
 }
 
 // TestInterruptedDecommissionStopsForAnOperator: a decommission the
@@ -68,7 +68,7 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 		}
 		require.Len(t, notes, 1, "%s: one note saying why", id)
 		assert.Contains(t, notes[0], "the local stack stopped while this decommission ran")
-		evs := decomEvents(t, dir, id, events.DecommissionManualInterventionRequired)
+		evs := decomEvents(t, second, id, events.DecommissionManualInterventionRequired)
 		require.Len(t, evs, 1, "%s: its event", id)
 		assert.Equal(t, interruptedCode, evs[0].Error.Code)
 		assert.Equal(t, d.Attempt, evs[0].Attempt)
@@ -82,7 +82,7 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 	again, err := third.Store.GetDecommission(ctx, "d-run")
 	require.NoError(t, err)
 	assert.Equal(t, domain.OnboardingManualIntervention, again.Status)
-	assert.Len(t, decomEvents(t, dir, "d-run", events.DecommissionManualInterventionRequired), 1, "published once")
+	assert.Len(t, decomEvents(t, third, "d-run", events.DecommissionManualInterventionRequired), 1, "published once")
 	rows, err := third.Store.ListDecommissionEvents(ctx, "d-run")
 	require.NoError(t, err)
 	restarts := 0

@@ -1,11 +1,8 @@
 package localstack
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -25,26 +22,21 @@ func startIn(t *testing.T, dir string) *Stack {
 	return st
 }
 
-// failedEvents are the node.onboarding.failed events of onboarding id in
-// the data dir's event file.
-func failedEvents(t *testing.T, dir, id string) []events.OnboardingDetail {
+// failedEvents are the node.onboarding.failed events of onboarding id on
+// s's event bus.
+func failedEvents(t *testing.T, s *Stack, id string) []events.OnboardingDetail {
 	t.Helper()
-	return eventsOf(t, dir, events.OnboardingFailed, func(d events.OnboardingDetail) bool { return d.OnboardingID == id })
+	return eventsOf(t, s, events.OnboardingFailed, func(d events.OnboardingDetail) bool { return d.OnboardingID == id })
 }
 
-// eventsOf are the events of detailType in the data dir's event file whose
-// detail keep accepts.
-func eventsOf[D any](t *testing.T, dir, detailType string, keep func(D) bool) []D {
+// eventsOf are the events of detailType on s's event bus whose detail
+// keep accepts.
+func eventsOf[D any](t *testing.T, s *Stack, detailType string, keep func(D) bool) []D {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	all, err := s.Bus.ReadAll()
 	require.NoError(t, err)
-	defer func() { _ = f.Close() }()
 	var out []D
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
-	for sc.Scan() {
-		var env events.Envelope
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &env))
+	for _, env := range all {
 		if env.DetailType != detailType {
 			continue
 		}
@@ -54,7 +46,6 @@ func eventsOf[D any](t *testing.T, dir, detailType string, keep func(D) bool) []
 			out = append(out, d)
 		}
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 
@@ -116,10 +107,10 @@ func TestInterruptedOnboardingClosesProperly(t *testing.T) {
 	assert.NotNil(t, tok.RevokedAt, "the run's token dies with it")
 
 	// The close owes its event through the outbox; the relay publishes it.
-	evs := failedEvents(t, dir, "o1")
+	evs := failedEvents(t, second, "o1")
 	for deadline := time.Now().Add(10 * time.Second); len(evs) == 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		evs = failedEvents(t, dir, "o1")
+		evs = failedEvents(t, second, "o1")
 	}
 	require.Len(t, evs, 1)
 	assert.Equal(t, interruptedCode, evs[0].Error.Code)
@@ -132,5 +123,5 @@ func TestInterruptedOnboardingClosesProperly(t *testing.T) {
 	again, err := third.Store.GetOnboarding(ctx, "o1")
 	require.NoError(t, err)
 	assert.Equal(t, o.Version, again.Version)
-	assert.Len(t, failedEvents(t, dir, "o1"), 1)
+	assert.Len(t, failedEvents(t, third, "o1"), 1)
 }

@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err := secretStore.Check(ctx); err != nil {
 		return nil, fmt.Errorf("open secrets: %w; or start afresh with --reset", err)
 	}
-	bus, err := events.NewLocalBus(filepath.Join(cfg.DataDir, eventsFile), events.WithLogger(s.logger), events.WithClock(clk))
+	bus, err := events.NewLocalBus(db, events.WithLogger(s.logger), events.WithClock(clk))
 	if err != nil {
 		return nil, fmt.Errorf("open event bus: %w", err)
 	}

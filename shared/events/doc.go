@@ -1,8 +1,8 @@
 // Package events owns maasflow's typed events: the detail types, the detail
 // payloads (OnboardingDetail), the envelope, and the two publishers that put
 // them on a bus — EventBridge (PutEvents through aws-sdk-go-v2) on AWS and
-// LocalBus (a 0600 JSON-lines file plus in-process subscribers) in local
-// mode. Callers declare their own one-method publisher port:
+// LocalBus (a bucket of local mode's bbolt database file plus in-process
+// subscribers) in local mode. Callers declare their own one-method publisher port:
 //
 //	Publish(ctx context.Context, detailType string, detail any) error
 //

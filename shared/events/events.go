@@ -124,8 +124,7 @@ func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 // EventBridge assigns its own ids.
 func WithIDs(newID func() string) Option { return func(o *options) { o.newID = newID } }
 
-// WithLogger receives the repairs NewLocalBus makes to a damaged file, at
-// Error level (default: discarded).
+// WithLogger sets the publisher's logger (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 func buildOptions(opts []Option) options {

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/maasflow/maasflow/internal/crashtest"
 )
@@ -20,19 +22,31 @@ import (
 // eight goroutines until killed, printing each event it got acknowledged.
 const crashChildEnv = "MAASFLOW_LOCALBUS_CRASH_CHILD"
 
+// crashDBFile is the database file the child publishes into.
+const crashDBFile = "maasflow.db"
+
 func TestMain(m *testing.M) {
-	crashtest.PlayChild(crashChildEnv, func(dir string) { publishUntilKilled(filepath.Join(dir, LocalFileName)) })
+	crashtest.PlayChild(crashChildEnv, func(dir string) { publishUntilKilled(filepath.Join(dir, crashDBFile)) })
 	os.Exit(m.Run())
 }
 
 // publishUntilKilled publishes onboarding.started events whose onboarding
 // ids are unique and prints "ack ID" as each Publish returns.
 func publishUntilKilled(path string) {
-	bus, err := NewLocalBus(path)
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err == nil {
+		var bus *LocalBus
+		if bus, err = NewLocalBus(db); err == nil {
+			publishForever(bus)
+		}
 	}
+	fmt.Println("error", err)
+	os.Exit(1)
+}
+
+// publishForever publishes from eight goroutines until the process is
+// killed.
+func publishForever(bus *LocalBus) {
 	for w := range 8 {
 		go func() {
 			for i := 0; ; i++ {
@@ -52,7 +66,7 @@ func publishUntilKilled(path string) {
 // as a restart does: every event Publish acknowledged must be there.
 func TestLocalBusKeepsEveryAcknowledgedEventThroughKill9(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, LocalFileName)
+	path := filepath.Join(dir, crashDBFile)
 	var acked []string
 	childErr := ""
 	classify := func(lines []string) {
@@ -71,10 +85,10 @@ func TestLocalBusKeepsEveryAcknowledgedEventThroughKill9(t *testing.T) {
 	}))
 	require.Empty(t, childErr, "the child could not publish")
 
-	bus, err := NewLocalBus(path) // repairs a torn last event, as a restart does
-	require.NoError(t, err)
-	require.NoError(t, bus.Close())
-	got, err := ReadAll(path)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	require.NoError(t, err, "the file is whole after the kill")
+	t.Cleanup(func() { _ = db.Close() })
+	got, err := ReadAll(db)
 	require.NoError(t, err)
 	onFile := map[string]bool{}
 	for _, e := range got {

@@ -3,15 +3,12 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/maasflow/maasflow/shared/events"
 )
 
 // TestBatchOfTenWithOneFailingHost onboards a rack of ten through one
@@ -93,7 +90,7 @@ func TestBatchOfTenWithOneFailingHost(t *testing.T) {
 	// The events carry the batch id.
 	first := obs[0].(map[string]any)["id"].(string)
 	require.Len(t, e.emitted(first, 2), 2)
-	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+	envs, err := e.stack.Bus.ReadAll()
 	require.NoError(t, err)
 	carried := 0
 	for _, ev := range envs {

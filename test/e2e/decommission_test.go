@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	schemas "github.com/maasflow/maasflow/events"
-	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
@@ -75,7 +73,7 @@ func (e *env) decommissionEvents(id string, n int) []string {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+		envs, err := e.stack.Bus.ReadAll()
 		require.NoError(e.t, err)
 		var types []string
 		for _, ev := range envs {

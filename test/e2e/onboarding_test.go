@@ -1,18 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/maasflow/maasflow/shared/events"
 )
 
 // stageOutcomes returns the timeline's stage_exited outcomes by stage.
@@ -52,7 +49,7 @@ func (e *env) emitted(onboardingID string, n int) []string {
 // busTypes reads the local bus file.
 func (e *env) busTypes(onboardingID string) []string {
 	e.t.Helper()
-	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+	envs, err := e.stack.Bus.ReadAll()
 	require.NoError(e.t, err)
 	var types []string
 	for _, ev := range envs {
@@ -249,7 +246,9 @@ func TestSeededSecretsNeverLeak(t *testing.T) {
 
 	keyParts := strings.Split(e.stack.SimAPIKey, ":")
 	secrets := []string{e.stack.SimAPIKey, keyParts[2], f.BMCPassword, e.stack.AdminToken}
-	bus, err := os.ReadFile(filepath.Join(e.dataDir, events.LocalFileName))
+	envs, err := e.stack.Bus.ReadAll()
+	require.NoError(t, err)
+	bus, err := json.Marshal(envs)
 	require.NoError(t, err)
 
 	e.mu.Lock()

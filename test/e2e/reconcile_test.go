@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +75,7 @@ func (e *env) openDrift(siteID string) map[string]map[string]any {
 // driftEvents returns the node.drift.detected details on the bus.
 func (e *env) driftEvents() []string {
 	e.t.Helper()
-	envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+	envs, err := e.stack.Bus.ReadAll()
 	require.NoError(e.t, err)
 	var out []string
 	for _, ev := range envs {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func (e *env) terminalEvents(id string, n int) []terminalEvent {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+		envs, err := e.stack.Bus.ReadAll()
 		require.NoError(e.t, err)
 		var out []terminalEvent
 		for _, ev := range envs {

@@ -160,3 +160,12 @@ func (db *DB) HighWater() (hw time.Time, ok bool, err error) {
 	})
 	return hw, ok, err
 }
+
+// Update runs fn in a write transaction shared with the writes made beside
+// it and returns once that is on disk, for the other local-mode state kept
+// in buckets of its own (the event bus). fn may run more than once and
+// must be idempotent; it must not touch the tables' buckets.
+func (db *DB) Update(fn func(*bolt.Tx) error) error { return db.write(fn) }
+
+// View runs fn in a read transaction.
+func (db *DB) View(fn func(*bolt.Tx) error) error { return db.bolt.View(fn) }

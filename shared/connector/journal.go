@@ -5,32 +5,60 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/maasflow/maasflow/shared/store/boltdb"
 )
 
+// JournalFile is the connector's journal in its state directory: one bbolt
+// file of its own (the connector runs at the site, away from the stack's
+// database).
+const JournalFile = "connector.db"
+
+// legacyJournalFile is the JSON-lines journal earlier releases kept; it is
+// moved into JournalFile once and renamed aside with migratedSuffix.
+const (
+	legacyJournalFile = "journal.jsonl"
+	migratedSuffix    = ".migrated"
+)
+
+// mutationsBucket holds one entry a mutation, under its request id.
+var mutationsBucket = []byte("mutations")
+
 // Journal remembers which mutations a connector began and the reply of
-// each it finished, in a file that survives a restart, so a request the
-// transport delivers again (SQS delivers at least once; a connector that
-// crashed leaves its message to be received again) is never sent to MAAS
-// a second time. Entries older than the retention are dropped when the
-// journal opens: by then the request's queue has long expired it.
+// each it finished, in a database file that survives a restart, so a
+// request the transport delivers again (SQS delivers at least once; a
+// connector that crashed leaves its message to be received again) is never
+// sent to MAAS a second time. Entries older than the retention are dropped
+// when the journal opens and every compactEvery writes: by then the
+// request's queue has long expired it.
 type Journal struct {
-	mu        sync.Mutex
+	db        *boltdb.DB
 	path      string
-	file      *os.File
-	entries   map[string]*journalEntry
 	retention time.Duration
 	now       func() time.Time
-	// appended counts lines written since the last compaction.
-	appended int
+
+	mu sync.Mutex
+	// running are the mutations this process began and has not finished:
+	// an entry begun and not done that is not running was interrupted by
+	// an earlier process.
+	running map[string]bool
+	// written counts writes since the last pruning.
+	written int
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// compactEvery is how many appended lines trigger a compaction, so the
-// file of a connector running for months stays small.
+// compactEvery is how many writes trigger dropping the expired entries, so
+// the file of a connector running for months stays small.
 var compactEvery = 10000
 
 // JournalRetention is how long a journal keeps an entry: far longer than
@@ -57,7 +85,22 @@ const (
 	BeginInterrupted
 )
 
-// OpenJournal opens (or creates) the journal file in dir.
+// JournalDamagedError is a journal file that does not hold together. The
+// connector does not start on it: running without the journal could send
+// a mutation to MAAS twice.
+type JournalDamagedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *JournalDamagedError) Error() string {
+	return fmt.Sprintf("connector journal %s is damaged (%s): restore it from a backup; or, once no request of this site "+
+		"is left in its queue (they expire after 15 minutes), move it aside to start with an empty journal", e.Path, e.Reason)
+}
+
+// OpenJournal opens (or creates) the journal file in dir, moving an
+// earlier release's JSON-lines journal into it first. A damaged file is a
+// *JournalDamagedError; one another connector holds is refused.
 func OpenJournal(dir string, now func() time.Time) (*Journal, error) {
 	if now == nil {
 		now = time.Now
@@ -65,169 +108,224 @@ func OpenJournal(dir string, now func() time.Time) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	j := &Journal{path: filepath.Join(dir, "journal.jsonl"), entries: map[string]*journalEntry{}, retention: JournalRetention, now: now}
-	if err := j.load(); err != nil {
-		return nil, err
-	}
-	if err := j.compact(); err != nil {
-		return nil, err
-	}
-	// Entries from the file that were never finished were interrupted.
-	for _, e := range j.entries {
-		if !e.Done {
-			e.Reply = nil
+	path := filepath.Join(dir, JournalFile)
+	db, err := boltdb.Open(path, boltdb.Options{Check: true})
+	if err != nil {
+		var damaged *boltdb.DamagedError
+		var inUse *boltdb.InUseError
+		switch {
+		case errors.As(err, &damaged):
+			return nil, &JournalDamagedError{Path: path, Reason: damaged.Reason}
+		case errors.As(err, &inUse):
+			return nil, fmt.Errorf("connector journal %s is in use by another connector: stop it, or pass another --state-dir", path)
 		}
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &Journal{db: db, path: path, retention: JournalRetention, now: now, running: map[string]bool{}}
+	if err := j.migrate(filepath.Join(dir, legacyJournalFile)); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := j.prune(); err != nil {
+		_ = db.Close()
+		return nil, err
 	}
 	return j, nil
 }
 
-func (j *Journal) load() error {
-	f, err := os.Open(j.path)
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// entry reads id's entry; nil when there is none.
+func entry(tx *bolt.Tx, id string) (*journalEntry, error) {
+	v := tx.Bucket(mutationsBucket).Get([]byte(id))
+	if v == nil {
+		return nil, nil //nolint:nilnil // no entry
+	}
+	var e journalEntry
+	if err := json.Unmarshal(v, &e); err != nil {
+		return nil, fmt.Errorf("journal: the entry of %s is unreadable", id)
+	}
+	return &e, nil
+}
+
+func putEntry(tx *bolt.Tx, e *journalEntry) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	bk, err := tx.CreateBucketIfNotExists(mutationsBucket)
+	if err != nil {
+		return err
+	}
+	return bk.Put([]byte(e.ID), b)
+}
+
+// Begin records that the mutation id is about to be sent to MAAS, durably,
+// before it is sent. See the Begin outcomes.
+func (j *Journal) Begin(id string) (int, Response, error) {
+	j.mu.Lock()
+	if j.running[id] {
+		j.mu.Unlock()
+		return BeginRunning, Response{}, nil
+	}
+	j.running[id] = true
+	j.mu.Unlock()
+
+	state, reply := BeginNew, Response{}
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(mutationsBucket); err != nil {
+			return err
+		}
+		e, err := entry(tx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case e == nil:
+			state = BeginNew
+			return putEntry(tx, &journalEntry{ID: id, At: j.now()})
+		case e.Done && e.Reply != nil:
+			state, reply = BeginDone, *e.Reply
+		default:
+			state = BeginInterrupted
+		}
+		return nil
+	})
+	if err != nil || state != BeginNew {
+		j.mu.Lock()
+		delete(j.running, id)
+		j.mu.Unlock()
+	}
+	if err != nil {
+		return 0, Response{}, fmt.Errorf("journal: %w", err)
+	}
+	if state == BeginNew {
+		j.wrote()
+	}
+	return state, reply, nil
+}
+
+// Finish records the reply of a mutation begun with Begin.
+func (j *Journal) Finish(id string, reply Response) error {
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		return putEntry(tx, &journalEntry{ID: id, At: j.now(), Done: true, Reply: &reply})
+	})
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.mu.Lock()
+	delete(j.running, id)
+	j.mu.Unlock()
+	j.wrote()
+	return nil
+}
+
+// wrote counts a write and drops the expired entries every compactEvery.
+func (j *Journal) wrote() {
+	j.mu.Lock()
+	j.written++
+	due := j.written >= compactEvery
+	if due {
+		j.written = 0
+	}
+	j.mu.Unlock()
+	if due {
+		_ = j.prune() // a failed pruning is tried again compactEvery writes on
+	}
+}
+
+// prune drops the entries older than the retention.
+func (j *Journal) prune() error {
+	cutoff := j.now().Add(-j.retention)
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(mutationsBucket)
+		if err != nil {
+			return err
+		}
+		var expired [][]byte
+		err = bk.ForEach(func(k, v []byte) error {
+			var e journalEntry
+			if json.Unmarshal(v, &e) == nil && e.At.Before(cutoff) {
+				expired = append(expired, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range expired {
+			if err := bk.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
+// migrate moves the entries of an earlier release's JSON-lines journal at
+// path into the file in one transaction, then renames it aside. Its last
+// line may be cut short by a crash (that release wrote a line, then
+// synced): it is left out, and the begin before it still counts. Any other
+// line that is not an entry refuses the start. An entry already in the
+// file is kept (a crash came between the move and the rename).
+func (j *Journal) migrate(path string) error {
+	f, err := os.Open(path) //nolint:gosec // G304: the operator's state directory
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for sc.Scan() {
+	defer func() { _ = f.Close() }() // read-only
+	entries := map[string]*journalEntry{}
+	r := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, rerr := r.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return fmt.Errorf("journal: %w", rerr)
+		}
+		if errors.Is(rerr, io.EOF) {
+			break // a last line without its newline was never synced
+		}
 		var e journalEntry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.ID == "" {
-			// A line cut short by a crash: the begin before it still counts.
+		if json.Unmarshal(b, &e) != nil || e.ID == "" {
+			return &JournalDamagedError{Path: path, Reason: fmt.Sprintf("line %d is not a journal entry", line)}
+		}
+		if prev := entries[e.ID]; prev != nil && prev.Done && !e.Done {
 			continue
 		}
-		prev := j.entries[e.ID]
-		if prev != nil && prev.Done && !e.Done {
-			continue
+		entries[e.ID] = &e
+	}
+	err = j.db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(mutationsBucket); err != nil {
+			return err
 		}
-		j.entries[e.ID] = &e
-	}
-	return sc.Err()
-}
-
-// compact rewrites the file with the entries still within the retention;
-// entries loaded as begun but not done become interrupted for good.
-func (j *Journal) compact() error {
-	cutoff := j.now().Add(-j.retention)
-	tmp := j.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: the journal in the operator's state directory
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	w := bufio.NewWriter(f)
-	for id, e := range j.entries {
-		if e.At.Before(cutoff) {
-			delete(j.entries, id)
-			continue
+		for _, e := range entries {
+			if cur, err := entry(tx, e.ID); err != nil || cur != nil {
+				continue
+			}
+			if err := putEntry(tx, e); err != nil {
+				return err
+			}
 		}
-		stored := *e
-		if stored.Reply == runningMarker {
-			stored.Reply = nil // begun here and still running: a begin line
-		}
-		b, err := json.Marshal(&stored)
-		if err != nil {
-			_ = f.Close()
-			return fmt.Errorf("journal: %w", err)
-		}
-		_, _ = w.Write(append(b, '\n'))
-	}
-	if err := w.Flush(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := os.Rename(tmp, j.path); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if j.file != nil {
-		_ = j.file.Close()
-	}
-	j.file, err = os.OpenFile(j.path, os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	j.appended = 0
-	return nil
-}
-
-// running marks entries begun by this process; an entry begun and not
-// done that is not running was interrupted by an earlier process.
-var runningMarker = &Response{}
-
-// Begin records that the mutation id is about to be sent to MAAS, durably,
-// before it is sent. See the Begin outcomes.
-func (j *Journal) Begin(id string) (int, Response, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if e, ok := j.entries[id]; ok {
-		switch {
-		case e.Done && e.Reply != nil:
-			return BeginDone, *e.Reply, nil
-		case e.Reply == runningMarker:
-			return BeginRunning, Response{}, nil
-		default:
-			return BeginInterrupted, Response{}, nil
-		}
-	}
-	// In the map before the line is written: a compaction the append
-	// triggers must keep this begin.
-	e := &journalEntry{ID: id, At: j.now(), Reply: runningMarker}
-	j.entries[id] = e
-	if err := j.append(&journalEntry{ID: id, At: e.At}); err != nil {
-		delete(j.entries, id)
-		return 0, Response{}, err
-	}
-	return BeginNew, Response{}, nil
-}
-
-// Finish records the reply of a mutation begun with Begin.
-func (j *Journal) Finish(id string, reply Response) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	e := &journalEntry{ID: id, At: j.now(), Done: true, Reply: &reply}
-	prev := j.entries[id]
-	j.entries[id] = e
-	if err := j.append(e); err != nil {
-		j.entries[id] = prev
-		return err
-	}
-	return nil
-}
-
-func (j *Journal) append(e *journalEntry) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if _, err := j.file.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	// The begin must be on disk before MAAS sees the request.
-	if err := j.file.Sync(); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if j.appended++; j.appended >= compactEvery {
-		return j.compact()
-	}
-	return nil
-}
-
-// Close closes the journal file.
-func (j *Journal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.file == nil {
 		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("journal: move %s into %s: %w", path, j.path, err)
 	}
-	err := j.file.Close()
-	j.file = nil
-	return err
+	if err := os.Rename(path, path+migratedSuffix); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
+// Close closes the journal file; closing twice is a no-op.
+func (j *Journal) Close() error {
+	j.closeOnce.Do(func() { j.closeErr = j.db.Close() })
+	return j.closeErr
 }

@@ -221,8 +221,13 @@ func TestDecommissionCancelRevokesTheReimageToken(t *testing.T) {
 	var obID string
 	for obID == "" {
 		d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+		// The reimage stores its onboarding's id on the decommission
+		// before it creates the onboarding (so a repeat creates no second
+		// one): wait for the onboarding itself.
 		if ob, _ := d["onboarding_id"].(string); ob != "" && d["stage"] == "reimage" {
-			obID = ob
+			if status, _ := e.raw("GET", e.stack.APIURL+"/api/v1/admin/onboardings/"+ob, e.stack.AdminToken, nil); status == http.StatusOK {
+				obID = ob
+			}
 		}
 		require.False(t, time.Now().After(deadline), "the reimage never started: %v", d)
 		time.Sleep(20 * time.Millisecond)

@@ -3,6 +3,7 @@ package localstack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -124,4 +125,37 @@ func TestInterruptedOnboardingClosesProperly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, o.Version, again.Version)
 	assert.Len(t, failedEvents(t, third, "o1"), 1)
+}
+
+// TestEveryInterruptedOnboardingIsClosed: with more open onboardings than
+// are closed at once and than a page holds, a restart closes every one,
+// each once.
+func TestEveryInterruptedOnboardingIsClosed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := startIn(t, dir)
+	const open = 230
+	now := time.Now().UTC()
+	for i := range open {
+		status := domain.OnboardingRunning
+		if i%2 == 0 {
+			status = domain.OnboardingPending
+		}
+		require.NoError(t, first.Store.CreateOnboarding(ctx, domain.Onboarding{
+			ID: fmt.Sprintf("o%03d", i), SiteID: "s1", ProfileID: "p1", SKUID: "k1", Hostname: fmt.Sprintf("gpu-%03d", i),
+			IPMIIP: fmt.Sprintf("10.0.%d.%d", i/200, i%200+1), Status: status, Stage: domain.StageValidate, Attempt: 1,
+			CorrelationID: "c", CreatedAt: now, UpdatedAt: now,
+		}))
+	}
+	require.NoError(t, first.Close())
+
+	second := startIn(t, dir)
+	for i := range open {
+		o, err := second.Store.GetOnboarding(ctx, fmt.Sprintf("o%03d", i))
+		require.NoError(t, err)
+		assert.Equal(t, domain.OnboardingFailed, o.Status, o.ID)
+		rows, err := second.Store.ListOnboardingEvents(ctx, o.ID)
+		require.NoError(t, err)
+		assert.Len(t, rows, 1, "%s: one close note", o.ID)
+	}
 }

@@ -85,22 +85,22 @@ const (
 	BeginInterrupted
 )
 
-// JournalDamagedError is a journal file that does not hold together. The
+// ConnectorJournalDamagedError is a journal file that does not hold together. The
 // connector does not start on it: running without the journal could send
 // a mutation to MAAS twice.
-type JournalDamagedError struct {
+type ConnectorJournalDamagedError struct {
 	Path   string
 	Reason string
 }
 
-func (e *JournalDamagedError) Error() string {
+func (e *ConnectorJournalDamagedError) Error() string {
 	return fmt.Sprintf("connector journal %s is damaged (%s): restore it from a backup; or, once no request of this site "+
 		"is left in its queue (they expire after 15 minutes), move it aside to start with an empty journal", e.Path, e.Reason)
 }
 
 // OpenJournal opens (or creates) the journal file in dir, moving an
 // earlier release's JSON-lines journal into it first. A damaged file is a
-// *JournalDamagedError; one another connector holds is refused.
+// *ConnectorJournalDamagedError; one another connector holds is refused.
 func OpenJournal(dir string, now func() time.Time) (*Journal, error) {
 	if now == nil {
 		now = time.Now
@@ -115,7 +115,7 @@ func OpenJournal(dir string, now func() time.Time) (*Journal, error) {
 		var inUse *boltdb.InUseError
 		switch {
 		case errors.As(err, &damaged):
-			return nil, &JournalDamagedError{Path: path, Reason: damaged.Reason}
+			return nil, &ConnectorJournalDamagedError{Path: path, Reason: damaged.Reason}
 		case errors.As(err, &inUse):
 			return nil, fmt.Errorf("connector journal %s is in use by another connector: stop it, or pass another --state-dir", path)
 		}
@@ -294,7 +294,7 @@ func (j *Journal) migrate(path string) error {
 		}
 		var e journalEntry
 		if json.Unmarshal(b, &e) != nil || e.ID == "" {
-			return &JournalDamagedError{Path: path, Reason: fmt.Sprintf("line %d is not a journal entry", line)}
+			return &ConnectorJournalDamagedError{Path: path, Reason: fmt.Sprintf("line %d is not a journal entry", line)}
 		}
 		if prev := entries[e.ID]; prev != nil && prev.Done && !e.Done {
 			continue

@@ -49,7 +49,7 @@ func TestADamagedJournalOfAnEarlierReleaseIsRefused(t *testing.T) {
 	path := filepath.Join(dir, "journal.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte("{\"id\":\"a\",\"at\":\"2026-11-28T12:00:00Z\"}\ngarbage\n{\"id\":\"b\",\"at\":\"2026-11-28T12:00:00Z\"}\n"), 0o600))
 	_, err := connector.OpenJournal(dir, nil)
-	var damaged *connector.JournalDamagedError
+	var damaged *connector.ConnectorJournalDamagedError
 	require.ErrorAs(t, err, &damaged)
 	assert.Contains(t, err.Error(), "line 2")
 	assert.FileExists(t, path)
@@ -91,7 +91,7 @@ func TestADamagedJournalIsRefused(t *testing.T) {
 			path := filepath.Join(dir, connector.JournalFile)
 			require.NoError(t, damage(path))
 			_, err := connector.OpenJournal(dir, nil)
-			var damaged *connector.JournalDamagedError
+			var damaged *connector.ConnectorJournalDamagedError
 			require.ErrorAs(t, err, &damaged)
 			assert.Contains(t, err.Error(), "restore it from a backup")
 		})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,58 +31,52 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// haltAfterFirstWrite is the database of a process that dies after its
-// first acknowledged write: it prints "wrote" and never returns, so the
-// parent kills it there, between that write and any next one.
-type haltAfterFirstWrite struct{ store.DynamoDB }
+// haltAfterFirstWrite is the decommission store of a process that dies
+// after its first acknowledged write: it prints "wrote" and never returns,
+// so the parent kills it there, between that write and any next one.
+type haltAfterFirstWrite struct{ *store.Store }
 
 func (h haltAfterFirstWrite) halt() {
 	fmt.Println("wrote")
 	select {} // until killed
 }
 
-func (h haltAfterFirstWrite) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	out, err := h.DynamoDB.PutItem(ctx, in, opts...)
+func (h haltAfterFirstWrite) UpdateDecommission(ctx context.Context, id string, mutate store.Mutator[domain.Decommission]) (domain.Decommission, error) {
+	d, err := h.Store.UpdateDecommission(ctx, id, mutate)
 	if err == nil {
 		h.halt()
 	}
-	return out, err
+	return d, err
 }
 
-func (h haltAfterFirstWrite) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	out, err := h.DynamoDB.UpdateItem(ctx, in, opts...)
+func (h haltAfterFirstWrite) UpdateDecommissionWithTimeline(ctx context.Context, id string, mutate store.Mutator[domain.Decommission],
+	rows func(prev, next domain.Decommission) []domain.DecommissionEvent,
+) (domain.Decommission, error) {
+	d, err := h.Store.UpdateDecommissionWithTimeline(ctx, id, mutate, rows)
 	if err == nil {
 		h.halt()
 	}
-	return out, err
+	return d, err
 }
 
-func (h haltAfterFirstWrite) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	out, err := h.DynamoDB.DeleteItem(ctx, in, opts...)
+func (h haltAfterFirstWrite) AppendDecommissionEvents(ctx context.Context, events ...domain.DecommissionEvent) error {
+	err := h.Store.AppendDecommissionEvents(ctx, events...)
 	if err == nil {
 		h.halt()
 	}
-	return out, err
-}
-
-func (h haltAfterFirstWrite) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	out, err := h.DynamoDB.TransactWriteItems(ctx, in, opts...)
-	if err == nil {
-		h.halt()
-	}
-	return out, err
+	return err
 }
 
 var crashT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // enterStageThenDie runs DrainAllocations on the decommission the parent
-// stored, over a database that halts after its first write.
+// stored, over a decommission store that halts after its first write.
 func enterStageThenDie(dir string) {
 	ctx := context.Background()
 	db, err := store.OpenLocalDB(ctx, filepath.Join(dir, crashDBFile), "", false)
 	if err == nil {
-		s := store.New(haltAfterFirstWrite{db}, "", time.Now)
-		a := activities.New(activities.Deps{Store: s, Decommissions: s, Allocations: allocation.NewLocal(time.Now)})
+		s := store.New(db, "", time.Now)
+		a := activities.New(activities.Deps{Store: s, Decommissions: haltAfterFirstWrite{s}, Allocations: allocation.NewLocal(time.Now)})
 		_, err = a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: activities.DecommissionRef{
 			DecommissionID: "dec-1", NodeID: "node-d", SiteID: "site-1", Mode: domain.DecommissionStorageCleanup, Attempt: 1,
 		}})

@@ -10,6 +10,7 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/run"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -42,7 +43,7 @@ func (r DecommissionRef) validate() error {
 // onRun reports whether the record is on the execution's attempt and run:
 // a run a recovery operation replaced writes nothing.
 func (r DecommissionRef) onRun(d *domain.Decommission) bool {
-	return d.Attempt == r.Attempt && d.Run == r.Run
+	return run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(d.Attempt, d.Run)
 }
 
 // dcall is one decommission activity invocation: the record as read at
@@ -99,7 +100,7 @@ func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) er
 			return nil
 		}
 		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{
-			Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(before.Stage)})}
+			Kind: domain.TimelineStageEntered, Detail: run.EnteredDetail(before.Stage)})}
 	}
 	var prev domain.DecommissionStage
 	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
@@ -352,9 +353,5 @@ func isStoreNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-func decomStageOrStart(s domain.DecommissionStage) string {
-	if s == "" {
-		return "start"
-	}
-	return string(s)
-}
+// decomStageOrStart names a decommission stage on the timeline.
+var decomStageOrStart = run.StageOrStart[domain.DecommissionStage]

@@ -64,7 +64,7 @@ func (s *Onboardings) CompleteEnrollment(ctx context.Context, taskToken string, 
 }
 
 // CompleteTask completes a .waitForTaskToken task. A task that already
-// ended, or one the engine does not know, is a TaskEndedError: nothing
+// ended, or one the engine does not know, is a run.TaskEndedError: nothing
 // will ever wait on it. The error never quotes the token.
 func (s *Onboardings) CompleteTask(ctx context.Context, taskToken string, output []byte) error {
 	return s.starter.Engine.CompleteTask(ctx, taskToken, output)
@@ -77,6 +77,3 @@ func (s *Onboardings) CompleteTask(ctx context.Context, taskToken string, output
 func (s *Onboardings) StopOnboarding(ctx context.Context, executionID, cause string) error {
 	return s.starter.Stop(ctx, executionID, cause)
 }
-
-// TaskEndedError: the task a callback was meant for has already ended.
-type TaskEndedError = run.TaskEndedError

@@ -43,12 +43,18 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if node.MAASSystemID == "" && c.d.MAASSystemID == "" {
 		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
-	started := false
-	updated, err := a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+	// The start and its timeline row are one write.
+	startedRow := func(prev, next domain.Decommission) []domain.DecommissionEvent {
+		if prev.Status != domain.OnboardingPending {
+			return nil
+		}
+		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
+			Detail: fmt.Sprintf("status running; mode %s; node was %s", next.Mode, next.NodeStatusBefore)})}
+	}
+	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
-		started = d.Status == domain.OnboardingPending
 		d.Status = domain.OnboardingRunning
 		if d.Stage == "" {
 			d.Stage = domain.DecomStageStart
@@ -60,17 +66,11 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 			d.NodeStatusBefore = node.Status
 		}
 		return nil
-	})
+	}, startedRow)
 	if err != nil {
 		return out, storeError("start decommission", err)
 	}
 	c.d = updated
-	if started {
-		if err := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
-			Detail: fmt.Sprintf("status running; mode %s; node was %s", c.d.Mode, c.d.NodeStatusBefore)}); err != nil {
-			return out, err
-		}
-	}
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {

@@ -13,6 +13,8 @@ import (
 type DecommissionStore interface {
 	GetDecommission(ctx context.Context, id string) (domain.Decommission, error)
 	UpdateDecommission(ctx context.Context, id string, mutate store.Mutator[domain.Decommission]) (domain.Decommission, error)
+	UpdateDecommissionWithTimeline(ctx context.Context, id string, mutate store.Mutator[domain.Decommission],
+		rows func(prev, next domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error)
 	AppendDecommissionEvents(ctx context.Context, events ...domain.DecommissionEvent) error
 	ListDecommissionEvents(ctx context.Context, decommissionID string) ([]domain.DecommissionEvent, error)
 	CreateOnboarding(ctx context.Context, o domain.Onboarding) error

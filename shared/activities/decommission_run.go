@@ -10,6 +10,7 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/logfield"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/run"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -42,7 +43,7 @@ func (r DecommissionRef) validate() error {
 // onRun reports whether the record is on the execution's attempt and run:
 // a run a recovery operation replaced writes nothing.
 func (r DecommissionRef) onRun(d *domain.Decommission) bool {
-	return d.Attempt == r.Attempt && d.Run == r.Run
+	return run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(d.Attempt, d.Run)
 }
 
 // dcall is one decommission activity invocation: the record as read at
@@ -90,11 +91,23 @@ func (c *dcall) requireRunning() error {
 	return nil
 }
 
-// update changes the running decommission of this attempt and, when the
-// stage changes, records the entry on the timeline.
+// update changes the running decommission of this attempt and moves it
+// into the activity's stage; a stage change and its stage_entered row are
+// one conditional write, so no crash leaves one without the other.
 func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
+	entered := func(before, _ domain.Decommission) []domain.DecommissionEvent {
+		if before.Stage == c.stage {
+			return nil
+		}
+		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{
+			Kind: domain.TimelineStageEntered, Detail: run.EnteredDetail(before.Stage)})}
+	}
 	var prev domain.DecommissionStage
-	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+		// A cancelled context is a stopped execution: it writes nothing.
+		if ctx.Err() != nil {
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: d.Attempt}
+		}
 		if !c.ref.onRun(d) || d.Status != domain.OnboardingRunning {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
@@ -104,14 +117,13 @@ func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) er
 			return change(d)
 		}
 		return nil
-	})
+	}, entered)
 	if err != nil {
 		return storeError("update decommission", err)
 	}
 	c.d = updated
 	if prev != c.stage {
 		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
-		return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev)})
 	}
 	return nil
 }
@@ -152,21 +164,27 @@ func (c *dcall) timeline(ctx context.Context, rows ...domain.DecommissionEvent) 
 	if !c.stillRunning(ctx) {
 		return &DecommissionClosedError{DecommissionID: c.ref.DecommissionID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
 	}
-	now := c.a.d.Clock.Now().UTC()
 	for i := range rows {
-		rows[i].DecommissionID = c.ref.DecommissionID
-		rows[i].Attempt = c.ref.Attempt
-		if rows[i].Time.IsZero() {
-			rows[i].Time = now
-		}
-		if rows[i].Stage == "" {
-			rows[i].Stage = c.stage
-		}
+		rows[i] = c.row(rows[i])
 	}
 	if err := c.a.d.Decommissions.AppendDecommissionEvents(ctx, rows...); err != nil {
 		return storeError("append decommission timeline", err)
 	}
 	return nil
+}
+
+// row stamps a timeline row with the clock, the decommission, the attempt
+// and, when it names none, the activity's stage.
+func (c *dcall) row(r domain.DecommissionEvent) domain.DecommissionEvent {
+	r.DecommissionID = c.ref.DecommissionID
+	r.Attempt = c.ref.Attempt
+	if r.Time.IsZero() {
+		r.Time = c.a.d.Clock.Now().UTC()
+	}
+	if r.Stage == "" {
+		r.Stage = c.stage
+	}
+	return r
 }
 
 func (c *dcall) note(ctx context.Context, source, detail string) error {
@@ -335,9 +353,5 @@ func isStoreNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-func decomStageOrStart(s domain.DecommissionStage) string {
-	if s == "" {
-		return "start"
-	}
-	return string(s)
-}
+// decomStageOrStart names a decommission stage on the timeline.
+var decomStageOrStart = run.StageOrStart[domain.DecommissionStage]

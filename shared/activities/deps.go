@@ -109,7 +109,7 @@ type Publisher interface {
 
 // TaskCompleter completes a .waitForTaskToken task with its output (the
 // workflow adapters): the enrollment wait, and the machine waits the
-// watcher wakes. A task that already ended is a *workflow.TaskEndedError.
+// watcher wakes. A task that already ended is a *run.TaskEndedError.
 type TaskCompleter interface {
 	CompleteTask(ctx context.Context, taskToken string, output []byte) error
 }

@@ -156,8 +156,22 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	if in.Status != domain.OnboardingCompleted {
 		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
 	}
-	prevStage := c.d.Stage
-	updated, err := c.a.d.Decommissions.UpdateDecommission(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
+	// The final status and its timeline rows are one write.
+	closed := func(prev, next domain.Decommission) []domain.DecommissionEvent {
+		row := func(r domain.DecommissionEvent) domain.DecommissionEvent {
+			r.Stage = next.Stage
+			return c.row(r)
+		}
+		if in.Status == domain.OnboardingCompleted {
+			return []domain.DecommissionEvent{
+				row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev.Stage)}),
+				row(domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + next.Erase.Outcome}),
+			}
+		}
+		return []domain.DecommissionEvent{row(domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish",
+			Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prev.Stage), failure.Code, failure.Message)})}
+	}
+	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
@@ -173,18 +187,12 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 			d.CompletedAt = &now
 		}
 		return nil
-	})
+	}, closed)
 	if err != nil {
 		return storeError("close decommission", err)
 	}
 	c.d = updated
 	c.stage = updated.Stage
 	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
-	if in.Status == domain.OnboardingCompleted {
-		return c.timeline(ctx,
-			domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prevStage)},
-			domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + c.d.Erase.Outcome})
-	}
-	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish",
-		Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prevStage), failure.Code, failure.Message)})
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // OnboardingRef identifies the onboarding and the execution's attempt. It
@@ -30,9 +31,9 @@ type OnboardingRef struct {
 }
 
 // stale reports whether the record has moved past the execution's attempt
-// and run.
+// and run (run.Fence).
 func (r OnboardingRef) stale(o domain.Onboarding) bool {
-	return o.Attempt != r.Attempt || o.Run != r.Run
+	return !run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(o.Attempt, o.Run)
 }
 
 // staleError is the refusal of a step whose attempt or run is no longer
@@ -51,12 +52,12 @@ func (r OnboardingRef) validate() error {
 	return nil
 }
 
-// Timeline stage-exit outcomes.
+// Timeline stage-exit outcomes (run's).
 const (
-	outcomeOK     = "ok"
-	outcomeRetry  = "retry"
-	outcomeFailed = "failed"
-	outcomeManual = "manual_intervention"
+	outcomeOK     = run.OutcomeOK
+	outcomeRetry  = run.OutcomeRetry
+	outcomeFailed = run.OutcomeFailed
+	outcomeManual = run.OutcomeManual
 )
 
 // call is one activity invocation: the onboarding as read at the start,
@@ -177,7 +178,7 @@ func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error)
 			return rows
 		}
 		return append(rows, c.row(domain.TimelineEntry{
-			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: "from " + stageOrStart(before.Stage)}))
+			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: run.EnteredDetail(before.Stage)}))
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
 		if c.ref.stale(*o) {
@@ -320,12 +321,8 @@ func (c *call) finish(ctx context.Context, errp *error) {
 	}
 }
 
-func stageOrStart(s domain.Stage) string {
-	if s == "" {
-		return "start"
-	}
-	return string(s)
-}
+// stageOrStart names an onboarding stage on the timeline.
+var stageOrStart = run.StageOrStart[domain.Stage]
 
 // failAtBoundary maps err to the error vocabulary (boundary) and logs it
 // once: a warning when the state machine will retry it, an error otherwise.
@@ -342,12 +339,4 @@ func failAtBoundary(ctx context.Context, log *slog.Logger, activity string, err 
 
 // exitOutcome is the failed stage exit's outcome on the timeline: what the
 // state machine does next with err's class.
-func exitOutcome(err error) string {
-	switch classOf(err) {
-	case domain.ErrorRetryable:
-		return outcomeRetry
-	case domain.ErrorNeedsOperator:
-		return outcomeManual
-	}
-	return outcomeFailed
-}
+func exitOutcome(err error) string { return run.ExitOutcome(classOf(err)) }

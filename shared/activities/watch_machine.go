@@ -150,7 +150,7 @@ func (a *Activities) completeWait(ctx context.Context, token, reason string) err
 }
 
 // taskEnded reports whether err says the task had already ended
-// (workflow.TaskEndedError, matched by its TaskEnded method).
+// (run.TaskEndedError, matched by its TaskEnded method).
 func taskEnded(err error) bool {
 	var ended interface{ TaskEnded() bool }
 	return errors.As(err, &ended) && ended.TaskEnded()

@@ -21,8 +21,8 @@ import (
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/run"
 	"github.com/maasflow/maasflow/shared/store"
-	"github.com/maasflow/maasflow/shared/workflow"
 )
 
 var watchNow = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
@@ -89,7 +89,7 @@ func (c *fakeCompleter) CompleteTask(_ context.Context, token string, output []b
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended[token] {
-		return fmt.Errorf("complete task: %w", &workflow.TaskEndedError{})
+		return fmt.Errorf("complete task: %w", &run.TaskEndedError{})
 	}
 	if c.broken[token] {
 		return fmt.Errorf("complete task %s: %w", token, errors.New("connection refused"))

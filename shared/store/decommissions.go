@@ -173,6 +173,18 @@ func (s *Store) GetDecommission(ctx context.Context, id string) (domain.Decommis
 // change, and a closed decommission cannot open again. NotFoundError,
 // ConflictError after repeated concurrent updates.
 func (s *Store) UpdateDecommission(ctx context.Context, id string, mutate Mutator[domain.Decommission]) (domain.Decommission, error) {
+	return s.UpdateDecommissionWithTimeline(ctx, id, mutate, nil)
+}
+
+// UpdateDecommissionWithTimeline is UpdateDecommission that also appends
+// the workflow rows rows returns for the change, in the same transaction:
+// a stage change and its stage_entered row are stored together or not at
+// all. rows sees the record before and after mutate; rows are stamped like
+// AppendDecommissionEvents' (at most 90, MAAS events excluded: their
+// at-most-once write is AppendDecommissionEvents').
+func (s *Store) UpdateDecommissionWithTimeline(ctx context.Context, id string, mutate Mutator[domain.Decommission],
+	rows func(prev, next domain.Decommission) []domain.DecommissionEvent,
+) (domain.Decommission, error) {
 	return updateLoop(ctx, s, kindDecommission, id, decommissionKey(id), mutate,
 		func(prev, next *domain.Decommission) {
 			next.ID, next.CreatedAt = prev.ID, prev.CreatedAt
@@ -188,21 +200,36 @@ func (s *Store) UpdateDecommission(ctx context.Context, id string, mutate Mutato
 			if err != nil {
 				return err
 			}
-			if !domain.IsOpenStatus(prev.Status) || domain.IsOpenStatus(next.Status) {
+			var add []domain.DecommissionEvent
+			if rows != nil {
+				add = rows(*prev, *next)
+			}
+			rowItems, err := s.decomRowItems(next.ID, add)
+			if err != nil {
+				return err
+			}
+			// Closing releases the node's lock.
+			release := domain.IsOpenStatus(prev.Status) && !domain.IsOpenStatus(next.Status)
+			if !release && len(rowItems) == 0 {
 				return s.putVersioned(ctx, kindDecommission, id, item, prev.Version)
 			}
-			release := true
 			for {
 				tx := []types.TransactWriteItem{s.putIfVersion(item, prev.Version)}
+				lockAt := -1
 				if release {
+					lockAt = len(tx)
 					tx = append(tx, s.deleteLock(decomLockKey(next.NodeID), decomOwnerAttr, next.ID))
 				}
+				rowsAt := len(tx)
+				tx = append(tx, rowItems...)
 				err := s.write(ctx, tx...)
 				codes, _ := txCodes(err)
 				switch {
-				case txFailed(codes, 0) || txContended(codes):
+				case txFailed(codes, 0) || txContended(codes) || (len(rowItems) > 0 && firstFailed(codes, rowsAt) >= rowsAt):
+					// A row's sort key taken (new suffixes on the next
+					// attempt) is retried like a lost version race.
 					return errVersionConflict
-				case release && txFailed(codes, 1):
+				case release && txFailed(codes, lockAt):
 					release = false // held by another decommission after a repair: keep it
 					continue
 				case err != nil:
@@ -211,6 +238,32 @@ func (s *Store) UpdateDecommission(ctx context.Context, id string, mutate Mutato
 				return nil
 			}
 		})
+}
+
+// decomRowItems stamps workflow rows of the decommission id and builds
+// their writes (each must not exist yet).
+func (s *Store) decomRowItems(id string, rows []domain.DecommissionEvent) ([]types.TransactWriteItem, error) {
+	if len(rows) > maxRowsWithRecord {
+		return nil, &InvalidRecordError{Kind: kindDecomEvent, Field: "rows", Reason: fmt.Sprintf("at most %d rows go with a record", maxRowsWithRecord)}
+	}
+	tx := make([]types.TransactWriteItem, 0, len(rows))
+	for i, ev := range rows {
+		if ev.MAASEventID != 0 {
+			return nil, &InvalidRecordError{Kind: kindDecomEvent, Field: fmt.Sprintf("rows[%d].maas_event_id", i), Reason: "MAAS events are appended on their own"}
+		}
+		ev.DecommissionID = id
+		if ev.Time.IsZero() {
+			ev.Time = s.now()
+		}
+		ev.Time = ev.Time.UTC()
+		ev.Seq = s.decomEventSeq(ev)
+		item, err := s.decomEventItem(ev)
+		if err != nil {
+			return nil, err
+		}
+		tx = append(tx, s.putIfAbsent(item))
+	}
+	return tx, nil
 }
 
 // DecommissionFilter selects decommissions for listing; at most one of

@@ -134,3 +134,58 @@ func TestListNodesAndTokenRefs(t *testing.T) {
 func must[A, B, C any](a A, _ B, _ C) A { return a }
 
 func mustPlain[A, B any](a A, _ B) A { return a }
+
+func TestDecommissionUpdateWritesItsTimelineRowsInTheSameWrite(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]*Store{"native": must(newTestStore(t)), "plain": mustPlain(newPlainStore(t))} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, s.CreateDecommission(ctx, newDecom("d1", "n1")))
+			entered := func(prev, next domain.Decommission) []domain.DecommissionEvent {
+				return []domain.DecommissionEvent{{Attempt: 1, Kind: domain.TimelineStageEntered, Stage: next.Stage, Detail: "from " + string(prev.Stage)}}
+			}
+			d, err := s.UpdateDecommissionWithTimeline(ctx, "d1", func(d *domain.Decommission) error {
+				d.Status, d.Stage = domain.OnboardingRunning, domain.DecomStageDrain
+				return nil
+			}, entered)
+			require.NoError(t, err)
+			assert.Equal(t, domain.DecomStageDrain, d.Stage)
+			rows, err := s.ListDecommissionEvents(ctx, "d1")
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			assert.Equal(t, "d1", rows[0].DecommissionID, "the store stamps the record's id")
+			assert.Equal(t, domain.DecomStageDrain, rows[0].Stage)
+
+			// A refused change writes neither the record nor its rows.
+			_, err = s.UpdateDecommissionWithTimeline(ctx, "d1", func(*domain.Decommission) error {
+				return &InvalidRecordError{Kind: kindDecommission, Field: "stage", Reason: "refused"}
+			}, entered)
+			require.Error(t, err)
+			// MAAS events keep their own at-most-once append.
+			_, err = s.UpdateDecommissionWithTimeline(ctx, "d1", func(*domain.Decommission) error { return nil },
+				func(_, _ domain.Decommission) []domain.DecommissionEvent {
+					return []domain.DecommissionEvent{{Kind: domain.TimelineMAASEvent, MAASEventID: 7}}
+				})
+			var invalid *InvalidRecordError
+			require.ErrorAs(t, err, &invalid)
+
+			// Closing frees the node's lock with the closing rows, in one write.
+			_, err = s.UpdateDecommissionWithTimeline(ctx, "d1", func(d *domain.Decommission) error {
+				d.Status = domain.OnboardingCompleted
+				return nil
+			}, func(_, _ domain.Decommission) []domain.DecommissionEvent {
+				return []domain.DecommissionEvent{{Attempt: 1, Kind: domain.TimelineNote, Source: "finish", Detail: "status completed"}}
+			})
+			require.NoError(t, err)
+			rows, err = s.ListDecommissionEvents(ctx, "d1")
+			require.NoError(t, err)
+			require.Len(t, rows, 2)
+			assert.Equal(t, "status completed", rows[1].Detail)
+			_, found, err := s.FindOpenDecommission(ctx, "n1")
+			require.NoError(t, err)
+			assert.False(t, found, "the close released the node")
+			got, err := s.GetDecommission(ctx, "d1")
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), got.Version, "the refused updates wrote nothing")
+		})
+	}
+}

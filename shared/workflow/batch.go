@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // BatchInput is the batch state machine's execution input: one row per
@@ -45,40 +43,14 @@ func batchInput(batchID string, os []domain.Onboarding) ([]byte, error) {
 func childARNs(onboardingARN string, os []domain.Onboarding) map[string]string {
 	out := make(map[string]string, len(os))
 	for _, o := range os {
-		out[o.ID] = executionARN(onboardingARN, ExecutionName(o))
+		out[o.ID] = run.ExecutionARN(onboardingARN, ExecutionName(o))
 	}
 	return out
 }
 
-// WithBatch returns l starting batches as executions of the batch state
-// machine registered under batchARN.
-func (l *Local) WithBatch(batchARN string) *Local {
-	c := *l
-	c.batchARN = batchARN
-	return &c
-}
-
-// StartBatch starts one execution of the batch state machine running every
-// onboarding as its child, and returns its ARN and, per onboarding id, the
-// ARN its child execution gets.
-func (l *Local) StartBatch(ctx context.Context, batchID string, os []domain.Onboarding) (executionID string, children map[string]string, err error) {
-	if l.batchARN == "" {
-		return "", nil, errNoBatchMachine
-	}
-	input, err := batchInput(batchID, os)
-	if err != nil {
-		return "", nil, err
-	}
-	arn, err := l.engine.StartExecution(ctx, l.batchARN, BatchExecutionName(batchID), input)
-	if err != nil {
-		return "", nil, fmt.Errorf("start batch %s: %w", batchID, err)
-	}
-	return arn, childARNs(l.onboardingARN, os), nil
-}
-
 // WithBatch returns s starting batches as executions of the batch state
 // machine batchARN.
-func (s *StepFunctions) WithBatch(batchARN string) *StepFunctions {
+func (s *Onboardings) WithBatch(batchARN string) *Onboardings {
 	c := *s
 	c.batchARN = batchARN
 	return &c
@@ -87,7 +59,7 @@ func (s *StepFunctions) WithBatch(batchARN string) *StepFunctions {
 // StartBatch starts one execution of the batch state machine running every
 // onboarding as its child, and returns its ARN and, per onboarding id, the
 // ARN its child execution gets.
-func (s *StepFunctions) StartBatch(ctx context.Context, batchID string, os []domain.Onboarding) (executionID string, children map[string]string, err error) {
+func (s *Onboardings) StartBatch(ctx context.Context, batchID string, os []domain.Onboarding) (executionID string, children map[string]string, err error) {
 	if s.batchARN == "" {
 		return "", nil, errNoBatchMachine
 	}
@@ -95,21 +67,14 @@ func (s *StepFunctions) StartBatch(ctx context.Context, batchID string, os []dom
 	if err != nil {
 		return "", nil, err
 	}
-	out, err := s.client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(s.batchARN),
-		Name:            aws.String(BatchExecutionName(batchID)),
-		Input:           aws.String(string(input)),
-	})
+	arn, err := s.starter.Engine.Start(ctx, s.batchARN, BatchExecutionName(batchID), input)
 	if err != nil {
 		return "", nil, fmt.Errorf("start batch %s: %w", batchID, err)
 	}
-	return aws.ToString(out.ExecutionArn), childARNs(s.onboardingARN, os), nil
+	return arn, childARNs(s.starter.ARN, os), nil
 }
 
 // BatchStarterEnabled reports whether s was given a batch state machine.
-func (s *StepFunctions) BatchStarterEnabled() bool { return s.batchARN != "" }
-
-// BatchStarterEnabled reports whether l was given a batch state machine.
-func (l *Local) BatchStarterEnabled() bool { return l.batchARN != "" }
+func (s *Onboardings) BatchStarterEnabled() bool { return s.batchARN != "" }
 
 var errNoBatchMachine = fmt.Errorf("no batch state machine configured")

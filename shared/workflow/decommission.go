@@ -2,16 +2,9 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
-
-	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // DecommissionInput is the decommission state machine's execution input;
@@ -38,117 +31,69 @@ type DecommissionInput struct {
 // the execution history of both runtimes.
 const DecommissionStoppedErrorName = "DecommissionStoppedByOperator"
 
+// decommissionWorkflow is the decommission workflow as the run frame
+// starts it.
+var decommissionWorkflow = run.Workflow[domain.Decommission, domain.DecommissionStage]{
+	Kind: "decommission",
+	Run:  func(d domain.Decommission) (string, int, int) { return d.ID, d.Attempt, d.Run },
+	Input: func(d domain.Decommission, start domain.DecommissionStage) any {
+		return DecommissionInput{DecommissionID: d.ID, NodeID: d.NodeID, SiteID: d.SiteID, Mode: d.Mode,
+			Attempt: d.Attempt, Run: d.Run, CorrelationID: d.CorrelationID, StartStage: start}
+	},
+	StopError: DecommissionStoppedErrorName,
+}
+
 // DecommissionExecutionName names a decommission run's execution, so a
 // repeated start cannot run it twice (see ExecutionName).
 func DecommissionExecutionName(d domain.Decommission) string {
-	return runName("decommission", d.ID, d.Attempt, d.Run)
+	return run.Starter[domain.Decommission, domain.DecommissionStage]{Workflow: decommissionWorkflow}.Name(d)
 }
 
-func decommissionInput(d domain.Decommission, start domain.DecommissionStage) ([]byte, error) {
-	b, err := json.Marshal(DecommissionInput{DecommissionID: d.ID, NodeID: d.NodeID, SiteID: d.SiteID, Mode: d.Mode,
-		Attempt: d.Attempt, Run: d.Run, CorrelationID: d.CorrelationID, StartStage: start})
-	if err != nil {
-		return nil, fmt.Errorf("marshal decommission input: %w", err)
-	}
-	return b, nil
+// Decommissions starts and stops decommission executions on either
+// engine.
+type Decommissions struct {
+	starter run.Starter[domain.Decommission, domain.DecommissionStage]
 }
 
 // LocalDecommissions starts decommissions on the embedded ASL runtime.
-type LocalDecommissions struct {
-	engine LocalEngine
-	arn    string
-}
+type LocalDecommissions = Decommissions
+
+// StepFunctionsDecommissions starts decommissions on AWS Step Functions.
+type StepFunctionsDecommissions = Decommissions
 
 // NewLocalDecommissions returns a starter of the decommission state
-// machine registered under arn.
+// machine registered under arn on the embedded runtime.
 func NewLocalDecommissions(engine LocalEngine, arn string) *LocalDecommissions {
-	return &LocalDecommissions{engine: engine, arn: arn}
+	return newDecommissions(run.Local{Runtime: engine}, arn)
+}
+
+// NewStepFunctionsDecommissions returns a starter of the decommission
+// state machine arn on Step Functions.
+func NewStepFunctionsDecommissions(client SFNAPI, arn string) *StepFunctionsDecommissions {
+	return newDecommissions(run.StepFunctions{Client: client}, arn)
+}
+
+func newDecommissions(engine run.Engine, arn string) *Decommissions {
+	return &Decommissions{starter: run.Starter[domain.Decommission, domain.DecommissionStage]{
+		Workflow: decommissionWorkflow, Engine: engine, ARN: arn}}
 }
 
 // StartDecommission starts the decommission's current attempt and returns
 // the execution ARN.
-func (l *LocalDecommissions) StartDecommission(ctx context.Context, d domain.Decommission) (string, error) {
-	return l.StartDecommissionAt(ctx, d, "")
+func (s *Decommissions) StartDecommission(ctx context.Context, d domain.Decommission) (string, error) {
+	return s.starter.Start(ctx, d)
 }
 
 // StartDecommissionAt starts the decommission's current run at stage start
 // (after BeginDecommission); an empty start is StartDecommission.
-func (l *LocalDecommissions) StartDecommissionAt(ctx context.Context, d domain.Decommission, start domain.DecommissionStage) (string, error) {
-	input, err := decommissionInput(d, start)
-	if err != nil {
-		return "", err
-	}
-	arn, err := l.engine.StartExecution(ctx, l.arn, DecommissionExecutionName(d), input)
-	if err != nil {
-		return "", fmt.Errorf("start decommission %s: %w", d.ID, err)
-	}
-	return arn, nil
+func (s *Decommissions) StartDecommissionAt(ctx context.Context, d domain.Decommission, start domain.DecommissionStage) (string, error) {
+	return s.starter.StartAt(ctx, d, start)
 }
 
-// StopDecommission aborts the execution with DecommissionStoppedErrorName
-// and returns once it has unwound, so no later state of it writes the
-// record. An execution that already ended, or one the runtime no longer
-// knows, runs nothing: neither is an error.
-func (l *LocalDecommissions) StopDecommission(_ context.Context, executionID, cause string) error {
-	err := l.engine.StopExecution(executionID, DecommissionStoppedErrorName, cause)
-	var gone *asl.ExecutionDoesNotExistError
-	if err != nil && !errors.As(err, &gone) {
-		return fmt.Errorf("stop decommission execution %s: %w", executionID, err)
-	}
-	return nil
-}
-
-// StepFunctionsDecommissions starts decommissions on AWS Step Functions.
-type StepFunctionsDecommissions struct {
-	client SFNAPI
-	arn    string
-}
-
-// NewStepFunctionsDecommissions returns a starter of the decommission
-// state machine arn.
-func NewStepFunctionsDecommissions(client SFNAPI, arn string) *StepFunctionsDecommissions {
-	return &StepFunctionsDecommissions{client: client, arn: arn}
-}
-
-// StartDecommission starts the decommission's current attempt; a repeat
-// with the same name and input answers the running execution.
-func (s *StepFunctionsDecommissions) StartDecommission(ctx context.Context, d domain.Decommission) (string, error) {
-	return s.StartDecommissionAt(ctx, d, "")
-}
-
-// StartDecommissionAt starts the decommission's current run at stage start
-// (after BeginDecommission); an empty start is StartDecommission.
-func (s *StepFunctionsDecommissions) StartDecommissionAt(ctx context.Context, d domain.Decommission, start domain.DecommissionStage) (string, error) {
-	input, err := decommissionInput(d, start)
-	if err != nil {
-		return "", err
-	}
-	out, err := s.client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(s.arn),
-		Name:            aws.String(DecommissionExecutionName(d)),
-		Input:           aws.String(string(input)),
-	})
-	if err != nil {
-		return "", fmt.Errorf("start decommission %s: %w", d.ID, err)
-	}
-	return aws.ToString(out.ExecutionArn), nil
-}
-
-// StopDecommission stops the execution with DecommissionStoppedErrorName.
-// A stop of an execution that already ended succeeds and changes nothing;
-// ExecutionDoesNotExist (history expired) means nothing runs either.
-func (s *StepFunctionsDecommissions) StopDecommission(ctx context.Context, executionID, cause string) error {
-	if len(cause) > maxStopCause {
-		cause = cause[:maxStopCause]
-	}
-	_, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{
-		ExecutionArn: aws.String(executionID),
-		Error:        aws.String(DecommissionStoppedErrorName),
-		Cause:        aws.String(cause),
-	})
-	var gone *sfntypes.ExecutionDoesNotExist
-	if err != nil && !errors.As(err, &gone) {
-		return fmt.Errorf("stop decommission execution %s: %w", executionID, err)
-	}
-	return nil
+// StopDecommission aborts the execution with DecommissionStoppedErrorName;
+// once it returns no later state of it writes the record. An execution
+// that already ended, or one the engine no longer knows, runs nothing:
+// neither is an error.
+func (s *Decommissions) StopDecommission(ctx context.Context, executionID, cause string) error {
+	return s.starter.Stop(ctx, executionID, cause)
 }

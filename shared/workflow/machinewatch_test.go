@@ -13,6 +13,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 func TestLocalCompleteTaskTellsAnEndedTask(t *testing.T) {
@@ -32,7 +33,7 @@ func TestLocalCompleteTaskTellsAnEndedTask(t *testing.T) {
 			e := &fakeEngine{err: tc.err}
 			err := NewLocal(e, "sm").CompleteTask(context.Background(), "tok", []byte(`{"woke":"due"}`))
 			assert.Equal(t, "tok", e.token)
-			var ended *TaskEndedError
+			var ended *run.TaskEndedError
 			assert.Equal(t, tc.ended, errors.As(err, &ended))
 			switch {
 			case tc.wantErr != "":

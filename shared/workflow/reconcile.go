@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/google/uuid"
+
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // ReconcileInput is the reconcile state machine's execution input: a run
@@ -37,25 +37,13 @@ type LocalReconcile struct {
 
 // StartReconcile starts an execution for a run the caller began.
 func (l LocalReconcile) StartReconcile(ctx context.Context, runID string) error {
-	_, err := l.start(ctx, ReconcileInput{RunID: runID})
+	_, err := startReconcile(ctx, run.Local{Runtime: l.Engine}, l.ARN, ReconcileInput{RunID: runID})
 	return err
 }
 
 // StartTick starts an execution as the schedule does and returns its ARN.
 func (l LocalReconcile) StartTick(ctx context.Context) (string, error) {
-	return l.start(ctx, ReconcileInput{Trigger: "schedule"})
-}
-
-func (l LocalReconcile) start(ctx context.Context, in ReconcileInput) (string, error) {
-	input, err := json.Marshal(in)
-	if err != nil {
-		return "", err
-	}
-	arn, err := l.Engine.StartExecution(ctx, l.ARN, reconcileExecutionName(in), input)
-	if err != nil {
-		return "", fmt.Errorf("start reconcile execution: %w", err)
-	}
-	return arn, nil
+	return startReconcile(ctx, run.Local{Runtime: l.Engine}, l.ARN, ReconcileInput{Trigger: "schedule"})
 }
 
 // SFNReconcile starts the reconcile state machine on Step Functions.
@@ -66,17 +54,18 @@ type SFNReconcile struct {
 
 // StartReconcile starts an execution for a run the caller began.
 func (s SFNReconcile) StartReconcile(ctx context.Context, runID string) error {
-	in := ReconcileInput{RunID: runID}
+	_, err := startReconcile(ctx, run.StepFunctions{Client: s.Client}, s.ARN, ReconcileInput{RunID: runID})
+	return err
+}
+
+func startReconcile(ctx context.Context, engine run.Engine, arn string, in ReconcileInput) (string, error) {
 	input, err := json.Marshal(in)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := s.Client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(s.ARN),
-		Name:            aws.String(reconcileExecutionName(in)),
-		Input:           aws.String(string(input)),
-	}); err != nil {
-		return fmt.Errorf("start reconcile execution: %w", err)
+	execARN, err := engine.Start(ctx, arn, reconcileExecutionName(in), input)
+	if err != nil {
+		return "", fmt.Errorf("start reconcile execution: %w", err)
 	}
-	return nil
+	return execARN, nil
 }

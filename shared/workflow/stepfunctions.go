@@ -2,140 +2,78 @@ package workflow
 
 import (
 	"context"
-	"errors"
-	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sfn"
-	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // SFNAPI is the part of the Step Functions client StepFunctions calls.
-type SFNAPI interface {
-	StartExecution(ctx context.Context, in *sfn.StartExecutionInput, opts ...func(*sfn.Options)) (*sfn.StartExecutionOutput, error)
-	SendTaskSuccess(ctx context.Context, in *sfn.SendTaskSuccessInput, opts ...func(*sfn.Options)) (*sfn.SendTaskSuccessOutput, error)
-	StopExecution(ctx context.Context, in *sfn.StopExecutionInput, opts ...func(*sfn.Options)) (*sfn.StopExecutionOutput, error)
-}
+type SFNAPI = run.SFNAPI
 
-// StepFunctions starts onboardings on AWS Step Functions (Standard).
-type StepFunctions struct {
-	client        SFNAPI
-	onboardingARN string
-	batchARN      string // the batch state machine; empty: no batches
-}
-
-var (
-	_ interface {
-		StartOnboarding(context.Context, domain.Onboarding) (string, error)
-		OnboardingExecutionID(domain.Onboarding) string
-		CompleteEnrollment(context.Context, string, []byte) error
-		CompleteTask(context.Context, string, []byte) error
-		StopOnboarding(context.Context, string, string) error
-	} = (*StepFunctions)(nil)
-	_ interface {
-		StartOnboarding(context.Context, domain.Onboarding) (string, error)
-		OnboardingExecutionID(domain.Onboarding) string
-		CompleteEnrollment(context.Context, string, []byte) error
-		CompleteTask(context.Context, string, []byte) error
-		StopOnboarding(context.Context, string, string) error
-	} = (*Local)(nil)
-)
+// StepFunctions starts onboardings on AWS Step Functions (Standard):
+// Onboardings over run.StepFunctions.
+type StepFunctions = Onboardings
 
 // NewStepFunctions returns a StepFunctions starting executions of the state
-// machine onboardingARN.
+// machine onboardingARN. Step Functions answers a repeated start with the
+// same name and input with the running execution (idempotent).
 func NewStepFunctions(client SFNAPI, onboardingARN string) *StepFunctions {
-	return &StepFunctions{client: client, onboardingARN: onboardingARN}
+	return newOnboardings(run.StepFunctions{Client: client}, onboardingARN)
 }
 
-// StartOnboarding starts the onboarding's current attempt. Step Functions
-// answers a repeated start with the same name and input with the running
-// execution (idempotent); a different input is ExecutionAlreadyExists.
-func (s *StepFunctions) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
-	return s.StartOnboardingAt(ctx, o, "")
+// Onboardings starts, stops and answers onboarding executions (and
+// batches of them) on either engine.
+type Onboardings struct {
+	starter  run.Starter[domain.Onboarding, domain.Stage]
+	batchARN string // the batch state machine; empty: no batches
+}
+
+var _ interface {
+	StartOnboarding(context.Context, domain.Onboarding) (string, error)
+	OnboardingExecutionID(domain.Onboarding) string
+	CompleteEnrollment(context.Context, string, []byte) error
+	CompleteTask(context.Context, string, []byte) error
+	StopOnboarding(context.Context, string, string) error
+} = (*Onboardings)(nil)
+
+func newOnboardings(engine run.Engine, onboardingARN string) *Onboardings {
+	return &Onboardings{starter: run.Starter[domain.Onboarding, domain.Stage]{Workflow: onboardingWorkflow, Engine: engine, ARN: onboardingARN}}
+}
+
+// StartOnboarding starts the onboarding's current attempt and returns the
+// execution ARN.
+func (s *Onboardings) StartOnboarding(ctx context.Context, o domain.Onboarding) (string, error) {
+	return s.starter.Start(ctx, o)
 }
 
 // OnboardingExecutionID is the ARN StartOnboarding gives o's execution.
-func (s *StepFunctions) OnboardingExecutionID(o domain.Onboarding) string {
-	return executionARN(s.onboardingARN, ExecutionName(o))
+func (s *Onboardings) OnboardingExecutionID(o domain.Onboarding) string {
+	return s.starter.ExecutionID(o)
 }
 
 // StartOnboardingAt starts the onboarding's current attempt at stage start
 // (after the guardrails); an empty start is StartOnboarding.
-func (s *StepFunctions) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
-	input, err := marshalInput(o, start)
-	if err != nil {
-		return "", err
-	}
-	out, err := s.client.StartExecution(ctx, &sfn.StartExecutionInput{
-		StateMachineArn: aws.String(s.onboardingARN),
-		Name:            aws.String(ExecutionName(o)),
-		Input:           aws.String(string(input)),
-	})
-	if err != nil {
-		return "", fmt.Errorf("start onboarding %s: %w", o.ID, err)
-	}
-	return aws.ToString(out.ExecutionArn), nil
+func (s *Onboardings) StartOnboardingAt(ctx context.Context, o domain.Onboarding, start domain.Stage) (string, error) {
+	return s.starter.StartAt(ctx, o, start)
 }
 
-// CompleteEnrollment sends SendTaskSuccess for the enrollment wait
-// (CompleteTask).
-func (s *StepFunctions) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
+// CompleteEnrollment completes the task token the enrollment wait handed
+// out (CompleteTask).
+func (s *Onboardings) CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error {
 	return s.CompleteTask(ctx, taskToken, output)
 }
 
-// CompleteTask sends SendTaskSuccess for a .waitForTaskToken task. A task
-// that already ended (TaskDoesNotExist, TaskTimedOut) is reported as
-// TaskEndedError so callers can tell it from a transport failure. The
-// error never quotes the token.
-func (s *StepFunctions) CompleteTask(ctx context.Context, taskToken string, output []byte) error {
-	_, err := s.client.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{
-		TaskToken: aws.String(taskToken),
-		Output:    aws.String(string(output)),
-	})
-	var gone *sfntypes.TaskDoesNotExist
-	var timedOut *sfntypes.TaskTimedOut
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &gone), errors.As(err, &timedOut):
-		return &TaskEndedError{}
-	default:
-		return fmt.Errorf("complete task: %w", err)
-	}
+// CompleteTask completes a .waitForTaskToken task. A task that already
+// ended, or one the engine does not know, is a run.TaskEndedError: nothing
+// will ever wait on it. The error never quotes the token.
+func (s *Onboardings) CompleteTask(ctx context.Context, taskToken string, output []byte) error {
+	return s.starter.Engine.CompleteTask(ctx, taskToken, output)
 }
 
-// maxStopCause is Step Functions' limit on StopExecution's cause.
-const maxStopCause = 32768
-
-// StopOnboarding stops the execution with the error OnboardingCancelled.
-// Step Functions answers a stop of an execution that already ended with
-// success and leaves it as it was; ExecutionDoesNotExist (its history
-// expired, 90 days after it closed) means nothing runs either, so neither is
-// an error. The stop is final once answered: no later state of the
-// execution starts.
-func (s *StepFunctions) StopOnboarding(ctx context.Context, executionID, cause string) error {
-	if len(cause) > maxStopCause {
-		cause = cause[:maxStopCause]
-	}
-	_, err := s.client.StopExecution(ctx, &sfn.StopExecutionInput{
-		ExecutionArn: aws.String(executionID),
-		Error:        aws.String(CancelledErrorName),
-		Cause:        aws.String(cause),
-	})
-	var gone *sfntypes.ExecutionDoesNotExist
-	if err != nil && !errors.As(err, &gone) {
-		return fmt.Errorf("stop onboarding execution %s: %w", executionID, err)
-	}
-	return nil
+// StopOnboarding aborts the execution with the error OnboardingCancelled;
+// once it returns, no later state of the execution writes the read model.
+// An execution that already ended, or one the engine no longer knows,
+// runs nothing: neither is an error.
+func (s *Onboardings) StopOnboarding(ctx context.Context, executionID, cause string) error {
+	return s.starter.Stop(ctx, executionID, cause)
 }
-
-// TaskEndedError: the task a callback was meant for has already ended.
-type TaskEndedError struct{}
-
-func (e *TaskEndedError) Error() string { return "workflow task already ended" }
-
-// TaskEnded marks the error for callers that match it by behaviour, without
-// importing this package (the activities).
-func (e *TaskEndedError) TaskEnded() bool { return true }

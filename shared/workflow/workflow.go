@@ -1,11 +1,8 @@
 package workflow
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 // CancelledErrorName is the error an onboarding execution stopped by an
@@ -46,33 +43,5 @@ func NewOnboardingInput(o domain.Onboarding) OnboardingInput {
 // cannot run the workflow twice; a recovery operation that runs the same
 // attempt again counts a new Run and so gets a new name.
 func ExecutionName(o domain.Onboarding) string {
-	return runName("onboarding", o.ID, o.Attempt, o.Run)
-}
-
-// executionARN is the ARN of the execution named name of the state
-// machine stateMachineARN: a Standard execution's ARN is its state
-// machine's with "execution" for "stateMachine" and the name appended, on
-// Step Functions and on the embedded runtime alike.
-func executionARN(stateMachineARN, name string) string {
-	return strings.Replace(stateMachineARN, ":stateMachine:", ":execution:", 1) + ":" + name
-}
-
-// runName is "<kind>-<id>-<attempt>", with "-r<run>" after it from the
-// second run of an attempt on. Names stay within Step Functions' 80
-// characters for the ids the API accepts.
-func runName(kind, id string, attempt, run int) string {
-	if run == 0 {
-		return fmt.Sprintf("%s-%s-%d", kind, id, attempt)
-	}
-	return fmt.Sprintf("%s-%s-%d-r%d", kind, id, attempt, run)
-}
-
-func marshalInput(o domain.Onboarding, start domain.Stage) ([]byte, error) {
-	in := NewOnboardingInput(o)
-	in.StartStage = start
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, fmt.Errorf("marshal onboarding input: %w", err)
-	}
-	return b, nil
+	return run.ExecutionName("onboarding", o.ID, o.Attempt, o.Run)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/run"
 )
 
 var onboarding = domain.Onboarding{
@@ -109,8 +110,8 @@ func TestStepFunctionsCompleteEnrollment(t *testing.T) {
 		wantErr any
 	}{
 		{name: "ok"},
-		{name: "task gone", err: &sfntypes.TaskDoesNotExist{}, wantErr: new(*TaskEndedError)},
-		{name: "task timed out", err: &sfntypes.TaskTimedOut{}, wantErr: new(*TaskEndedError)},
+		{name: "task gone", err: &sfntypes.TaskDoesNotExist{}, wantErr: new(*run.TaskEndedError)},
+		{name: "task timed out", err: &sfntypes.TaskTimedOut{}, wantErr: new(*run.TaskEndedError)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

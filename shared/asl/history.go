@@ -35,6 +35,7 @@ type EventDetails struct {
 	TimeoutInSeconds   int64  `json:"timeoutInSeconds,omitempty"`
 	HeartbeatInSeconds int64  `json:"heartbeatInSeconds,omitempty"`
 	RoleARN            string `json:"roleArn,omitempty"`
+	MapRunARN          string `json:"mapRunArn,omitempty"`
 }
 
 // DetailsKey returns the JSON field AWS uses for the event's details
@@ -49,6 +50,8 @@ func (h HistoryEvent) DetailsKey() string {
 		return "stateExitedEventDetails"
 	case t == "MapStateStarted":
 		return "mapStateStartedEventDetails"
+	case t == "MapRunStarted", t == "MapRunFailed":
+		return "map" + t[3:] + "EventDetails"
 	case strings.HasPrefix(t, "MapIteration"), strings.HasPrefix(t, "Execution"),
 		strings.HasPrefix(t, "Task"), strings.HasPrefix(t, "LambdaFunction"):
 		return strings.ToLower(t[:1]) + t[1:] + "EventDetails"
@@ -135,6 +138,10 @@ func (ev *event) public(region, roleARN string) HistoryEvent {
 	case t == "MapStateStarted":
 		n := ev.index
 		d.Length = &n
+	case t == "MapRunStarted":
+		d.MapRunARN = ev.name
+	case t == "MapRunFailed":
+		d.Error, d.Cause = ev.err, ev.cause
 	case strings.HasPrefix(t, "MapIteration"):
 		n := ev.index
 		d.Name, d.Index = ev.name, &n

@@ -49,6 +49,13 @@ func (r *stateRun) context() any {
 		"StateMachine": map[string]any{"Id": x.sm.arn, "Name": x.sm.name},
 		"State":        stateObj,
 	}
+	if cx := r.t.cx; cx != nil {
+		c["Execution"] = map[string]any{
+			"Id": cx.arn, "Input": cx.input, "Name": cx.name, "RoleArn": x.e.roleARN(),
+			"StartTime": cx.start.UTC().Format(timeLayout), "RedriveCount": int64(0),
+		}
+		c["StateMachine"] = map[string]any{"Id": cx.smARN, "Name": cx.smName}
+	}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
 	}

@@ -219,7 +219,8 @@ func TestASLValidateVariables(t *testing.T) {
 		"vars.asl.json": `{"StartAt":"A","States":{
 		  "A":{"Type":"Pass","Assign":{"n":1,"who.$":"$.who"},"Next":"B"},
 		  "B":{"Type":"Pass","Parameters":{"msg.$":"States.Format('hi {}', $who)"},"End":true}}}`,
-		"badvars.asl.json": `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1},"ResultPath":"$n","End":true}}}`,
+		"badvars.asl.json":   `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1},"ResultPath":"$n","End":true}}}`,
+		"undefined.asl.json": `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"n":1},"Parameters":{"v.$":"$m"},"End":true}}}`,
 	})
 	code, _, stderr := runCLI(t, "validate", filepath.Join(dir, "vars.asl.json"))
 	assert.Equal(t, 0, code, stderr)
@@ -229,6 +230,10 @@ func TestASLValidateVariables(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `state "A": field "Assign"`)
 	assert.Contains(t, stderr, `state "A": field "ResultPath"`)
+
+	code, _, stderr = runCLI(t, "validate", filepath.Join(dir, "undefined.asl.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `state "A": field "Parameters": references the variable $m, which no state assigns`)
 }
 
 // validate accepts a distributed Map and refuses a distributed-only field

@@ -154,6 +154,7 @@ func Parse(definition []byte, substitutions map[string]string) (*StateMachine, e
 	}
 	c := &compiler{}
 	root := c.machine(top, "", true)
+	c.checkVariableRefs(top)
 	if len(c.problems) > 0 {
 		return nil, &DefinitionError{Problems: c.problems}
 	}

@@ -2,6 +2,7 @@ package asl
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,18 +91,22 @@ func TestDistributedMapChildExecutionContext(t *testing.T) {
 	}
 }
 
-// A child execution starts without the parent's variables: a reference
-// to one fails the child, and so the Map.
+// A child execution starts without the parent's variables: validation
+// refuses a reference to an outer variable, and a name the child assigns
+// too is still undefined in the child until the child assigns it.
 func TestDistributedMapChildSeesNoOuterVariables(t *testing.T) {
 	def := `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"outer":"x"},"Next":"M"},
-	  "M":{"Type":"Map","ItemsPath":"$.items","ItemProcessor":{"ProcessorConfig":{"Mode":"%s","ExecutionType":"STANDARD"},
-	    "StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"v.$":"$outer"},"End":true}}},"End":true}}}`
-	inline := strings.Replace(strings.Replace(def, `"Mode":"%s","ExecutionType":"STANDARD"`, `"Mode":"INLINE"`, 1), "%s", "", 1)
+	  "M":{"Type":"Map","ItemsPath":"$.items","ItemProcessor":{"ProcessorConfig":{"Mode":"%s"},
+	    "StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"v.$":"$outer"},%s}}},"End":true}}}`
+	inline := fmt.Sprintf(def, "INLINE", `"End":true`)
 	r := run(t, inline, `{"items":[1]}`, nil)
 	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
 	assert.JSONEq(t, `[{"v":"x"}]`, r.Exec.Output, "an inline iteration reads outer variables")
 
-	r = run(t, strings.Replace(def, "%s", "DISTRIBUTED", 1), `{"items":[1]}`, nil)
+	_, err := Parse([]byte(fmt.Sprintf(def, `DISTRIBUTED","ExecutionType":"STANDARD`, `"End":true`)), nil)
+	require.ErrorContains(t, err, `state "M/ItemProcessor/P": field "Parameters": references the variable $outer, which no state assigns in this distributed Map`)
+
+	r = run(t, fmt.Sprintf(def, `DISTRIBUTED","ExecutionType":"STANDARD`, `"Next":"Q"},"Q":{"Type":"Pass","Assign":{"outer":"y"},"End":true`), `{"items":[1]}`, nil)
 	require.Equal(t, StatusFailed, r.Exec.Status)
 	assert.Equal(t, ErrExceedToleratedFailureThreshold, r.Exec.Error)
 }

@@ -34,6 +34,9 @@ type execution struct {
 	throttledThreads int
 	done             chan struct{}
 	endHooks         []func() // run under mu as the execution ends; see executionTask.await
+	// varBytes is the serialized size of every variable the execution's
+	// threads hold (AWS limits it to 10 MiB).
+	varBytes atomic.Int64
 }
 
 func newExecution(e *Engine, r *registered, arn, name string, in any, inText string) *execution {
@@ -216,6 +219,10 @@ func (t *thread) child(prev int64) *thread {
 func (t *thread) detach() {
 	if t.parent == nil {
 		return
+	}
+	if t.vars != nil && t.vars != t.parent.vars {
+		// A branch's or iteration's variables end with it.
+		t.x.varBytes.Add(-int64(t.vars.total))
 	}
 	t.x.mu.Lock()
 	delete(t.parent.children, t)

@@ -36,6 +36,16 @@ type EventDetails struct {
 	HeartbeatInSeconds int64  `json:"heartbeatInSeconds,omitempty"`
 	RoleARN            string `json:"roleArn,omitempty"`
 	MapRunARN          string `json:"mapRunArn,omitempty"`
+	// AssignedVariables maps each variable a state assigned to its value
+	// as JSON text (*StateExited events of states with Assign).
+	AssignedVariables        map[string]string         `json:"assignedVariables,omitempty"`
+	AssignedVariablesDetails *AssignedVariablesDetails `json:"assignedVariablesDetails,omitempty"`
+}
+
+// AssignedVariablesDetails says whether assignedVariables was truncated;
+// the embedded runtime never truncates it.
+type AssignedVariablesDetails struct {
+	Truncated bool `json:"truncated"`
 }
 
 // DetailsKey returns the JSON field AWS uses for the event's details
@@ -107,6 +117,7 @@ type event struct {
 	res      *taskResource
 	timeout  int64
 	hb       int64
+	vars     map[string]any // variables assigned (*StateExited)
 }
 
 func (ev *event) public(region, roleARN string) HistoryEvent {
@@ -135,6 +146,13 @@ func (ev *event) public(region, roleARN string) HistoryEvent {
 		d.Name, d.Input = ev.name, val()
 	case strings.HasSuffix(t, "StateExited"):
 		d.Name, d.Output = ev.name, val()
+		if len(ev.vars) > 0 {
+			d.AssignedVariables = make(map[string]string, len(ev.vars))
+			for k, v := range ev.vars {
+				d.AssignedVariables[k] = toJSON(v)
+			}
+			d.AssignedVariablesDetails = &AssignedVariablesDetails{}
+		}
 	case t == "MapStateStarted":
 		n := ev.index
 		d.Length = &n

@@ -24,6 +24,8 @@ type stateRun struct {
 	mapItem    *mapItem
 	ctxObj     any
 	pending    map[string]any // Assign values, stored when the state succeeds
+	// pendingSizes are their serialized sizes.
+	pendingSizes map[string]int
 }
 
 type mapItem struct {
@@ -133,8 +135,8 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 	if !passesInput && jsonSize(out) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
+	r.exited(out)
 	r.commitAssign()
-	t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
 	return out, next, nil
 }
 
@@ -414,7 +416,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				if st.end {
 					next = ""
 				}
-				r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+				r.exited(out)
 				return out, next, nil
 			}
 		}
@@ -470,7 +472,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				r.pending = nil
 				return nil, "", dataLimit(st.name)
 			}
-			r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+			r.exited(out)
 			return out, c.next, nil
 		}
 		return nil, "", f

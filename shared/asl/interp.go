@@ -92,10 +92,22 @@ func (t *thread) runMachine(m *machine, input any) (any, *failure) {
 
 // runState runs one visit to a state and returns its output and the next
 // state's name ("" when the machine ends). measured says raw is known to be
-// within the payload limit already.
+// within the payload limit already. A States.Runtime failure the state
+// raised leaves it naming the state.
 func (t *thread) runState(st *state, raw any, measured bool) (any, string, *failure) {
+	var entered int64
+	out, next, f := t.visit(st, raw, measured, &entered)
+	if f != nil && f.unplaced {
+		f = f.placed(st.name, entered)
+	}
+	return out, next, f
+}
+
+// visit is runState's work; it stores the id of the *StateEntered event
+// in entered.
+func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
 	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
-	t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	*entered = t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}

@@ -109,10 +109,10 @@ type event struct {
 	name     string // state name, or resource
 	value    any    // input/output; rendered when hasValue
 	hasValue bool
+	hasCause bool   // next to hasValue: one word for both
 	text     string // pre-rendered output (task submissions, raw task outputs)
 	err      string
 	cause    string
-	hasCause bool
 	index    int
 	res      *taskResource
 	timeout  int64

@@ -48,6 +48,10 @@ func TestFailureTextsAsAWSRecordsThem(t *testing.T) {
 			`{"StartAt":"InvokeLambda","States":{"InvokeLambda":{"Type":"Task","Resource":"` + fn + `big","End":true}}}`,
 			`{}`, ErrDataLimitExceeded,
 			`The state/task '` + fn + `big' returned a result with a size exceeding the maximum number of bytes service limit.`},
+		{"oversized Pass output",
+			`{"StartAt":"State_1","States":{"State_1":{"Type":"Pass","Result":"` + strings.Repeat("x", MaxPayloadBytes) + `","End":true}}}`,
+			`{}`, ErrDataLimitExceeded,
+			`The state/task 'State_1' returned a result with a size exceeding the maximum number of bytes service limit.`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

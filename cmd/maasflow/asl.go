@@ -45,7 +45,9 @@ retries take no real time) and print one JSON object:
 plus "history":[...] with --history. --task answers every call of the Task whose
 Resource (or lambda:invoke FunctionName) is RESOURCE with the JSON in FILE; a file
 holding {"$fail":{"error":"Name","cause":"..."}} fails the task instead. It exits 0
-whatever the execution's outcome, 1 for an invalid definition and 2 for misuse.`,
+whatever the execution's outcome, 1 for an invalid definition and 2 for misuse.
+--buckets DIR stands for Amazon S3 in a distributed Map's ItemReader and
+ResultWriter: object KEY of bucket BUCKET is the file DIR/BUCKET/KEY.`,
 		Args: noPositional,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.err = aslRun(cmd.Context(), o, c.env.stdout, c.env.stderr)
@@ -58,6 +60,7 @@ whatever the execution's outcome, 1 for an invalid definition and 2 for misuse.`
 	fs.BoolVar(&o.history, "history", false, "include the execution history")
 	fs.StringArrayVar(&o.tasks, "task", nil, "canned task answer RESOURCE=@FILE (repeatable)")
 	fs.StringArrayVar(&o.subs, "sub", nil, "definition substitution NAME=VALUE (repeatable)")
+	fs.StringVar(&o.buckets, "buckets", "", "directory standing for S3 (DIR/BUCKET/KEY) for distributed Map ItemReader and ResultWriter")
 	return c.group("asl", "validate or run Amazon States Language definitions", validate, runCmd)
 }
 
@@ -119,9 +122,9 @@ type runOutput struct {
 
 // aslRunOptions are the flags of `maasflow asl run`.
 type aslRunOptions struct {
-	definition, input string
-	history           bool
-	tasks, subs       []string
+	definition, input, buckets string
+	history                    bool
+	tasks, subs                []string
 }
 
 func aslRun(ctx context.Context, o *aslRunOptions, stdout, stderr io.Writer) error {
@@ -150,7 +153,7 @@ func aslRun(ctx context.Context, o *aslRunOptions, stdout, stderr io.Writer) err
 	}
 	vc := asl.NewVirtualClock(time.Now().UTC().Truncate(time.Millisecond))
 	handlers := map[string]asl.TaskHandler{}
-	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: handlers})
+	engine := asl.NewEngine(asl.Options{Clock: vc, Tasks: handlers, BucketDir: o.buckets})
 	for _, spec := range o.tasks {
 		res, file, ok := strings.Cut(spec, "=@")
 		if !ok || res == "" || file == "" {

@@ -219,7 +219,8 @@ func TestASLValidateVariables(t *testing.T) {
 		"vars.asl.json": `{"StartAt":"A","States":{
 		  "A":{"Type":"Pass","Assign":{"n":1,"who.$":"$.who"},"Next":"B"},
 		  "B":{"Type":"Pass","Parameters":{"msg.$":"States.Format('hi {}', $who)"},"End":true}}}`,
-		"badvars.asl.json": `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1},"ResultPath":"$n","End":true}}}`,
+		"badvars.asl.json":   `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"states":1},"ResultPath":"$n","End":true}}}`,
+		"undefined.asl.json": `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"n":1},"Parameters":{"v.$":"$m"},"End":true}}}`,
 	})
 	code, _, stderr := runCLI(t, "validate", filepath.Join(dir, "vars.asl.json"))
 	assert.Equal(t, 0, code, stderr)
@@ -229,4 +230,36 @@ func TestASLValidateVariables(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `state "A": field "Assign"`)
 	assert.Contains(t, stderr, `state "A": field "ResultPath"`)
+
+	code, _, stderr = runCLI(t, "validate", filepath.Join(dir, "undefined.asl.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `state "A": field "Parameters": references the variable $m, which no state assigns`)
+}
+
+// validate accepts a distributed Map and refuses a distributed-only field
+// on an inline one; run reads ItemReader objects from --buckets.
+func TestASLDistributedMap(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"dist.asl.json": `{"StartAt":"M","States":{"M":{"Type":"Map","Label":"Rows",
+		  "ItemReader":{"Resource":"arn:aws:states:::s3:getObject","ReaderConfig":{"InputType":"CSV","CSVHeaderLocation":"FIRST_ROW"},
+		    "Parameters":{"Bucket":"data","Key":"rows.csv"}},
+		  "ItemBatcher":{"MaxItemsPerBatch":2},
+		  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+		"inline.asl.json": `{"StartAt":"M","States":{"M":{"Type":"Map","ItemBatcher":{"MaxItemsPerBatch":2},
+		  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+	})
+	code, _, stderr := runCLI(t, "validate", filepath.Join(dir, "dist.asl.json"))
+	assert.Equal(t, 0, code, stderr)
+	code, _, stderr = runCLI(t, "validate", filepath.Join(dir, "inline.asl.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `state "M": field "ItemBatcher"`)
+
+	buckets := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(buckets, "data"), 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(buckets, "data", "rows.csv"), []byte("a,b\n1,2\n3,4\n5,6\n"), 0o600))
+	code, stdout, stderr := runCLI(t, "run", "--definition", filepath.Join(dir, "dist.asl.json"), "--buckets", buckets)
+	require.Equal(t, 0, code, stderr)
+	o := parseRun(t, stdout)
+	assert.Equal(t, "SUCCEEDED", o.Status)
+	assert.JSONEq(t, `[{"Items":[{"a":"1","b":"2"},{"a":"3","b":"4"}]},{"Items":[{"a":"5","b":"6"}]}]`, string(o.Output))
 }

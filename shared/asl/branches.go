@@ -136,7 +136,8 @@ func (r *stateRun) parallel() (any, *failure) {
 	return r.finishResult(g.results)
 }
 
-// mapState runs one attempt of an inline Map state.
+// mapState runs one attempt of a Map state: inline, or distributed (run
+// inline, each item or batch as a child execution; see distributedMap).
 func (r *stateRun) mapState() (any, *failure) {
 	st := r.st
 	t := r.t
@@ -144,17 +145,9 @@ func (r *stateRun) mapState() (any, *failure) {
 	if f != nil {
 		return nil, f
 	}
-	itemsVal := eff
-	if st.itemsPath != nil {
-		v, ok := st.itemsPath.get(eff, r)
-		if !ok {
-			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.itemsPath.text, st.itemsPath.normalized()))
-		}
-		itemsVal = v
-	}
-	items, ok := itemsVal.([]any)
-	if !ok {
-		return nil, runtimeFailure(fmt.Sprintf("Map state '%s': the ItemsPath must select a JSON array, got %s", st.name, toJSON(itemsVal)))
+	items, f := r.mapItems(eff)
+	if f != nil {
+		return nil, f
 	}
 	maxConc, tolCount, tolPct, f := r.mapLimits(eff)
 	if f != nil {
@@ -175,22 +168,41 @@ func (r *stateRun) mapState() (any, *failure) {
 		}
 		inputs[i] = v
 	}
-	started := t.record(event{typ: "MapStateStarted", index: len(items)})
-	g := newGroup(t, len(items))
+	// weights[i] is how many items unit i carries (a batch counts each of
+	// its items when it fails); nil means one each.
+	units, weights, f := r.batches(eff, inputs)
+	if f != nil {
+		return nil, f
+	}
+	var run *mapRun
+	var started int64
+	if st.dist != nil {
+		run = r.newMapRun(len(units))
+		started = t.record(event{typ: "MapRunStarted", name: run.arn})
+	} else {
+		started = t.record(event{typ: "MapStateStarted", index: len(items)})
+	}
+	g := newGroup(t, len(units))
+	failedItems := 0
 	tolerated := tolCount >= 0 || tolPct >= 0
-	tolerate := func() bool {
+	tolerate := func(i int) bool {
+		if weights != nil {
+			failedItems += weights[i]
+		} else {
+			failedItems++
+		}
 		if !tolerated {
 			return false
 		}
-		if tolCount >= 0 && int64(g.failed) > tolCount {
+		if tolCount >= 0 && int64(failedItems) > tolCount {
 			return false
 		}
-		if tolPct >= 0 && len(items) > 0 && float64(g.failed)*100/float64(len(items)) > tolPct {
+		if tolPct >= 0 && len(items) > 0 && float64(failedItems)*100/float64(len(items)) > tolPct {
 			return false
 		}
 		return true
 	}
-	for i := range items {
+	for i := range units {
 		if maxConc > 0 {
 			for g.runningCount() >= int(maxConc) && !g.isStopped() && t.reason() == nil {
 				g.waitChange()
@@ -201,8 +213,11 @@ func (r *stateRun) mapState() (any, *failure) {
 		}
 		i := i
 		g.spawn(i, started, func(c *thread) (any, *failure) {
+			if run != nil {
+				return run.runChild(c, st.processor, i, units[i])
+			}
 			c.record(event{typ: "MapIterationStarted", name: st.name, index: i})
-			out, f := c.runMachine(st.processor, inputs[i])
+			out, f := c.runMachine(st.processor, units[i])
 			switch f {
 			case nil:
 				c.record(event{typ: "MapIterationSucceeded", name: st.name, index: i})
@@ -212,23 +227,69 @@ func (r *stateRun) mapState() (any, *failure) {
 				c.record(event{typ: "MapIterationFailed", name: st.name, index: i})
 			}
 			return out, f
-		}, tolerate)
+		}, func() bool { return tolerate(i) })
 	}
 	g.waitAll()
+	if weights == nil {
+		failedItems = g.failed // every failure, those after the threshold too
+	}
+	return r.mapEnd(g, run, tolerated || run != nil, failedItems, len(items))
+}
+
+// mapEnd records how a Map attempt ended and builds its result. A
+// distributed Map fails with States.ExceedToleratedFailureThreshold when
+// failures exceed its threshold, which is 0 when none is set.
+func (r *stateRun) mapEnd(g *group, run *mapRun, tolerated bool, failedItems, total int) (any, *failure) {
+	t := r.t
+	prefix := "MapState"
+	if run != nil {
+		prefix = "MapRun"
+	}
 	if t.reason() != nil {
-		t.record(event{typ: "MapStateAborted"})
+		t.record(event{typ: prefix + "Aborted"})
 		return nil, errCanceled
 	}
 	if g.first != nil {
-		t.record(event{typ: "MapStateFailed"})
+		f := g.first
 		if tolerated {
-			return nil, &failure{Error: ErrExceedToleratedFailureThreshold, HasCause: true,
-				Cause: fmt.Sprintf("The specified tolerated failure threshold was exceeded: %d of %d items failed", g.failed, len(items))}
+			f = &failure{Error: ErrExceedToleratedFailureThreshold, HasCause: true,
+				Cause: fmt.Sprintf("The specified tolerated failure threshold was exceeded: %d of %d items failed", failedItems, total)}
 		}
-		return nil, g.first
+		t.record(event{typ: prefix + "Failed", err: f.Error, cause: f.Cause, hasCause: f.HasCause})
+		return nil, f
 	}
-	t.record(event{typ: "MapStateSucceeded"})
-	return r.finishResult(g.results)
+	result := any(g.results)
+	if run != nil {
+		var f *failure
+		if result, f = run.results(r, g.results); f != nil {
+			t.record(event{typ: prefix + "Failed", err: f.Error, cause: f.Cause, hasCause: f.HasCause})
+			return nil, f
+		}
+	}
+	t.record(event{typ: prefix + "Succeeded"})
+	return r.finishResult(result)
+}
+
+// mapItems returns the items a Map iterates over: its ItemReader's, or
+// those ItemsPath selects from the effective input.
+func (r *stateRun) mapItems(eff any) ([]any, *failure) {
+	st := r.st
+	if st.dist != nil && st.dist.reader != nil {
+		return r.readItems(eff)
+	}
+	itemsVal := eff
+	if st.itemsPath != nil {
+		v, ok := st.itemsPath.get(eff, r)
+		if !ok {
+			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.itemsPath.text, st.itemsPath.normalized()))
+		}
+		itemsVal = v
+	}
+	items, ok := itemsVal.([]any)
+	if !ok {
+		return nil, runtimeFailure(fmt.Sprintf("Map state '%s': the ItemsPath must select a JSON array, got %s", st.name, toJSON(itemsVal)))
+	}
+	return items, nil
 }
 
 // mapLimits resolves MaxConcurrency and the tolerated failure thresholds

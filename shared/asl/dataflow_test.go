@@ -187,7 +187,13 @@ func TestPathFailures(t *testing.T) {
 			r := run(t, `{"StartAt":"S","States":{"S":{`+tc.state+`}}}`, tc.input, nil)
 			assert.Equal(t, StatusFailed, r.Exec.Status)
 			assert.Equal(t, tc.err, r.Exec.Error)
-			assert.Equal(t, tc.cause, r.Exec.Cause)
+			want := tc.cause
+			if tc.err == ErrRuntime {
+				// AWS prefixes every States.Runtime cause with the state and
+				// the id of its StateEntered event.
+				want = "An error occurred while executing the state 'S' (entered at the event id #2). " + want
+			}
+			assert.Equal(t, want, r.Exec.Cause)
 			assert.Equal(t, []string{"ExecutionStarted", "PassStateEntered", "ExecutionFailed"}, r.types())
 		})
 	}

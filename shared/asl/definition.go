@@ -107,6 +107,7 @@ type state struct {
 	toleratedCountPath   *path
 	toleratedPercent     float64
 	toleratedPercentPath *path
+	dist                 *distributedMap // nil for an inline Map
 
 	retry []*retrier
 	catch []*catcher
@@ -153,6 +154,7 @@ func Parse(definition []byte, substitutions map[string]string) (*StateMachine, e
 	}
 	c := &compiler{}
 	root := c.machine(top, "", true)
+	c.checkVariableRefs(top)
 	if len(c.problems) > 0 {
 		return nil, &DefinitionError{Problems: c.problems}
 	}
@@ -384,18 +386,14 @@ var fieldsByType = map[stateType][]string{
 	typeSucceed:  {"InputPath", "OutputPath"},
 	typeFail:     {"Error", "ErrorPath", "Cause", "CausePath"},
 	typeParallel: {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "Branches", "Retry", "Catch"},
-	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch"},
+	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
 // unsupportedFields are valid ASL that this runtime refuses explicitly
 // rather than ignore.
 var unsupportedFields = map[string]string{
-	"Arguments":    "Arguments is a JSONata field; only JSONPath is supported",
-	"Output":       "Output is a JSONata field; only JSONPath is supported",
-	"ItemReader":   "ItemReader belongs to distributed Map, which the embedded runtime does not support",
-	"ItemBatcher":  "ItemBatcher belongs to distributed Map, which the embedded runtime does not support",
-	"ResultWriter": "ResultWriter belongs to distributed Map, which the embedded runtime does not support",
-	"Label":        "Label belongs to distributed Map, which the embedded runtime does not support",
+	"Arguments": "Arguments is a JSONata field; only JSONPath is supported",
+	"Output":    "Output is a JSONata field; only JSONPath is supported",
 }
 
 func (c *compiler) state(name, prefix string, m map[string]any) *state {
@@ -927,15 +925,26 @@ func (c *compiler) mapState(st *state, m map[string]any, where string) {
 	if !hasProc {
 		proc, field = iter, "Iterator"
 	}
+	mode := "INLINE"
 	if pm, ok := proc.(map[string]any); ok {
-		if cfg, ok := pm["ProcessorConfig"].(map[string]any); ok {
-			if mode, _ := cfg["Mode"].(string); mode != "" && mode != "INLINE" {
-				c.add(where, field+".ProcessorConfig.Mode", "%q Map is not supported by the embedded runtime: only INLINE", mode)
+		var execType string
+		mode, execType = c.processorMode(pm, where, field)
+		if mode == "DISTRIBUTED" {
+			if field == "Iterator" {
+				c.add(where, "Iterator", "a DISTRIBUTED Map needs ItemProcessor, not the legacy Iterator")
 			}
+			st.dist = c.distributed(m, where, execType)
 		}
 		st.processor = c.machine(pm, where+"/"+field+"/", false)
 	} else if hasProc || hasIter {
 		c.add(where, field, "must be a state machine object")
+	}
+	if mode != "DISTRIBUTED" {
+		for _, k := range distributedOnly {
+			if _, ok := m[k]; ok {
+				c.add(where, k, "%s is allowed only in a distributed Map (ItemProcessor.ProcessorConfig.Mode DISTRIBUTED)", k)
+			}
+		}
 	}
 	st.itemsPath = c.refPathField(m, where, "ItemsPath")
 	_, hasSel := m["ItemSelector"]

@@ -80,6 +80,11 @@ type Options struct {
 	// time out a handler merely because other executions keep the machine
 	// busy. The wait for a task token stays on Clock.
 	InvokeClock clock.Clock
+	// BucketDir stands for Amazon S3 in a distributed Map's ItemReader and
+	// ResultWriter: object Key of bucket Bucket is the file
+	// BucketDir/Bucket/Key. Empty means no S3: such a Map fails with
+	// States.ItemReaderFailed or States.ResultWriterFailed, naming the field.
+	BucketDir string
 }
 
 // DefaultFunctionConcurrency is the per-function concurrency local mode
@@ -103,6 +108,7 @@ type Engine struct {
 	idleTokens map[string]bool
 	invokeClk  clock.Clock
 	fnLimit    int
+	bucketDir  string
 
 	handlerLocks sync.Map // aws-lambda-go handler → *sync.Mutex; see serialize
 
@@ -189,6 +195,7 @@ func NewEngine(o Options) *Engine {
 		idleTokens: o.IdleTokenFunctions,
 		invokeClk:  o.InvokeClock,
 		fnLimit:    o.FunctionConcurrency,
+		bucketDir:  o.BucketDir,
 		fnSlots:    map[string]chan struct{}{},
 		machines:   map[string]*registered{},
 		executions: map[string]*execution{},

@@ -1,6 +1,9 @@
 package asl
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The reserved error names of the Amazon States Language.
 const (
@@ -43,10 +46,21 @@ type failure struct {
 	Error    string
 	Cause    string
 	HasCause bool
+	// unplaced marks a States.Runtime failure whose cause does not yet say
+	// which state raised it; see thread.runState.
+	unplaced bool
 }
 
 func runtimeFailure(cause string) *failure {
-	return &failure{Error: ErrRuntime, Cause: cause, HasCause: true}
+	return &failure{Error: ErrRuntime, Cause: cause, HasCause: true, unplaced: true}
+}
+
+// placed returns f with AWS's prefix naming the state that raised it and
+// the id of that state's *StateEntered event, as AWS words every
+// States.Runtime cause of a state's own processing.
+func (f *failure) placed(state string, enteredID int64) *failure {
+	return &failure{Error: f.Error, HasCause: true,
+		Cause: fmt.Sprintf("An error occurred while executing the state '%s' (entered at the event id #%d). %s", state, enteredID, f.Cause)}
 }
 
 // matchesError reports whether a retrier's or catcher's ErrorEquals list

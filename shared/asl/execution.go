@@ -34,6 +34,9 @@ type execution struct {
 	throttledThreads int
 	done             chan struct{}
 	endHooks         []func() // run under mu as the execution ends; see executionTask.await
+	// varBytes is the serialized size of every variable the execution's
+	// threads hold (AWS limits it to 10 MiB).
+	varBytes atomic.Int64
 }
 
 func newExecution(e *Engine, r *registered, arn, name string, in any, inText string) *execution {
@@ -190,13 +193,17 @@ type thread struct {
 	throttled bool
 	// vars are the workflow variables this thread sees and assigns.
 	vars *varScope
+	// cx is set in the threads of a distributed Map's child execution:
+	// its identity in the context object; its events stay out of the
+	// parent's history, as a child execution's have a history of their own.
+	cx *childRun
 }
 
 func (t *thread) reason() *cancelReason { return t.canceled.Load() }
 
 // child creates a thread under t whose first event follows prev.
 func (t *thread) child(prev int64) *thread {
-	c := &thread{x: t.x, parent: t, last: prev, vars: &varScope{parent: t.vars}}
+	c := &thread{x: t.x, parent: t, last: prev, vars: &varScope{parent: t.vars}, cx: t.cx}
 	t.x.mu.Lock()
 	if t.children == nil {
 		t.children = map[*thread]struct{}{}
@@ -212,6 +219,10 @@ func (t *thread) child(prev int64) *thread {
 func (t *thread) detach() {
 	if t.parent == nil {
 		return
+	}
+	if t.vars != nil && t.vars != t.parent.vars {
+		// A branch's or iteration's variables end with it.
+		t.x.varBytes.Add(-int64(t.vars.total))
 	}
 	t.x.mu.Lock()
 	delete(t.parent.children, t)
@@ -333,6 +344,9 @@ func (t *thread) sleep(d time.Duration) bool {
 // limit is reached the execution fails with States.Runtime, as AWS does: the
 // failure is the last event and nothing is recorded after it.
 func (t *thread) record(ev event) int64 {
+	if t.cx != nil {
+		return t.last
+	}
 	x := t.x
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -35,6 +35,17 @@ type EventDetails struct {
 	TimeoutInSeconds   int64  `json:"timeoutInSeconds,omitempty"`
 	HeartbeatInSeconds int64  `json:"heartbeatInSeconds,omitempty"`
 	RoleARN            string `json:"roleArn,omitempty"`
+	MapRunARN          string `json:"mapRunArn,omitempty"`
+	// AssignedVariables maps each variable a state assigned to its value
+	// as JSON text (*StateExited events of states with Assign).
+	AssignedVariables        map[string]string         `json:"assignedVariables,omitempty"`
+	AssignedVariablesDetails *AssignedVariablesDetails `json:"assignedVariablesDetails,omitempty"`
+}
+
+// AssignedVariablesDetails says whether assignedVariables was truncated;
+// the embedded runtime never truncates it.
+type AssignedVariablesDetails struct {
+	Truncated bool `json:"truncated"`
 }
 
 // DetailsKey returns the JSON field AWS uses for the event's details
@@ -49,6 +60,8 @@ func (h HistoryEvent) DetailsKey() string {
 		return "stateExitedEventDetails"
 	case t == "MapStateStarted":
 		return "mapStateStartedEventDetails"
+	case t == "MapRunStarted", t == "MapRunFailed":
+		return "map" + t[3:] + "EventDetails"
 	case strings.HasPrefix(t, "MapIteration"), strings.HasPrefix(t, "Execution"),
 		strings.HasPrefix(t, "Task"), strings.HasPrefix(t, "LambdaFunction"):
 		return strings.ToLower(t[:1]) + t[1:] + "EventDetails"
@@ -96,14 +109,15 @@ type event struct {
 	name     string // state name, or resource
 	value    any    // input/output; rendered when hasValue
 	hasValue bool
+	hasCause bool   // next to hasValue: one word for both
 	text     string // pre-rendered output (task submissions, raw task outputs)
 	err      string
 	cause    string
-	hasCause bool
 	index    int
 	res      *taskResource
 	timeout  int64
 	hb       int64
+	vars     map[string]any // variables assigned (*StateExited)
 }
 
 func (ev *event) public(region, roleARN string) HistoryEvent {
@@ -132,9 +146,20 @@ func (ev *event) public(region, roleARN string) HistoryEvent {
 		d.Name, d.Input = ev.name, val()
 	case strings.HasSuffix(t, "StateExited"):
 		d.Name, d.Output = ev.name, val()
+		if len(ev.vars) > 0 {
+			d.AssignedVariables = make(map[string]string, len(ev.vars))
+			for k, v := range ev.vars {
+				d.AssignedVariables[k] = toJSON(v)
+			}
+			d.AssignedVariablesDetails = &AssignedVariablesDetails{}
+		}
 	case t == "MapStateStarted":
 		n := ev.index
 		d.Length = &n
+	case t == "MapRunStarted":
+		d.MapRunARN = ev.name
+	case t == "MapRunFailed":
+		d.Error, d.Cause = ev.err, ev.cause
 	case strings.HasPrefix(t, "MapIteration"):
 		n := ev.index
 		d.Name, d.Index = ev.name, &n

@@ -24,6 +24,8 @@ type stateRun struct {
 	mapItem    *mapItem
 	ctxObj     any
 	pending    map[string]any // Assign values, stored when the state succeeds
+	// pendingSizes are their serialized sizes.
+	pendingSizes map[string]int
 }
 
 type mapItem struct {
@@ -48,6 +50,13 @@ func (r *stateRun) context() any {
 		},
 		"StateMachine": map[string]any{"Id": x.sm.arn, "Name": x.sm.name},
 		"State":        stateObj,
+	}
+	if cx := r.t.cx; cx != nil {
+		c["Execution"] = map[string]any{
+			"Id": cx.arn, "Input": cx.input, "Name": cx.name, "RoleArn": x.e.roleARN(),
+			"StartTime": cx.start.UTC().Format(timeLayout), "RedriveCount": int64(0),
+		}
+		c["StateMachine"] = map[string]any{"Id": cx.smARN, "Name": cx.smName}
 	}
 	if r.token != "" {
 		c["Task"] = map[string]any{"Token": r.token}
@@ -83,10 +92,22 @@ func (t *thread) runMachine(m *machine, input any) (any, *failure) {
 
 // runState runs one visit to a state and returns its output and the next
 // state's name ("" when the machine ends). measured says raw is known to be
-// within the payload limit already.
+// within the payload limit already. A States.Runtime failure the state
+// raised leaves it naming the state.
 func (t *thread) runState(st *state, raw any, measured bool) (any, string, *failure) {
+	var entered int64
+	out, next, f := t.visit(st, raw, measured, &entered)
+	if f != nil && f.unplaced {
+		f = f.placed(st.name, entered)
+	}
+	return out, next, f
+}
+
+// visit is runState's work; it stores the id of the *StateEntered event
+// in entered.
+func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
 	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
-	t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	*entered = t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
@@ -126,8 +147,8 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 	if !passesInput && jsonSize(out) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
+	r.exited(out)
 	r.commitAssign()
-	t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
 	return out, next, nil
 }
 
@@ -407,7 +428,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				if st.end {
 					next = ""
 				}
-				r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+				r.exited(out)
 				return out, next, nil
 			}
 		}
@@ -463,7 +484,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				r.pending = nil
 				return nil, "", dataLimit(st.name)
 			}
-			r.t.record(event{typ: st.typeName + "StateExited", name: st.name, value: out, hasValue: true})
+			r.exited(out)
 			return out, c.next, nil
 		}
 		return nil, "", f

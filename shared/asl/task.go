@@ -252,7 +252,14 @@ func (r *stateRun) task() (any, *failure) {
 		result = v
 	}
 	if jsonSize(result) > MaxPayloadBytes {
-		return failed(dataLimit(st.name))
+		// AWS names the task by its resource here, not the state: the
+		// function ARN of a direct Lambda task, the integration's type
+		// ('lambda' for lambda:invoke) otherwise.
+		who := res.resourceType
+		if lambdaEvents {
+			who = st.resource
+		}
+		return failed(dataLimit(who))
 	}
 	if lambdaEvents {
 		t.record(event{typ: "LambdaFunctionSucceeded", value: result, hasValue: true})

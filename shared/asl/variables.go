@@ -13,12 +13,18 @@ type scope interface {
 // (AWS: 256 KiB per variable).
 const MaxVariableBytes = 256 * 1024
 
+// MaxExecutionVariableBytes is the largest total of all variables one
+// execution holds at once (AWS: 10 MiB per execution).
+const MaxExecutionVariableBytes = 10 * 1024 * 1024
+
 // varScope holds the variables one thread assigned. A Parallel branch or
 // Map iteration starts a scope of its own whose parent is the outer one:
 // outer variables are readable inside, and assignments inside never
 // reach back out.
 type varScope struct {
 	vals   map[string]any
+	sizes  map[string]int // serialized size of each value, for the execution's total
+	total  int
 	parent *varScope
 }
 
@@ -50,19 +56,29 @@ func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
 		return f
 	}
 	vals, _ := out.(map[string]any)
-	total := 0
+	total, delta := 0, 0
+	sizes := make(map[string]int, len(vals))
 	for _, name := range sortedKeys(vals) {
 		n := jsonSize(vals[name])
 		if n > MaxVariableBytes {
 			return runtimeFailure(fmt.Sprintf("The variable '%s' assigned in state '%s' has a size of %d bytes, exceeding the limit of %d bytes.", name, r.st.name, n, MaxVariableBytes))
 		}
 		total += n
+		sizes[name] = n
+		if r.t.vars != nil {
+			delta -= r.t.vars.sizes[name] // the value it replaces
+		}
+		delta += n
 	}
 	// AWS also limits what one Assign stores, all variables together.
 	if total > MaxVariableBytes {
 		return runtimeFailure(fmt.Sprintf("The variables assigned in state '%s' have a combined size of %d bytes, exceeding the limit of %d bytes.", r.st.name, total, MaxVariableBytes))
 	}
-	r.pending = vals
+	// And what the whole execution holds at once.
+	if held := r.t.x.varBytes.Load(); held+int64(delta) > MaxExecutionVariableBytes {
+		return runtimeFailure(fmt.Sprintf("The variables assigned in state '%s' would bring the execution's variables to %d bytes, exceeding the limit of %d bytes.", r.st.name, held+int64(delta), MaxExecutionVariableBytes))
+	}
+	r.pending, r.pendingSizes = vals, sizes
 	return nil
 }
 
@@ -78,9 +94,22 @@ func (r *stateRun) commitAssign() {
 	}
 	if t.vars.vals == nil {
 		t.vars.vals = make(map[string]any, len(r.pending))
+		t.vars.sizes = make(map[string]int, len(r.pending))
 	}
+	delta := 0
 	for name, val := range r.pending {
 		t.vars.vals[name] = val
+		n := r.pendingSizes[name]
+		delta += n - t.vars.sizes[name]
+		t.vars.sizes[name] = n
 	}
-	r.pending = nil
+	t.vars.total += delta
+	t.x.varBytes.Add(int64(delta))
+	r.pending, r.pendingSizes = nil, nil
+}
+
+// exited records the state's *StateExited event with the variables it
+// assigns, as AWS's stateExitedEventDetails.assignedVariables does.
+func (r *stateRun) exited(out any) {
+	r.t.record(event{typ: r.st.typeName + "StateExited", name: r.st.name, value: out, hasValue: true, vars: r.pending})
 }

@@ -1,6 +1,9 @@
 package asl
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,8 +135,8 @@ func TestVariableFailures(t *testing.T) {
 		name, def, input, errName, cause string
 	}{
 		{
-			name:    "an undefined variable fails the state with States.Runtime",
-			def:     `{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"v.$":"$nope"},"End":true}}}`,
+			name:    "a variable read before any state assigned it fails the state with States.Runtime",
+			def:     `{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"v.$":"$nope"},"Next":"B"},"B":{"Type":"Pass","Assign":{"nope":1},"End":true}}}`,
 			input:   `{}`,
 			errName: ErrRuntime,
 			cause:   "nope",
@@ -169,4 +172,79 @@ func repeatByte(b byte, n int) []byte {
 		out[i] = b
 	}
 	return out
+}
+
+// Step Functions refuses, when the state machine is created, a reference
+// to a variable that no state assigns; a $ inside an intrinsic's string
+// literal, the input ($.x) and the context object ($$.x) are no variables.
+func TestValidateUndefinedVariables(t *testing.T) {
+	tests := []struct {
+		name, def, state, field string
+	}{
+		{"Parameters", `{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"v.$":"$nope"},"End":true}}}`, "A", "Parameters"},
+		{"intrinsic argument", `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":1},"Parameters":{"v.$":"States.Format('{}', $y)"},"End":true}}}`, "A", "Parameters"},
+		{"Choice Variable", `{"StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$flag","BooleanEquals":true,"Next":"B"}],"Default":"B"},"B":{"Type":"Succeed"}}}`, "A", "Choices"},
+		{"OutputPath in a branch", `{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[{"StartAt":"X","States":{"X":{"Type":"Pass","OutputPath":"$gone","End":true}}}]}}}`, "P/Branch 0/X", "OutputPath"},
+		{"Assign reading another variable", `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x.$":"$z"},"End":true}}}`, "A", "Assign"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.def), nil)
+			var de *DefinitionError
+			require.ErrorAs(t, err, &de)
+			require.Len(t, de.Problems, 1, de.Problems)
+			assert.Equal(t, tc.state, de.Problems[0].State)
+			assert.Equal(t, tc.field, de.Problems[0].Field)
+			assert.Contains(t, de.Problems[0].Message, "which no state assigns")
+		})
+	}
+	valid := []string{
+		`{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x":1},"Next":"B"},"B":{"Type":"Pass","Parameters":{"v.$":"States.Format('cost $x {}', $x)","c.$":"$$.Execution.Id","i.$":"$.in"},"End":true}}}`,
+		`{"StartAt":"A","States":{"A":{"Type":"Pass","Result":{"v.$":"$never"},"End":true}}}`,
+		`{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"r","Catch":[{"ErrorEquals":["States.ALL"],"Assign":{"err.$":"$.Error"},"Next":"B"}],"End":true},"B":{"Type":"Pass","Parameters":{"e.$":"$err"},"End":true}}}`,
+	}
+	for i, d := range valid {
+		_, err := Parse([]byte(d), nil)
+		require.NoError(t, err, "definition %d", i)
+	}
+}
+
+// *StateExited events carry the variables the state assigned, each as its
+// JSON text, as stateExitedEventDetails.assignedVariables does on AWS.
+func TestStateExitedAssignedVariables(t *testing.T) {
+	def := `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"n":1,"who.$":"$.who"},"Next":"B"},"B":{"Type":"Pass","End":true}}}`
+	r := run(t, def, `{"who":"ops"}`, nil)
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	exitA, exitB := r.History[2], r.History[4]
+	require.Equal(t, "PassStateExited", exitA.Type)
+	assert.Equal(t, map[string]string{"n": "1", "who": `"ops"`}, exitA.Details.AssignedVariables)
+	b, err := json.Marshal(exitA)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"assignedVariables":{"n":"1","who":"\"ops\""},"assignedVariablesDetails":{"truncated":false}`)
+	require.Equal(t, "PassStateExited", exitB.Type)
+	assert.Nil(t, exitB.Details.AssignedVariables)
+}
+
+// The variables one execution holds at once are limited to 10 MiB: the
+// state whose Assign would pass it fails with States.Runtime; replacing a
+// value counts only the difference.
+func TestExecutionVariableTotal(t *testing.T) {
+	big := string(repeatByte('a', MaxVariableBytes-100))
+	var assigns []string
+	for i := range 41 { // 41 × ~256 KiB > 10 MiB
+		assigns = append(assigns, fmt.Sprintf(`"S%d":{"Type":"Pass","Assign":{"v%d.$":"$.s"},"Next":"S%d"}`, i, i, i+1))
+	}
+	def := `{"StartAt":"S0","States":{` + strings.Join(assigns, ",") + `,"S41":{"Type":"Succeed"}}}`
+	r := run(t, def, `{"s":"`+big+`"}`, nil)
+	require.Equal(t, StatusFailed, r.Exec.Status)
+	assert.Equal(t, ErrRuntime, r.Exec.Error)
+	assert.Contains(t, r.Exec.Cause, "The variables assigned in state 'S40' would bring the execution's variables to")
+
+	// The same variable assigned 41 times stays well within the limit.
+	for i := range 41 {
+		assigns[i] = fmt.Sprintf(`"S%d":{"Type":"Pass","Assign":{"v.$":"$.s"},"Next":"S%d"}`, i, i+1)
+	}
+	def = `{"StartAt":"S0","States":{` + strings.Join(assigns, ",") + `,"S41":{"Type":"Succeed"}}}`
+	r = run(t, def, `{"s":"`+big+`"}`, nil)
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
 }

@@ -55,7 +55,7 @@ func TestWaitInvalidValues(t *testing.T) {
 			r := run(t, `{"StartAt":"W","States":{"W":{"Type":"Wait",`+tc.wait+`,"End":true}}}`, tc.input, nil)
 			assert.Equal(t, StatusFailed, r.Exec.Status)
 			assert.Equal(t, ErrRuntime, r.Exec.Error)
-			assert.Equal(t, tc.cause, r.Exec.Cause)
+			assert.Equal(t, "An error occurred while executing the state 'W' (entered at the event id #2). "+tc.cause, r.Exec.Cause)
 		})
 	}
 }

@@ -586,7 +586,7 @@ func (b *builder) function(name string) awslambda.Function {
 		}(),
 	})
 
-	b.grantTable(role)
+	b.grantTable(role, acc.itemActions(), acc.indexes)
 	if acc.publish {
 		b.evbus.GrantPutEventsTo(fn, nil)
 	}
@@ -745,7 +745,7 @@ func (b *builder) stateMachine() {
 		b.evbus.GrantPutEventsTo(b.machine, nil)
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
-		b.grantTable(b.machine.Role())
+		b.grantTable(b.machine.Role(), tableActions, allIndexes())
 	}
 
 	api := b.fns[functionAPI]

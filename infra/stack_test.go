@@ -758,7 +758,14 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	// Item reads and writes on the table itself, only Query on its indexes.
 	tableMatch := func(r string) bool { return anyTable(r) && !strings.Contains(r, "/index/") }
-	indexMatch := func(r string) bool { return anyTable(r) && strings.Contains(r, "/index/*") }
+	indexMatch := func(ix string) func(string) bool {
+		return func(r string) bool { return anyTable(r) && strings.Contains(r, "/index/"+ix+`"`) }
+	}
+	addIndexes := func(principal string, indexes []string) {
+		for _, ix := range indexes {
+			add(principal, "the table's index "+ix, indexMatch(ix), indexActions...)
+		}
+	}
 	busID, _ := cfn.one(t, "AWS::Events::EventBus")
 	smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
@@ -774,8 +781,8 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		acc := functionAccess[fn]
 		add(roleID, "own log group", refersTo(logsID), "logs:CreateLogStream", "logs:PutLogEvents")
 		add(roleID, "X-Ray", literal("*"), "xray:PutTraceSegments", "xray:PutTelemetryRecords")
-		add(roleID, "the table", tableMatch, tableActions...)
-		add(roleID, "the table's indexes", indexMatch, indexActions...)
+		add(roleID, "the table", tableMatch, acc.itemActions()...)
+		addIndexes(roleID, acc.indexes)
 		if acc.publish {
 			add(roleID, "the bus", refersTo(busID), "events:PutEvents")
 		}
@@ -846,7 +853,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
 		add(smRole, "the table", tableMatch, tableActions...)
-		add(smRole, "the table's indexes", indexMatch, indexActions...)
+		addIndexes(smRole, allIndexes())
 	}
 	return out
 }

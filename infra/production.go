@@ -118,9 +118,11 @@ func (b *builder) backup() {
 	// (AWSBackupServiceRolePolicyForBackup): AWS keeps it in step with
 	// what a DynamoDB backup job calls; restores are an operator's act,
 	// with their own role.
-	plan.AddSelection(jsii.String("Table"), &awsbackup.BackupSelectionOptions{
+	sel := plan.AddSelection(jsii.String("Table"), &awsbackup.BackupSelectionOptions{
 		BackupSelectionName: jsii.String(b.name("table")),
 		Resources:           &[]awsbackup.BackupResource{awsbackup.BackupResource_FromDynamoDbTable(b.tbl)},
 		AllowRestores:       jsii.Bool(false),
 	})
+	nagSuppress(sel, "AwsSolutions-IAM4", "AWS Backup's own service-role policy for backup jobs, which AWS keeps in step with "+
+		"what a DynamoDB backup calls", "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSBackupServiceRolePolicyForBackup")
 }

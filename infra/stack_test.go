@@ -103,13 +103,11 @@ func synth(t *testing.T, ctx map[string]any) (*cfnTemplate, assertions.Template,
 	return decodeTemplate(t, tpl), tpl, root, fns
 }
 
-// TestStack synthesises a production stage with every option (VPC path,
-// one connector site, customer-managed KMS key) and checks the template.
-func TestStack(t *testing.T) {
-	requireNode(t)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caFile, []byte(testCA), 0o600))
-	cfn, tpl, root, fns := synth(t, cdkContext(t, map[string]any{
+// fullContext is a production stage with every option (VPC path, one
+// connector site, customer-managed KMS key, custom API domain).
+func fullContext(t *testing.T, caFile string) map[string]any {
+	t.Helper()
+	return cdkContext(t, map[string]any{
 		ctxStage:       testStage,
 		ctxJWTIssuer:   testIssuer,
 		ctxJWTAudience: strings.Join(testAudience, ","),
@@ -135,7 +133,16 @@ func TestStack(t *testing.T) {
 		// A custom domain for the API.
 		ctxAPIDomainName:     testAPIDomain,
 		ctxAPICertificateARN: testCertARN,
-	}))
+	})
+}
+
+// TestStack synthesises a production stage with every option (VPC path,
+// one connector site, customer-managed KMS key) and checks the template.
+func TestStack(t *testing.T) {
+	requireNode(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, []byte(testCA), 0o600))
+	cfn, tpl, root, fns := synth(t, fullContext(t, caFile))
 	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
 	require.NoError(t, err)
 

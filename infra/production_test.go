@@ -116,7 +116,7 @@ func checkProduction(t *testing.T, cfn *cfnTemplate, fns []string) {
 			require.NotEmpty(t, fn, "role %s queries %v and is no function's", role, ixs)
 			assert.ElementsMatch(t, functionAccess[fn].indexes, ixs, "%s's index grants", fn)
 		}
-		assert.Len(t, queried[smRole], 0, "the onboarding state machine reads no index")
+		assert.Empty(t, queried[smRole], "the onboarding state machine reads no index")
 		assert.ElementsMatch(t, []string{"api", "finish-decommission", "reconcile"}, func() []string {
 			var out []string
 			for name, acc := range functionAccess {

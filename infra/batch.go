@@ -41,6 +41,8 @@ func (b *builder) batchMachine() {
 		},
 		TracingEnabled: jsii.Bool(true),
 	})
+	nagStateMachine(sm)
+	nagSuppress(sm, "AwsSolutions-IAM5", nagExecutions, nagExecutionsARN)
 	// .sync:2 starts, describes and (when the batch is stopped) stops the
 	// children, and watches their end through the managed rule.
 	sm.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

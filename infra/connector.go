@@ -59,6 +59,7 @@ func (b *builder) connectorResources() {
 		// Replies and heartbeats only: nothing to keep after a destroy.
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	nagSuppress(c.table, "AwsSolutions-DDB3", "replies and heartbeats, deleted once read or expired by TTL: nothing to restore")
 	for _, site := range b.props.ConnectorSites {
 		id := "Connector" + CamelCase(site)
 		dlq := awssqs.NewQueue(b.stack, jsii.String(id+"DLQ"), &awssqs.QueueProps{

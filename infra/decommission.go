@@ -174,6 +174,7 @@ func (b *builder) decommissionMachine() {
 		},
 		TracingEnabled: jsii.Bool(true),
 	})
+	nagStateMachine(b.decom)
 	for _, name := range src.Functions {
 		if invoked[name] {
 			b.fns[name].GrantInvoke(b.decom)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // access is what one function does beyond the grants every function has
@@ -26,6 +28,32 @@ type access struct {
 	// api: the admin API: writes site credentials, starts, stops and
 	// describes executions, and reads connector heartbeats.
 	api bool
+	// indexes are the table's indexes the function queries; a function
+	// without any gets no grant on the indexes at all. Every function reads
+	// and writes items on the table itself (tableActions): each writes its
+	// run's record, and closing a run releases the record's locks and
+	// revokes its enrollment token in the same transaction.
+	indexes []string
+	// items, when set, replaces tableActions for a function that makes
+	// fewer kinds of item call than a run's record writer.
+	items []string
+}
+
+// itemActions is what the function may do to the table's items.
+func (a access) itemActions() []string {
+	if a.items != nil {
+		return a.items
+	}
+	return tableActions
+}
+
+// allIndexes is every index of the table, for the admin API's lists.
+func allIndexes() []string {
+	var out []string
+	for _, ix := range store.Indexes() {
+		out = append(out, ix.Name)
+	}
+	return out
 }
 
 // functionAccess lists every function the stack deploys with what its code
@@ -34,7 +62,7 @@ type access struct {
 // shared/activities (which activities call c.maas, publishOnce or the
 // completer) and shared/api.
 var functionAccess = map[string]access{
-	functionAPI:               {api: true, maas: true, completeTask: true},
+	functionAPI:               {api: true, maas: true, completeTask: true, indexes: allIndexes()},
 	"take-site-slot":          {}, // the site and the throttle's rows: the table grants all have
 	"validate-onboarding":     {publish: true},
 	"discover-machine":        {maas: true},
@@ -60,17 +88,18 @@ var functionAccess = map[string]access{
 	"delete-machine":         {maas: true},
 	functionDrainAllocations: {},
 	"fallback-release":       {maas: true},
-	"finish-decommission":    {publish: true},
+	"finish-decommission":    {publish: true, indexes: []string{store.IndexGSI4}}, // the node's open drift, by node
 	"release-machine":        {maas: true},
 	functionStartReimage:     {},
 	// reconcile (infra/reconcile.go) reads MAAS and publishes drift events;
 	// it also describes onboarding executions, granted with its state machine.
-	functionReconcile:   {maas: true, publish: true},
+	// A site's nodes, open onboardings and open drift, each by site.
+	functionReconcile:   {maas: true, publish: true, indexes: []string{store.IndexGSI3}},
 	"finish-onboarding": {publish: true},
 	// The machine watch (infra/watch.go): watch-machine only stores the
 	// wait's task token in the table and never reaches MAAS; watch-sites
 	// reads each watched site's MAAS events and completes the tokens.
-	functionWatchMachine: {},
+	functionWatchMachine: {items: []string{"dynamodb:PutItem"}}, // store.PutMachineWatch, one conditional put
 	functionWatchSites:   {maas: true, completeTask: true},
 }
 

@@ -91,6 +91,42 @@ func checkProduction(t *testing.T, cfn *cfnTemplate, fns []string) {
 			}
 		}
 	})
+	t.Run("only the functions that list an index may query it", func(t *testing.T) {
+		queried := map[string][]string{} // role logical ID → indexes
+		for _, s := range cfn.statements(t) {
+			for _, r := range s.resources {
+				if i := strings.Index(r, "/index/"); i >= 0 {
+					for _, role := range s.roles {
+						queried[role] = append(queried[role], strings.Trim(r[i+len("/index/"):], `"]}`))
+					}
+				}
+			}
+		}
+		smRole := cfn.smRole(t)
+		for role, ixs := range queried {
+			if role == smRole {
+				continue
+			}
+			fn := ""
+			for name := range functionAccess {
+				if functionIDPrefix(role) == CamelCase(name)+"Role" {
+					fn = name
+				}
+			}
+			require.NotEmpty(t, fn, "role %s queries %v and is no function's", role, ixs)
+			assert.ElementsMatch(t, functionAccess[fn].indexes, ixs, "%s's index grants", fn)
+		}
+		assert.Empty(t, queried[smRole], "the onboarding state machine reads no index")
+		assert.ElementsMatch(t, []string{"api", "finish-decommission", "reconcile"}, func() []string {
+			var out []string
+			for name, acc := range functionAccess {
+				if len(acc.indexes) > 0 {
+					out = append(out, name)
+				}
+			}
+			return out
+		}())
+	})
 }
 
 func TestProductionSettingsValidated(t *testing.T) {

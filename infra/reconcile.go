@@ -55,6 +55,7 @@ func (b *builder) reconcile() {
 		Actions:   jsii.Strings("states:DescribeExecution"),
 		Resources: jsii.Strings(*b.executionsARN()),
 	}))
+	nagSuppress(b.roles[functionReconcile], "AwsSolutions-IAM5", nagExecutions, nagExecutionsARN)
 
 	// Named with part of the stack ID, as the onboarding's: a log group a
 	// destroyed stack retained never blocks the next deploy.
@@ -76,6 +77,7 @@ func (b *builder) reconcile() {
 		},
 		TracingEnabled: jsii.Bool(true),
 	})
+	nagStateMachine(sm)
 	fn.GrantInvoke(sm)
 	b.recon = sm
 

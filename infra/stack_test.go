@@ -103,13 +103,11 @@ func synth(t *testing.T, ctx map[string]any) (*cfnTemplate, assertions.Template,
 	return decodeTemplate(t, tpl), tpl, root, fns
 }
 
-// TestStack synthesises a production stage with every option (VPC path,
-// one connector site, customer-managed KMS key) and checks the template.
-func TestStack(t *testing.T) {
-	requireNode(t)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caFile, []byte(testCA), 0o600))
-	cfn, tpl, root, fns := synth(t, cdkContext(t, map[string]any{
+// fullContext is a production stage with every option (VPC path, one
+// connector site, customer-managed KMS key, custom API domain).
+func fullContext(t *testing.T, caFile string) map[string]any {
+	t.Helper()
+	return cdkContext(t, map[string]any{
 		ctxStage:       testStage,
 		ctxJWTIssuer:   testIssuer,
 		ctxJWTAudience: strings.Join(testAudience, ","),
@@ -135,7 +133,16 @@ func TestStack(t *testing.T) {
 		// A custom domain for the API.
 		ctxAPIDomainName:     testAPIDomain,
 		ctxAPICertificateARN: testCertARN,
-	}))
+	})
+}
+
+// TestStack synthesises a production stage with every option (VPC path,
+// one connector site, customer-managed KMS key) and checks the template.
+func TestStack(t *testing.T) {
+	requireNode(t)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, []byte(testCA), 0o600))
+	cfn, tpl, root, fns := synth(t, fullContext(t, caFile))
 	asl, err := os.ReadFile(filepath.Join(root, onboardingASL))
 	require.NoError(t, err)
 
@@ -758,7 +765,14 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	// Item reads and writes on the table itself, only Query on its indexes.
 	tableMatch := func(r string) bool { return anyTable(r) && !strings.Contains(r, "/index/") }
-	indexMatch := func(r string) bool { return anyTable(r) && strings.Contains(r, "/index/*") }
+	indexMatch := func(ix string) func(string) bool {
+		return func(r string) bool { return anyTable(r) && strings.Contains(r, "/index/"+ix+`"`) }
+	}
+	addIndexes := func(principal string, indexes []string) {
+		for _, ix := range indexes {
+			add(principal, "the table's index "+ix, indexMatch(ix), indexActions...)
+		}
+	}
 	busID, _ := cfn.one(t, "AWS::Events::EventBus")
 	smID, _ := cfn.byID(t, "AWS::StepFunctions::StateMachine", "Onboarding")
 	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
@@ -774,8 +788,8 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		acc := functionAccess[fn]
 		add(roleID, "own log group", refersTo(logsID), "logs:CreateLogStream", "logs:PutLogEvents")
 		add(roleID, "X-Ray", literal("*"), "xray:PutTraceSegments", "xray:PutTelemetryRecords")
-		add(roleID, "the table", tableMatch, tableActions...)
-		add(roleID, "the table's indexes", indexMatch, indexActions...)
+		add(roleID, "the table", tableMatch, acc.itemActions()...)
+		addIndexes(roleID, acc.indexes)
 		if acc.publish {
 			add(roleID, "the bus", refersTo(busID), "events:PutEvents")
 		}
@@ -846,7 +860,7 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	}
 	if slices.Contains(src.ResourcePlaceholders, placeholderTableName) {
 		add(smRole, "the table", tableMatch, tableActions...)
-		add(smRole, "the table's indexes", indexMatch, indexActions...)
+		addIndexes(smRole, allIndexes())
 	}
 	return out
 }

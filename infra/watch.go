@@ -169,6 +169,7 @@ func (b *builder) machineWatch() {
 		},
 		TracingEnabled: jsii.Bool(true),
 	})
+	nagStateMachine(sm)
 	for _, name := range src.Functions {
 		if invoked[name] {
 			b.fns[name].GrantInvoke(sm)

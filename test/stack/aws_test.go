@@ -27,6 +27,7 @@ import (
 // resources it is authorised on.
 type call struct {
 	Principal string // the function, or the assumed role's logical ID
+	Role      string // the principal's role logical ID
 	Action    string // e.g. dynamodb:Query
 	Resource  string
 	Allowed   bool
@@ -156,7 +157,7 @@ func (a *awsEndpoint) authorize(w http.ResponseWriter, p principal, calls []call
 	ok := true
 	var denied call
 	for i := range calls {
-		calls[i].Principal = p.name
+		calls[i].Principal, calls[i].Role = p.name, p.role
 		calls[i].Allowed = a.iam.allows(p, calls[i].Action, calls[i].Resource)
 		if !calls[i].Allowed && ok {
 			ok, denied = false, calls[i]

@@ -357,12 +357,12 @@ func (l *lane) createStateMachines() error {
 				if !l.iam.allows(pr, "lambda:InvokeFunction", v) {
 					return fmt.Errorf("state machine %s: its role %s may not lambda:InvokeFunction %s (substitution %s)", id, role, v, k)
 				}
-				l.aws.record(call{Principal: name, Action: "lambda:InvokeFunction", Resource: v, Allowed: true})
+				l.aws.record(call{Principal: name, Role: role, Action: "lambda:InvokeFunction", Resource: v, Allowed: true})
 			case strings.HasPrefix(v, "arn:aws:states:") && strings.Contains(v, ":stateMachine:"):
 				if !l.iam.allows(pr, "states:StartExecution", v) {
 					return fmt.Errorf("state machine %s: its role %s may not states:StartExecution %s (substitution %s)", id, role, v, k)
 				}
-				l.aws.record(call{Principal: name, Action: "states:StartExecution", Resource: v, Allowed: true})
+				l.aws.record(call{Principal: name, Role: role, Action: "states:StartExecution", Resource: v, Allowed: true})
 			}
 		}
 	}
@@ -399,7 +399,7 @@ func (l *lane) startSchedules() error {
 		if !l.iam.allows(principal{name: id, role: role}, "states:StartExecution", smARN) {
 			return fmt.Errorf("schedule %s: its role may not states:StartExecution %s", id, smARN)
 		}
-		l.aws.record(call{Principal: id, Action: "states:StartExecution", Resource: smARN, Allowed: true})
+		l.aws.record(call{Principal: id, Role: role, Action: "states:StartExecution", Resource: smARN, Allowed: true})
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()

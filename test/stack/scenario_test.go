@@ -213,7 +213,11 @@ func TestLifecycleOnTheSynthesizedStack(t *testing.T) {
 	b = l.waitStatus("/api/v1/admin/onboarding-batches/" + b["id"].(string))
 	require.Equal(t, "completed", b["status"], b)
 	require.Equal(t, map[string]any{"completed": 2.0}, b["counts"])
-	require.NotEmpty(t, l.engine.ListExecutions(l.machines["maasflow-dev-batch-onboarding"], asl.StatusSucceeded))
+	// The batch's record is written by its last state, an instant before
+	// its execution ends.
+	require.Eventually(t, func() bool {
+		return len(l.engine.ListExecutions(l.machines["maasflow-dev-batch-onboarding"], asl.StatusSucceeded)) > 0
+	}, terminalWait, 50*time.Millisecond, "the batch's execution succeeded")
 
 	// A reconcile run started through the API.
 	run := l.admin("POST", "/api/v1/admin/reconciliation/run", nil, http.StatusAccepted)
@@ -239,4 +243,5 @@ func TestLifecycleOnTheSynthesizedStack(t *testing.T) {
 	require.Eventually(t, func() bool { return l.published("node.decommission.completed") },
 		terminalWait, 50*time.Millisecond, "node.decommission.completed put to EventBridge")
 	l.requireClean()
+	l.requireGrantsUsed()
 }

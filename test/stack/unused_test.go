@@ -1,0 +1,260 @@
+package stack
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// grantUse is one action a function's role allows on one resource of its
+// policy, named without the lane's region and account.
+type grantUse struct {
+	Function string // without the stack's "maasflow-dev-" prefix
+	Action   string
+	Resource string
+}
+
+func (g grantUse) String() string { return g.Function + " " + g.Action + " " + g.Resource }
+
+// justifiedGrant keeps a grant that the lane's recorded calls do not use:
+// Function, Action and Resource are IAM-style patterns (* and ?).
+type justifiedGrant struct {
+	Function, Action, Resource string
+	Reason                     string
+}
+
+func (j justifiedGrant) covers(g grantUse) bool {
+	return globMatch(j.Function, g.Function) && globMatch(strings.ToLower(j.Action), strings.ToLower(g.Action)) &&
+		globMatch(j.Resource, g.Resource)
+}
+
+const functionPrefix = "maasflow-dev-"
+
+// shortARN drops the partition, region and account of an ARN:
+// arn:aws:dynamodb:us-east-1:111122223333:table/x → dynamodb:table/x.
+func shortARN(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" {
+		return arn
+	}
+	return parts[2] + ":" + parts[5]
+}
+
+// unusedGrants lists, per function, every action its role allows on each
+// resource of its policy that no recorded call of the function used.
+// Functions that made no call at all come back in notRun instead: none of
+// their grants was exercised.
+func (p *policies) unusedGrants(roleOf map[string]string, calls []call) (unused []grantUse, notRun []string) {
+	byFunction := map[string][]call{}
+	for _, c := range calls {
+		byFunction[c.Principal] = append(byFunction[c.Principal], c)
+	}
+	for name, role := range roleOf {
+		short := strings.TrimPrefix(name, functionPrefix)
+		made := byFunction[name]
+		if len(made) == 0 {
+			notRun = append(notRun, short)
+			continue
+		}
+		seen := map[grantUse]bool{}
+		for _, st := range p.statements[role] {
+			if st.Effect != "Allow" {
+				continue
+			}
+			for _, a := range st.Actions {
+				for _, res := range st.Resources {
+					used := false
+					for _, c := range made {
+						if globMatch(strings.ToLower(a), strings.ToLower(c.Action)) && globMatch(res, c.Resource) {
+							used = true
+							break
+						}
+					}
+					g := grantUse{Function: short, Action: a, Resource: shortARN(res)}
+					if !used && !seen[g] {
+						seen[g] = true
+						unused = append(unused, g)
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(unused, func(i, j int) bool { return unused[i].String() < unused[j].String() })
+	sort.Strings(notRun)
+	return unused, notRun
+}
+
+// unjustified returns the unused grants no entry of justified covers, and
+// the functions that did not run without a reason in notRunReasons.
+func unjustified(unused []grantUse, notRun []string, justified []justifiedGrant, notRunReasons map[string]string) []string {
+	var out []string
+	for _, g := range unused {
+		covered := false
+		for _, j := range justified {
+			if j.covers(g) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, "granted, never used: "+g.String())
+		}
+	}
+	for _, fn := range notRun {
+		if notRunReasons[fn] == "" {
+			out = append(out, "made no AWS call: "+fn)
+		}
+	}
+	return out
+}
+
+// describeUnused is the report, one grant a line with the reason kept.
+func describeUnused(unused []grantUse, justified []justifiedGrant) string {
+	var b strings.Builder
+	for _, g := range unused {
+		reason := "NOT JUSTIFIED"
+		for _, j := range justified {
+			if j.covers(g) {
+				reason = j.Reason
+				break
+			}
+		}
+		fmt.Fprintf(&b, "%s: %s\n", g, reason)
+	}
+	return b.String()
+}
+
+// Why a grant the lifecycle's recorded calls do not use stays in the
+// template. A grant missing here fails TestLifecycleOnTheSynthesizedStack:
+// remove it from the template (infra/grants.go) or say here why it stays.
+const (
+	reasonLambdaService = "used by the Lambda service on the function's behalf, not by its code: the lane captures the function's output and runs without X-Ray"
+	reasonRunClose      = "the store's shared record paths take it on paths the lifecycle does not: closing or repairing a run's record releases its locks (DeleteItem, shared/store/writes.go deleteLock), revokes its enrollment token (UpdateItem, tokens.go revokeForClose), checks the rows it leaves unchanged (ConditionCheckItem) and reads partitions (Query on the table, reads.go queryPrefix); narrowing these per function needs a call analysis of shared/store"
+	reasonAPIFilters    = "the admin API's lists filter by status (gsi2), site (gsi3) and hostname or node (gsi4); the lifecycle lists without filters"
+)
+
+var justifiedGrants = []justifiedGrant{
+	{"*", "logs:CreateLogStream", "logs:log-group:*", reasonLambdaService},
+	{"*", "logs:PutLogEvents", "logs:log-group:*", reasonLambdaService},
+	{"*", "xray:PutTraceSegments", "*", reasonLambdaService},
+	{"*", "xray:PutTelemetryRecords", "*", reasonLambdaService},
+	{"*", "dynamodb:DeleteItem", "dynamodb:table/maasflow-dev", reasonRunClose},
+	{"*", "dynamodb:UpdateItem", "dynamodb:table/maasflow-dev", reasonRunClose},
+	{"*", "dynamodb:ConditionCheckItem", "dynamodb:table/maasflow-dev", reasonRunClose},
+	{"*", "dynamodb:Query", "dynamodb:table/maasflow-dev", reasonRunClose},
+	{"api", "dynamodb:Query", "dynamodb:table/maasflow-dev/index/gsi?", reasonAPIFilters},
+	{"api", "secretsmanager:GetSecretValue", "secretsmanager:secret:dev/maasflow/allocation-service/token-??????",
+		"a decommission's dry run lists the node's allocations from the allocation service; the lifecycle runs none"},
+	{"api", "states:DescribeExecution", "states:execution:maasflow-dev-*:*",
+		"resolving drift reads the lost run's execution status; the lifecycle resolves no drift"},
+	{"api", "states:StopExecution", "states:execution:maasflow-dev-*:*",
+		"the cancel and restart routes stop a running execution; the lifecycle stops none"},
+	{"api", "states:SendTaskSuccess", "states:stateMachine:maasflow-dev-onboarding",
+		"the enroll route completes the enrollment wait when a node enrolls while await-enrollment waits; the simulator's nodes enroll first, and await-enrollment completes it"},
+	{"reconcile", "events:PutEvents", "events:event-bus/maasflow-dev", "puts drift events; the lifecycle's reconcile run finds no drift"},
+}
+
+// notRunReasons are the functions the lifecycle does not run, each with the
+// path that runs it; their grants are checked only by infra's grant walker.
+var notRunReasons = map[string]string{
+	"adopt-machine":           "the adopt recovery of an onboarding",
+	"apply-roce":              "sites with a RoCE profile; the lane's site has none",
+	"check-reimage":           "a reimage decommission (the lifecycle's is full)",
+	"start-reimage":           "a reimage decommission (the lifecycle's is full)",
+	"classify-deploy-failure": "a failed deployment",
+	"recover-deploy":          "a failed deployment",
+	"fallback-release":        "a release that fails or hangs in erase",
+	"power-cycle-machine":     "commissioning stuck with its scripts pending",
+	"reset-machine":           "the restart-clean recovery of an onboarding",
+}
+
+// requireGrantsUsed fails on a grant no recorded call used without a
+// reason in justifiedGrants, and on a function that made no call without
+// one in notRunReasons.
+func (l *lane) requireGrantsUsed() {
+	l.t.Helper()
+	calls, _ := l.aws.snapshot()
+	unused, notRun := l.iam.unusedGrants(l.roleOf, calls)
+	l.t.Logf("granted, never used in the lifecycle:\n%s", describeUnused(unused, justifiedGrants))
+	if bad := unjustified(unused, notRun, justifiedGrants, notRunReasons); len(bad) > 0 {
+		l.t.Fatalf("remove these grants from the template or justify them in justifiedGrants:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// TestUnusedGrantReport proves the report on the template itself, without
+// running it: with a call for every grant of the synthesized template
+// nothing is unused, and a grant added to a function's policy comes back
+// as the one unjustified, unused grant.
+func TestUnusedGrantReport(t *testing.T) {
+	tpl := freshTemplate(t)
+	p, roleOf := templatePolicies(t, tpl)
+	var calls []call
+	for name, role := range roleOf {
+		for _, st := range p.statements[role] {
+			for _, a := range st.Actions {
+				for _, r := range st.Resources {
+					calls = append(calls, call{Principal: name, Role: role, Action: wildcardsFilled(a), Resource: wildcardsFilled(r)})
+				}
+			}
+		}
+	}
+	unused, notRun := p.unusedGrants(roleOf, calls)
+	require.Empty(t, unused, "a call for every grant leaves none unused")
+	require.Empty(t, notRun)
+
+	broken := freshTemplate(t)
+	api := functionID(t, broken, "api")
+	apiRole := broken.Resources[api].Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
+	table := broken.ofType("AWS::DynamoDB::Table")[0]
+	added := false
+	for _, id := range broken.ofType("AWS::IAM::Policy") {
+		props := broken.Resources[id].Properties
+		for _, ro := range props["Roles"].([]any) {
+			if ref, _ := ro.(map[string]any)["Ref"].(string); ref == apiRole && !added {
+				doc := props["PolicyDocument"].(map[string]any)
+				doc["Statement"] = append(doc["Statement"].([]any), map[string]any{
+					"Effect": "Allow", "Action": "dynamodb:Scan",
+					"Resource": map[string]any{"Fn::GetAtt": []any{table, "Arn"}},
+				})
+				added = true
+			}
+		}
+	}
+	require.True(t, added, "no policy of the api's role %s", apiRole)
+	bp, bRoleOf := templatePolicies(t, broken)
+	unused, notRun = bp.unusedGrants(bRoleOf, calls)
+	require.Equal(t, []string{"granted, never used: api dynamodb:Scan dynamodb:table/maasflow-dev"},
+		unjustified(unused, notRun, justifiedGrants, notRunReasons))
+
+	// A function that made no call is reported unless a reason says why.
+	unused, notRun = p.unusedGrants(roleOf, nil)
+	require.Len(t, notRun, len(roleOf))
+	bad := unjustified(unused, notRun, justifiedGrants, notRunReasons)
+	require.Contains(t, bad, "made no AWS call: api")
+	require.NotContains(t, bad, "made no AWS call: reset-machine")
+}
+
+// templatePolicies loads the template's role policies as the lane does,
+// with each function's role.
+func templatePolicies(t *testing.T, tpl *template) (*policies, map[string]string) {
+	t.Helper()
+	res := &resolver{t: tpl, apiEndpoint: "https://api.lane.test",
+		params: map[string]any{"JwtIssuer": "https://issuer.lane.test", "JwtAudience": []any{"lane-cli"}, "BootstrapVersion": "21"}}
+	p, err := loadPolicies(res)
+	require.NoError(t, err)
+	roleOf := map[string]string{}
+	for _, id := range tpl.ofType("AWS::Lambda::Function") {
+		ref, _ := tpl.Resources[id].Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any)
+		require.Len(t, ref, 2, "function %s's role", id)
+		roleOf[res.named(id, "FunctionName")] = ref[0].(string)
+	}
+	return p, roleOf
+}
+
+// wildcardsFilled is a name a pattern with IAM wildcards matches.
+func wildcardsFilled(pattern string) string {
+	return strings.NewReplacer("*", "x", "?", "x").Replace(pattern)
+}

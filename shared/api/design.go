@@ -16,6 +16,8 @@ import (
 type DesignRepository interface {
 	GetSiteDesign(ctx context.Context, siteID string) (store.SiteDesign, error)
 	PutSiteDesign(ctx context.Context, d store.SiteDesign, prev int64) (store.SiteDesign, error)
+	// GetEnrollmentToken identifies a node before it enrolls (introspection).
+	GetEnrollmentToken(ctx context.Context, hash string) (domain.EnrollmentToken, error)
 }
 
 // CodeInvalidDesign: a design with problems (422); the message lists every

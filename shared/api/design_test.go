@@ -1,15 +1,19 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/design"
+	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll"
 )
 
 // designDocs is a small valid design: a base with one profile chain and a
@@ -104,4 +108,57 @@ func TestDesignInvalidStoresNothing(t *testing.T) {
 
 	r = h.do(call{method: "POST", path: base + "/plan", body: map[string]any{"documents": docs}, token: userToken})
 	assert.Equal(t, http.StatusForbidden, r.status, "admin only")
+}
+
+// A node reads its own effective design with its enrollment token, before
+// it enrolls, and is refused another node's.
+func TestNodeReadsOnlyItsOwnDesign(t *testing.T) {
+	h := newHarness(t)
+	fx := h.fixture()
+	base := "/api/v1/admin/maas-sites/" + fx.site + "/design"
+	docs := designDocs(2)
+	plan := h.mustAdmin(http.StatusOK, "POST", base+"/plan", map[string]any{"documents": docs})
+	applied := h.mustAdmin(http.StatusOK, "POST", base+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
+		"onboard": map[string]any{"profile_id": fx.profile, "sku_id": fx.sku}})
+	var nodes []string
+	for _, it := range applied["batch"].(map[string]any)["items"].([]any) {
+		o := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/onboardings/"+it.(map[string]any)["onboarding_id"].(string), nil)
+		nodes = append(nodes, o["node_id"].(string))
+	}
+	require.Len(t, nodes, 2)
+	tokens := []string{"node-one-token-7Hq2pLx9", "node-two-token-3Vb8kMz1"}
+	for i, n := range nodes {
+		require.NoError(t, h.store.PutEnrollmentToken(context.Background(), domain.EnrollmentToken{
+			Hash: enroll.HashToken(tokens[i]), NodeID: n, Attempt: 1, ExpiresAt: h.clock.Now().Add(time.Hour)}))
+	}
+	read := func(node, token string) response {
+		c := call{method: "GET", path: "/api/v1/nodes/" + node + "/design"}
+		if token != "" {
+			c.header = map[string]string{"Authorization": "Bearer " + token}
+		}
+		return h.do(c)
+	}
+
+	r := read(nodes[0], tokens[0])
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	own := r.json(t)
+	assert.Equal(t, "gpu-01", own["hostname"])
+	assert.Equal(t, "10.0.0.11", own["interfaces"].([]any)[0].(map[string]any)["networks"].([]any)[0].(map[string]any)["address"])
+	// Reading does not spend the token: a second read works.
+	require.Equal(t, http.StatusOK, read(nodes[0], tokens[0]).status)
+
+	r = read(nodes[1], tokens[0])
+	require.Equal(t, http.StatusForbidden, r.status, "%s", r.body)
+	assert.NotContains(t, string(r.body), "gpu-02")
+	r = read(nodes[0], "")
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	r = read(nodes[0], "not-a-token")
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	h.clock.Advance(2 * time.Hour)
+	r = read(nodes[0], tokens[0])
+	require.Equal(t, http.StatusUnauthorized, r.status)
+	code, msg := r.errorOf(t)
+	assert.Equal(t, CodeTokenRejected, code)
+	assert.Contains(t, msg, "expired")
+	assert.NotContains(t, h.logs.String(), tokens[0])
 }

@@ -76,6 +76,7 @@ func routeTable() []route {
 
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 
+		{method: http.MethodGet, pattern: "/api/v1/nodes/{id}/design", access: accessNode, handle: (*server).nodeDesign},
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
 	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }

@@ -130,7 +130,9 @@ func TestValidateFailingCases(t *testing.T) {
 			Problem{"site.yaml", KindHostProfile, "gpu-base", "interfaces[0].networks[0]", ""}},
 		{"missing host profile on node", func(ds []Document) { ds[1].Nodes[0].HostProfile = "nope" },
 			Problem{"rack-a.yaml", KindNode, "gpu-04", "host_profile", ""}},
-		{"CIDR overlap", func(ds []Document) { ds[0].Networks = append(ds[0].Networks, Network{Name: "wide", CIDR: "10.0.0.0/16"}) },
+		{"CIDR overlap", func(ds []Document) {
+			ds[0].Networks = append(ds[0].Networks, Network{Name: "wide", CIDR: "10.0.0.0/16"})
+		},
 			Problem{"site.yaml", KindNetwork, "wide", "cidr", ""}},
 		{"bad CIDR", func(ds []Document) { ds[0].Networks[0].CIDR = "10.0.0.1/24" },
 			Problem{"site.yaml", KindNetwork, "mgmt", "cidr", ""}},
@@ -142,7 +144,10 @@ func TestValidateFailingCases(t *testing.T) {
 			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[0].address", ""}},
 		{"address on an unknown interface", func(ds []Document) { ds[1].Nodes[2].Addresses[0].Interface = "eth9" },
 			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[0].interface", ""}},
-		{"address network not on interface", func(ds []Document) { ds[1].Nodes[2].Addresses[0].Network = "storage"; ds[1].Nodes[2].Addresses[0].Address = "10.0.1.99" },
+		{"address network not on interface", func(ds []Document) {
+			ds[1].Nodes[2].Addresses[0].Network = "storage"
+			ds[1].Nodes[2].Addresses[0].Address = "10.0.1.99"
+		},
 			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[0].network", ""}},
 		{"gateway outside network", func(ds []Document) { ds[0].Networks[1].Gateway = "10.0.0.1" },
 			Problem{"site.yaml", KindNetwork, "storage", "gateway", ""}},

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -146,6 +147,9 @@ func diffKind[T any](p *Plan, kind string, old, next []T, name func(T) string) {
 		if !had {
 			p.Changes = append(p.Changes, Change{Action: ActionAdd, Kind: kind, Name: n})
 			continue
+		}
+		if reflect.DeepEqual(o, after[n]) {
+			continue // the common case, without flattening both
 		}
 		if fields := fieldDiff(o, after[n]); len(fields) > 0 {
 			p.Changes = append(p.Changes, Change{Action: ActionChange, Kind: kind, Name: n, Fields: fields})

@@ -74,3 +74,39 @@ func TestNoopNetworkDriverSucceeds(t *testing.T) {
 	var d NetworkDriver = NoopNetworkDriver{}
 	require.NoError(t, d.Configure(t.Context(), Effective{Hostname: "gpu-01"}))
 }
+
+// asDesigned is gpu-05's MAAS network once configured as designed.
+func asDesigned() []ObservedInterface {
+	return []ObservedInterface{
+		{Name: "enp23s0f0", Type: "physical", MTU: 1500, Links: []ObservedLink{{CIDR: "10.0.0.0/24", Mode: "static", Address: "10.0.0.15"}}},
+		{Name: "enp26s0f0np0", Type: "physical", MTU: 9000},
+		{Name: "enp26s0f1np1", Type: "physical", MTU: 9000},
+		{Name: "bond0", Type: "bond", MTU: 9000, Parents: []string{"enp26s0f1np1", "enp26s0f0np0"}},
+		{Name: "bond0.120", Type: "vlan", MTU: 9000, Links: []ObservedLink{{CIDR: "10.0.1.0/24", Mode: "static", Address: "10.0.1.15"}}},
+		{Name: "enp59s0np0", Type: "physical", MTU: 1500},
+	}
+}
+
+func TestNetworkDrift(t *testing.T) {
+	e, err := EffectiveNode(mustCompose(site()...), "gpu-05")
+	require.NoError(t, err)
+	drift, err := NetworkDrift(e, machineNICs, asDesigned())
+	require.NoError(t, err)
+	assert.Empty(t, drift, "as designed")
+
+	broken := asDesigned()
+	broken[4].Links[0].Address = "10.0.1.99"
+	broken[3].Parents = []string{"enp26s0f0np0"}
+	broken[0].MTU = 9000
+	drift, err = NetworkDrift(e, machineNICs, broken)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"interface enp23s0f0: MTU 9000, designed 1500",
+		"interface bond0: members [enp26s0f0np0], designed [enp26s0f0np0 enp26s0f1np1]",
+		"interface bond0.120: network storage address 10.0.1.99 (static), designed 10.0.1.15 (static)",
+	}, drift)
+
+	drift, err = NetworkDrift(e, machineNICs, asDesigned()[:3])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"interface bond0: bond missing"}, drift)
+}

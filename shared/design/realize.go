@@ -100,7 +100,9 @@ func NetworkOps(e Effective, nics []NIC) ([]InterfaceOp, error) {
 			link := target
 			if nw.VLAN != 0 {
 				parent := in.Name
-				ops = append(ops, InterfaceOp{Op: OpCreateVLAN, InterfaceID: target.InterfaceID, Interface: parent, VLAN: nw.VLAN, MTU: nw.MTU})
+				// CIDR names the subnet whose VLAN object MAAS's create_vlan
+				// takes (its id, not the VID).
+				ops = append(ops, InterfaceOp{Op: OpCreateVLAN, InterfaceID: target.InterfaceID, Interface: parent, VLAN: nw.VLAN, CIDR: nw.CIDR, MTU: nw.MTU})
 				link = InterfaceOp{Interface: parent + "." + strconv.Itoa(nw.VLAN)}
 			}
 			link.Op, link.CIDR, link.Mode = OpLinkSubnet, nw.CIDR, LinkModeAuto

@@ -28,7 +28,7 @@ func TestNetworkOpsFromTheEffectiveDesign(t *testing.T) {
 		{Op: OpSetMTU, InterfaceID: 12, MTU: 9000},
 		{Op: OpSetMTU, InterfaceID: 13, MTU: 9000},
 		{Op: OpCreateBond, Interface: "bond0", Parents: []int{12, 13}, BondMode: "802.3ad", MTU: 9000},
-		{Op: OpCreateVLAN, Interface: "bond0", VLAN: 120, MTU: 9000},
+		{Op: OpCreateVLAN, Interface: "bond0", VLAN: 120, CIDR: "10.0.1.0/24", MTU: 9000},
 		{Op: OpLinkSubnet, Interface: "bond0.120", CIDR: "10.0.1.0/24", Mode: LinkModeFixed, Address: "10.0.1.15"},
 	}, ops)
 }

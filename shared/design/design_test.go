@@ -1,7 +1,6 @@
 package design
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -140,6 +139,8 @@ func TestValidateFailingCases(t *testing.T) {
 			Problem{"rack-a.yaml", KindNode, "gpu-05", "addresses[1].address", ""}},
 		{"duplicate address", func(ds []Document) { ds[1].Nodes[2].Addresses[1].Address = "10.0.1.11" },
 			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[1].address", ""}},
+		{"broadcast address", func(ds []Document) { ds[1].Nodes[2].Addresses[0].Address = "10.0.0.255" },
+			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[0].address", ""}},
 		{"address is the gateway", func(ds []Document) { ds[1].Nodes[2].Addresses[0].Address = "10.0.0.1" },
 			Problem{"rack-a.yaml", KindNode, "gpu-06", "addresses[0].address", ""}},
 		{"address on an unknown interface", func(ds []Document) { ds[1].Nodes[2].Addresses[0].Interface = "eth9" },
@@ -193,7 +194,7 @@ func TestValidateFailingCases(t *testing.T) {
 				err = Validate(d)
 			}
 			var inv *InvalidDesignError
-			require.True(t, errors.As(err, &inv), "want an InvalidDesignError, got %v", err)
+			require.ErrorAs(t, err, &inv)
 			var got []Problem
 			for _, p := range inv.Problems {
 				assert.NotEmpty(t, p.Message)

@@ -58,13 +58,12 @@ type EffectiveNetwork struct {
 
 // index is a design's objects by name.
 type index struct {
-	d         Design
-	profiles  map[string]HostProfile
-	hardware  map[string]HardwareProfile
-	networks  map[string]Network
-	links     map[string]NetworkLink
-	nodes     map[string]NodeAssignment
-	chainMemo map[string][]string
+	d        Design
+	profiles map[string]HostProfile
+	hardware map[string]HardwareProfile
+	networks map[string]Network
+	links    map[string]NetworkLink
+	nodes    map[string]NodeAssignment
 }
 
 func newIndex(d Design) *index {

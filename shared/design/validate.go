@@ -1,6 +1,7 @@
 package design
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -349,8 +350,7 @@ func (v *validator) nodeRails(n NodeAssignment, r resolvedProfile) {
 
 func lastAddr(p netip.Prefix) netip.Addr {
 	a := p.Masked().Addr().As4()
-	host := uint32(1)<<(32-p.Bits()) - 1
-	u := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	u |= host
-	return netip.AddrFrom4([4]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})
+	u := binary.BigEndian.Uint32(a[:]) | (uint32(1)<<(32-p.Bits()) - 1)
+	binary.BigEndian.PutUint32(a[:], u)
+	return netip.AddrFrom4(a)
 }

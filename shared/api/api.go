@@ -86,6 +86,10 @@ type Deps struct {
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
 	Reconciler Reconciler
+
+	// NodeIdentity names a node by its credential after enrollment
+	// (introspection.go); nil: enrollment tokens only.
+	NodeIdentity NodeIdentifier
 }
 
 type server struct {
@@ -105,6 +109,8 @@ type server struct {
 	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
+
+	nodeIdentity NodeIdentifier
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -128,6 +134,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
 	}
+	s.nodeIdentity = deps.NodeIdentity
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}
 	}

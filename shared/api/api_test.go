@@ -120,6 +120,9 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusBadRequest, "POST", "/api/v1/admin/onboardings/batch", map[string]any{"site_id": fx.site, "profile_id": fx.profile, "sku_id": fx.sku, "nodes": []any{}})
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/run", nil)
 	h.mustAdmin(http.StatusServiceUnavailable, "POST", "/api/v1/admin/reconciliation/drift/n1/resolve", map[string]any{"kind": "power_off", "action": "acknowledge", "reason": "r"})
+	badDesign := []any{map[string]any{"name": "x", "networks": []any{map[string]any{"name": "n", "cidr": "bad"}}}}
+	h.mustAdmin(http.StatusUnprocessableEntity, "POST", site+"/design/plan", map[string]any{"documents": badDesign})
+	h.mustAdmin(http.StatusBadRequest, "POST", site+"/design/apply", map[string]any{"documents": badDesign})
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
 	h.enroll("node-x", "whatever")
 	for _, op := range []string{"retire", "reactivate", "remove", "bootstrap-bundle", "storage-cleanup"} {

@@ -88,7 +88,18 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	view, err := s.startBatch(rq, site, profile, sku, nodes)
+	if err != nil {
+		return 0, nil, err
+	}
+	rq.w.Header().Set("Location", "/api/v1/admin/onboarding-batches/"+view.ID)
+	return http.StatusAccepted, view, nil
+}
 
+// startBatch records a batch of nodes and starts their onboardings (the
+// path every batch takes, a design's apply included).
+func (s *server) startBatch(rq *request, site domain.Site, profile domain.Profile, sku domain.SKU, nodes []batchNode) (batchView, error) {
+	ctx := rq.ctx()
 	b := domain.Batch{ID: s.newID(), SiteID: site.ID, ProfileID: profile.ID, SKUID: sku.ID, CreatedBy: rq.actor,
 		CreatedAt: s.clock.Now().UTC(), Items: make([]domain.BatchItem, len(nodes))}
 	b.UpdatedAt = b.CreatedAt
@@ -100,7 +111,7 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 	// The batch exists before its first onboarding, so every onboarding's
 	// batch_id names a batch.
 	if err := s.store.CreateBatch(ctx, b); err != nil {
-		return 0, nil, err
+		return batchView{}, err
 	}
 	statuses := make([]string, len(nodes))
 	reject := func(i int, err error) {
@@ -170,8 +181,7 @@ func (s *server) createBatch(rq *request) (int, any, error) {
 	}
 	view.Status = domain.BatchStatus(statuses)
 	log.InfoContext(ctx, "batch started", "rows", len(nodes), "started", len(nodes)-view.Counts[domain.BatchItemRejected])
-	rq.w.Header().Set("Location", "/api/v1/admin/onboarding-batches/"+b.ID)
-	return http.StatusAccepted, view, nil
+	return view, nil
 }
 
 // batchNodes decodes and checks the rows; errors name nodes[i].field.

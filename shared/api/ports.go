@@ -119,6 +119,7 @@ type Store interface {
 	AuditLog
 	BatchRepository
 	LifecycleStore
+	DesignRepository
 }
 
 var _ Store = (*store.Store)(nil)

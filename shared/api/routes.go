@@ -11,6 +11,7 @@ func routeTable() []route {
 		profiles = site + "/profiles"
 		profile  = profiles + "/{profile_id}"
 		roce     = site + "/roce-assignments"
+		dsgn     = site + "/design"
 		skus     = "/api/v1/admin/skus"
 		obs      = "/api/v1/admin/onboardings"
 		recon    = "/api/v1/admin/reconciliation"
@@ -38,6 +39,11 @@ func routeTable() []route {
 		{method: http.MethodPost, pattern: roce, action: "roce.upsert", target: "site:{id}/roce-assignments", handle: (*server).upsertRoCE},
 		{method: http.MethodGet, pattern: roce, handle: (*server).listRoCE},
 		{method: http.MethodDelete, pattern: roce + "/{assignment_id}", action: "roce.delete", target: "site:{id}/roce-assignment:{assignment_id}", handle: (*server).deleteRoCE},
+
+		{method: http.MethodPost, pattern: dsgn + "/plan", action: "design.plan", target: "site:{id}/design", handle: (*server).dryRunDesign},
+		{method: http.MethodPost, pattern: dsgn + "/apply", action: "design.apply", target: "site:{id}/design", handle: (*server).applyDesign},
+		{method: http.MethodGet, pattern: dsgn, handle: (*server).getDesign},
+		{method: http.MethodGet, pattern: dsgn + "/nodes/{hostname}", handle: (*server).getDesignNode},
 
 		{method: http.MethodPost, pattern: skus, action: "sku.create", target: "sku", handle: (*server).createSKU},
 		{method: http.MethodGet, pattern: skus, handle: (*server).listSKUs},
@@ -70,6 +76,7 @@ func routeTable() []route {
 
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 
+		{method: http.MethodGet, pattern: "/api/v1/nodes/{id}/design", access: accessNode, handle: (*server).nodeDesign},
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
 	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }

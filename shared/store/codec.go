@@ -24,6 +24,7 @@ const (
 	pkSitePrefix  = "SITE#"
 	skProfile     = "PROFILE#"
 	skRoCE        = "ROCE#"
+	skDesign      = "DESIGN"
 	pkSKUs        = "SKUS"
 	skSKUPrefix   = "SKU#"
 	pkNodePrefix  = "NODE#"

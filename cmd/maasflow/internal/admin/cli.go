@@ -158,6 +158,7 @@ func (c *cli) commands() []*cobra.Command {
 		c.sitesCommand(), c.profilesCommand(), c.roceCommand(), c.skusCommand(),
 		c.onboardCommand(), c.onboardingsCommand(), c.batchesCommand(), c.auditCommand(),
 		c.nodesCommand(), c.decommissionCommand(), c.reconcileCommand(), c.driftCommand(),
+		c.designCommand(),
 	}
 	for _, cmd := range cmds {
 		c.addAdminFlags(cmd)

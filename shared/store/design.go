@@ -1,0 +1,106 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/maasflow/maasflow/shared/design"
+)
+
+const kindDesign = "design"
+
+func designKey(siteID string) key { return key{pkSitePrefix + siteID, skDesign} }
+
+// SiteDesign is a site's applied design: one record per site, so an apply
+// replaces the whole design in one conditional write and a reader never
+// sees half of one. The design travels gzip-compressed JSON, which keeps a
+// site of several thousand nodes inside DynamoDB's 400 KB item limit.
+type SiteDesign struct {
+	SiteID    string        `json:"site_id"`
+	Version   int64         `json:"version"`
+	Hash      string        `json:"hash"`
+	Design    design.Design `json:"design"`
+	UpdatedBy string        `json:"updated_by"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+type siteDesignItem struct {
+	SiteID    string    `dynamodbav:"site_id"`
+	Version   int64     `dynamodbav:"version"`
+	Hash      string    `dynamodbav:"hash"`
+	DesignGz  []byte    `dynamodbav:"design_gz"`
+	UpdatedBy string    `dynamodbav:"updated_by"`
+	UpdatedAt time.Time `dynamodbav:"updated_at"`
+}
+
+// GetSiteDesign returns the site's applied design: ItemNotFoundError when
+// none was applied.
+func (s *Store) GetSiteDesign(ctx context.Context, siteID string) (SiteDesign, error) {
+	var it siteDesignItem
+	if err := s.get(ctx, kindDesign, siteID, designKey(siteID), &it); err != nil {
+		return SiteDesign{}, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(it.DesignGz))
+	if err != nil {
+		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+	}
+	out := SiteDesign{SiteID: it.SiteID, Version: it.Version, Hash: it.Hash, UpdatedBy: it.UpdatedBy, UpdatedAt: it.UpdatedAt}
+	if err := json.Unmarshal(raw, &out.Design); err != nil {
+		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+	}
+	return out, nil
+}
+
+// PutSiteDesign stores d as the site's design over the version prev (0:
+// the site has none yet) and returns it with its new version and time.
+// ItemNotFoundError when the site does not exist; ItemConflictError when
+// another apply got there first (the caller's plan is stale).
+func (s *Store) PutSiteDesign(ctx context.Context, d SiteDesign, prev int64) (SiteDesign, error) {
+	if err := checkID(kindDesign, "site_id", d.SiteID); err != nil {
+		return SiteDesign{}, err
+	}
+	raw, err := json.Marshal(d.Design)
+	if err != nil {
+		return SiteDesign{}, fmt.Errorf("encode design of site %s: %w", d.SiteID, err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		return SiteDesign{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return SiteDesign{}, err
+	}
+	d.Version, d.UpdatedAt = prev+1, s.now().UTC()
+	item, err := marshalItem(siteDesignItem{SiteID: d.SiteID, Version: d.Version, Hash: d.Hash, DesignGz: buf.Bytes(),
+		UpdatedBy: d.UpdatedBy, UpdatedAt: d.UpdatedAt}, designKey(d.SiteID), kindDesign, nil)
+	if err != nil {
+		return SiteDesign{}, err
+	}
+	put := s.putIfAbsent(item)
+	if prev > 0 {
+		put = s.putIfVersion(item, prev)
+	}
+	err = s.write(ctx, s.exists(siteKey(d.SiteID)), put)
+	if codes, ok := txCodes(err); ok {
+		switch {
+		case txFailed(codes, 0):
+			return SiteDesign{}, &ItemNotFoundError{Kind: kindSite, ID: d.SiteID}
+		case txFailed(codes, 1) || txContended(codes):
+			return SiteDesign{}, &ItemConflictError{Kind: kindDesign, ID: d.SiteID, Reason: fmt.Sprintf("changed since version %d was read", prev)}
+		}
+	}
+	if err != nil {
+		return SiteDesign{}, fmt.Errorf("put design of site %s: %w", d.SiteID, err)
+	}
+	return d, nil
+}

@@ -197,6 +197,7 @@ func TestWaitOnboardingReturnsTheTerminalRead(t *testing.T) {
 	now := make(chan time.Time)
 	close(now) // every wait ends at once: no real sleeps
 	d, err := c.WaitOnboarding(context.Background(), "ob-1", client.WaitOptions{
+		Poll:     true, // the polling waiter: the fake counts every request as a read
 		After:    func(time.Duration) <-chan time.Time { return now },
 		OnChange: func(v any) { seen = append(seen, v.(client.OnboardingDetail).Status) },
 	})

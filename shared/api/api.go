@@ -36,6 +36,15 @@ type Config struct {
 	// caller has gone away (default 5s): writing an audit entry, closing an
 	// onboarding whose workflow did not start, completing an enrollment.
 	DetachedWriteTimeout time.Duration
+	// StreamInterval is how often a stream re-reads its resource (default
+	// 500ms), StreamKeepAlive how often an idle one sends a comment
+	// (default 15s), StreamMaxAge how long one lasts (default 10m)
+	// (stream.go).
+	StreamInterval, StreamKeepAlive, StreamMaxAge time.Duration
+	// NoStreams answers every stream with 501 streams_unsupported: a
+	// front that buffers whole answers (API Gateway's HTTP API before a
+	// Lambda) would hold a stream until it ends. Readers then poll GET.
+	NoStreams bool
 }
 
 func (c Config) withDefaults() Config {
@@ -47,6 +56,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DetachedWriteTimeout <= 0 {
 		c.DetachedWriteTimeout = 5 * time.Second
+	}
+	if c.StreamInterval <= 0 {
+		c.StreamInterval = defaultStreamInterval
+	}
+	if c.StreamKeepAlive <= 0 {
+		c.StreamKeepAlive = defaultStreamKeepAlive
+	}
+	if c.StreamMaxAge <= 0 {
+		c.StreamMaxAge = defaultStreamMaxAge
 	}
 	return c
 }
@@ -297,7 +315,7 @@ func (s *server) wrap(rt route) http.Handler {
 			s.writeJSON(w, rq, status, errorBody{Error: errorDetail{
 				Code: failure.Code, Message: failure.Message, Field: failure.Field, CorrelationID: cid,
 			}})
-		} else {
+		} else if _, streamed := body.(streamedBody); !streamed {
 			s.writeJSON(w, rq, status, body)
 		}
 

@@ -6,11 +6,21 @@
 const API = "/api/v1/admin";
 const TOKEN_KEY = "maasflow.adminToken";
 const STATUSES = ["pending", "running", "completed", "failed", "manual_intervention", "cancelled"];
-// The view refreshes on this interval (the admin API has no push stream yet).
+// Pages follow the admin API's stream of what they show (server-sent
+// events read with fetch, so the token stays in the Authorization header;
+// EventSource cannot send it) and re-read the page when it pushes. Where
+// the deployment cannot stream (501 streams_unsupported behind API
+// Gateway, or an older server) they re-read on this interval instead.
 const REFRESH_MS = 2000;
+// A failed stream is reopened after this pause.
+const RECONNECT_MS = 2000;
 
 let refreshTimer = null;
 let generation = 0;
+// live is the stream the page follows: { path, ctl, state }.
+let live = null;
+// noStreams: the server said it cannot stream; poll from now on.
+let noStreams = false;
 
 // h builds an element; text children are text nodes, so API data is never
 // parsed as HTML.
@@ -84,10 +94,18 @@ async function render(focus) {
   document.getElementById("signin").hidden = true;
   document.getElementById("nav").hidden = false;
   const { parts, query } = parseRoute();
-  let page;
-  if (parts[0] === "onboardings" && parts[1]) page = () => detailPage(parts[1]);
-  else if (parts[0] === "onboardings") page = () => listPage(query.get("status") || "", query.get("site") || "");
-  else page = overviewPage;
+  let page, stream;
+  if (parts[0] === "onboardings" && parts[1]) {
+    page = () => detailPage(parts[1]);
+    stream = "/onboardings/" + encodeURIComponent(parts[1]) + "/stream";
+  } else if (parts[0] === "onboardings") {
+    page = () => listPage(query.get("status") || "", query.get("site") || "");
+    stream = "/onboardings/stream?limit=200";
+  } else {
+    page = overviewPage;
+    // Any change among the newest onboardings can move a count.
+    stream = "/onboardings/stream?limit=200";
+  }
   for (const a of document.querySelectorAll("#nav a")) {
     a.toggleAttribute("aria-current", false);
     if (a.getAttribute("href") === "#/" + (parts[0] || "overview")) a.setAttribute("aria-current", "page");
@@ -105,7 +123,94 @@ async function render(focus) {
     view.replaceChildren(h("p", { class: "error", role: "alert" }, "Could not load: " + e.message));
   }
   if (focus) document.getElementById("main").focus();
-  if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
+  if (noStreams) {
+    showLive("Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push).");
+    if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
+  } else {
+    follow(stream);
+  }
+}
+
+// ---- server push ---------------------------------------------------------
+
+// showLive says on the page how it stays current.
+function showLive(text) {
+  for (const el of document.querySelectorAll(".live-state")) el.textContent = text;
+}
+
+function stopLive() {
+  if (live) live.ctl.abort();
+  live = null;
+}
+
+// follow keeps one stream open for the page: the same path across
+// re-renders, a new one when the page changes.
+function follow(path) {
+  if (live && live.path === path) { showLive(live.state); return; }
+  stopLive();
+  const l = { path, ctl: new AbortController(), state: "Connecting…" };
+  live = l;
+  showLive(l.state);
+  readStream(l);
+}
+
+// readStream reads server-sent events from the stream at l.path until the
+// page moves on (abort), reconnecting when the server ends it or it fails.
+async function readStream(l) {
+  let first = true;
+  while (live === l) {
+    try {
+      const resp = await fetch(API + l.path, { headers: { "Authorization": "Bearer " + token(), "Accept": "text/event-stream" }, signal: l.ctl.signal });
+      if (resp.status === 401) { signOut("The token was refused; sign in again."); return; }
+      const type = resp.headers.get("Content-Type") || "";
+      if (resp.status === 501 || resp.status === 404 || !type.startsWith("text/event-stream")) {
+        // No push here: poll instead (the error body says why).
+        noStreams = true;
+        stopLive();
+        render(false);
+        return;
+      }
+      if (!resp.ok) throw new Error("HTTP " + resp.status);
+      const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.replace(/\r\n?/g, "\n");
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const name = (block.match(/^event: ?(.*)$/m) || [])[1] || "message";
+          if (name === "end") continue;
+          if (name === "error") throw new Error("the stream ended with an error");
+          if (block.split("\n").every(line => line.startsWith(":"))) continue;
+          l.state = "Live: the server pushes each change.";
+          showLive(l.state);
+          // The first event is the state just rendered.
+          if (first) { first = false; continue; }
+          pushed();
+        }
+      }
+      first = false; // after a reconnect, the first event may be news
+    } catch (e) {
+      if (l.ctl.signal.aborted || live !== l) return;
+      l.state = "Reconnecting to the live stream…";
+      showLive(l.state);
+      await new Promise(r => setTimeout(r, RECONNECT_MS));
+    }
+  }
+}
+
+// pushed re-reads the page after a push, at most one read at a time and
+// never under the open confirmation dialog.
+let rendering = false, again = false;
+async function pushed() {
+  if (document.getElementById("confirm").open) return;
+  if (rendering) { again = true; return; }
+  rendering = true;
+  try { await render(false); } finally { rendering = false; }
+  if (again) { again = false; pushed(); }
 }
 
 // focusKey is a selector for the focused control inside the view, so a
@@ -132,6 +237,7 @@ function showSignIn(message) {
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   clearTimeout(refreshTimer);
+  stopLive();
   showSignIn(message);
 }
 
@@ -170,7 +276,7 @@ async function overviewPage() {
   const stuck = (await api("GET", "/onboardings?limit=200&status=manual_intervention")).items;
   return h("div", {},
     h("h1", {}, "Fleet overview"),
-    h("p", { class: "live" }, "Refreshes every " + REFRESH_MS / 1000 + " s."),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("h2", { id: "needs-operator" }, "Needs an operator now (" + stuck.length + ")"),
     stuck.length === 0 ? h("p", { class: "muted" }, "No onboarding is waiting for an operator.") :
       h("table", { "aria-labelledby": "needs-operator" },
@@ -215,6 +321,7 @@ async function listPage(status, site) {
   sites.map(s => h("option", { value: s.id, selected: s.id === site }, s.name)));
   return h("div", {},
     h("h1", {}, "Onboardings"),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("div", { class: "filters" },
       h("div", {}, h("label", { for: "status-filter" }, "Status"), statusSelect),
       h("div", {}, h("label", { for: "site-filter" }, "Site"), siteSelect)),
@@ -292,7 +399,8 @@ async function detailPage(id) {
       h("div", { class: "actions" }, ops.map(op => h("button", { type: "button", "data-op": op,
         onclick: () => askOperation(o, op) }, op.replaceAll("-", " ")))),
     h("h2", {}, "Stage timeline"),
-    h("p", { class: "live" }, "Times are the stack's clock (local mode may run at a time scale). Refreshes every " + REFRESH_MS / 1000 + " s."),
+    h("p", { class: "live" }, "Times are the stack's clock (local mode may run at a time scale)."),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "ok ", h("span", { class: "key failed" }), "failed ",
       h("span", { class: "key manual_intervention" }), "retried or manual intervention ", h("span", { class: "key open" }), "running"),
     gantt(stageBars(o)),

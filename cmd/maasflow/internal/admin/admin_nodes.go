@@ -534,15 +534,7 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 	path := adminPath(adminDecommissionsPath, id)
 	seen := map[adminTimelineEntry]bool{}
 	prev := ""
-	return r.pollLoop(ctx, interval, func() (bool, error) {
-		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
-		if err != nil {
-			return false, err
-		}
-		var d adminDecommissionDetail
-		if err := resp.decode(&d); err != nil {
-			return false, err
-		}
+	return followStream(ctx, r, c, path+client.StreamSuffix, interval, func(d adminDecommissionDetail) (bool, error) {
 		for _, e := range d.Timeline {
 			if !seen[e] {
 				seen[e] = true
@@ -560,6 +552,14 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 			r.printDecomOutcome(d.Decommission)
 		}
 		return done, exitCodeError(code, done)
+	}, func() (adminDecommissionDetail, error) {
+		var d adminDecommissionDetail
+		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
+		if err != nil {
+			return d, err
+		}
+		err = resp.decode(&d)
+		return d, err
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -62,18 +63,26 @@ func newFollower(id string) *adminFollower {
 
 // poll reads the onboarding and returns what is new since the last poll.
 func (f *adminFollower) poll(ctx context.Context, c *adminClient) (adminOnboardingDetail, []adminWatchEvent, error) {
-	resp, err := c.do(ctx, http.MethodGet, adminPath(adminOnboardingsPath, f.id), nil, nil)
+	d, err := f.read(ctx, c)
 	if err != nil {
-		return adminOnboardingDetail{}, nil, err
-	}
-	var d adminOnboardingDetail
-	if err := resp.decode(&d); err != nil {
 		return d, nil, err
 	}
 	return d, f.next(d), nil
 }
 
-// next compares a read with the previous ones.
+// read reads the onboarding.
+func (f *adminFollower) read(ctx context.Context, c *adminClient) (adminOnboardingDetail, error) {
+	resp, err := c.do(ctx, http.MethodGet, adminPath(adminOnboardingsPath, f.id), nil, nil)
+	if err != nil {
+		return adminOnboardingDetail{}, err
+	}
+	var d adminOnboardingDetail
+	err = resp.decode(&d)
+	return d, err
+}
+
+// next compares a read (a poll, or a state the stream pushed) with the
+// previous ones.
 func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 	var evs []adminWatchEvent
 	o := d.Onboarding
@@ -160,20 +169,18 @@ func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interva
 // follow is watch with a follower that may have seen part of the timeline
 // already (a recovery operation's --wait prints only the new run).
 func (r *adminRun) follow(ctx context.Context, c *adminClient, f *adminFollower, interval time.Duration) error {
-	return r.pollLoop(ctx, interval, func() (bool, error) {
-		d, evs, err := f.poll(ctx, c)
-		if err != nil {
-			return false, err
-		}
-		for _, e := range evs {
-			r.printWatchEvent(e, false)
-		}
-		code, done := adminOutcome(string(d.Status))
-		if done {
-			r.printOutcome(d.Onboarding)
-		}
-		return done, exitCodeError(code, done)
-	})
+	return followStream(ctx, r, c, adminPath(adminOnboardingsPath, f.id)+client.StreamSuffix, interval,
+		func(d adminOnboardingDetail) (bool, error) {
+			for _, e := range f.next(d) {
+				r.printWatchEvent(e, false)
+			}
+			code, done := adminOutcome(string(d.Status))
+			if done {
+				r.printOutcome(d.Onboarding)
+			}
+			return done, exitCodeError(code, done)
+		},
+		func() (adminOnboardingDetail, error) { return f.read(ctx, c) })
 }
 
 // exitCodeError is the error that ends a finished watch with code: nil

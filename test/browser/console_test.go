@@ -296,8 +296,19 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		text(`td[data-status="completed"]`, &before),
 	)
 	require.Equal(t, "0", before)
+	run(t, ctx, chromedp.Evaluate(`window.sameDocument = "overview"; true`, nil))
 	good := st.onboard(fx, "gpu-b1", "10.10.7.11", "52:54:00:00:71:01", nil)
-	run(t, ctx, waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`))
+	var overviewLive string
+	var overviewSame, overviewPolls bool
+	run(t, ctx,
+		waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`),
+		text(".live-state", &overviewLive),
+		chromedp.Evaluate(`window.sameDocument === "overview"`, &overviewSame),
+		chromedp.Evaluate(`noStreams`, &overviewPolls),
+	)
+	assert.True(t, overviewSame, "the count moved without a reload")
+	assert.Equal(t, "Live: the server pushes each change.", overviewLive)
+	assert.False(t, overviewPolls, "pushed by the server's stream, not polled")
 
 	// Its detail page: every stage as a bar, MAAS's events, no recovery.
 	var detail string
@@ -323,6 +334,23 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	// A host that never enrolls: frozen from the console's button, with a
 	// reason and a confirmation in the dialog.
 	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
+	// Its detail page, open from the start, shows each stage as the
+	// server pushes it: no reload (a mark set on the page survives), no
+	// polling (the page says it is live and has not fallen back).
+	var liveState string
+	var stillSamePage, polling bool
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+stuck),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Onboarding gpu-b2"`),
+		chromedp.Evaluate(`window.sameDocument = "yes"; true`, nil),
+		waitJS(`Array.from(document.querySelectorAll(".gantt .stage-row .name")).some(n => n.textContent === "wait_enrollment")`),
+		text(".live-state", &liveState),
+		chromedp.Evaluate(`window.sameDocument === "yes"`, &stillSamePage),
+		chromedp.Evaluate(`noStreams`, &polling),
+	)
+	assert.Equal(t, "Live: the server pushes each change.", liveState)
+	assert.True(t, stillSamePage, "the stages arrived without a reload")
+	assert.False(t, polling, "the page follows the stream, it does not poll")
 	// It waits in wait_enrollment for a simulated day: frozen there, that
 	// stage is open, never exited.
 	st.waitStage(stuck, "wait_enrollment")

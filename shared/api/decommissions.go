@@ -212,8 +212,11 @@ func (s *server) getDecommission(rq *request) (int, any, error) {
 	slices.SortStableFunc(rows, func(a, b domain.DecommissionEvent) int { return a.Time.Compare(b.Time) })
 	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows)),
 		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}
-	for _, ev := range rows {
-		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage),
+	stages := stagesAtEventTimes(len(rows), func(i int) stageRow {
+		return stageRow{time: rows[i].Time, kind: rows[i].Kind, stage: string(rows[i].Stage)}
+	})
+	for i, ev := range rows {
+		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: stages[i],
 			Outcome: ev.Outcome, Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID})
 	}
 	return http.StatusOK, out, nil

@@ -378,14 +378,17 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	// The store orders rows by write; MAAS events are copied after the
 	// fact, so order by when things happened.
 	slices.SortStableFunc(rows, func(a, b domain.TimelineEntry) int { return a.Time.Compare(b.Time) })
+	stages := stagesAtEventTimes(len(rows), func(i int) stageRow {
+		return stageRow{time: rows[i].Time, kind: rows[i].Kind, stage: string(rows[i].Stage)}
+	})
 	d := onboardingDetail{
 		Onboarding:        o,
 		AllowedOperations: servedOperations(o),
 		Timeline:          make([]timelineEntry, 0, len(rows)),
 		Diagnostics:       diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
 	}
-	for _, ev := range rows {
-		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage), Outcome: ev.Outcome,
+	for i, ev := range rows {
+		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: stages[i], Outcome: ev.Outcome,
 			Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID}
 		switch ev.Kind {
 		case domain.TimelineMAASEvent:

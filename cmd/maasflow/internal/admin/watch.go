@@ -86,6 +86,7 @@ func (f *adminFollower) read(ctx context.Context, c *adminClient) (adminOnboardi
 func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 	var evs []adminWatchEvent
 	o := d.Onboarding
+	first := f.last == nil
 	if f.last == nil || f.last.Status != o.Status || f.last.Attempt != o.Attempt || f.last.MAASSystemID != o.MAASSystemID {
 		at := o.UpdatedAt
 		if at.IsZero() {
@@ -116,8 +117,10 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
 	}
 	evs = append(evs, queue...) // the place after the row that queued it
-	// A status change belongs after the timeline rows that led to it.
-	if _, ended := adminOutcome(string(o.Status)); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
+	// A status change belongs after the timeline rows that led to it, and
+	// the first read's state after the backlog it joins: history first,
+	// then where the run is now.
+	if _, ended := adminOutcome(string(o.Status)); (ended || first) && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
 		evs = append(evs[1:], evs[0])
 	}
 	for i := range evs {

@@ -42,6 +42,8 @@ type Event struct {
 
 // EventStream reads the events of one stream; Close it when done.
 type EventStream struct {
+	// Header is the answer's header.
+	Header http.Header
 	body   io.ReadCloser
 	r      *bufio.Reader
 	cancel context.CancelFunc
@@ -98,7 +100,7 @@ func (c *Client) OpenStream(ctx context.Context, path string) (*EventStream, err
 		cancel()
 		return nil, fmt.Errorf("%w: the answer is %q", ErrStreamsUnsupported, mt)
 	}
-	return &EventStream{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), cancel: cancel}, nil
+	return &EventStream{Header: resp.Header, body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), cancel: cancel}, nil
 }
 
 // Next returns the next event, skipping comments. It returns io.EOF when

@@ -38,11 +38,13 @@ type adminFakeAPI struct {
 	routes map[string][]adminReply
 	calls  map[string]int
 	reqs   []adminRecorded
+	// header is set on every answer.
+	header http.Header
 }
 
 func newAdminFakeAPI(t *testing.T) *adminFakeAPI {
 	t.Helper()
-	f := &adminFakeAPI{t: t, routes: map[string][]adminReply{}, calls: map[string]int{}}
+	f := &adminFakeAPI{t: t, routes: map[string][]adminReply{}, calls: map[string]int{}, header: http.Header{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -59,6 +61,9 @@ func (f *adminFakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	key := r.Method + " " + r.URL.EscapedPath()
 	f.mu.Lock()
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
 	if _, ok := f.routes[key]; !ok && strings.HasSuffix(key, "/stream") {
 		// A stream nobody set up: the fake is an API without streams, as
 		// an older server (or one behind API Gateway) is, and the CLI

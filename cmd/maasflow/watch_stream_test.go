@@ -103,3 +103,30 @@ func TestWatchStreamFailuresAreRetriedThenGiveUp(t *testing.T) {
 	assert.Contains(t, res.stderr, "the stream ended before its first event")
 	assert.Len(t, api.requests(), 6, "the first try and five more")
 }
+
+// A stack whose clock runs at a time scale says so, once, on stderr: the
+// watch's times are the server's.
+func TestWatchSaysWhenTimesRunAtATimeScale(t *testing.T) {
+	const obPath = "/api/v1/admin/onboardings/0b000000-0000-4000-8000-000000000001"
+	for name, streams := range map[string]bool{"stream": true, "poll": false} {
+		t.Run(name, func(t *testing.T) {
+			api := newAdminFakeAPI(t)
+			api.header.Set("X-Maasflow-Time-Scale", "40")
+			states := []adminReply{adminStateWith("running", "validate", 1, "", tlEnterValidate), adminStateWith("completed", "done", 1, "", tlEnterValidate)}
+			if streams {
+				api.on("GET "+obPath+"/stream", sse("onboarding", false, states...))
+			} else {
+				api.on("GET "+obPath, states...)
+			}
+			res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000001", "--interval", "1s")
+			require.Equal(t, 0, res.code, res.stderr)
+			assert.Equal(t, 1, strings.Count(res.stderr, "note: the server's clock runs 40 times faster than real time"), res.stderr)
+			assert.NotContains(t, res.stdout, "note:", "stdout keeps the lines alone")
+		})
+	}
+	api := newAdminFakeAPI(t)
+	api.on("GET "+obPath, adminStateWith("completed", "done", 1, "", tlEnterValidate))
+	res := api.run(t, adminInvocation{advance: time.Second}, "onboardings", "watch", "0b000000-0000-4000-8000-000000000001")
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.NotContains(t, res.stderr, "note:", "real time: nothing to say")
+}

@@ -311,7 +311,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	handler := api.New(api.Config{}, api.Deps{
+	handler := api.New(api.Config{TimeScale: cfg.TimeScale}, api.Deps{
 		Store:     s.Store,
 		Secrets:   secretStore,
 		Starter:   flow,

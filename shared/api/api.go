@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +46,16 @@ type Config struct {
 	// front that buffers whole answers (API Gateway's HTTP API before a
 	// Lambda) would hold a stream until it ends. Readers then poll GET.
 	NoStreams bool
+	// TimeScale, above 1, is how many times faster than real time the
+	// stack's clock runs (maasflow local --time-scale): every answer says
+	// so in HeaderTimeScale, so a reader can tell that its times are not
+	// the wall clock's.
+	TimeScale float64
 }
+
+// HeaderTimeScale carries Config.TimeScale on every answer when the
+// stack's clock runs faster than real time.
+const HeaderTimeScale = "X-Maasflow-Time-Scale"
 
 func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
@@ -296,6 +306,9 @@ func (s *server) wrap(rt route) http.Handler {
 			cid = s.newID()
 		}
 		w.Header().Set(HeaderCorrelationID, cid)
+		if s.cfg.TimeScale > 1 {
+			w.Header().Set(HeaderTimeScale, strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64))
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logfield.CorrelationID, cid), target: expandTarget(rt.target, r)}
 

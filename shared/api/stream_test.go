@@ -186,3 +186,16 @@ func TestStreamOnboardingsList(t *testing.T) {
 	second := nextEvent(t, events)
 	assert.Contains(t, second.data, `"hostname":"gpu-02"`, "a new onboarding is pushed")
 }
+
+func TestAnswersSayTheTimeScale(t *testing.T) {
+	h := newHarness(t)
+	r := h.admin("GET", "/api/v1/admin/maas-sites", nil)
+	assert.Empty(t, r.header.Get(HeaderTimeScale), "real time: no header")
+	h.handler = New(Config{TimeScale: 40}, Deps{Store: h.store, Secrets: h.secrets, Starter: h.starter,
+		Stopper: h.stopper, Completer: h.completer, Prober: h.prober, Clock: h.clock,
+		Auth: NewStaticTokens(map[string]Principal{adminToken: {Subject: "alice", Admin: true}})})
+	r = h.admin("GET", "/api/v1/admin/maas-sites", nil)
+	assert.Equal(t, "40", r.header.Get(HeaderTimeScale))
+	r = h.admin("GET", "/api/v1/admin/onboardings/nope", nil)
+	assert.Equal(t, "40", r.header.Get(HeaderTimeScale), "errors too")
+}

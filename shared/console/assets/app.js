@@ -21,6 +21,15 @@ let generation = 0;
 let live = null;
 // noStreams: the server said it cannot stream; poll from now on.
 let noStreams = false;
+// timeScale is how many times faster than real time the stack's clock runs
+// ("" for real time), from the API's X-Maasflow-Time-Scale header.
+let timeScale = "";
+
+// clockNote says whose clock the page's times are.
+function clockNote() {
+  return timeScale ? "Times are the stack's clock, which runs " + timeScale + " times faster than real time (maasflow local --time-scale); durations are in that time." :
+    "Times are the stack's clock (real time).";
+}
 
 // h builds an element; text children are text nodes, so API data is never
 // parsed as HTML.
@@ -56,6 +65,7 @@ async function api(method, path, body) {
     init.body = JSON.stringify(body);
   }
   const resp = await fetch(API + path, init);
+  timeScale = resp.headers.get("X-Maasflow-Time-Scale") || "";
   const text = await resp.text();
   const data = text ? JSON.parse(text) : null;
   if (resp.status === 401) {
@@ -399,7 +409,7 @@ async function detailPage(id) {
       h("div", { class: "actions" }, ops.map(op => h("button", { type: "button", "data-op": op,
         onclick: () => askOperation(o, op) }, op.replaceAll("-", " ")))),
     h("h2", {}, "Stage timeline"),
-    h("p", { class: "live" }, "Times are the stack's clock (local mode may run at a time scale)."),
+    h("p", { class: "live", id: "clock-note" }, clockNote()),
     h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "ok ", h("span", { class: "key failed" }), "failed ",
       h("span", { class: "key manual_intervention" }), "retried or manual intervention ", h("span", { class: "key open" }), "running"),

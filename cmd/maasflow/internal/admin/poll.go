@@ -108,6 +108,9 @@ func followStream[T any](ctx context.Context, r *adminRun, c *adminClient, path 
 			return poll()
 		}
 		if err == nil {
+			if c.sawHeader != nil {
+				c.sawHeader(s.Header)
+			}
 			if timeout > 0 && !timerOn {
 				// Started only once the stream is open: a poll fallback
 				// keeps pollLoop's own deadline.

@@ -130,3 +130,53 @@ func TestWatchSaysWhenTimesRunAtATimeScale(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.NotContains(t, res.stderr, "note:", "real time: nothing to say")
 }
+
+// A reimage's wait follows the onboarding it started inline, then the
+// decommission to its end.
+func TestReimageWaitFollowsItsOnboardingInline(t *testing.T) {
+	const obID = "0b000000-0000-4000-8000-000000000001"
+	reimage := func(status, stage string, withOnboarding bool, timeline ...string) adminReply {
+		j := decomJSON(status, stage, "erased", timeline...)
+		repl := `"mode":"reimage"`
+		if withOnboarding {
+			repl += `,"onboarding_id":"` + obID + `"`
+		}
+		return adminReply{http.StatusOK, strings.Replace(j, `"mode":"storage_cleanup"`, repl, 1)}
+	}
+	tlReimage := `{"time":"2026-01-01T00:00:06Z","attempt":1,"kind":"stage_entered","stage":"reimage","detail":"from release"}`
+	for name, streams := range map[string]bool{"stream": true, "poll": false} {
+		t.Run(name, func(t *testing.T) {
+			api := newAdminFakeAPI(t)
+			decoms := []adminReply{
+				reimage("running", "release", false, tlDecomDrain, tlDecomRelease),
+				reimage("running", "reimage", true, tlDecomDrain, tlDecomRelease, tlReimage),
+				reimage("completed", "finish", true, tlDecomDrain, tlDecomRelease, tlReimage),
+			}
+			obs := []adminReply{
+				adminStateWith("running", "commission", 1, "", tlEnterValidate, tlExitValidate, tlEnterCommission),
+				adminStateWith("completed", "done", 1, "", tlEnterValidate, tlExitValidate, tlEnterCommission, tlExitCommission),
+			}
+			if streams {
+				api.on("GET "+decomsPath+"/"+testDecomID+"/stream", sse("decommission", false, decoms...))
+				api.on("GET /api/v1/admin/onboardings/"+obID+"/stream", sse("onboarding", false, obs...))
+			} else {
+				api.on("GET "+decomsPath+"/"+testDecomID, decoms...)
+				api.on("GET /api/v1/admin/onboardings/"+obID, obs...)
+			}
+			res := api.run(t, adminInvocation{advance: time.Second}, "decommission", "watch", testDecomID, "--interval", "1s")
+			require.Equal(t, 0, res.code, res.stderr)
+			out := res.stdout
+			follow := strings.Index(out, "reimage: following its onboarding "+obID)
+			enter := strings.Index(out, "▶ enter  reimage")
+			inner := strings.Index(out, "◀ exit   commission        ok: commissioning started")
+			innerDone := strings.Index(out, "onboarding "+obID+" completed")
+			end := strings.LastIndex(out, "completed")
+			require.True(t, follow >= 0 && enter >= 0 && inner >= 0 && innerDone >= 0, out)
+			assert.Less(t, enter, follow, "the decommission's reimage stage, then its onboarding")
+			assert.Less(t, follow, inner)
+			assert.Less(t, inner, innerDone)
+			assert.Less(t, innerDone, end, "then the decommission's own end")
+			assert.Equal(t, 1, strings.Count(out, "reimage: following its onboarding"), out)
+		})
+	}
+}

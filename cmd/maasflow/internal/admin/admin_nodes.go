@@ -534,6 +534,7 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 	path := adminPath(adminDecommissionsPath, id)
 	seen := map[adminTimelineEntry]bool{}
 	prev := ""
+	inner := ""
 	return followStream(ctx, r, c, path+client.StreamSuffix, interval, func(d adminDecommissionDetail) (bool, error) {
 		for _, e := range d.Timeline {
 			if !seen[e] {
@@ -546,6 +547,18 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 			prev = snap
 			r.printDecomEvent(d.Decommission, adminDecomEvent{Time: d.UpdatedAt, Attempt: d.Attempt, Kind: adminWatchStatus,
 				Stage: string(d.Stage), Status: string(d.Status), Disks: d.Erase.Outcome})
+		}
+		if d.Mode == domain.DecommissionReimage && d.OnboardingID != "" && d.OnboardingID != inner {
+			// A reimage waits for the onboarding it started: follow that
+			// inline, as onboardings watch would, then the decommission.
+			inner = d.OnboardingID
+			if !r.machine() {
+				fmt.Fprintf(r.env.stdout, "reimage: following its onboarding %s\n", adminCell(inner))
+			}
+			var code *ExitCodeError
+			if err := r.follow(ctx, c, newFollower(inner), interval); err != nil && !errors.As(err, &code) {
+				return true, err
+			}
 		}
 		code, done := adminOutcome(string(d.Status))
 		if done {

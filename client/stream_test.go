@@ -110,6 +110,10 @@ func TestStreamAgainstTheRealAPI(t *testing.T) {
 	ob, err := c.CreateOnboarding(ctx, client.OnboardingCreate{SiteID: site, ProfileID: prof, SKUID: "h100x8",
 		Hostname: "gpu-09", IPMIIP: "10.0.0.9"})
 	require.NoError(t, err)
+	named, err := c.GetOnboarding(ctx, ob.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "lab", named.SiteName, "answers name the site")
+	assert.Equal(t, "gpu", named.ProfileName)
 	var statuses []domain.OnboardingStatus
 	err = c.StreamOnboarding(ctx, ob.ID, func(d client.OnboardingDetail) (bool, error) {
 		statuses = append(statuses, d.Status)

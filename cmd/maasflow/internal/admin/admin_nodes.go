@@ -28,8 +28,15 @@ const (
 var nodeStatuses = []string{domain.NodeOnboarding, domain.NodeActive, domain.NodeDecommissioning, domain.NodeRetired, domain.NodeRemoved}
 
 // adminNodeDetail is GET …/nodes/{id}.
+// adminNamedNode is a node of GET …/nodes, named.
+type adminNamedNode struct {
+	domain.Node
+	SiteName string `json:"site_name,omitempty"`
+}
+
 type adminNodeDetail struct {
 	domain.Node
+	SiteName         string              `json:"site_name,omitempty"`
 	LastOnboarding   *adminWorkflowRef   `json:"last_onboarding"`
 	LastDecommission *adminWorkflowRef   `json:"last_decommission"`
 	Allocations      []domain.Allocation `json:"allocations"`
@@ -241,13 +248,13 @@ func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
 	if err != nil {
 		return err
 	}
-	nodes, next, printed, err := listItems[domain.Node](ctx, r, c, adminNodesPath, q)
+	nodes, next, printed, err := listItems[adminNamedNode](ctx, r, c, adminNodesPath, q)
 	if err != nil || printed {
 		return err
 	}
 	t := r.table("ID", "STATUS", "HOSTNAME", "SITE", "SKU", "MAAS_SYSTEM_ID", "UPDATED")
 	for _, n := range nodes {
-		t.row(n.ID, n.Status, n.Hostname, n.SiteID, n.SKUID, n.MAASSystemID, adminTime(n.UpdatedAt))
+		t.row(n.ID, n.Status, n.Hostname, named(n.SiteName, n.SiteID), n.SKUID, n.MAASSystemID, adminTime(n.UpdatedAt))
 	}
 	t.flush()
 	if next != "" {
@@ -265,7 +272,7 @@ func (r *adminRun) printNode(d adminNodeDetail) {
 	f.add("ID", d.ID)
 	f.add("Status", d.Status)
 	f.add("Hostname", d.Hostname)
-	f.add("Site", d.SiteID)
+	f.add("Site", namedID(d.SiteName, d.SiteID))
 	f.add("SKU", d.SKUID)
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Enrolled", adminTimePtr(d.EnrolledAt))

@@ -410,7 +410,94 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Contains(t, rows, "gpu-b1")
 	assert.NotContains(t, rows, "gpu-b2")
 
+	// The stopped run is run again from its button, with a reason and a
+	// confirmation (its token was revoked when it stopped, so the API
+	// refuses a retry of the same run, and says so in the dialog; a rerun
+	// starts a new attempt); the page follows the new attempt.
+	var retryTitle, retryRefusal, attemptRun string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+stuck),
+		chromedp.WaitVisible(`button[data-op="retry"]`, chromedp.ByQuery),
+		chromedp.Click(`button[data-op="retry"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
+		text("#confirm-title", &retryTitle),
+		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`document.getElementById("confirm-error").textContent !== ""`),
+		text("#confirm-error", &retryRefusal),
+		chromedp.Click("#confirm-cancel", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		chromedp.WaitVisible(`button[data-op="rerun"]`, chromedp.ByQuery),
+		chromedp.Click(`button[data-op="rerun"]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
+		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		waitJS(`Array.from(document.querySelectorAll(".facts dd")).some(d => d.textContent.startsWith("2 / "))`),
+		text(".facts", &attemptRun),
+	)
+	assert.Equal(t, "Run retry?", retryTitle)
+	assert.Contains(t, retryRefusal, "use restart-clean", "the API's refusal is shown in the dialog")
+	o = st.admin("GET", "/api/v1/admin/onboardings/"+stuck, nil, http.StatusOK)
+	assert.EqualValues(t, 2, o["attempt"], "the button ran the rerun: a new attempt")
+	assert.Contains(t, attemptRun, "2 / ", "the page shows the new attempt")
+
+	// The completed host's node is decommissioned from its page: the mode
+	// and a reason in the confirmation dialog, then the decommission's own
+	// page follows it live to its end.
+	goodOb := st.admin("GET", "/api/v1/admin/onboardings/"+good, nil, http.StatusOK)
+	nodeID := goodOb["node_id"].(string)
+	var decomTitle, decomText, decomHref string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/nodes/"+nodeID),
+		chromedp.WaitVisible("#node-decommission", chromedp.ByQuery),
+		chromedp.Focus("#node-decommission", chromedp.ByQuery),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible("#decom-mode", chromedp.ByQuery),
+		text("#confirm-title", &decomTitle),
+		text("#confirm-text", &decomText),
+		chromedp.SetValue("#decom-mode", "storage_cleanup", chromedp.ByQuery),
+		chromedp.SendKeys("#confirm-reason", "disk health check", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		waitJS(`document.querySelector('#view a[href^="#/decommissions/"]') !== null`),
+		chromedp.AttributeValue(`#view a[href^="#/decommissions/"]`, "href", &decomHref, nil, chromedp.ByQuery),
+	)
+	assert.Equal(t, "Decommission gpu-b1?", decomTitle)
+	assert.Contains(t, decomText, "its disks are erased")
+	require.NotEmpty(t, decomHref)
+	var decomView string
+	run(t, ctx,
+		chromedp.Navigate(console+decomHref),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Decommission gpu-b1"`),
+		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "completed"`),
+		text("#view", &decomView),
+	)
+	assert.Contains(t, decomView, "storage_cleanup")
+	assert.Contains(t, decomView, "drain", "the decommission's stages are drawn")
+	decomShot := screenshot(t, ctx, shots, "console-decommission.png")
+	d := st.admin("GET", "/api/v1/admin/nodes/"+nodeID, nil, http.StatusOK)
+	assert.Equal(t, "retired", d["status"], "a storage clean-up retires the node")
+
+	// The other pages draw what the API holds.
+	var sitesView, nodeView string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/sites"),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Sites, profiles and SKUs"`),
+		text("#view", &sitesView),
+		chromedp.Navigate(console+"#/nodes/"+nodeID),
+		waitJS(`document.getElementById("node-reactivate") !== null`),
+		text("#view", &nodeView),
+	)
+	assert.Contains(t, sitesView, "gpu-jammy")
+	assert.Contains(t, sitesView, "h100-8x")
+	assert.Contains(t, nodeView, "retired")
+	assert.Contains(t, nodeView, "storage_cleanup", "the node names its last decommission")
+	nodeShot := screenshot(t, ctx, shots, "console-node.png")
+
 	assert.Empty(t, problems(), "the page ran without errors")
+	copyToDocs(t, decomShot, "console-decommission.png")
+	copyToDocs(t, nodeShot, "console-node.png")
 	copyToDocs(t, overviewShot, "console-overview.png")
 	copyToDocs(t, runShot, "console-run.png")
 	copyToDocs(t, stoppedShot, "console-run-stopped.png")

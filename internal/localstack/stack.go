@@ -350,6 +350,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux.Handle("GET /metrics", s.metricsHandler())
 	// The operator console: static files that call the API above.
 	mux.Handle(console.Prefix, console.Handler())
+	mux.HandleFunc("GET "+GraphPath, s.executionGraph)
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")

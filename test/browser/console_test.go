@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +213,13 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	}
 }
 
+// clickJS clicks the element in one step of the page's own: a view that a
+// push re-renders between finding a node and clicking it cannot make the
+// click miss.
+func clickJS(sel string) chromedp.Action {
+	return chromedp.Evaluate(`document.querySelector(`+strconv.Quote(sel)+`).click()`, nil)
+}
+
 // waitJS waits until the expression is true in the page.
 func waitJS(expr string) chromedp.Action {
 	return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(100*time.Millisecond))
@@ -331,6 +339,26 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Contains(t, detail, "None allowed in this state.", "a completed run offers no recovery")
 	runShot := screenshot(t, ctx, shots, "console-run.png")
 
+	// Its local execution's graph: the state machine's states, those the
+	// run entered drawn as visited with their times, the path as arcs.
+	var graphSummary string
+	var visited, allStates, taken int
+	run(t, ctx,
+		waitJS(`document.getElementById("graph") !== null`),
+		clickJS("#graph summary"),
+		waitJS(`document.querySelectorAll("#graph rect.visited").length > 0`),
+		text("#graph summary", &graphSummary),
+		chromedp.Evaluate(`document.querySelectorAll("#graph rect.visited").length`, &visited),
+		chromedp.Evaluate(`document.querySelectorAll("#graph rect").length`, &allStates),
+		chromedp.Evaluate(`document.querySelectorAll("#graph path.taken").length`, &taken),
+		chromedp.ScrollIntoView("#graph-heading", chromedp.ByQuery),
+	)
+	assert.Contains(t, graphSummary, "onboarding, succeeded")
+	assert.GreaterOrEqual(t, visited, 10, "every stage's states were entered")
+	assert.Greater(t, allStates, visited, "states the run did not need are drawn too")
+	assert.Equal(t, visited-1 <= taken, true, "one arc per step of the path")
+	graphShot := screenshot(t, ctx, shots, "console-graph.png")
+
 	// A host that never enrolls: frozen from the console's button, with a
 	// reason and a confirmation in the dialog.
 	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
@@ -418,7 +446,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	run(t, ctx,
 		chromedp.Navigate(console+"#/onboardings/"+stuck),
 		chromedp.WaitVisible(`button[data-op="retry"]`, chromedp.ByQuery),
-		chromedp.Click(`button[data-op="retry"]`, chromedp.ByQuery),
+		clickJS(`button[data-op="retry"]`),
 		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
 		text("#confirm-title", &retryTitle),
 		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
@@ -428,7 +456,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		chromedp.Click("#confirm-cancel", chromedp.ByQuery),
 		waitJS(`!document.getElementById("confirm").open`),
 		chromedp.WaitVisible(`button[data-op="rerun"]`, chromedp.ByQuery),
-		chromedp.Click(`button[data-op="rerun"]`, chromedp.ByQuery),
+		clickJS(`button[data-op="rerun"]`),
 		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
 		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
 		chromedp.Click("#confirm-ok", chromedp.ByQuery),
@@ -496,6 +524,7 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	nodeShot := screenshot(t, ctx, shots, "console-node.png")
 
 	assert.Empty(t, problems(), "the page ran without errors")
+	copyToDocs(t, graphShot, "console-graph.png")
 	copyToDocs(t, decomShot, "console-decommission.png")
 	copyToDocs(t, nodeShot, "console-node.png")
 	copyToDocs(t, overviewShot, "console-overview.png")

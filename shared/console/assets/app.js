@@ -421,6 +421,7 @@ function gantt(bars) {
 
 async function detailPage(id) {
   const [o, { names }] = await Promise.all([api("GET", "/onboardings/" + encodeURIComponent(id)), sitesByID()]);
+  const graph = o.execution_id ? await executionGraph(o.execution_id) : null;
   const facts = [["Status", statusBadge(o.status)], ["Stage", o.stage], ["Site", names[o.site_id] || o.site_id],
     ["Attempt / run", o.attempt + " / " + (o.run || 1)], ["MAAS system id", o.maas_system_id || "—"],
     ["IPMI", o.ipmi_ip], ["Correlation id", o.correlation_id], ["Created", fmtTime(o.created_at)]];
@@ -447,8 +448,92 @@ async function detailPage(id) {
         h("thead", {}, h("tr", {}, h("th", {}, "Time"), h("th", {}, "Stage"), h("th", {}, "Event"))),
         h("tbody", {}, o.diagnostics.maas_events.map(e => h("tr", {},
           h("td", {}, fmtTime(e.time)), h("td", {}, e.stage || ""), h("td", {}, e.detail || ""))))),
+    graph ? [h("h2", { id: "graph-heading" }, "State machine"), graph] : null,
     o.diagnostics.installation_output ? [h("h2", {}, "Installation output"),
       h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null);
+}
+
+// ---- a local execution's graph ---------------------------------------------
+
+// graphOpen keeps the graph's <details> open across re-renders.
+let graphOpen = false;
+
+// executionGraph draws the state machine of a local execution with the
+// path it took and each state's time, from the ASL definition and the
+// execution's history that `maasflow local` serves (GRAPH_PATH); null where
+// the stack has none (on AWS, the Step Functions console draws it).
+const GRAPH_PATH = "/_local/executions/graph";
+async function executionGraph(arn) {
+  let g;
+  try {
+    const resp = await fetch(GRAPH_PATH + "?execution=" + encodeURIComponent(arn), { headers: { "Authorization": "Bearer " + token() } });
+    if (!resp.ok) return null;
+    g = await resp.json();
+  } catch (e) {
+    return null;
+  }
+  const def = g.definition;
+  const states = Object.keys(def.States || {});
+  // Visits per top-level state: entered → exited (or still open).
+  const visits = {}, order = [];
+  const open = {};
+  for (const ev of g.events) {
+    if (!ev.state || !(ev.state in def.States)) continue;
+    if (ev.type.endsWith("StateEntered")) {
+      open[ev.state] = Date.parse(ev.time);
+      order.push(ev.state);
+      visits[ev.state] = visits[ev.state] || { n: 0, ms: 0, open: false };
+      visits[ev.state].n++;
+      visits[ev.state].open = true;
+    } else if (ev.type.endsWith("StateExited") && open[ev.state] !== undefined) {
+      visits[ev.state].ms += Date.parse(ev.time) - open[ev.state];
+      visits[ev.state].open = false;
+      delete open[ev.state];
+    }
+  }
+  const end = g.stop_date ? Date.parse(g.stop_date) : Date.now();
+  for (const [st, t0] of Object.entries(open)) visits[st].ms += end - t0;
+  const failedAt = g.status === "FAILED" || g.status === "ABORTED" || g.status === "TIMED_OUT" ? order[order.length - 1] : null;
+  const row = 22, top = 8, boxX = 8, boxW = 250, arcX = boxX + boxW;
+  const y = Object.fromEntries(states.map((s, i) => [s, top + i * row]));
+  const NS = "http://www.w3.org/2000/svg";
+  const el = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const width = 760, height = top * 2 + states.length * row;
+  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), height: String(height), role: "img",
+    "aria-label": "State machine " + g.state_machine + ": " + order.length + " states entered, " + g.status.toLowerCase() });
+  svg.append(el("title", {}, "State machine " + g.state_machine + ", path taken: " + order.join(" → ")));
+  const arc = (from, to, cls) => {
+    const y1 = y[from] + row / 2 - 2, y2 = y[to] + row / 2 - 2;
+    const bulge = 20 + Math.min(380, Math.abs(y2 - y1) / 3);
+    svg.append(el("path", { d: `M ${arcX} ${y1} C ${arcX + bulge} ${y1}, ${arcX + bulge} ${y2}, ${arcX} ${y2}`, class: cls }));
+  };
+  // The definition's transitions, faint; the path taken, bold.
+  for (const s of states) {
+    const st = def.States[s];
+    const targets = [st.Next, st.Default, ...(st.Choices || []).map(c => c.Next), ...(st.Catch || []).map(c => c.Next)].filter(Boolean);
+    for (const t of new Set(targets)) if (t in y) arc(s, t, "edge");
+  }
+  for (let i = 1; i < order.length; i++) arc(order[i - 1], order[i], "taken");
+  for (const s of states) {
+    const v = visits[s];
+    const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : s === failedAt ? "state failed" : "state visited";
+    svg.append(el("rect", { x: boxX, y: y[s], width: boxW, height: row - 4, rx: 3, class: cls }));
+    svg.append(el("text", { x: boxX + 6, y: y[s] + row / 2 + 2, class: "label" }, s));
+    if (v) svg.append(el("text", { x: boxX + boxW - 6, y: y[s] + row / 2 + 2, class: "time", "text-anchor": "end" },
+      fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+  }
+  const det = h("details", { id: "graph", ontoggle: e => { graphOpen = e.target.open; } },
+    h("summary", {}, "Graph of the local execution (" + g.state_machine + ", " + g.status.toLowerCase() + "): " + order.length + " states entered"),
+    h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "entered and left ", h("span", { class: "key failed" }), "where it failed ",
+      h("span", { class: "key open" }), "running now; bold arcs are the path taken, faint ones the other transitions; times are the stack's clock"),
+    h("div", { class: "graph" }, svg));
+  det.open = graphOpen;
+  return det;
 }
 
 // ---- more pages ------------------------------------------------------------

@@ -88,3 +88,25 @@ func bannerTokenOf(banner string) string {
 	}
 	return m[1]
 }
+
+// The graph route of a local execution needs the admin token and names
+// only executions of this stack.
+func TestLocalExecutionGraphRoute(t *testing.T) {
+	l := startLocal(t, "--data-dir", t.TempDir())
+	api := l.match(t, bannerAPI)
+	tok := bannerTokenOf(l.banner)
+	get := func(token, arn string) int {
+		req, err := http.NewRequest(http.MethodGet, api+"/_local/executions/graph?execution="+arn, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusUnauthorized, get("", "x"))
+	assert.Equal(t, http.StatusUnauthorized, get("wrong", "x"))
+	assert.Equal(t, http.StatusNotFound, get(tok, "arn:aws:states:local:000000000000:execution:onboarding:nope"))
+}

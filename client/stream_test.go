@@ -19,7 +19,10 @@ import (
 func TestStreamReadsEventsAndReconnectsAfterTheEnd(t *testing.T) {
 	var opens atomic.Int32
 	f, c := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		require.Equal(t, "/api/v1/admin/onboardings/ob-1/stream", r.URL.Path)
+		if r.URL.Path != "/api/v1/admin/onboardings/ob-1/stream" {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		if opens.Add(1) == 1 {
 			// Comments are skipped, data lines joined, "end" closes.
@@ -104,7 +107,7 @@ func TestStreamAgainstTheRealAPI(t *testing.T) {
 	var apiErr *client.APIError
 	require.ErrorAs(t, err, &apiErr, "an unknown onboarding is the API's 404, not a fallback")
 	assert.Equal(t, client.CodeNotFound, apiErr.Code)
-	assert.NotErrorIs(t, err, client.ErrStreamsUnsupported)
+	require.NotErrorIs(t, err, client.ErrStreamsUnsupported)
 
 	site, prof := readySiteAndProfile(t, c)
 	ob, err := c.CreateOnboarding(ctx, client.OnboardingCreate{SiteID: site, ProfileID: prof, SKUID: "h100x8",

@@ -96,7 +96,7 @@ func TestLocalExecutionGraphRoute(t *testing.T) {
 	api := l.match(t, bannerAPI)
 	tok := bannerTokenOf(l.banner)
 	get := func(token, arn string) int {
-		req, err := http.NewRequest(http.MethodGet, api+"/_local/executions/graph?execution="+arn, nil)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, api+"/_local/executions/graph?execution="+arn, nil)
 		require.NoError(t, err)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)

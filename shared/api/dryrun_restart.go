@@ -11,19 +11,19 @@ import (
 // restartCleanRefusal is restart-clean's own refusal beyond the record's
 // state: an active node is undone by a decommission, not a reset. The
 // operation and its dry run share it, so both refuse alike.
-func (s *server) restartCleanRefusal(ctx context.Context, o domain.Onboarding) (*domain.Node, error) {
+// The node is returned when the onboarding has one (ok).
+func (s *server) restartCleanRefusal(ctx context.Context, o domain.Onboarding) (node domain.Node, ok bool, err error) {
 	if o.NodeID == "" {
-		return nil, nil
+		return node, false, nil
 	}
-	node, err := s.store.GetNode(ctx, o.NodeID)
-	if err != nil {
-		return nil, err
+	if node, err = s.store.GetNode(ctx, o.NodeID); err != nil {
+		return node, false, err
 	}
 	if node.Status == domain.NodeActive {
-		return &node, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
+		return node, true, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
 			Message: fmt.Sprintf("onboarding %s: node %s is active; restart-clean is not allowed for an active node, that is a decommission (POST /api/v1/admin/nodes/%s/decommission)", o.ID, node.ID, node.ID)}
 	}
-	return &node, nil
+	return node, true, nil
 }
 
 // planRestartClean answers POST …/onboardings/{id}/restart-clean?dry_run=true
@@ -43,13 +43,13 @@ func (s *server) planRestartClean(rq *request, err error) (int, any, error) {
 	if !domain.Allows(o.Status, o.Stage, domain.OpRestartClean) {
 		return 0, nil, notAllowed(o, domain.OpRestartClean)
 	}
-	node, err := s.restartCleanRefusal(rq.ctx(), o)
+	node, hasNode, err := s.restartCleanRefusal(rq.ctx(), o)
 	if err != nil {
 		return 0, nil, err
 	}
 	plan := dryRunPlan{DryRun: true, Action: "onboarding." + string(domain.OpRestartClean),
 		Allocations: []domain.Allocation{}, RevokesTokens: true}
-	if node != nil {
+	if hasNode {
 		plan.Node = &dryRunNode{ID: node.ID, Hostname: node.Hostname, Status: node.Status, StatusAfter: domain.NodeOnboarding}
 		if plan.Allocations, err = s.allocationsOf(rq.ctx(), node.ID); err != nil {
 			return 0, nil, err

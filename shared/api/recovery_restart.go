@@ -39,7 +39,7 @@ type reopening struct {
 // policy's erase before commissioning it afresh (the order is the ASL's;
 // this handler touches no MAAS).
 func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
-	if _, err := s.restartCleanRefusal(rq.ctx(), o); err != nil {
+	if _, _, err := s.restartCleanRefusal(rq.ctx(), o); err != nil {
 		return o, err
 	}
 	if reason == "" {

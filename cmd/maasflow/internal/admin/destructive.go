@@ -115,14 +115,6 @@ func (r *adminRun) planRestartClean(ctx context.Context, c *adminClient, id stri
 	return nil
 }
 
-func opsList(ops []client.Operation) string {
-	s := make([]string, 0, len(ops))
-	for _, o := range ops {
-		s = append(s, string(o))
-	}
-	return orDash(strings.Join(s, ", "))
-}
-
 // removeNode is `nodes remove`: asked for, or planned with --dry-run.
 func runNodesRemove(ctx context.Context, r *adminRun, args []string) error {
 	if !r.dryRun() {

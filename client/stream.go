@@ -220,18 +220,28 @@ func Follow[T any](ctx context.Context, c *Client, path string, fn func(T) (done
 	}
 }
 
+// NextState reads the stream's next event and decodes its data into T: the
+// resource's state. It returns io.EOF, or Next's error, as Next does.
+func NextState[T any](s *EventStream) (T, error) {
+	var v T
+	ev, err := s.Next()
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(ev.Data, &v); err != nil {
+		return v, fmt.Errorf("unexpected %s event from the admin API: %w", ev.Name, err)
+	}
+	return v, nil
+}
+
 func followOne[T any](s *EventStream, fn func(T) (bool, error)) (bool, error) {
 	for {
-		ev, err := s.Next()
+		v, err := NextState[T](s)
 		if errors.Is(err, io.EOF) {
 			return false, nil
 		}
 		if err != nil {
 			return false, err
-		}
-		var v T
-		if err := json.Unmarshal(ev.Data, &v); err != nil {
-			return false, fmt.Errorf("unexpected %s event from the admin API: %w", ev.Name, err)
 		}
 		done, err := fn(v)
 		if done || err != nil {

@@ -156,7 +156,7 @@ func followStream[T any](ctx context.Context, r *adminRun, c *adminClient, path 
 // stream ends (nil error, not done) or handle reports done.
 func streamStates[T any](s *client.EventStream, handle func(T) (bool, error), failures *int) (bool, error) {
 	for n := 0; ; n++ {
-		ev, err := s.Next()
+		v, err := client.NextState[T](s)
 		if errors.Is(err, io.EOF) && n == 0 {
 			// A stream sends the state at once: one that ends first is
 			// failing, and is reopened after a pause, not in a loop.
@@ -167,10 +167,6 @@ func streamStates[T any](s *client.EventStream, handle func(T) (bool, error), fa
 		}
 		if err != nil {
 			return false, err
-		}
-		var v T
-		if err := json.Unmarshal(ev.Data, &v); err != nil {
-			return false, fmt.Errorf("unexpected %s event from the admin API: %w", ev.Name, err)
 		}
 		*failures = 0
 		if done, err := handle(v); done || err != nil {

@@ -217,7 +217,9 @@ func TestWaitersEndWithTheContext(t *testing.T) {
 	never := func(time.Duration) <-chan time.Time { return nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	d, err := c.WaitDecommission(ctx, "d1", client.WaitOptions{After: never})
+	// The polling waiter: under load a stream attempt could use the whole
+	// 50ms before the first read.
+	d, err := c.WaitDecommission(ctx, "d1", client.WaitOptions{Poll: true, After: never})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "d1", d.ID, "the last read comes back with the deadline")
 

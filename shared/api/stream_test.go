@@ -199,3 +199,33 @@ func TestAnswersSayTheTimeScale(t *testing.T) {
 	r = h.admin("GET", "/api/v1/admin/onboardings/nope", nil)
 	assert.Equal(t, "40", r.header.Get(HeaderTimeScale), "errors too")
 }
+
+// A server's ReadTimeout and WriteTimeout bound a request and an answer,
+// not how long a stream stays open (it renews its write deadline): a change
+// long after them is still pushed on the same stream.
+func TestStreamOutlivesTheServersTimeouts(t *testing.T) {
+	h := newHarness(t)
+	fx := h.fixture()
+	id := h.mustAdmin(http.StatusAccepted, "POST", "/api/v1/admin/onboardings", fx.onboarding("gpu-01"))["id"].(string)
+	srv := httptest.NewUnstartedServer(h.handler)
+	srv.Config.ReadTimeout = 200 * time.Millisecond
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/admin/onboardings/"+id+"/stream", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	events := readSSE(bufio.NewReader(resp.Body))
+	nextEvent(t, events)
+	time.Sleep(time.Second) // five read timeouts
+	require.NoError(t, h.store.AppendOnboardingEvents(ctx, domain.TimelineEntry{OnboardingID: id, Time: t0.Add(time.Minute),
+		Attempt: 1, Kind: domain.TimelineStageEntered, Stage: domain.StageDiscover}))
+	ev := nextEvent(t, events)
+	assert.Equal(t, "onboarding", ev.name)
+	assert.Contains(t, ev.data, string(domain.StageDiscover))
+}

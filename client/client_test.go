@@ -197,6 +197,7 @@ func TestWaitOnboardingReturnsTheTerminalRead(t *testing.T) {
 	now := make(chan time.Time)
 	close(now) // every wait ends at once: no real sleeps
 	d, err := c.WaitOnboarding(context.Background(), "ob-1", client.WaitOptions{
+		Poll:     true, // the polling waiter: the fake counts every request as a read
 		After:    func(time.Duration) <-chan time.Time { return now },
 		OnChange: func(v any) { seen = append(seen, v.(client.OnboardingDetail).Status) },
 	})
@@ -216,7 +217,9 @@ func TestWaitersEndWithTheContext(t *testing.T) {
 	never := func(time.Duration) <-chan time.Time { return nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	d, err := c.WaitDecommission(ctx, "d1", client.WaitOptions{After: never})
+	// The polling waiter: under load a stream attempt could use the whole
+	// 50ms before the first read.
+	d, err := c.WaitDecommission(ctx, "d1", client.WaitOptions{Poll: true, After: never})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, "d1", d.ID, "the last read comes back with the deadline")
 

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // Health reports whether the API answers (GET /api/v1/healthz).
@@ -341,6 +343,16 @@ func (c *Client) PlanDecommission(ctx context.Context, nodeID string, in Decommi
 // PlanRemoveNode says what RemoveNode would do.
 func (c *Client) PlanRemoveNode(ctx context.Context, nodeID string, opts ...CallOption) (DryRunPlan, error) {
 	return call[DryRunPlan](ctx, c, http.MethodPost, Path(NodesPath, nodeID, "remove"), dryRunQuery(), nil, opts)
+}
+
+// PlanRestartClean says what RecoverOnboarding with OpRestartClean would
+// do: refused exactly as the operation would be, writing nothing.
+func (c *Client) PlanRestartClean(ctx context.Context, id, reason string, opts ...CallOption) (DryRunPlan, error) {
+	var body any
+	if reason != "" {
+		body = map[string]string{"reason": reason}
+	}
+	return call[DryRunPlan](ctx, c, http.MethodPost, Path(OnboardingsPath, id, string(domain.OpRestartClean)), dryRunQuery(), body, opts)
 }
 
 // PlanDisableSite says what DisableSite would do.

@@ -20,6 +20,12 @@ func exampleAPI() *httptest.Server {
 			_, _ = io.WriteString(w, `{"items":[{"id":"ob-1","hostname":"gpu-01","status":"completed"}],"next_cursor":"p2"}`)
 		case r.URL.Path == "/api/v1/admin/onboardings":
 			_, _ = io.WriteString(w, `{"items":[{"id":"ob-2","hostname":"gpu-02","status":"running"}],"next_cursor":""}`)
+		case r.URL.Path == "/api/v1/admin/onboardings/ob-2/stream":
+			// The server pushes the onboarding at once and after each change.
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: onboarding\ndata: {\"id\":\"ob-2\",\"hostname\":\"gpu-02\",\"status\":\"running\",\"stage\":\"deploy\"}\n\n"+
+				": keep-alive\n\n"+
+				"event: onboarding\ndata: {\"id\":\"ob-2\",\"hostname\":\"gpu-02\",\"status\":\"completed\",\"stage\":\"done\"}\n\n")
 		case r.URL.Path == "/api/v1/admin/onboardings/ob-2":
 			_, _ = io.WriteString(w, `{"id":"ob-2","hostname":"gpu-02","status":"completed","stage":"done"}`)
 		default:
@@ -63,6 +69,23 @@ func ExampleClient_WaitOnboarding() {
 	}
 	fmt.Println(ob.Hostname, ob.Status)
 	// Output: gpu-02 completed
+}
+
+// Follow an onboarding's stages as the server pushes them.
+func ExampleClient_StreamOnboarding() {
+	srv := exampleAPI()
+	defer srv.Close()
+	c, _ := client.New(srv.URL, client.WithToken("admin-token"))
+	err := c.StreamOnboarding(context.Background(), "ob-2", func(ob client.OnboardingDetail) (bool, error) {
+		fmt.Println(ob.Hostname, ob.Status, ob.Stage)
+		return client.Terminal(ob.Status), nil
+	})
+	if errors.Is(err, client.ErrStreamsUnsupported) {
+		fmt.Println("this deployment does not stream: use WaitOnboarding, which polls there")
+	}
+	// Output:
+	// gpu-02 running deploy
+	// gpu-02 completed done
 }
 
 // Tell an API error by its code, and quote its correlation id.

@@ -167,9 +167,13 @@ type OnboardingCreate struct {
 
 // Onboarding is one onboarding run of a host.
 type Onboarding struct {
-	ID             string     `json:"id"`
-	SiteID         string     `json:"site_id"`
+	ID     string `json:"id"`
+	SiteID string `json:"site_id"`
+	// SiteName and ProfileName name SiteID and ProfileID (empty from a
+	// server that does not name them).
+	SiteName       string     `json:"site_name,omitempty"`
 	ProfileID      string     `json:"profile_id"`
+	ProfileName    string     `json:"profile_name,omitempty"`
 	SKUID          string     `json:"sku_id"`
 	Hostname       string     `json:"hostname"`
 	IPMIIP         string     `json:"ipmi_ip"`
@@ -250,16 +254,18 @@ type BatchNode struct {
 
 // Batch is a batch of onboardings and how far each row got.
 type Batch struct {
-	ID        string         `json:"id"`
-	SiteID    string         `json:"site_id"`
-	ProfileID string         `json:"profile_id"`
-	SKUID     string         `json:"sku_id"`
-	Status    string         `json:"status"`
-	Counts    map[string]int `json:"counts"`
-	Items     []BatchItem    `json:"items"`
-	CreatedBy string         `json:"created_by"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	ID          string         `json:"id"`
+	SiteID      string         `json:"site_id"`
+	SiteName    string         `json:"site_name,omitempty"`
+	ProfileID   string         `json:"profile_id"`
+	SKUID       string         `json:"sku_id"`
+	Status      string         `json:"status"`
+	ProfileName string         `json:"profile_name,omitempty"`
+	Counts      map[string]int `json:"counts"`
+	Items       []BatchItem    `json:"items"`
+	CreatedBy   string         `json:"created_by"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
 }
 
 // BatchItem is one row of a batch.
@@ -324,6 +330,7 @@ type ReconcileStatus struct {
 type Node struct {
 	ID           string     `json:"id"`
 	SiteID       string     `json:"site_id"`
+	SiteName     string     `json:"site_name,omitempty"`
 	Hostname     string     `json:"hostname"`
 	SKUID        string     `json:"sku_id"`
 	Status       string     `json:"status"`
@@ -384,6 +391,7 @@ type Decommission struct {
 	ID               string        `json:"id"`
 	NodeID           string        `json:"node_id"`
 	SiteID           string        `json:"site_id"`
+	SiteName         string        `json:"site_name,omitempty"`
 	Hostname         string        `json:"hostname"`
 	Mode             string        `json:"mode"`
 	Reason           string        `json:"reason,omitempty"`

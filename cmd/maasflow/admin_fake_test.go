@@ -38,11 +38,13 @@ type adminFakeAPI struct {
 	routes map[string][]adminReply
 	calls  map[string]int
 	reqs   []adminRecorded
+	// header is set on every answer.
+	header http.Header
 }
 
 func newAdminFakeAPI(t *testing.T) *adminFakeAPI {
 	t.Helper()
-	f := &adminFakeAPI{t: t, routes: map[string][]adminReply{}, calls: map[string]int{}}
+	f := &adminFakeAPI{t: t, routes: map[string][]adminReply{}, calls: map[string]int{}, header: http.Header{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -59,6 +61,19 @@ func (f *adminFakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	key := r.Method + " " + r.URL.EscapedPath()
 	f.mu.Lock()
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
+	if _, ok := f.routes[key]; !ok && strings.HasSuffix(key, "/stream") {
+		// A stream nobody set up: the fake is an API without streams, as
+		// an older server (or one behind API Gateway) is, and the CLI
+		// polls. Not recorded: the requests tests count are the reads.
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"code":"not_found","message":"no such endpoint","correlation_id":"cid-test"}}`)
+		return
+	}
 	f.reqs = append(f.reqs, adminRecorded{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Auth: r.Header.Get("Authorization"), Body: string(b)})
 	replies, ok := f.routes[key]
 	n := f.calls[key]
@@ -77,6 +92,9 @@ func (f *adminFakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if strings.HasPrefix(rep.Body, "event: ") {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
 	w.WriteHeader(rep.Status)
 	_, _ = io.WriteString(w, rep.Body)
 }

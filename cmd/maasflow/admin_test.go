@@ -667,8 +667,9 @@ func TestAdminWatchJSONLines(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
 	require.Len(t, lines, 4, res.stdout)
 	const ids = `"onboarding_id":"0b000000-0000-4000-8000-000000000001","hostname":"gpu-01",`
-	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"status","stage":"validate","status":"running","maas_system_id":"abc123"}`, lines[0])
-	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"stage_entered","stage":"validate","detail":"from start; status running"}`, lines[1])
+	// The backlog first, then the state the watch joined.
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"stage_entered","stage":"validate","detail":"from start; status running"}`, lines[0])
+	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"status","stage":"validate","status":"running","maas_system_id":"abc123"}`, lines[1])
 	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:04Z","attempt":1,"kind":"maas_event","stage":"wait_ready","detail":"INFO: Commissioning","source":"maas","maas_event_id":7}`, lines[2])
 	assert.JSONEq(t, `{`+ids+`"time":"2026-01-01T00:00:01Z","attempt":1,"kind":"status","stage":"done","status":"completed","maas_system_id":"abc123"}`, lines[3])
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,20 +114,31 @@ func TestDryRunAgainstTheAPIChangesNothing(t *testing.T) {
 	assert.Contains(t, res.stderr, "not_found")
 }
 
-func TestRestartCleanDryRunReadsTheAllowedOperations(t *testing.T) {
+func TestRestartCleanDryRunAsksTheAPI(t *testing.T) {
 	api := newAdminFakeAPI(t)
-	api.on("GET /api/v1/admin/onboardings/"+adminRecoveryID, adminReply{http.StatusOK,
-		`{"id":"` + adminRecoveryID + `","hostname":"gpu-01","status":"failed","stage":"wait_deployed","attempt":2,"maas_system_id":"abc123","allowed_operations":["retry","restart-clean"]}`})
-	res := api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run")
+	api.on("POST /api/v1/admin/onboardings/"+adminRecoveryID+"/restart-clean", adminReply{http.StatusOK,
+		`{"dry_run":true,"action":"onboarding.restart-clean","summary":"start attempt 3 of gpu-01 from the reset: release MAAS machine abc123 with erase \"quick\" unless MAAS shows it Ready, wait for Ready, commission it afresh; every enrollment token of the node is revoked",` +
+			`"node":{"id":"n1","hostname":"gpu-01","status":"failed","status_after":"onboarding"},"machine":{"system_id":"abc123","release":true,"delete":false},` +
+			`"allocations":[],"erase_mode":"quick","revokes_tokens":true}`})
+	res := api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run", "--reason", "check")
 	require.Equal(t, 0, res.code, res.stderr)
-	assert.Contains(t, res.stdout, "would release MAAS machine abc123 with the erase policy, revoke every token of the node and start attempt 3 from the top")
-	for _, r := range api.requests() {
-		assert.Equal(t, "GET", r.Method, "a dry run only reads")
-	}
+	assert.Contains(t, res.stdout, "dry run, nothing was changed: onboarding.restart-clean would start attempt 3 of gpu-01 from the reset: release MAAS machine abc123")
+	assert.Regexp(t, `MAAS machine:\s+abc123: released`, res.stdout)
+	assert.Regexp(t, `Erase:\s+quick`, res.stdout)
+	assert.Regexp(t, `Tokens:\s+every enrollment token of the node revoked`, res.stdout)
+	reqs := api.requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "dry_run=true", reqs[0].Query, "the API's dry run, which writes nothing")
+	assert.JSONEq(t, `{"reason":"check"}`, reqs[0].Body)
 
+	// The API refuses it as it would refuse the operation; the CLI lists
+	// what the onboarding allows.
+	api = newAdminFakeAPI(t)
+	api.on("POST /api/v1/admin/onboardings/"+adminRecoveryID+"/restart-clean", adminReply{http.StatusConflict,
+		`{"error":{"code":"conflict","message":"onboarding is running at stage deploy: restart-clean is not allowed; allowed operations: cancel","correlation_id":"c"}}`})
 	api.on("GET /api/v1/admin/onboardings/"+adminRecoveryID, adminReply{http.StatusOK,
 		`{"id":"` + adminRecoveryID + `","hostname":"gpu-01","status":"running","stage":"deploy","attempt":1,"allowed_operations":["cancel"]}`})
 	res = api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run")
 	assert.Equal(t, 1, res.code)
-	assert.True(t, strings.Contains(res.stdout, "restart-clean is not allowed") && strings.Contains(res.stdout, "allowed: cancel"), res.stdout)
+	assert.Contains(t, res.stderr, "restart-clean is not allowed")
 }

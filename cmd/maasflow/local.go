@@ -15,6 +15,7 @@ import (
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/console"
+	"github.com/maasflow/maasflow/shared/lokipush"
 )
 
 // demoTimeScale is how much faster time runs under --demo: MAAS phases
@@ -34,6 +35,8 @@ type localOptions struct {
 	timeScaleSet bool
 	// reconcileEvery is the schedule of reconcile runs; 0 turns it off.
 	reconcileEvery time.Duration
+	// lokiURL, when set, also sends the log file's records to Loki.
+	lokiURL, lokiTenant string
 }
 
 func (c *cli) localCommand() *cobra.Command {
@@ -70,6 +73,8 @@ stays the same across restarts. --reset starts from an empty data dir.`,
 	fs.BoolVar(&o.demo, "demo", false, "create a demo site, profile, SKU and simulated hosts")
 	fs.BoolVar(&o.reset, "reset", false, "empty the data dir first: start from nothing")
 	fs.StringVar(&o.logLevel, "log-level", "info", "level of the log file: debug, info, warn, error")
+	fs.StringVar(&o.lokiURL, "loki-url", "", "also push the log's records to this Loki (http://loki:3100): labels service_name, level and site, the correlation fields as structured metadata")
+	fs.StringVar(&o.lokiTenant, "loki-tenant", "", "X-Scope-OrgID for a multi-tenant Loki")
 	fs.DurationVar(&o.reconcileEvery, "reconcile-interval", localstack.DefaultReconcileInterval,
 		"period of the reconcile runs in the stack's (scaled) time; 0 turns the schedule off")
 	return cmd
@@ -115,10 +120,24 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	}
 	defer func() { _ = logFile.Close() }()
 	// The terminal keeps the banner readable: only what needs a person.
-	cfg.Logger = slog.New(fanout{
+	handlers := fanout{
 		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}),
 		slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}),
-	})
+	}
+	if o.lokiURL != "" {
+		loki, err := lokipush.New(lokipush.Config{URL: o.lokiURL, TenantID: o.lokiTenant})
+		if err != nil {
+			return usagef("--loki-url: %v", err)
+		}
+		defer func() {
+			_ = loki.Close()
+			if n := loki.Dropped(); n > 0 {
+				fmt.Fprintf(env.stderr, "maasflow local: %d log records did not reach Loki at %s\n", n, o.lokiURL)
+			}
+		}()
+		handlers = append(handlers, loki.Handler(level))
+	}
+	cfg.Logger = slog.New(handlers)
 	collector, err := localstack.TuneCollector(env.getenv, nil)
 	if err != nil {
 		cfg.Logger.Warn("garbage collector not tuned for local mode", "error", err)

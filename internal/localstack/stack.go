@@ -309,7 +309,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
-	handler := api.New(api.Config{}, api.Deps{
+	handler := api.New(api.Config{TimeScale: cfg.TimeScale}, api.Deps{
 		Store:     s.Store,
 		Secrets:   secretStore,
 		Starter:   flow,
@@ -348,6 +348,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	mux.Handle("GET /metrics", s.metricsHandler())
 	// The operator console: static files that call the API above.
 	mux.Handle(console.Prefix, console.Handler())
+	mux.HandleFunc("GET "+GraphPath, s.executionGraph)
 	mux.Handle("/_local/allocations", s.Allocations.Control())
 	mux.HandleFunc("GET "+siteBootstrapPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/x-shellscript")

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +37,25 @@ type Config struct {
 	// caller has gone away (default 5s): writing an audit entry, closing an
 	// onboarding whose workflow did not start, completing an enrollment.
 	DetachedWriteTimeout time.Duration
+	// StreamInterval is how often a stream re-reads its resource (default
+	// 500ms), StreamKeepAlive how often an idle one sends a comment
+	// (default 15s), StreamMaxAge how long one lasts (default 10m)
+	// (stream.go).
+	StreamInterval, StreamKeepAlive, StreamMaxAge time.Duration
+	// NoStreams answers every stream with 501 streams_unsupported: a
+	// front that buffers whole answers (API Gateway's HTTP API before a
+	// Lambda) would hold a stream until it ends. Readers then poll GET.
+	NoStreams bool
+	// TimeScale, above 1, is how many times faster than real time the
+	// stack's clock runs (maasflow local --time-scale): every answer says
+	// so in HeaderTimeScale, so a reader can tell that its times are not
+	// the wall clock's.
+	TimeScale float64
 }
+
+// HeaderTimeScale carries Config.TimeScale on every answer when the
+// stack's clock runs faster than real time.
+const HeaderTimeScale = "X-Maasflow-Time-Scale"
 
 func (c Config) withDefaults() Config {
 	if c.MaxBodyBytes <= 0 {
@@ -47,6 +66,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DetachedWriteTimeout <= 0 {
 		c.DetachedWriteTimeout = 5 * time.Second
+	}
+	if c.StreamInterval <= 0 {
+		c.StreamInterval = defaultStreamInterval
+	}
+	if c.StreamKeepAlive <= 0 {
+		c.StreamKeepAlive = defaultStreamKeepAlive
+	}
+	if c.StreamMaxAge <= 0 {
+		c.StreamMaxAge = defaultStreamMaxAge
 	}
 	return c
 }
@@ -285,6 +313,9 @@ func (s *server) wrap(rt route) http.Handler {
 			cid = s.newID()
 		}
 		w.Header().Set(HeaderCorrelationID, cid)
+		if s.cfg.TimeScale > 1 {
+			w.Header().Set(HeaderTimeScale, strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64))
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		rq := &request{r: r, w: w, correlationID: cid, log: s.log.With(logfield.CorrelationID, cid), target: expandTarget(rt.target, r)}
 
@@ -304,7 +335,7 @@ func (s *server) wrap(rt route) http.Handler {
 			s.writeJSON(w, rq, status, errorBody{Error: errorDetail{
 				Code: failure.Code, Message: failure.Message, Field: failure.Field, CorrelationID: cid,
 			}})
-		} else {
+		} else if _, streamed := body.(streamedBody); !streamed {
 			s.writeJSON(w, rq, status, body)
 		}
 

@@ -42,16 +42,18 @@ type batchItemView struct {
 
 // batchView is a batch with its rows' current state and counts by status.
 type batchView struct {
-	ID        string          `json:"id"`
-	SiteID    string          `json:"site_id"`
-	ProfileID string          `json:"profile_id"`
-	SKUID     string          `json:"sku_id"`
-	Status    string          `json:"status"`
-	Counts    map[string]int  `json:"counts"`
-	Items     []batchItemView `json:"items"`
-	CreatedBy string          `json:"created_by"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	ID          string          `json:"id"`
+	SiteID      string          `json:"site_id"`
+	SiteName    string          `json:"site_name,omitempty"`
+	ProfileID   string          `json:"profile_id"`
+	ProfileName string          `json:"profile_name,omitempty"`
+	SKUID       string          `json:"sku_id"`
+	Status      string          `json:"status"`
+	Counts      map[string]int  `json:"counts"`
+	Items       []batchItemView `json:"items"`
+	CreatedBy   string          `json:"created_by"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
 }
 
 // BatchStarter starts a whole batch as one workflow execution whose
@@ -281,7 +283,9 @@ func (s *server) batchView(ctx context.Context, b domain.Batch) (batchView, erro
 	if err != nil {
 		return batchView{}, err
 	}
-	v := batchView{ID: b.ID, SiteID: b.SiteID, ProfileID: b.ProfileID, SKUID: b.SKUID, Counts: map[string]int{},
+	names := s.namer(ctx)
+	v := batchView{ID: b.ID, SiteID: b.SiteID, SiteName: names.site(b.SiteID), ProfileID: b.ProfileID,
+		ProfileName: names.profile(b.SiteID, b.ProfileID), SKUID: b.SKUID, Counts: map[string]int{},
 		Items: make([]batchItemView, 0, len(b.Items)), CreatedBy: b.CreatedBy,
 		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	statuses := make([]string, 0, len(b.Items))
@@ -328,15 +332,15 @@ func (s *server) listBatchOnboardings(rq *request, batchID string, q map[string]
 	if err != nil {
 		return 0, nil, err
 	}
-	page := onboardingPage{Items: []domain.Onboarding{}}
+	var items []domain.Onboarding
 	for _, it := range b.Items {
 		o, ok := obs[it.OnboardingID]
 		if !ok || (q["status"] != "" && string(o.Status) != q["status"]) || (q["site_id"] != "" && o.SiteID != q["site_id"]) || (host != "" && o.Hostname != host) {
 			continue
 		}
-		page.Items = append(page.Items, o)
+		items = append(items, o)
 	}
-	return http.StatusOK, page, nil
+	return http.StatusOK, onboardingPage{Items: s.namer(rq.ctx()).onboardings(items)}, nil
 }
 
 // BatchRepository keeps batch records.

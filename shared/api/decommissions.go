@@ -194,6 +194,7 @@ func (s *server) closeUnstartedDecommission(rq *request, id string) {
 // evidence and its timeline.
 type decommissionDetail struct {
 	domain.Decommission
+	SiteName string `json:"site_name,omitempty"`
 	// AllowedOperations are the recovery operations the record accepts
 	// now (domain.DecommissionAllowedOperations).
 	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
@@ -210,10 +211,13 @@ func (s *server) getDecommission(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	slices.SortStableFunc(rows, func(a, b domain.DecommissionEvent) int { return a.Time.Compare(b.Time) })
-	out := decommissionDetail{Decommission: normalizeErase(d), Timeline: make([]timelineEntry, 0, len(rows)),
+	out := decommissionDetail{Decommission: normalizeErase(d), SiteName: s.namer(rq.ctx()).site(d.SiteID), Timeline: make([]timelineEntry, 0, len(rows)),
 		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}
-	for _, ev := range rows {
-		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage),
+	stages := stagesAtEventTimes(len(rows), func(i int) stageRow {
+		return stageRow{time: rows[i].Time, kind: rows[i].Kind, stage: string(rows[i].Stage)}
+	})
+	for i, ev := range rows {
+		out.Timeline = append(out.Timeline, timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: stages[i],
 			Outcome: ev.Outcome, Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID})
 	}
 	return http.StatusOK, out, nil
@@ -232,8 +236,8 @@ func normalizeErase(d domain.Decommission) domain.Decommission {
 }
 
 type decommissionPage struct {
-	Items      []domain.Decommission `json:"items"`
-	NextCursor string                `json:"next_cursor"`
+	Items      []namedDecommission `json:"items"`
+	NextCursor string              `json:"next_cursor"`
 }
 
 func (s *server) listDecommissions(rq *request) (int, any, error) {
@@ -252,9 +256,10 @@ func (s *server) listDecommissions(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	items := make([]domain.Decommission, 0, len(page.Items))
+	names := s.namer(rq.ctx())
+	items := make([]namedDecommission, 0, len(page.Items))
 	for _, d := range page.Items {
-		items = append(items, normalizeErase(d))
+		items = append(items, namedDecommission{Decommission: normalizeErase(d), SiteName: names.site(d.SiteID)})
 	}
 	return http.StatusOK, decommissionPage{Items: items, NextCursor: page.NextCursor}, nil
 }

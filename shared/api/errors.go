@@ -30,6 +30,10 @@ const (
 // CodeUnsupportedMediaType: a request body labelled other than JSON (415).
 const CodeUnsupportedMediaType = "unsupported_media_type"
 
+// CodeStreamsUnsupported answers a stream where the deployment cannot
+// stream (Config.NoStreams): read the resource's GET instead.
+const CodeStreamsUnsupported = "streams_unsupported"
+
 // StatusError is an answer other than success: an HTTP status, an envelope
 // code, and a message that names the JSON field it is about (Field, in
 // snake_case with indexes, e.g. items[3].ipv4_cidr). Messages never hold a

@@ -17,8 +17,8 @@ import (
 var nodeStatuses = []string{domain.NodeOnboarding, domain.NodeActive, domain.NodeDecommissioning, domain.NodeRetired, domain.NodeRemoved}
 
 type nodePage struct {
-	Items      []domain.Node `json:"items"`
-	NextCursor string        `json:"next_cursor"`
+	Items      []namedNode `json:"items"`
+	NextCursor string      `json:"next_cursor"`
 }
 
 func (s *server) listNodes(rq *request) (int, any, error) {
@@ -42,10 +42,12 @@ func (s *server) listNodes(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if page.Items == nil {
-		page.Items = []domain.Node{}
+	names := s.namer(rq.ctx())
+	items := make([]namedNode, 0, len(page.Items))
+	for _, n := range page.Items {
+		items = append(items, namedNode{Node: n, SiteName: names.site(n.SiteID)})
 	}
-	return http.StatusOK, nodePage{Items: page.Items, NextCursor: page.NextCursor}, nil
+	return http.StatusOK, nodePage{Items: items, NextCursor: page.NextCursor}, nil
 }
 
 // workflowRef summarises the node's last onboarding or decommission.
@@ -60,6 +62,7 @@ type workflowRef struct {
 // workflows.
 type nodeDetail struct {
 	domain.Node
+	SiteName         string              `json:"site_name,omitempty"`
 	LastOnboarding   *workflowRef        `json:"last_onboarding,omitempty"`
 	LastDecommission *workflowRef        `json:"last_decommission,omitempty"`
 	Allocations      []domain.Allocation `json:"allocations"`
@@ -71,7 +74,7 @@ func (s *server) getNode(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	d := nodeDetail{Node: n}
+	d := nodeDetail{Node: n, SiteName: s.namer(rq.ctx()).site(n.SiteID)}
 	if n.OnboardingID != "" {
 		if o, err := s.store.GetOnboarding(ctx, n.OnboardingID); err == nil {
 			d.LastOnboarding = &workflowRef{ID: o.ID, Status: string(o.Status), Stage: string(o.Stage)}

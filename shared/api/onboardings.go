@@ -280,8 +280,8 @@ const (
 // onboardingPage is the answer of GET /onboardings; next_cursor is empty on
 // the last page.
 type onboardingPage struct {
-	Items      []domain.Onboarding `json:"items"`
-	NextCursor string              `json:"next_cursor"`
+	Items      []namedOnboarding `json:"items"`
+	NextCursor string            `json:"next_cursor"`
 }
 
 func (s *server) listOnboardings(rq *request) (int, any, error) {
@@ -312,10 +312,7 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if page.Items == nil {
-		page.Items = []domain.Onboarding{}
-	}
-	return http.StatusOK, onboardingPage{Items: page.Items, NextCursor: page.NextCursor}, nil
+	return http.StatusOK, onboardingPage{Items: s.namer(rq.ctx()).onboardings(page.Items), NextCursor: page.NextCursor}, nil
 }
 
 // onboardingDetail is GET /onboardings/{id}: the record, its timeline
@@ -323,6 +320,8 @@ func (s *server) listOnboardings(rq *request) (int, any, error) {
 // diagnostics captured on it (requirements readiness §8.3).
 type onboardingDetail struct {
 	domain.Onboarding
+	SiteName    string `json:"site_name,omitempty"`
+	ProfileName string `json:"profile_name,omitempty"`
 	// AllowedOperations are the recovery operations the record accepts now
 	// (recovery.go).
 	AllowedOperations []domain.RecoveryOperation `json:"allowed_operations"`
@@ -378,14 +377,20 @@ func (s *server) getOnboarding(rq *request) (int, any, error) {
 	// The store orders rows by write; MAAS events are copied after the
 	// fact, so order by when things happened.
 	slices.SortStableFunc(rows, func(a, b domain.TimelineEntry) int { return a.Time.Compare(b.Time) })
+	stages := stagesAtEventTimes(len(rows), func(i int) stageRow {
+		return stageRow{time: rows[i].Time, kind: rows[i].Kind, stage: string(rows[i].Stage)}
+	})
+	names := s.namer(rq.ctx())
 	d := onboardingDetail{
 		Onboarding:        o,
+		SiteName:          names.site(o.SiteID),
+		ProfileName:       names.profile(o.SiteID, o.ProfileID),
 		AllowedOperations: servedOperations(o),
 		Timeline:          make([]timelineEntry, 0, len(rows)),
 		Diagnostics:       diagnostics{MAASEvents: []timelineEntry{}, ScriptResults: []scriptResult{}},
 	}
-	for _, ev := range rows {
-		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: string(ev.Stage), Outcome: ev.Outcome,
+	for i, ev := range rows {
+		e := timelineEntry{Time: ev.Time, Attempt: ev.Attempt, Kind: string(ev.Kind), Stage: stages[i], Outcome: ev.Outcome,
 			Detail: ev.Detail, Source: ev.Source, MAASEventID: ev.MAASEventID}
 		switch ev.Kind {
 		case domain.TimelineMAASEvent:

@@ -113,6 +113,11 @@ func recoveryRoutes(obs string) []route {
 
 // recoverOnboarding runs an onboarding's recovery operation in the frame.
 func (s *server) recoverOnboarding(rq *request, op recoveryOp) (int, any, error) {
+	if op.op == domain.OpRestartClean {
+		if dry, err := dryRun(rq); err != nil || dry {
+			return s.planRestartClean(rq, err)
+		}
+	}
 	return runRecovery(s, rq, onboardingRecovery, op)
 }
 

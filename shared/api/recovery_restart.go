@@ -39,16 +39,8 @@ type reopening struct {
 // policy's erase before commissioning it afresh (the order is the ASL's;
 // this handler touches no MAAS).
 func restartCleanOnboarding(s *server, rq *request, o domain.Onboarding, reason string) (domain.Onboarding, error) {
-	ctx := rq.ctx()
-	if o.NodeID != "" {
-		node, err := s.store.GetNode(ctx, o.NodeID)
-		if err != nil {
-			return o, err
-		}
-		if node.Status == domain.NodeActive {
-			return o, &StatusError{Status: http.StatusConflict, Code: CodeConflict,
-				Message: fmt.Sprintf("onboarding %s: node %s is active; restart-clean is not allowed for an active node, that is a decommission (POST /api/v1/admin/nodes/%s/decommission)", o.ID, node.ID, node.ID)}
-		}
+	if _, _, err := s.restartCleanRefusal(rq.ctx(), o); err != nil {
+		return o, err
 	}
 	if reason == "" {
 		reason = "restart-clean by " + rq.actor

@@ -77,6 +77,12 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: "/api/v1/admin/audit", handle: (*server).listAudit},
 
 		{method: http.MethodGet, pattern: "/api/v1/nodes/{id}/design", access: accessNode, handle: (*server).nodeDesign},
+
+		{method: http.MethodGet, pattern: obs + "/stream", handle: streamOf("onboardings", (*server).listOnboardings)},
+		{method: http.MethodGet, pattern: obs + "/{id}/stream", handle: streamOf("onboarding", (*server).getOnboarding)},
+		{method: http.MethodGet, pattern: decoms + "/{id}/stream", handle: streamOf("decommission", (*server).getDecommission)},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}/stream", handle: streamOf("batch", (*server).getBatch)},
+
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
 	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }

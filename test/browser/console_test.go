@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -212,6 +213,13 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	}
 }
 
+// clickJS clicks the element in one step of the page's own: a view that a
+// push re-renders between finding a node and clicking it cannot make the
+// click miss.
+func clickJS(sel string) chromedp.Action {
+	return chromedp.Evaluate(`document.querySelector(`+strconv.Quote(sel)+`).click()`, nil)
+}
+
 // waitJS waits until the expression is true in the page.
 func waitJS(expr string) chromedp.Action {
 	return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(100*time.Millisecond))
@@ -296,8 +304,19 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		text(`td[data-status="completed"]`, &before),
 	)
 	require.Equal(t, "0", before)
+	run(t, ctx, chromedp.Evaluate(`window.sameDocument = "overview"; true`, nil))
 	good := st.onboard(fx, "gpu-b1", "10.10.7.11", "52:54:00:00:71:01", nil)
-	run(t, ctx, waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`))
+	var overviewLive string
+	var overviewSame, overviewPolls bool
+	run(t, ctx,
+		waitJS(`document.querySelector('td[data-status="completed"]').textContent === "1"`),
+		text(".live-state", &overviewLive),
+		chromedp.Evaluate(`window.sameDocument === "overview"`, &overviewSame),
+		chromedp.Evaluate(`noStreams`, &overviewPolls),
+	)
+	assert.True(t, overviewSame, "the count moved without a reload")
+	assert.Equal(t, "Live: the server pushes each change.", overviewLive)
+	assert.False(t, overviewPolls, "pushed by the server's stream, not polled")
 
 	// Its detail page: every stage as a bar, MAAS's events, no recovery.
 	var detail string
@@ -320,9 +339,46 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Contains(t, detail, "None allowed in this state.", "a completed run offers no recovery")
 	runShot := screenshot(t, ctx, shots, "console-run.png")
 
+	// Its local execution's graph: the state machine's states, those the
+	// run entered drawn as visited with their times, the path as arcs.
+	var graphSummary string
+	var visited, allStates, taken int
+	run(t, ctx,
+		waitJS(`document.getElementById("graph") !== null`),
+		clickJS("#graph summary"),
+		waitJS(`document.querySelectorAll("#graph rect.visited").length > 0`),
+		text("#graph summary", &graphSummary),
+		chromedp.Evaluate(`document.querySelectorAll("#graph rect.visited").length`, &visited),
+		chromedp.Evaluate(`document.querySelectorAll("#graph rect").length`, &allStates),
+		chromedp.Evaluate(`document.querySelectorAll("#graph path.taken").length`, &taken),
+		chromedp.ScrollIntoView("#graph-heading", chromedp.ByQuery),
+	)
+	assert.Contains(t, graphSummary, "onboarding, succeeded")
+	assert.GreaterOrEqual(t, visited, 10, "every stage's states were entered")
+	assert.Greater(t, allStates, visited, "states the run did not need are drawn too")
+	assert.GreaterOrEqual(t, taken, visited-1, "one arc per step of the path")
+	graphShot := screenshot(t, ctx, shots, "console-graph.png")
+
 	// A host that never enrolls: frozen from the console's button, with a
 	// reason and a confirmation in the dialog.
 	stuck := st.onboard(fx, "gpu-b2", "10.10.7.12", "52:54:00:00:71:02", map[string]any{"never_enrolls": true})
+	// Its detail page, open from the start, shows each stage as the
+	// server pushes it: no reload (a mark set on the page survives), no
+	// polling (the page says it is live and has not fallen back).
+	var liveState string
+	var stillSamePage, polling bool
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+stuck),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Onboarding gpu-b2"`),
+		chromedp.Evaluate(`window.sameDocument = "yes"; true`, nil),
+		waitJS(`Array.from(document.querySelectorAll(".gantt .stage-row .name")).some(n => n.textContent === "wait_enrollment")`),
+		text(".live-state", &liveState),
+		chromedp.Evaluate(`window.sameDocument === "yes"`, &stillSamePage),
+		chromedp.Evaluate(`noStreams`, &polling),
+	)
+	assert.Equal(t, "Live: the server pushes each change.", liveState)
+	assert.True(t, stillSamePage, "the stages arrived without a reload")
+	assert.False(t, polling, "the page follows the stream, it does not poll")
 	// It waits in wait_enrollment for a simulated day: frozen there, that
 	// stage is open, never exited.
 	st.waitStage(stuck, "wait_enrollment")
@@ -382,7 +438,95 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	assert.Contains(t, rows, "gpu-b1")
 	assert.NotContains(t, rows, "gpu-b2")
 
+	// The stopped run is run again from its button, with a reason and a
+	// confirmation (its token was revoked when it stopped, so the API
+	// refuses a retry of the same run, and says so in the dialog; a rerun
+	// starts a new attempt); the page follows the new attempt.
+	var retryTitle, retryRefusal, attemptRun string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/onboardings/"+stuck),
+		chromedp.WaitVisible(`button[data-op="retry"]`, chromedp.ByQuery),
+		clickJS(`button[data-op="retry"]`),
+		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
+		text("#confirm-title", &retryTitle),
+		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`document.getElementById("confirm-error").textContent !== ""`),
+		text("#confirm-error", &retryRefusal),
+		chromedp.Click("#confirm-cancel", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		chromedp.WaitVisible(`button[data-op="rerun"]`, chromedp.ByQuery),
+		clickJS(`button[data-op="rerun"]`),
+		chromedp.WaitVisible("#confirm-reason", chromedp.ByQuery),
+		chromedp.SendKeys("#confirm-reason", "power is back", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		waitJS(`Array.from(document.querySelectorAll(".facts dd")).some(d => d.textContent.startsWith("2 / "))`),
+		text(".facts", &attemptRun),
+	)
+	assert.Equal(t, "Run retry?", retryTitle)
+	assert.Contains(t, retryRefusal, "use restart-clean", "the API's refusal is shown in the dialog")
+	o = st.admin("GET", "/api/v1/admin/onboardings/"+stuck, nil, http.StatusOK)
+	assert.EqualValues(t, 2, o["attempt"], "the button ran the rerun: a new attempt")
+	assert.Contains(t, attemptRun, "2 / ", "the page shows the new attempt")
+
+	// The completed host's node is decommissioned from its page: the mode
+	// and a reason in the confirmation dialog, then the decommission's own
+	// page follows it live to its end.
+	goodOb := st.admin("GET", "/api/v1/admin/onboardings/"+good, nil, http.StatusOK)
+	nodeID := goodOb["node_id"].(string)
+	var decomTitle, decomText, decomHref string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/nodes/"+nodeID),
+		chromedp.WaitVisible("#node-decommission", chromedp.ByQuery),
+		chromedp.Focus("#node-decommission", chromedp.ByQuery),
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible("#decom-mode", chromedp.ByQuery),
+		text("#confirm-title", &decomTitle),
+		text("#confirm-text", &decomText),
+		chromedp.SetValue("#decom-mode", "storage_cleanup", chromedp.ByQuery),
+		chromedp.SendKeys("#confirm-reason", "disk health check", chromedp.ByQuery),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
+		waitJS(`!document.getElementById("confirm").open`),
+		waitJS(`document.querySelector('#view a[href^="#/decommissions/"]') !== null`),
+		chromedp.AttributeValue(`#view a[href^="#/decommissions/"]`, "href", &decomHref, nil, chromedp.ByQuery),
+	)
+	assert.Equal(t, "Decommission gpu-b1?", decomTitle)
+	assert.Contains(t, decomText, "its disks are erased")
+	require.NotEmpty(t, decomHref)
+	var decomView string
+	run(t, ctx,
+		chromedp.Navigate(console+decomHref),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Decommission gpu-b1"`),
+		waitJS(`document.querySelector(".facts .status") && document.querySelector(".facts .status").textContent === "completed"`),
+		text("#view", &decomView),
+	)
+	assert.Contains(t, decomView, "storage_cleanup")
+	assert.Contains(t, decomView, "drain", "the decommission's stages are drawn")
+	decomShot := screenshot(t, ctx, shots, "console-decommission.png")
+	d := st.admin("GET", "/api/v1/admin/nodes/"+nodeID, nil, http.StatusOK)
+	assert.Equal(t, "retired", d["status"], "a storage clean-up retires the node")
+
+	// The other pages draw what the API holds.
+	var sitesView, nodeView string
+	run(t, ctx,
+		chromedp.Navigate(console+"#/sites"),
+		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Sites, profiles and SKUs"`),
+		text("#view", &sitesView),
+		chromedp.Navigate(console+"#/nodes/"+nodeID),
+		waitJS(`document.getElementById("node-reactivate") !== null`),
+		text("#view", &nodeView),
+	)
+	assert.Contains(t, sitesView, "gpu-jammy")
+	assert.Contains(t, sitesView, "h100-8x")
+	assert.Contains(t, nodeView, "retired")
+	assert.Contains(t, nodeView, "storage_cleanup", "the node names its last decommission")
+	nodeShot := screenshot(t, ctx, shots, "console-node.png")
+
 	assert.Empty(t, problems(), "the page ran without errors")
+	copyToDocs(t, graphShot, "console-graph.png")
+	copyToDocs(t, decomShot, "console-decommission.png")
+	copyToDocs(t, nodeShot, "console-node.png")
 	copyToDocs(t, overviewShot, "console-overview.png")
 	copyToDocs(t, runShot, "console-run.png")
 	copyToDocs(t, stoppedShot, "console-run-stopped.png")

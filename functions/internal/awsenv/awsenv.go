@@ -206,7 +206,8 @@ func API(ctx context.Context) (http.Handler, error) {
 	if ok {
 		deps.Reconciler = rc
 	}
-	return api.New(api.Config{}, deps), nil
+	// API Gateway's HTTP API buffers a Lambda's whole answer: no streams.
+	return api.New(api.Config{NoStreams: true}, deps), nil
 }
 
 // sitePaths requires https on the VPC path and relays connector sites

@@ -6,11 +6,30 @@
 const API = "/api/v1/admin";
 const TOKEN_KEY = "maasflow.adminToken";
 const STATUSES = ["pending", "running", "completed", "failed", "manual_intervention", "cancelled"];
-// The view refreshes on this interval (the admin API has no push stream yet).
+// Pages follow the admin API's stream of what they show (server-sent
+// events read with fetch, so the token stays in the Authorization header;
+// EventSource cannot send it) and re-read the page when it pushes. Where
+// the deployment cannot stream (501 streams_unsupported behind API
+// Gateway, or an older server) they re-read on this interval instead.
 const REFRESH_MS = 2000;
+// A failed stream is reopened after this pause.
+const RECONNECT_MS = 2000;
 
 let refreshTimer = null;
 let generation = 0;
+// live is the stream the page follows: { path, ctl, state }.
+let live = null;
+// noStreams: the server said it cannot stream; poll from now on.
+let noStreams = false;
+// timeScale is how many times faster than real time the stack's clock runs
+// ("" for real time), from the API's X-Maasflow-Time-Scale header.
+let timeScale = "";
+
+// clockNote says whose clock the page's times are.
+function clockNote() {
+  return timeScale ? "Times are the stack's clock, which runs " + timeScale + " times faster than real time (maasflow local --time-scale); durations are in that time." :
+    "Times are the stack's clock (real time).";
+}
 
 // h builds an element; text children are text nodes, so API data is never
 // parsed as HTML.
@@ -46,6 +65,7 @@ async function api(method, path, body) {
     init.body = JSON.stringify(body);
   }
   const resp = await fetch(API + path, init);
+  timeScale = resp.headers.get("X-Maasflow-Time-Scale") || "";
   const text = await resp.text();
   const data = text ? JSON.parse(text) : null;
   if (resp.status === 401) {
@@ -84,10 +104,36 @@ async function render(focus) {
   document.getElementById("signin").hidden = true;
   document.getElementById("nav").hidden = false;
   const { parts, query } = parseRoute();
-  let page;
-  if (parts[0] === "onboardings" && parts[1]) page = () => detailPage(parts[1]);
-  else if (parts[0] === "onboardings") page = () => listPage(query.get("status") || "", query.get("site") || "");
-  else page = overviewPage;
+  let page, stream;
+  if (parts[0] === "onboardings" && parts[1]) {
+    page = () => detailPage(parts[1]);
+    stream = "/onboardings/" + encodeURIComponent(parts[1]) + "/stream";
+  } else if (parts[0] === "onboardings") {
+    page = () => listPage(query.get("status") || "", query.get("site") || "");
+    stream = "/onboardings/stream?limit=200";
+  } else if (parts[0] === "decommissions" && parts[1]) {
+    page = () => decommissionPage(parts[1]);
+    stream = "/decommissions/" + encodeURIComponent(parts[1]) + "/stream";
+  } else if (parts[0] === "decommissions") {
+    page = () => decommissionsPage(query.get("status") || "");
+  } else if (parts[0] === "batches" && parts[1]) {
+    page = () => batchPage(parts[1]);
+    stream = "/onboarding-batches/" + encodeURIComponent(parts[1]) + "/stream";
+  } else if (parts[0] === "batches") {
+    page = batchesPage;
+  } else if (parts[0] === "nodes" && parts[1]) {
+    page = () => nodePage(parts[1]);
+  } else if (parts[0] === "nodes") {
+    page = () => nodesPage(query.get("status") || "");
+  } else if (parts[0] === "drift") {
+    page = () => driftPage(query.get("state") || "open");
+  } else if (parts[0] === "sites") {
+    page = sitesPage;
+  } else {
+    page = overviewPage;
+    // Any change among the newest onboardings can move a count.
+    stream = "/onboardings/stream?limit=200";
+  }
   for (const a of document.querySelectorAll("#nav a")) {
     a.toggleAttribute("aria-current", false);
     if (a.getAttribute("href") === "#/" + (parts[0] || "overview")) a.setAttribute("aria-current", "page");
@@ -105,7 +151,96 @@ async function render(focus) {
     view.replaceChildren(h("p", { class: "error", role: "alert" }, "Could not load: " + e.message));
   }
   if (focus) document.getElementById("main").focus();
-  if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
+  if (noStreams || !stream) {
+    stopLive();
+    showLive(stream ? "Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push)." :
+      "Refreshes every " + REFRESH_MS / 1000 + " s (this page has no stream).");
+    if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
+  } else {
+    follow(stream);
+  }
+}
+
+// ---- server push ---------------------------------------------------------
+
+// showLive says on the page how it stays current.
+function showLive(text) {
+  for (const el of document.querySelectorAll(".live-state")) el.textContent = text;
+}
+
+function stopLive() {
+  if (live) live.ctl.abort();
+  live = null;
+}
+
+// follow keeps one stream open for the page: the same path across
+// re-renders, a new one when the page changes.
+function follow(path) {
+  if (live && live.path === path) { showLive(live.state); return; }
+  stopLive();
+  const l = { path, ctl: new AbortController(), state: "Connecting…" };
+  live = l;
+  showLive(l.state);
+  readStream(l);
+}
+
+// readStream reads server-sent events from the stream at l.path until the
+// page moves on (abort), reconnecting when the server ends it or it fails.
+async function readStream(l) {
+  let first = true;
+  while (live === l) {
+    try {
+      const resp = await fetch(API + l.path, { headers: { "Authorization": "Bearer " + token(), "Accept": "text/event-stream" }, signal: l.ctl.signal });
+      if (resp.status === 401) { signOut("The token was refused; sign in again."); return; }
+      const type = resp.headers.get("Content-Type") || "";
+      if (resp.status === 501 || resp.status === 404 || !type.startsWith("text/event-stream")) {
+        // No push here: poll instead (the error body says why).
+        noStreams = true;
+        stopLive();
+        render(false);
+        return;
+      }
+      if (!resp.ok) throw new Error("HTTP " + resp.status);
+      const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.replace(/\r\n?/g, "\n");
+        let cut;
+        while ((cut = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const name = (block.match(/^event: ?(.*)$/m) || [])[1] || "message";
+          if (name === "end") continue;
+          if (name === "error") throw new Error("the stream ended with an error");
+          if (block.split("\n").every(line => line.startsWith(":"))) continue;
+          l.state = "Live: the server pushes each change.";
+          showLive(l.state);
+          // The first event is the state just rendered.
+          if (first) { first = false; continue; }
+          pushed();
+        }
+      }
+      first = false; // after a reconnect, the first event may be news
+    } catch (e) {
+      if (l.ctl.signal.aborted || live !== l) return;
+      l.state = "Reconnecting to the live stream…";
+      showLive(l.state);
+      await new Promise(r => setTimeout(r, RECONNECT_MS));
+    }
+  }
+}
+
+// pushed re-reads the page after a push, at most one read at a time and
+// never under the open confirmation dialog.
+let rendering = false, again = false;
+async function pushed() {
+  if (document.getElementById("confirm").open) return;
+  if (rendering) { again = true; return; }
+  rendering = true;
+  try { await render(false); } finally { rendering = false; }
+  if (again) { again = false; pushed(); }
 }
 
 // focusKey is a selector for the focused control inside the view, so a
@@ -132,6 +267,7 @@ function showSignIn(message) {
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   clearTimeout(refreshTimer);
+  stopLive();
   showSignIn(message);
 }
 
@@ -170,7 +306,7 @@ async function overviewPage() {
   const stuck = (await api("GET", "/onboardings?limit=200&status=manual_intervention")).items;
   return h("div", {},
     h("h1", {}, "Fleet overview"),
-    h("p", { class: "live" }, "Refreshes every " + REFRESH_MS / 1000 + " s."),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("h2", { id: "needs-operator" }, "Needs an operator now (" + stuck.length + ")"),
     stuck.length === 0 ? h("p", { class: "muted" }, "No onboarding is waiting for an operator.") :
       h("table", { "aria-labelledby": "needs-operator" },
@@ -215,6 +351,7 @@ async function listPage(status, site) {
   sites.map(s => h("option", { value: s.id, selected: s.id === site }, s.name)));
   return h("div", {},
     h("h1", {}, "Onboardings"),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("div", { class: "filters" },
       h("div", {}, h("label", { for: "status-filter" }, "Status"), statusSelect),
       h("div", {}, h("label", { for: "site-filter" }, "Site"), siteSelect)),
@@ -237,6 +374,13 @@ function stageBars(o) {
   const open = {};
   for (const e of o.timeline) {
     if (e.kind === "stage_entered") {
+      // A run is in one stage at a time: entering one ends any stage
+      // whose exit was not recorded (a decommission records entries only).
+      for (const [st, b] of Object.entries(open)) {
+        b.end = Date.parse(e.time);
+        b.outcome = "ok";
+        delete open[st];
+      }
       const bar = { stage: e.stage, start: Date.parse(e.time), end: null, outcome: "" };
       open[e.stage] = bar;
       bars.push(bar);
@@ -277,6 +421,7 @@ function gantt(bars) {
 
 async function detailPage(id) {
   const [o, { names }] = await Promise.all([api("GET", "/onboardings/" + encodeURIComponent(id)), sitesByID()]);
+  const graph = o.execution_id ? await executionGraph(o.execution_id) : null;
   const facts = [["Status", statusBadge(o.status)], ["Stage", o.stage], ["Site", names[o.site_id] || o.site_id],
     ["Attempt / run", o.attempt + " / " + (o.run || 1)], ["MAAS system id", o.maas_system_id || "—"],
     ["IPMI", o.ipmi_ip], ["Correlation id", o.correlation_id], ["Created", fmtTime(o.created_at)]];
@@ -292,7 +437,8 @@ async function detailPage(id) {
       h("div", { class: "actions" }, ops.map(op => h("button", { type: "button", "data-op": op,
         onclick: () => askOperation(o, op) }, op.replaceAll("-", " ")))),
     h("h2", {}, "Stage timeline"),
-    h("p", { class: "live" }, "Times are the stack's clock (local mode may run at a time scale). Refreshes every " + REFRESH_MS / 1000 + " s."),
+    h("p", { class: "live", id: "clock-note" }, clockNote()),
+    h("p", { class: "live live-state", role: "status" }, live ? live.state : ""),
     h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "ok ", h("span", { class: "key failed" }), "failed ",
       h("span", { class: "key manual_intervention" }), "retried or manual intervention ", h("span", { class: "key open" }), "running"),
     gantt(stageBars(o)),
@@ -302,33 +448,330 @@ async function detailPage(id) {
         h("thead", {}, h("tr", {}, h("th", {}, "Time"), h("th", {}, "Stage"), h("th", {}, "Event"))),
         h("tbody", {}, o.diagnostics.maas_events.map(e => h("tr", {},
           h("td", {}, fmtTime(e.time)), h("td", {}, e.stage || ""), h("td", {}, e.detail || ""))))),
+    graph ? [h("h2", { id: "graph-heading" }, "State machine"), graph] : null,
     o.diagnostics.installation_output ? [h("h2", {}, "Installation output"),
       h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null);
 }
 
-// ---- recovery operations -------------------------------------------------
+// ---- a local execution's graph ---------------------------------------------
 
-function askOperation(o, op) {
+// graphOpen keeps the graph's <details> open across re-renders.
+let graphOpen = false;
+
+// executionGraph draws the state machine of a local execution with the
+// path it took and each state's time, from the ASL definition and the
+// execution's history that `maasflow local` serves (GRAPH_PATH); null where
+// the stack has none (on AWS, the Step Functions console draws it).
+const GRAPH_PATH = "/_local/executions/graph";
+async function executionGraph(arn) {
+  let g;
+  try {
+    const resp = await fetch(GRAPH_PATH + "?execution=" + encodeURIComponent(arn), { headers: { "Authorization": "Bearer " + token() } });
+    if (!resp.ok) return null;
+    g = await resp.json();
+  } catch (e) {
+    return null;
+  }
+  const def = g.definition;
+  const states = Object.keys(def.States || {});
+  // Visits per top-level state: entered → exited (or still open).
+  const visits = {}, order = [];
+  const open = {};
+  for (const ev of g.events) {
+    if (!ev.state || !(ev.state in def.States)) continue;
+    if (ev.type.endsWith("StateEntered")) {
+      open[ev.state] = Date.parse(ev.time);
+      order.push(ev.state);
+      visits[ev.state] = visits[ev.state] || { n: 0, ms: 0, open: false };
+      visits[ev.state].n++;
+      visits[ev.state].open = true;
+    } else if (ev.type.endsWith("StateExited") && open[ev.state] !== undefined) {
+      visits[ev.state].ms += Date.parse(ev.time) - open[ev.state];
+      visits[ev.state].open = false;
+      delete open[ev.state];
+    }
+  }
+  const end = g.stop_date ? Date.parse(g.stop_date) : Date.now();
+  for (const [st, t0] of Object.entries(open)) visits[st].ms += end - t0;
+  const failedAt = g.status === "FAILED" || g.status === "ABORTED" || g.status === "TIMED_OUT" ? order[order.length - 1] : null;
+  const row = 22, top = 8, boxX = 8, boxW = 250, arcX = boxX + boxW;
+  const y = Object.fromEntries(states.map((s, i) => [s, top + i * row]));
+  const NS = "http://www.w3.org/2000/svg";
+  const el = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const width = 760, height = top * 2 + states.length * row;
+  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), height: String(height), role: "img",
+    "aria-label": "State machine " + g.state_machine + ": " + order.length + " states entered, " + g.status.toLowerCase() });
+  svg.append(el("title", {}, "State machine " + g.state_machine + ", path taken: " + order.join(" → ")));
+  const arc = (from, to, cls) => {
+    const y1 = y[from] + row / 2 - 2, y2 = y[to] + row / 2 - 2;
+    const bulge = 20 + Math.min(380, Math.abs(y2 - y1) / 3);
+    svg.append(el("path", { d: `M ${arcX} ${y1} C ${arcX + bulge} ${y1}, ${arcX + bulge} ${y2}, ${arcX} ${y2}`, class: cls }));
+  };
+  // The definition's transitions, faint; the path taken, bold.
+  for (const s of states) {
+    const st = def.States[s];
+    const targets = [st.Next, st.Default, ...(st.Choices || []).map(c => c.Next), ...(st.Catch || []).map(c => c.Next)].filter(Boolean);
+    for (const t of new Set(targets)) if (t in y) arc(s, t, "edge");
+  }
+  for (let i = 1; i < order.length; i++) arc(order[i - 1], order[i], "taken");
+  for (const s of states) {
+    const v = visits[s];
+    const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : s === failedAt ? "state failed" : "state visited";
+    svg.append(el("rect", { x: boxX, y: y[s], width: boxW, height: row - 4, rx: 3, class: cls }));
+    svg.append(el("text", { x: boxX + 6, y: y[s] + row / 2 + 2, class: "label" }, s));
+    if (v) svg.append(el("text", { x: boxX + boxW - 6, y: y[s] + row / 2 + 2, class: "time", "text-anchor": "end" },
+      fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+  }
+  const det = h("details", { id: "graph", ontoggle: e => { graphOpen = e.target.open; } },
+    h("summary", {}, "Graph of the local execution (" + g.state_machine + ", " + g.status.toLowerCase() + "): " + order.length + " states entered"),
+    h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "entered and left ", h("span", { class: "key failed" }), "where it failed ",
+      h("span", { class: "key open" }), "running now; bold arcs are the path taken, faint ones the other transitions; times are the stack's clock"),
+    h("div", { class: "graph" }, svg));
+  det.open = graphOpen;
+  return det;
+}
+
+// ---- more pages ------------------------------------------------------------
+
+function facts(list) {
+  return h("dl", { class: "facts" }, list.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v === undefined || v === null || v === "" ? "—" : v)]));
+}
+
+function liveLine() { return h("p", { class: "live live-state", role: "status" }, live ? live.state : ""); }
+
+function table(label, cols, rows, empty) {
+  if (rows.length === 0) return h("p", { class: "muted" }, empty);
+  return h("table", { "aria-label": label },
+    h("thead", {}, h("tr", {}, cols.map(c => h("th", {}, c)))),
+    h("tbody", {}, rows.map(r => h("tr", {}, r.map(c => h("td", {}, c))))));
+}
+
+function timelineTable(rows) {
+  return table("Timeline", ["Time", "Kind", "Stage", "Outcome", "Detail"],
+    rows.map(e => [fmtTime(e.time), e.kind, e.stage || "", e.outcome || "", e.detail || e.source || ""]), "Nothing on the timeline yet.");
+}
+
+function statusFilter(id, value, statuses, onchange) {
+  return h("div", {}, h("label", { for: id }, "Status"),
+    h("select", { id, name: "status", onchange: e => onchange(e.target.value) },
+      h("option", { value: "" }, "any status"),
+      statuses.map(st => h("option", { value: st, selected: st === value }, st.replace("_", " ")))));
+}
+
+async function decommissionsPage(status) {
+  const items = (await api("GET", "/decommissions?limit=200" + (status ? "&status=" + encodeURIComponent(status) : ""))).items;
+  return h("div", {},
+    h("h1", {}, "Decommissions"), liveLine(),
+    h("div", { class: "filters" }, statusFilter("decom-status-filter", status, STATUSES,
+      v => { location.hash = "#/decommissions" + (v ? "?status=" + encodeURIComponent(v) : ""); })),
+    table("Decommissions", ["Host", "Site", "Mode", "Status", "Stage", "Disks", "Updated"], items.map(d => [
+      h("a", { href: "#/decommissions/" + d.id }, d.hostname), d.site_name || d.site_id, d.mode, statusBadge(d.status), d.stage,
+      (d.erase && d.erase.outcome) || "", fmtTime(d.updated_at)]), "No decommission matches."));
+}
+
+async function decommissionPage(id) {
+  const d = await api("GET", "/decommissions/" + encodeURIComponent(id));
+  const ops = d.allowed_operations || [];
+  return h("div", {},
+    h("p", {}, h("a", { href: "#/decommissions" }, "← Decommissions")),
+    h("h1", {}, "Decommission ", d.hostname),
+    facts([["Status", statusBadge(d.status)], ["Stage", d.stage], ["Mode", d.mode], ["Site", d.site_name || d.site_id],
+      ["Node", h("a", { href: "#/nodes/" + d.node_id }, d.node_id)], ["MAAS system id", d.maas_system_id],
+      ["Erase", d.erase ? (d.erase.mode || "") + " → " + (d.erase.outcome || "pending") : ""],
+      ["Reimage onboarding", d.onboarding_id ? h("a", { href: "#/onboardings/" + d.onboarding_id }, d.onboarding_id) : ""],
+      ["Attempt", d.attempt], ["Correlation id", d.correlation_id]]),
+    d.error ? h("div", { class: "failure", role: "status", id: "failure" }, h("strong", {}, d.error.code), d.error.stage ? " in " + d.error.stage : "", ": ", d.error.message) : null,
+    h("h2", {}, "Recovery operations"),
+    ops.length === 0 ? h("p", { class: "muted" }, "None allowed in this state.") :
+      h("div", { class: "actions" }, ops.map(op => h("button", { type: "button", "data-op": op, onclick: () => askAction({
+        title: "Run " + op.replaceAll("-", " ") + "?",
+        text: "This runs " + op + " on the decommission of " + d.hostname + " (now " + d.status + " at " + d.stage + ").",
+        path: "/decommissions/" + encodeURIComponent(d.id) + "/" + op }) }, op.replaceAll("-", " ")))),
+    h("h2", {}, "Stage timeline"), h("p", { class: "live", id: "clock-note" }, clockNote()), liveLine(),
+    gantt(stageBars(d)),
+    h("h2", {}, "Timeline"), timelineTable(d.timeline || []));
+}
+
+async function batchesPage() {
+  const items = (await api("GET", "/onboarding-batches?limit=100")).items;
+  return h("div", {},
+    h("h1", {}, "Batches"), liveLine(),
+    table("Batches", ["Batch", "Site", "Status", "Nodes", "Counts", "Created"], items.map(b => [
+      h("a", { href: "#/batches/" + b.id }, b.id), b.site_name || b.site_id, statusBadge(b.status), b.items.length,
+      Object.entries(b.counts || {}).map(([k, v]) => k + " " + v).join(", "), fmtTime(b.created_at)]), "No batch yet."));
+}
+
+async function batchPage(id) {
+  const b = await api("GET", "/onboarding-batches/" + encodeURIComponent(id));
+  const total = b.items.length || 1;
+  const done = ["completed", "failed", "cancelled", "manual_intervention", "rejected"];
+  const ended = b.items.filter(it => done.includes(it.status)).length;
+  const progress = h("progress", { id: "batch-progress", max: String(total), value: String(ended), "aria-label": "Nodes ended" });
+  return h("div", {},
+    h("p", {}, h("a", { href: "#/batches" }, "← Batches")),
+    h("h1", {}, "Batch ", b.id), liveLine(),
+    facts([["Status", statusBadge(b.status)], ["Site", b.site_name || b.site_id], ["Profile", b.profile_name || b.profile_id], ["SKU", b.sku_id],
+      ["Counts", Object.entries(b.counts || {}).map(([k, v]) => k + " " + v).join(", ")], ["Created", fmtTime(b.created_at)]]),
+    h("p", {}, progress, " ", ended + " of " + b.items.length + " nodes ended"),
+    table("Nodes of the batch", ["Host", "Status", "Stage", "Attempt", "Error"], b.items.map(it => [
+      it.onboarding_id ? h("a", { href: "#/onboardings/" + it.onboarding_id }, it.hostname) : it.hostname,
+      statusBadge(it.status), it.stage || "", it.attempt || "", it.error ? (it.error.code ? it.error.code + ": " + it.error.message : String(it.error)) : ""]), "No node."));
+}
+
+const NODE_STATUSES = ["onboarding", "active", "decommissioning", "retired", "removed", "failed"];
+
+async function nodesPage(status) {
+  const items = (await api("GET", "/nodes?limit=200" + (status ? "&status=" + encodeURIComponent(status) : ""))).items;
+  return h("div", {},
+    h("h1", {}, "Nodes"), liveLine(),
+    h("div", { class: "filters" }, statusFilter("node-status-filter", status, NODE_STATUSES,
+      v => { location.hash = "#/nodes" + (v ? "?status=" + encodeURIComponent(v) : ""); })),
+    table("Nodes", ["Host", "Site", "SKU", "Status", "MAAS system id", "Updated"], items.map(n => [
+      h("a", { href: "#/nodes/" + n.id }, n.hostname), n.site_name || n.site_id, n.sku_id, n.status, n.maas_system_id || "", fmtTime(n.updated_at)]),
+    "No node matches."));
+}
+
+// nodeActions are the lifecycle actions a node's status allows (the API
+// refuses the others with a 409 the dialog shows).
+function nodeActions(n) {
+  const acts = [];
+  if (n.status === "active") {
+    acts.push({ key: "decommission", label: "decommission", make: () => {
+      const sel = h("select", { id: "decom-mode", name: "mode" },
+        h("option", { value: "reimage" }, "reimage: erase, then onboard the same node again"),
+        h("option", { value: "storage_cleanup" }, "storage cleanup: erase, then retire the node"),
+        h("option", { value: "full" }, "full: erase, remove the node (and the MAAS machine when policy says so)"));
+      return { title: "Decommission " + n.hostname + "?",
+        text: "This drains " + n.hostname + " and releases its MAAS machine " + (n.maas_system_id || "") + " with the erase policy: its disks are erased.",
+        // A storage clean-up has its own endpoint; the other modes are a
+        // decommission's.
+        path: () => "/nodes/" + encodeURIComponent(n.id) +
+          (document.getElementById("decom-mode").value === "storage_cleanup" ? "/storage-cleanup" : "/decommission"),
+        extra: h("div", {}, h("label", { for: "decom-mode" }, "Mode"), sel),
+        body: r => {
+          const mode = document.getElementById("decom-mode").value;
+          return mode === "storage_cleanup" ? { reason: r } : { mode, reason: r };
+        } };
+    } });
+    acts.push({ key: "retire", label: "retire", make: () => ({ title: "Retire " + n.hostname + "?",
+      text: "The node takes no new allocations; refused while an allocation is active.", path: "/nodes/" + encodeURIComponent(n.id) + "/retire",
+      body: () => undefined, reasonOptional: true }) });
+  }
+  if (n.status === "retired") {
+    acts.push({ key: "reactivate", label: "reactivate", make: () => ({ title: "Reactivate " + n.hostname + "?",
+      text: "The node returns to service.", path: "/nodes/" + encodeURIComponent(n.id) + "/reactivate", body: () => undefined, reasonOptional: true }) });
+    acts.push({ key: "remove", label: "remove", make: () => ({ title: "Remove " + n.hostname + " for good?",
+      text: "The node's identity ends and every enrollment token is revoked; a returning host is a new node.",
+      path: "/nodes/" + encodeURIComponent(n.id) + "/remove", body: () => undefined, reasonOptional: true }) });
+  }
+  return acts;
+}
+
+async function nodePage(id) {
+  const n = await api("GET", "/nodes/" + encodeURIComponent(id));
+  const acts = nodeActions(n);
+  const ref = (r, kind) => r ? [h("a", { href: "#/" + kind + "/" + r.id }, r.id), " ", r.status, " at ", r.stage, r.mode ? " (" + r.mode + ")" : ""] : "";
+  return h("div", {},
+    h("p", {}, h("a", { href: "#/nodes" }, "← Nodes")),
+    h("h1", {}, "Node ", n.hostname),
+    facts([["Status", n.status], ["Site", n.site_name || n.site_id], ["SKU", n.sku_id], ["MAAS system id", n.maas_system_id],
+      ["Last onboarding", ref(n.last_onboarding, "onboardings")], ["Last decommission", ref(n.last_decommission, "decommissions")],
+      ["Updated", fmtTime(n.updated_at)]]),
+    h("h2", {}, "Lifecycle actions"),
+    acts.length === 0 ? h("p", { class: "muted" }, "None in this state.") :
+      h("div", { class: "actions" }, acts.map(a => h("button", { type: "button", "data-action": a.key, id: "node-" + a.key,
+        onclick: () => askAction(a.make()) }, a.label))),
+    h("h2", {}, "Allocations"),
+    table("Allocations", ["Allocation", "State", "Since"], (n.allocations || []).map(a => [a.allocation_id, a.state, fmtTime(a.updated_at || a.created_at)]),
+      "No allocation."));
+}
+
+async function driftPage(state) {
+  const items = (await api("GET", "/reconciliation/drift?limit=200&state=" + encodeURIComponent(state))).items;
+  return h("div", {},
+    h("h1", {}, "Drift"),
+    h("div", { class: "filters" }, h("div", {}, h("label", { for: "drift-state" }, "State"),
+      h("select", { id: "drift-state", name: "state", onchange: e => { location.hash = "#/drift?state=" + e.target.value; } },
+        ["open", "closed"].map(st => h("option", { value: st, selected: st === state }, st))))),
+    table("Drift", ["Host", "Kind", "Expected", "Observed", "Since", "Resolve"], items.map(d => [
+      h("a", { href: "#/nodes/" + d.node_id }, d.hostname), d.kind, d.expected, d.observed, fmtTime(d.first_seen),
+      d.state !== "open" ? (d.resolution ? d.resolution.action + " by " + (d.closed_by || "") : "closed") :
+        h("div", { class: "actions" }, ["acknowledge", "adopt", "start"].map(act => h("button", { type: "button", "data-drift": d.id + ":" + act,
+          onclick: () => askAction({ title: act + " drift " + d.kind + " of " + d.hostname + "?",
+            text: "Expected " + d.expected + ", MAAS or the workflow shows " + d.observed + ".",
+            path: "/reconciliation/drift/" + encodeURIComponent(d.node_id) + "/resolve",
+            body: r => ({ kind: d.kind, action: act, reason: r }) }) }, act)))]),
+    state === "open" ? "No open drift: the records agree with MAAS." : "No closed drift."));
+}
+
+function policyTable(label, p) {
+  return table(label, ["Setting", "Effective value"], Object.entries(p || {}).map(([k, v]) =>
+    [k, typeof v === "object" ? JSON.stringify(v) : String(v)]), "No policy.");
+}
+
+async function sitesPage() {
+  const sites = (await api("GET", "/maas-sites")).items;
+  const profiles = await Promise.all(sites.map(s => api("GET", "/maas-sites/" + encodeURIComponent(s.id) + "/profiles").then(r => r.items)));
+  const skus = (await api("GET", "/skus")).items;
+  return h("div", {},
+    h("h1", {}, "Sites, profiles and SKUs"),
+    sites.length === 0 ? h("p", { class: "muted" }, "No MAAS site is registered yet.") : sites.map((s, i) => h("section", { class: "card", "aria-label": "Site " + s.name },
+      h("h2", {}, "Site ", s.name, " ", h("span", { class: "muted" }, "(" + s.status + ")")),
+      facts([["MAAS URL", s.maas_url], ["Credentials", s.credentials_set ? "set" : "not set"], ["Id", s.id]]),
+      h("details", {}, h("summary", {}, "Effective policy of the site"), policyTable("Effective policy of site " + s.name, s.effective_policy)),
+      h("h3", {}, "Profiles"),
+      profiles[i].length === 0 ? h("p", { class: "muted" }, "No profile.") : profiles[i].map(p => h("details", {},
+        h("summary", {}, p.name, " (", p.status || "active", ", ", p.distro_series || "", ")"),
+        policyTable("Effective policy of profile " + p.name, p.effective_policy))))),
+    h("h2", {}, "SKUs"),
+    table("SKUs", ["SKU", "GPU model", "GPUs", "Status", "Description"], skus.map(k => [k.id, k.gpu_model, k.gpus_total, k.status || "", k.description || ""]), "No SKU."));
+}
+
+// ---- confirmed actions -----------------------------------------------------
+
+// pendingAction is what the open confirmation dialog would run:
+// { path, body(reason, extra) , after }.
+let pendingAction = null;
+
+// askAction opens the confirmation dialog: a title, what will happen, an
+// optional extra control (e.g. a mode), and a reason (required unless
+// reasonOptional). Nothing is sent before Confirm.
+function askAction({ title, text, path, body, extra, reasonOptional }) {
   clearTimeout(refreshTimer);
   const dlg = document.getElementById("confirm");
-  document.getElementById("confirm-title").textContent = "Run " + op.replaceAll("-", " ") + "?";
-  document.getElementById("confirm-text").textContent =
-    "This runs " + op + " on the onboarding of " + o.hostname + " (now " + o.status + " at " + o.stage + ").";
-  document.getElementById("confirm-reason").value = "";
+  document.getElementById("confirm-title").textContent = title;
+  document.getElementById("confirm-text").textContent = text;
+  document.getElementById("confirm-extra").replaceChildren(...(extra ? [extra] : []));
+  const reason = document.getElementById("confirm-reason");
+  reason.value = "";
+  reason.required = !reasonOptional;
+  document.getElementById("confirm-reason-label").textContent = reasonOptional ?
+    "Reason (optional; recorded in the audit trail)" : "Reason (recorded in the audit trail and on the timeline)";
   document.getElementById("confirm-error").textContent = "";
-  dlg.dataset.op = op;
-  dlg.dataset.id = o.id;
+  pendingAction = { path, body: body || (r => ({ reason: r })), reasonOptional };
   dlg.showModal();
-  document.getElementById("confirm-reason").focus();
+  (extra && extra.querySelector("select") || reason).focus();
+}
+
+function askOperation(o, op) {
+  askAction({ title: "Run " + op.replaceAll("-", " ") + "?",
+    text: "This runs " + op + " on the onboarding of " + o.hostname + " (now " + o.status + " at " + o.stage + ").",
+    path: "/onboardings/" + encodeURIComponent(o.id) + "/" + op });
 }
 
 async function confirmOperation(ev) {
   ev.preventDefault();
   const dlg = document.getElementById("confirm");
   const reason = document.getElementById("confirm-reason").value.trim();
-  if (!reason) { document.getElementById("confirm-error").textContent = "Give a reason."; return; }
+  if (!reason && !pendingAction.reasonOptional) { document.getElementById("confirm-error").textContent = "Give a reason."; return; }
   try {
-    await api("POST", "/onboardings/" + encodeURIComponent(dlg.dataset.id) + "/" + dlg.dataset.op, { reason });
+    const path = typeof pendingAction.path === "function" ? pendingAction.path() : pendingAction.path;
+    await api("POST", path, pendingAction.body(reason));
   } catch (e) {
     document.getElementById("confirm-error").textContent = e.message;
     return;

@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/maasflow/maasflow/client"
+	"github.com/maasflow/maasflow/shared/api"
 )
 
 // adminClient is the SDK's client as the admin commands use it: every
 // request goes through client.Client.
 type adminClient struct {
 	*client.Client
+	// sawHeader sees every answer's header (the time-scale note).
+	sawHeader func(http.Header)
 }
 
 // client builds the API client from --api-url and the environment.
@@ -55,7 +59,15 @@ func (r *adminRun) client() (*adminClient, error) {
 	if err != nil {
 		return nil, usagef("--api-url %q: %v", u.Redacted(), err)
 	}
-	return &adminClient{Client: c}, nil
+	noted := false
+	return &adminClient{Client: c, sawHeader: func(h http.Header) {
+		// A stack whose clock runs faster than real time (maasflow local
+		// --time-scale) says so; its times are not the wall clock's.
+		if scale := h.Get(api.HeaderTimeScale); scale != "" && !noted {
+			noted = true
+			fmt.Fprintf(r.env.stderr, "note: the server's clock runs %s times faster than real time (maasflow local --time-scale): times shown are the server's, not the wall clock's\n", adminCell(scale))
+		}
+	}}, nil
 }
 
 func isLoopbackHost(h string) bool {
@@ -104,6 +116,9 @@ func (c *adminClient) do(ctx context.Context, method, path string, query url.Val
 	resp, err := c.Do(ctx, method, path, query, body)
 	if err != nil {
 		return nil, err
+	}
+	if c.sawHeader != nil {
+		c.sawHeader(resp.Header)
 	}
 	return &adminResponse{Response: resp}, nil
 }

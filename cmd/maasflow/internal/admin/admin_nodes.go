@@ -28,8 +28,15 @@ const (
 var nodeStatuses = []string{domain.NodeOnboarding, domain.NodeActive, domain.NodeDecommissioning, domain.NodeRetired, domain.NodeRemoved}
 
 // adminNodeDetail is GET …/nodes/{id}.
+// adminNamedNode is a node of GET …/nodes, named.
+type adminNamedNode struct {
+	domain.Node
+	SiteName string `json:"site_name,omitempty"`
+}
+
 type adminNodeDetail struct {
 	domain.Node
+	SiteName         string              `json:"site_name,omitempty"`
 	LastOnboarding   *adminWorkflowRef   `json:"last_onboarding"`
 	LastDecommission *adminWorkflowRef   `json:"last_decommission"`
 	Allocations      []domain.Allocation `json:"allocations"`
@@ -241,13 +248,13 @@ func runNodesList(ctx context.Context, r *adminRun, _ []string) error {
 	if err != nil {
 		return err
 	}
-	nodes, next, printed, err := listItems[domain.Node](ctx, r, c, adminNodesPath, q)
+	nodes, next, printed, err := listItems[adminNamedNode](ctx, r, c, adminNodesPath, q)
 	if err != nil || printed {
 		return err
 	}
 	t := r.table("ID", "STATUS", "HOSTNAME", "SITE", "SKU", "MAAS_SYSTEM_ID", "UPDATED")
 	for _, n := range nodes {
-		t.row(n.ID, n.Status, n.Hostname, n.SiteID, n.SKUID, n.MAASSystemID, adminTime(n.UpdatedAt))
+		t.row(n.ID, n.Status, n.Hostname, named(n.SiteName, n.SiteID), n.SKUID, n.MAASSystemID, adminTime(n.UpdatedAt))
 	}
 	t.flush()
 	if next != "" {
@@ -265,7 +272,7 @@ func (r *adminRun) printNode(d adminNodeDetail) {
 	f.add("ID", d.ID)
 	f.add("Status", d.Status)
 	f.add("Hostname", d.Hostname)
-	f.add("Site", d.SiteID)
+	f.add("Site", namedID(d.SiteName, d.SiteID))
 	f.add("SKU", d.SKUID)
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Enrolled", adminTimePtr(d.EnrolledAt))
@@ -534,15 +541,8 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 	path := adminPath(adminDecommissionsPath, id)
 	seen := map[adminTimelineEntry]bool{}
 	prev := ""
-	return r.pollLoop(ctx, interval, func() (bool, error) {
-		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
-		if err != nil {
-			return false, err
-		}
-		var d adminDecommissionDetail
-		if err := resp.decode(&d); err != nil {
-			return false, err
-		}
+	inner := ""
+	return followStream(ctx, r, c, path+client.StreamSuffix, interval, func(d adminDecommissionDetail) (bool, error) {
 		for _, e := range d.Timeline {
 			if !seen[e] {
 				seen[e] = true
@@ -555,11 +555,31 @@ func (r *adminRun) watchDecommission(ctx context.Context, c *adminClient, id str
 			r.printDecomEvent(d.Decommission, adminDecomEvent{Time: d.UpdatedAt, Attempt: d.Attempt, Kind: adminWatchStatus,
 				Stage: string(d.Stage), Status: string(d.Status), Disks: d.Erase.Outcome})
 		}
+		if d.Mode == domain.DecommissionReimage && d.OnboardingID != "" && d.OnboardingID != inner {
+			// A reimage waits for the onboarding it started: follow that
+			// inline, as onboardings watch would, then the decommission.
+			inner = d.OnboardingID
+			if !r.machine() {
+				fmt.Fprintf(r.env.stdout, "reimage: following its onboarding %s\n", adminCell(inner))
+			}
+			var code *ExitCodeError
+			if err := r.follow(ctx, c, newFollower(inner), interval); err != nil && !errors.As(err, &code) {
+				return true, err
+			}
+		}
 		code, done := adminOutcome(string(d.Status))
 		if done {
 			r.printDecomOutcome(d.Decommission)
 		}
 		return done, exitCodeError(code, done)
+	}, func() (adminDecommissionDetail, error) {
+		var d adminDecommissionDetail
+		resp, err := c.do(ctx, http.MethodGet, path, nil, nil)
+		if err != nil {
+			return d, err
+		}
+		err = resp.decode(&d)
+		return d, err
 	})
 }
 

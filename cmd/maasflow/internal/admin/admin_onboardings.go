@@ -49,6 +49,8 @@ type adminScriptResult struct {
 // adminOnboardingDetail is GET …/onboardings/{id}.
 type adminOnboardingDetail struct {
 	domain.Onboarding
+	SiteName    string `json:"site_name,omitempty"`
+	ProfileName string `json:"profile_name,omitempty"`
 	// AllowedOperations are the recovery operations the record accepts now.
 	AllowedOperations []string             `json:"allowed_operations"`
 	Timeline          []adminTimelineEntry `json:"timeline"`
@@ -336,11 +338,14 @@ func runOnboardingsList(ctx context.Context, r *adminRun, _ []string) error {
 	}
 	t := r.table("ID", "STATUS", "STAGE", "HOSTNAME", "SITE", "ATTEMPT", "MAAS_SYSTEM_ID", "UPDATED")
 	for _, raw := range items {
-		var o domain.Onboarding
+		var o struct {
+			domain.Onboarding
+			SiteName string `json:"site_name"`
+		}
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return fmt.Errorf("unexpected answer from the admin API: %w", err)
 		}
-		t.row(o.ID, string(o.Status), string(o.Stage), o.Hostname, o.SiteID, strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
+		t.row(o.ID, string(o.Status), string(o.Stage), o.Hostname, named(o.SiteName, o.SiteID), strconv.Itoa(o.Attempt), o.MAASSystemID, adminTime(o.UpdatedAt))
 	}
 	t.flush()
 	if !all && page.NextCursor != "" {
@@ -417,7 +422,7 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	f.add("Status", string(d.Status))
 	f.add("Stage", string(d.Stage))
 	if d.QueuePosition > 0 {
-		f.add("Queue position", fmt.Sprintf("%d (waiting for a slot of site %s; 1 is next)", d.QueuePosition, d.SiteID))
+		f.add("Queue position", fmt.Sprintf("%d (waiting for a slot of site %s; 1 is next)", d.QueuePosition, named(d.SiteName, d.SiteID)))
 	}
 	f.add("Attempt", fmt.Sprintf("%d (deploys in this attempt: %d)", d.Attempt, d.DeployAttempts))
 	if d.Run > 0 {
@@ -428,8 +433,8 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 	f.add("MAAS system ID", d.MAASSystemID)
 	f.add("Hostname", d.Hostname)
 	f.add("IPMI IP", d.IPMIIP)
-	f.add("Site", d.SiteID)
-	f.add("Profile", d.ProfileID)
+	f.add("Site", namedID(d.SiteName, d.SiteID))
+	f.add("Profile", namedID(d.ProfileName, d.ProfileID))
 	f.add("SKU", d.SKUID)
 	f.add("Node", d.NodeID)
 	f.add("PXE MAC", d.PXEMAC)

@@ -213,3 +213,20 @@ func adminIndent(w io.Writer, text, indent string) {
 		fmt.Fprintf(w, "%s%s\n", indent, line)
 	}
 }
+
+// named is a record's name for a table cell: the name the API gave beside
+// the id, else the id (an older server, or a record gone since).
+func named(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
+}
+
+// namedID is a name and its id for a detail field: "lab-a (5e00…)".
+func namedID(name, id string) string {
+	if name == "" || id == "" {
+		return id
+	}
+	return name + " (" + id + ")"
+}

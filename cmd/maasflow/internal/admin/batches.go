@@ -139,15 +139,17 @@ type adminBatchItem struct {
 // adminBatch is GET …/onboarding-batches/{id} (and the answer of POST
 // …/onboardings/batch, which carries fewer fields).
 type adminBatch struct {
-	ID        string           `json:"id"`
-	SiteID    string           `json:"site_id"`
-	ProfileID string           `json:"profile_id"`
-	SKUID     string           `json:"sku_id"`
-	Status    string           `json:"status"`
-	Counts    map[string]int   `json:"counts"`
-	Items     []adminBatchItem `json:"items"`
-	CreatedAt time.Time        `json:"created_at"`
-	UpdatedAt time.Time        `json:"updated_at"`
+	ID          string           `json:"id"`
+	SiteID      string           `json:"site_id"`
+	SiteName    string           `json:"site_name,omitempty"`
+	ProfileID   string           `json:"profile_id"`
+	ProfileName string           `json:"profile_name,omitempty"`
+	SKUID       string           `json:"sku_id"`
+	Status      string           `json:"status"`
+	Counts      map[string]int   `json:"counts"`
+	Items       []adminBatchItem `json:"items"`
+	CreatedAt   time.Time        `json:"created_at"`
+	UpdatedAt   time.Time        `json:"updated_at"`
 }
 
 // itemError renders an item's error, a string or {"code","message"}.
@@ -262,7 +264,7 @@ func runBatchesList(ctx context.Context, r *adminRun, _ []string) error {
 		}
 		t := r.table("ID", "STATUS", "SITE", "NODES", "COUNTS", "CREATED")
 		for _, b := range l.Items {
-			t.row(b.ID, b.Status, b.SiteID, strconv.Itoa(len(b.Items)), countsText(b.Counts), adminTime(b.CreatedAt))
+			t.row(b.ID, b.Status, named(b.SiteName, b.SiteID), strconv.Itoa(len(b.Items)), countsText(b.Counts), adminTime(b.CreatedAt))
 		}
 		t.flush()
 		return nil
@@ -307,8 +309,8 @@ func runBatchesGet(ctx context.Context, r *adminRun, args []string) error {
 		f := newAdminFields(r.env.stdout)
 		f.add("ID", b.ID)
 		f.add("Status", b.Status)
-		f.add("Site", b.SiteID)
-		f.add("Profile", b.ProfileID)
+		f.add("Site", namedID(b.SiteName, b.SiteID))
+		f.add("Profile", namedID(b.ProfileName, b.ProfileID))
 		f.add("SKU", b.SKUID)
 		f.add("Nodes", strconv.Itoa(len(b.Items)))
 		f.add("Counts", countsText(b.Counts))

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/maasflow/maasflow/client"
-	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // The destructive verbs (decommission start --mode full, nodes remove,
@@ -97,41 +96,23 @@ func (r *adminRun) printPlan(raw []byte, p client.DryRunPlan) {
 	f.flush()
 }
 
-// planRestartClean is restart-clean's dry run: the API has none, so it
-// reads the onboarding and says whether the operation is allowed now and
-// what it does.
+// planRestartClean is restart-clean's dry run: the API's own, which
+// checks the operation exactly as it would run it and says what it would
+// do (machine, node, allocations, erase, tokens) without doing it. A
+// refusal (the state allows no restart-clean, the node is active) is the
+// operation's error, with the operations the onboarding allows now.
 func (r *adminRun) planRestartClean(ctx context.Context, c *adminClient, id string) error {
 	var raw []byte
-	d, err := c.GetOnboarding(ctx, id, client.RawResponse(&raw))
+	p, err := c.PlanRestartClean(ctx, id, r.str("reason"), client.RawResponse(&raw))
 	if err != nil {
+		var apiErr *adminAPIError
+		if errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
+			r.printAllowed(ctx, c, id)
+		}
 		return err
 	}
-	allowed := false
-	for _, op := range d.AllowedOperations {
-		allowed = allowed || op == domain.OpRestartClean
-	}
-	if r.machine() {
-		return r.emitValue(map[string]any{"dry_run": true, "action": "onboarding.restart-clean", "allowed": allowed,
-			"onboarding": map[string]any{"id": d.ID, "hostname": d.Hostname, "status": d.Status, "stage": d.Stage,
-				"attempt": d.Attempt, "maas_system_id": d.MAASSystemID}})
-	}
-	w := r.env.stdout
-	if !allowed {
-		fmt.Fprintf(w, "dry run: restart-clean is not allowed for onboarding %s (%s), which is %s at stage %s; allowed: %s\n",
-			adminCell(d.ID), adminCell(d.Hostname), adminCell(string(d.Status)), adminCell(stageOrStart(d.Stage)), adminCell(opsList(d.AllowedOperations)))
-		return &ExitCodeError{Code: adminExitError}
-	}
-	fmt.Fprintf(w, "dry run, nothing was changed: restart-clean of onboarding %s (%s), %s at stage %s, would release MAAS machine %s with the erase policy, revoke every token of the node and start attempt %d from the top\n",
-		adminCell(d.ID), adminCell(d.Hostname), adminCell(string(d.Status)), adminCell(stageOrStart(d.Stage)), adminCell(orDash(d.MAASSystemID)), d.Attempt+1)
+	r.printPlan(raw, p)
 	return nil
-}
-
-func opsList(ops []client.Operation) string {
-	s := make([]string, 0, len(ops))
-	for _, o := range ops {
-		s = append(s, string(o))
-	}
-	return orDash(strings.Join(s, ", "))
 }
 
 // removeNode is `nodes remove`: asked for, or planned with --dry-run.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -62,21 +63,30 @@ func newFollower(id string) *adminFollower {
 
 // poll reads the onboarding and returns what is new since the last poll.
 func (f *adminFollower) poll(ctx context.Context, c *adminClient) (adminOnboardingDetail, []adminWatchEvent, error) {
-	resp, err := c.do(ctx, http.MethodGet, adminPath(adminOnboardingsPath, f.id), nil, nil)
+	d, err := f.read(ctx, c)
 	if err != nil {
-		return adminOnboardingDetail{}, nil, err
-	}
-	var d adminOnboardingDetail
-	if err := resp.decode(&d); err != nil {
 		return d, nil, err
 	}
 	return d, f.next(d), nil
 }
 
-// next compares a read with the previous ones.
+// read reads the onboarding.
+func (f *adminFollower) read(ctx context.Context, c *adminClient) (adminOnboardingDetail, error) {
+	resp, err := c.do(ctx, http.MethodGet, adminPath(adminOnboardingsPath, f.id), nil, nil)
+	if err != nil {
+		return adminOnboardingDetail{}, err
+	}
+	var d adminOnboardingDetail
+	err = resp.decode(&d)
+	return d, err
+}
+
+// next compares a read (a poll, or a state the stream pushed) with the
+// previous ones.
 func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 	var evs []adminWatchEvent
 	o := d.Onboarding
+	first := f.last == nil
 	if f.last == nil || f.last.Status != o.Status || f.last.Attempt != o.Attempt || f.last.MAASSystemID != o.MAASSystemID {
 		at := o.UpdatedAt
 		if at.IsZero() {
@@ -107,8 +117,10 @@ func (f *adminFollower) next(d adminOnboardingDetail) []adminWatchEvent {
 			Detail: e.Detail, Source: e.Source, MAASEventID: e.MAASEventID})
 	}
 	evs = append(evs, queue...) // the place after the row that queued it
-	// A status change belongs after the timeline rows that led to it.
-	if _, ended := adminOutcome(string(o.Status)); ended && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
+	// A status change belongs after the timeline rows that led to it, and
+	// the first read's state after the backlog it joins: history first,
+	// then where the run is now.
+	if _, ended := adminOutcome(string(o.Status)); (ended || first) && len(evs) > 1 && evs[0].Kind == adminWatchStatus {
 		evs = append(evs[1:], evs[0])
 	}
 	for i := range evs {
@@ -160,20 +172,18 @@ func (r *adminRun) watch(ctx context.Context, c *adminClient, id string, interva
 // follow is watch with a follower that may have seen part of the timeline
 // already (a recovery operation's --wait prints only the new run).
 func (r *adminRun) follow(ctx context.Context, c *adminClient, f *adminFollower, interval time.Duration) error {
-	return r.pollLoop(ctx, interval, func() (bool, error) {
-		d, evs, err := f.poll(ctx, c)
-		if err != nil {
-			return false, err
-		}
-		for _, e := range evs {
-			r.printWatchEvent(e, false)
-		}
-		code, done := adminOutcome(string(d.Status))
-		if done {
-			r.printOutcome(d.Onboarding)
-		}
-		return done, exitCodeError(code, done)
-	})
+	return followStream(ctx, r, c, adminPath(adminOnboardingsPath, f.id)+client.StreamSuffix, interval,
+		func(d adminOnboardingDetail) (bool, error) {
+			for _, e := range f.next(d) {
+				r.printWatchEvent(e, false)
+			}
+			code, done := adminOutcome(string(d.Status))
+			if done {
+				r.printOutcome(d.Onboarding)
+			}
+			return done, exitCodeError(code, done)
+		},
+		func() (adminOnboardingDetail, error) { return f.read(ctx, c) })
 }
 
 // exitCodeError is the error that ends a finished watch with code: nil

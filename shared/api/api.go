@@ -86,6 +86,11 @@ type Deps struct {
 	Refusals *RefusalCounter
 	// Reconciler serves /reconciliation; without it those routes answer 503.
 	Reconciler Reconciler
+	// NodeCA issues node certificates at enrollment, renewal and recovery
+	// and checks them on the node endpoints, served at NodeAPIURL (mutual
+	// TLS); without it those answer 503.
+	NodeCA     NodeCA
+	NodeAPIURL string
 }
 
 type server struct {
@@ -105,6 +110,8 @@ type server struct {
 	machines  MachineOps
 	refusals  *RefusalCounter
 	reconcile Reconciler
+	nodeCA     NodeCA
+	nodeAPIURL string
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -127,6 +134,8 @@ func New(cfg Config, deps Deps) http.Handler {
 		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
+		nodeCA:     deps.NodeCA,
+		nodeAPIURL: deps.NodeAPIURL,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

@@ -94,48 +94,48 @@ type Deps struct {
 }
 
 type server struct {
-	cfg        Config
-	store      Store
-	secrets    SecretStore
-	starter    OnboardingStarter
-	stopper    OnboardingStopper
-	completer  EnrollmentCompleter
-	prober     SiteProber
-	paths      PathProber
-	auth       Authenticator
-	clock      clock.Clock
-	newID      func() string
-	log        *slog.Logger
-	lifecycle  lifecycleDeps
-	machines   MachineOps
-	refusals   *RefusalCounter
-	reconcile  Reconciler
-	nodeCA     NodeCA
-	nodeAPIURL string
+	cfg       Config
+	store     Store
+	secrets   SecretStore
+	starter   OnboardingStarter
+	stopper   OnboardingStopper
+	completer EnrollmentCompleter
+	prober    SiteProber
+	paths     PathProber
+	auth      Authenticator
+	clock     clock.Clock
+	newID     func() string
+	log       *slog.Logger
+	lifecycle lifecycleDeps
+	machines  MachineOps
+	refusals  *RefusalCounter
+	reconcile Reconciler
+	nodeCA    NodeCA
+	nodeURL   string
 }
 
 // New returns the API handler: every route of routeTable on a net/http
 // ServeMux, JSON 404/405 answers for anything else.
 func New(cfg Config, deps Deps) http.Handler {
 	s := &server{
-		cfg:        cfg.withDefaults(),
-		store:      deps.Store,
-		secrets:    deps.Secrets,
-		starter:    deps.Starter,
-		stopper:    deps.Stopper,
-		completer:  deps.Completer,
-		prober:     deps.Prober,
-		paths:      deps.Paths,
-		auth:       deps.Auth,
-		clock:      deps.Clock,
-		newID:      deps.NewID,
-		log:        deps.Logger,
-		lifecycle:  lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
-		machines:   deps.Machines,
-		refusals:   deps.Refusals,
-		reconcile:  deps.Reconciler,
-		nodeCA:     deps.NodeCA,
-		nodeAPIURL: deps.NodeAPIURL,
+		cfg:       cfg.withDefaults(),
+		store:     deps.Store,
+		secrets:   deps.Secrets,
+		starter:   deps.Starter,
+		stopper:   deps.Stopper,
+		completer: deps.Completer,
+		prober:    deps.Prober,
+		paths:     deps.Paths,
+		auth:      deps.Auth,
+		clock:     deps.Clock,
+		newID:     deps.NewID,
+		log:       deps.Logger,
+		lifecycle: lifecycleDeps{decoms: deps.Decommissions, allocations: deps.Allocations, bundles: deps.Bundles},
+		machines:  deps.Machines,
+		refusals:  deps.Refusals,
+		reconcile: deps.Reconciler,
+		nodeCA:    deps.NodeCA,
+		nodeURL:   deps.NodeAPIURL,
 	}
 	if s.refusals == nil {
 		s.refusals = &RefusalCounter{}

@@ -96,15 +96,13 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 	h.nodeCA, err = nodeid.LoadOrCreateLocal(t.TempDir(), t0)
 	require.NoError(t, err)
 	h.handler = New(Config{}, Deps{
-		NodeCA:     h.nodeCA,
-		NodeAPIURL: testNodeAPIURL,
-		Store:      h.store,
-		Secrets:    h.secrets,
-		Starter:    h.starter,
-		Stopper:    h.stopper,
-		Completer:  h.completer,
-		Prober:     h.prober,
-		Bundles:    bundles,
+		Store:     h.store,
+		Secrets:   h.secrets,
+		Starter:   h.starter,
+		Stopper:   h.stopper,
+		Completer: h.completer,
+		Prober:    h.prober,
+		Bundles:   bundles,
 		Auth: NewStaticTokens(map[string]Principal{
 			adminToken: {Subject: "alice", Admin: true},
 			userToken:  {Subject: "bob"},
@@ -114,6 +112,9 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Refusals: h.refusals,
 		Machines: h.machines,
+		NodeCA:   h.nodeCA,
+
+		NodeAPIURL: testNodeAPIURL,
 	})
 	return h
 }

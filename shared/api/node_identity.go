@@ -79,7 +79,7 @@ func (s *server) issueCredentials(csr, nodeID string, now time.Time) (nodeCreden
 		return nodeCredentials{}, "", nodeid.Issued{}, err
 	}
 	return nodeCredentials{CertificatePEM: issued.CertPEM, CAPEM: s.nodeCA.CertPEM(), NotAfter: issued.NotAfter,
-		RecoveryToken: recovery.Reveal(), NodeAPIURL: s.nodeAPIURL}, enroll.HashToken(recovery.Reveal()), issued, nil
+		RecoveryToken: recovery.Reveal(), NodeAPIURL: s.nodeURL}, enroll.HashToken(recovery.Reveal()), issued, nil
 }
 
 // recordCertificate notes a new certificate and recovery token on n.

@@ -95,12 +95,8 @@ func (s *server) certNode(rq *request) (domain.Node, error) {
 	if s.nodeCA == nil {
 		return domain.Node{}, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "this deployment has no node CA"}
 	}
-	var chain []*x509.Certificate
-	if rq.r.TLS != nil {
-		chain = rq.r.TLS.PeerCertificates
-	}
 	now := s.clock.Now().UTC()
-	id, _, err := s.nodeCA.Verify(chain, now)
+	id, _, err := s.nodeCA.Verify(peerChain(rq.r), now)
 	if err != nil {
 		var ce *nodeid.CertError
 		if errors.As(err, &ce) {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -358,4 +360,33 @@ func pemBody(t testing.TB, s string) string {
 	b, _ := pem.Decode([]byte(s))
 	require.NotNil(t, b)
 	return string(pem.EncodeToMemory(b))[40:80]
+}
+
+// Behind API Gateway's mutual TLS the certificate arrives in the request
+// context, not on a TLS connection.
+func TestNodeEndpointsReadTheGatewaysClientCertificate(t *testing.T) {
+	h := newHarness(t)
+	e, c := h.enrolledNode("gpu-01", "")
+	call := func(certPEM string) response {
+		ev := events.APIGatewayV2HTTPRequest{
+			RawPath: "/node/v1/nodes/" + e.nodeID + "/tasks/wait", RawQueryString: "wait_seconds=0",
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "GET", Path: "/node/v1/nodes/" + e.nodeID + "/tasks/wait"},
+				Authentication: events.APIGatewayV2HTTPRequestContextAuthentication{
+					ClientCert: events.APIGatewayV2HTTPRequestContextAuthenticationClientCert{ClientCertPem: certPEM},
+				},
+			},
+		}
+		var acc core.RequestAccessorV2
+		req, err := acc.EventToRequestWithContext(context.Background(), ev)
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		h.handler.ServeHTTP(rec, req)
+		return response{status: rec.Code, body: rec.Body.Bytes()}
+	}
+	r := call(c.CertificatePEM)
+	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	r = call("")
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, nodeid.CertMissing, errCode(t, r))
 }

@@ -108,7 +108,9 @@ func (e *env) nodeCall(c *http.Client, method, path string, body any) (int, stri
 	return resp.StatusCode, string(out)
 }
 
-func heartbeatPath(nodeID string) string { return "/node/v1/nodes/" + nodeID + "/tasks/wait?wait_seconds=0" }
+func heartbeatPath(nodeID string) string {
+	return "/node/v1/nodes/" + nodeID + "/tasks/wait?wait_seconds=0"
+}
 
 // TestNodeIdentityRunbookValidations plays the node agent through the
 // runbook: enrollment with a CSR, the first heartbeat over mutual TLS

@@ -16,6 +16,8 @@ import (
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/console"
 	"github.com/maasflow/maasflow/shared/lokipush"
+
+	"github.com/maasflow/maasflow/shared/nodeid"
 )
 
 // demoTimeScale is how much faster time runs under --demo: MAAS phases
@@ -66,6 +68,7 @@ stays the same across restarts. --reset starts from an empty data dir.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.cfg.Listen, "listen", "127.0.0.1:8080", "admin and node API listen address")
 	fs.StringVar(&o.cfg.SimListen, "sim-listen", "127.0.0.1:5240", "MAAS simulator listen address")
+	fs.StringVar(&o.cfg.NodeListen, "node-listen", "127.0.0.1:8443", "node endpoints' mutual TLS listen address")
 	fs.StringVar(&o.cfg.SimAPIKey, "sim-api-key", "", "simulator API key consumer:token:secret (generated when empty)")
 	fs.StringVar(&o.cfg.MAASURL, "maas-url", "", "use a real MAAS region (http://host:5240/MAAS) instead of the simulator")
 	fs.Float64Var(&o.timeScale, "time-scale", 0, fmt.Sprintf("run time this many times faster (waits, timeouts, simulated MAAS phases); default %d with --demo, else 1", demoTimeScale))
@@ -162,6 +165,7 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 	fmt.Fprintf(w, "maasflow local is running\n\n")
 	fmt.Fprintf(w, "  admin API   %s/api/v1/admin/\n", stack.APIURL)
 	fmt.Fprintf(w, "  console     %s%s   (sign in with the admin token)\n", stack.APIURL, console.Prefix)
+	fmt.Fprintf(w, "  node API    %s/node/v1/   (mutual TLS; node CA %s)\n", stack.NodeAPIURL, filepath.Join(cfg.DataDir, nodeid.LocalCertFile))
 	if tokenFromEnv != "" {
 		fmt.Fprintf(w, "  admin token from $%s\n", config.EnvAdminToken)
 	} else {

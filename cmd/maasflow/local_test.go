@@ -54,7 +54,7 @@ func startLocal(t *testing.T, args ...string) *runningLocal {
 	outR, outW := io.Pipe()
 	l := &runningLocal{cancel: cancel, done: make(chan int, 1), stderr: &syncBuffer{}}
 	go func() {
-		l.done <- run(ctx, append([]string{"local", "--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0"}, args...), outW, l.stderr)
+		l.done <- run(ctx, append([]string{"local", "--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0", "--node-listen", "127.0.0.1:0"}, args...), outW, l.stderr)
 		_ = outW.Close()
 	}()
 	var banner strings.Builder
@@ -248,7 +248,7 @@ func TestRunLocalResetRefusesAForeignDirectory(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("years of work"), 0o600))
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"local", "--reset", "--data-dir", dir, "--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0"}, &out, &errb)
+	code := run(context.Background(), []string{"local", "--reset", "--data-dir", dir, "--listen", "127.0.0.1:0", "--sim-listen", "127.0.0.1:0", "--node-listen", "127.0.0.1:0"}, &out, &errb)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errb.String(), "holds none of maasflow's files")
 	_, err := os.Stat(filepath.Join(dir, "thesis.tex"))

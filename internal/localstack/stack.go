@@ -33,6 +33,7 @@ import (
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/metrics"
+	"github.com/maasflow/maasflow/shared/nodeid"
 	"github.com/maasflow/maasflow/shared/reconcile"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
@@ -68,6 +69,9 @@ type Config struct {
 		connector.Relay
 		connector.StatusReader
 	}
+	// NodeListen is the address of the node endpoints' TLS listener
+	// (default 127.0.0.1:0).
+	NodeListen string
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -79,6 +83,10 @@ type Stack struct {
 	SimURL     string // empty when a real MAAS is used
 	AdminToken string
 	SimAPIKey  string
+	// NodeAPIURL is the node endpoints' TLS listener (mutual TLS).
+	NodeAPIURL string
+	// NodeCA is the deployment's node CA (node-ca.crt in the data dir).
+	NodeCA *nodeid.CA
 
 	// SiteBootstrap is a site bootstrap bundle reference local mode serves
 	// itself, with the development CA, for demo and test sites.
@@ -309,6 +317,12 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 
+	nodeCA, nodeLn, err := listenNodes(ctx, cfg.DataDir, cfg.NodeListen, clk)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() error { _ = nodeLn.ln.Close(); return nil })
+	s.NodeCA, s.NodeAPIURL = nodeCA, nodeLn.url
 	handler := api.New(api.Config{TimeScale: cfg.TimeScale}, api.Deps{
 		Store:     s.Store,
 		Secrets:   secretStore,
@@ -328,7 +342,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Allocations:   s.Allocations,
 		Bundles:       api.BundleConfig{APIURL: s.APIURL, Package: enroll.DevPackage()},
 		Machines:      siteMAAS,
+		NodeCA:        nodeCA,
+		NodeAPIURL:    s.NodeAPIURL,
 	})
+	s.serve(nodeLn.ln, nodeRoutes(handler))
 	ca, err := enroll.DevCA()
 	if err != nil {
 		return nil, fmt.Errorf("make the development CA: %w", err)

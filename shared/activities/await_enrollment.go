@@ -102,6 +102,11 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 	if node.Status != domain.NodeActive || node.EnrolledAt == nil {
 		return EnrollmentResult{}, false, nil
 	}
+	if node.CertSerial != "" && node.AgentSeenAt == nil {
+		// A node with a certificate has enrolled once its agent's first
+		// authenticated heartbeat is in; that heartbeat completes the wait.
+		return EnrollmentResult{}, false, nil
+	}
 	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
 	if err != nil {
 		return EnrollmentResult{}, false, storeError("read enrollment token", err)

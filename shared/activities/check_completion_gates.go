@@ -88,6 +88,9 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 		return out, gate(GateNodeActive, "node %s is %s", node.ID, node.Status)
 	case node.EnrolledAt == nil:
 		return out, gate(GateNodeActive, "node %s has no enrolled_at", node.ID)
+	case node.CertSerial != "" && node.AgentSeenAt == nil:
+		// "Node agent running" is its first authenticated heartbeat.
+		return out, gate(GateNodeActive, "node %s holds a certificate but its agent sent no authenticated heartbeat", node.ID)
 	case in.Enrollment.NodeID != "" && in.Enrollment.NodeID != node.ID:
 		return out, gate(GateNodeActive, "the enrollment names node %s, the onboarding node %s", in.Enrollment.NodeID, node.ID)
 	}

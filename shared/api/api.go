@@ -118,6 +118,12 @@ type Deps struct {
 	// NodeIdentity names a node by its credential after enrollment
 	// (introspection.go); nil: enrollment tokens only.
 	NodeIdentity NodeIdentifier
+
+	// NodeCA issues node certificates at enrollment, renewal and recovery
+	// and checks them on the node endpoints, served at NodeAPIURL (mutual
+	// TLS); without it those answer 503.
+	NodeCA     NodeCA
+	NodeAPIURL string
 }
 
 type server struct {
@@ -139,6 +145,9 @@ type server struct {
 	reconcile Reconciler
 
 	nodeIdentity NodeIdentifier
+
+	nodeCA  NodeCA
+	nodeURL string
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -161,6 +170,8 @@ func New(cfg Config, deps Deps) http.Handler {
 		machines:  deps.Machines,
 		refusals:  deps.Refusals,
 		reconcile: deps.Reconciler,
+		nodeCA:    deps.NodeCA,
+		nodeURL:   deps.NodeAPIURL,
 	}
 	s.nodeIdentity = deps.NodeIdentity
 	if s.refusals == nil {

@@ -134,6 +134,12 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	}
 	e := h.enrollable("gpu-audit", seedEnrollToken, time.Hour, "")
 	require.Equal(t, http.StatusOK, h.enroll(e.nodeID, seedEnrollToken).status)
+	ne, c := h.enrolledNode("gpu-identity", "")
+	cert := certOf(t, c.CertificatePEM)
+	h.nodeCall("POST", "/node/v1/nodes/"+ne.nodeID+"/tasks/t1/result", map[string]any{"status": "ok"}, cert)
+	renewed := decodeCreds(t, h.nodeCall("POST", "/node/v1/nodes/"+ne.nodeID+"/certificate", map[string]any{"csr": newNodeKey(t).csr}, cert))
+	decodeCreds(t, h.do(call{method: "POST", path: "/api/v1/nodes/" + ne.nodeID + "/recover",
+		body: map[string]any{"recovery_token": renewed.RecoveryToken, "csr": newNodeKey(t).csr}}))
 
 	var mutating []string
 	for _, rt := range routeTable() {

@@ -12,11 +12,15 @@ import (
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/logfield"
+	"github.com/maasflow/maasflow/shared/nodeid"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
 type enrollRequest struct {
 	Token string `json:"token"`
+	// CSR (PEM), when sent, has the node CA certify the node's key: the
+	// answer then carries the certificate and a recovery token.
+	CSR string `json:"csr,omitempty"`
 }
 
 // enrollmentOutput is what the workflow's enrollment wait receives.
@@ -29,6 +33,7 @@ type enrollmentOutput struct {
 type enrollResponse struct {
 	NodeID string `json:"node_id"`
 	Status string `json:"status"`
+	*nodeCredentials
 }
 
 // maxTokenLength bounds what is hashed; real tokens are 43 characters.
@@ -55,6 +60,12 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	if len(in.Token) > maxTokenLength {
 		return 0, nil, &StatusError{Status: http.StatusUnauthorized, Code: CodeTokenRejected, Field: "token",
 			Message: "enrollment token rejected: " + store.TokenUnknown}
+	}
+	if in.CSR != "" {
+		// Refused before the token is spent, so the node can send a good one.
+		if err := s.checkCSR(in.CSR); err != nil {
+			return 0, nil, err
+		}
 	}
 	nodeID := rq.r.PathValue("id")
 	ctx := rq.ctx()
@@ -88,6 +99,19 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
 	stoppedAs, stopped := s.runStopped(ctx, log, tok)
+	var creds *nodeCredentials
+	var issued nodeid.Issued
+	var recoveryHash string
+	if in.CSR != "" {
+		c, h, is, err := s.issueCredentials(in.CSR, nodeID, now)
+		if err != nil {
+			return 0, nil, err
+		}
+		creds, recoveryHash, issued = &c, h, is
+	}
+	// With a certificate, the workflow's wait completes at the agent's
+	// first authenticated heartbeat (node_identity.go), not here.
+	awaitAgent := creds != nil && !stopped && tok.OnboardingID != ""
 	node, err := s.store.UpdateNode(ctx, nodeID, func(n *domain.Node) error {
 		if n.Status == domain.NodeRemoved {
 			// A removed node comes back only as a new identity (requirements runbook).
@@ -103,6 +127,14 @@ func (s *server) enroll(rq *request) (int, any, error) {
 		}
 		n.EnrolledAt = &now
 		n.UpdatedAt = now
+		if creds != nil {
+			recordCertificate(n, issued, recoveryHash)
+			n.AgentSeenAt = nil
+			n.AwaitsAgentOnboardingID, n.AwaitsAgentAttempt = "", 0
+			if awaitAgent {
+				n.AwaitsAgentOnboardingID, n.AwaitsAgentAttempt = tok.OnboardingID, tok.Attempt
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -112,11 +144,13 @@ func (s *server) enroll(rq *request) (int, any, error) {
 	switch {
 	case stopped:
 		s.noteEnrollmentForStoppedRun(ctx, log, tok, node, stoppedAs, now)
+	case awaitAgent:
+		log.InfoContext(ctx, "enrollment waits for the node agent's first heartbeat")
 	case tok.OnboardingID != "":
 		s.completeEnrollment(ctx, log, tok, now)
 	}
 	log.InfoContext(ctx, "node enrolled", "attempt", tok.Attempt)
-	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: node.Status}, nil
+	return http.StatusOK, enrollResponse{NodeID: nodeID, Status: node.Status, nodeCredentials: creds}, nil
 }
 
 // runRefusals explain the rejections of a genuine token whose run is over.

@@ -24,6 +24,7 @@ import (
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/nodeid"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 )
@@ -57,6 +58,7 @@ type harness struct {
 	bodies    *syncBuffer // every response body, for the leak check
 	refusals  *RefusalCounter
 	seq       atomic.Int64
+	nodeCA    *nodeid.CA
 }
 
 // newHarness builds the harness; wrap, when given, stands between the store
@@ -91,6 +93,8 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 	}
 	h.store = store.New(h.db, "", h.clock.Now)
 	h.secrets = secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json"))
+	h.nodeCA, err = nodeid.LoadOrCreateLocal(t.TempDir(), t0)
+	require.NoError(t, err)
 	h.handler = New(Config{}, Deps{
 		Store:     h.store,
 		Secrets:   h.secrets,
@@ -108,6 +112,9 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Refusals: h.refusals,
 		Machines: h.machines,
+		NodeCA:   h.nodeCA,
+
+		NodeAPIURL: testNodeAPIURL,
 	})
 	return h
 }

@@ -215,6 +215,9 @@ func (s *server) revokeAllTokens(ctx context.Context, n domain.Node, keep string
 	if err != nil {
 		return err
 	}
+	if err := s.revokeRecoveryToken(ctx, n); err != nil {
+		return err
+	}
 	now := s.clock.Now().UTC()
 	for _, h := range hashes {
 		if h == keep {

@@ -84,6 +84,10 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}/stream", handle: streamOf("batch", (*server).getBatch)},
 
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
+		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/recover", access: accessNode, action: "node.certificate.recover", target: "node:{id}", handle: (*server).recoverCertificate},
+		{method: http.MethodGet, pattern: "/node/v1/nodes/{id}/tasks/wait", access: accessNode, handle: (*server).waitTasks},
+		{method: http.MethodPost, pattern: "/node/v1/nodes/{id}/tasks/{task_id}/result", access: accessNode, action: "node.task.result", target: "node:{id}/task:{task_id}", handle: (*server).postResult},
+		{method: http.MethodPost, pattern: "/node/v1/nodes/{id}/certificate", access: accessNode, action: "node.certificate.renew", target: "node:{id}", handle: (*server).renewCertificate},
 	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }
 

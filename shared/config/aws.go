@@ -35,3 +35,17 @@ const (
 // SiteTagKey is the session tag that binds a site-secrets session to one
 // site; the role's policy allows only secrets named after that site.
 const SiteTagKey = "maasflow-site"
+
+// The node CA on AWS (docs/deploy.md "Node identity on AWS").
+const (
+	// EnvNodeCAKeyID names the KMS asymmetric key (ECC_NIST_P256,
+	// SIGN_VERIFY) that signs node certificates; unset, the API issues none.
+	EnvNodeCAKeyID = "MAASFLOW_NODE_CA_KEY_ID"
+	// EnvNodeCACert is the node CA certificate (PEM) that key self-signed,
+	// the one in the mutual TLS trust store; unset, the API self-signs one
+	// at start.
+	EnvNodeCACert = "MAASFLOW_NODE_CA_CERT"
+	// EnvNodeMTLSURL is the mutual TLS custom domain of the node endpoints,
+	// handed to nodes as node_api_url.
+	EnvNodeMTLSURL = "MAASFLOW_NODE_MTLS_URL"
+)

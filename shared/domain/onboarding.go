@@ -203,7 +203,8 @@ type Node struct {
 	// later onboarding of the node (rerun, reimage) can find its machine
 	// by it when MAAS knows it under another hostname and power address
 	// (requirements readiness §4.1 step 3).
-	PXEMAC    string    `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
+	PXEMAC string `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
+	NodeIdentity
 	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
 	Version   int64     `json:"-" dynamodbav:"version"`

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -33,6 +35,7 @@ import (
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/nodeid"
 	"github.com/maasflow/maasflow/shared/secrets"
 	"github.com/maasflow/maasflow/shared/store"
 	"github.com/maasflow/maasflow/shared/workflow"
@@ -115,6 +118,8 @@ type clients struct {
 	// paths reaches each site over its network path (VPC rules, site
 	// connectors).
 	paths *connector.Paths
+	// awsCfg makes the clients only some functions need (the node CA's KMS).
+	awsCfg aws.Config
 }
 
 func load(ctx context.Context) (*clients, error) {
@@ -137,6 +142,7 @@ func load(ctx context.Context) (*clients, error) {
 		sfn:        sfnClient,
 		logger:     slog.New(lambdacontext.NewLogHandler()),
 		paths:      sitePaths(cfg, env),
+		awsCfg:     cfg,
 	}, nil
 }
 
@@ -197,6 +203,9 @@ func API(ctx context.Context) (http.Handler, error) {
 		Machines: activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 	}, c, c.sfn)
 	if err != nil {
+		return nil, err
+	}
+	if deps.NodeCA, deps.NodeAPIURL, err = nodeCA(ctx, os.LookupEnv, func() nodeid.KMSAPI { return kms.NewFromConfig(c.awsCfg) }); err != nil {
 		return nil, err
 	}
 	rc, ok, err := c.reconcilerForAPI(ctx)

@@ -13,10 +13,13 @@ const (
 // Credentials never live on the record: CredentialsSet only says they were
 // written through the secrets port.
 type Site struct {
-	ID             string       `json:"id" dynamodbav:"id"`
-	Name           string       `json:"name" dynamodbav:"name"`
-	MAASURL        string       `json:"maas_url" dynamodbav:"maas_url"`
-	Description    string       `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	ID          string `json:"id" dynamodbav:"id"`
+	Name        string `json:"name" dynamodbav:"name"`
+	MAASURL     string `json:"maas_url" dynamodbav:"maas_url"`
+	Description string `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	// Region is the region the site is in (e.g. us-east-1); an SKU with a
+	// region onboards only at a site of that region.
+	Region         string       `json:"region,omitempty" dynamodbav:"region,omitempty"`
 	Status         string       `json:"status" dynamodbav:"status"`
 	Policy         Policy       `json:"policy" dynamodbav:"policy"`
 	CredentialsSet bool         `json:"credentials_set" dynamodbav:"credentials_set"`

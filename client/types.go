@@ -39,6 +39,7 @@ type Site struct {
 	CredentialsSet  bool            `json:"credentials_set"`
 	Connectivity    string          `json:"connectivity,omitempty"`
 	AllowHTTP       bool            `json:"allow_http,omitempty"`
+	Region          string          `json:"region,omitempty"`
 	Probe           *ProbeResult    `json:"probe,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
@@ -52,6 +53,7 @@ type SiteCreate struct {
 	Policy       *Policy `json:"policy,omitempty"`
 	Connectivity string  `json:"connectivity,omitempty"`
 	AllowHTTP    bool    `json:"allow_http,omitempty"`
+	Region       string  `json:"region,omitempty"`
 }
 
 // SitePatch is the body of UpdateSite: nil members stay as they are;
@@ -64,6 +66,7 @@ type SitePatch struct {
 	Policy       json.RawMessage `json:"policy,omitempty"`
 	Connectivity *string         `json:"connectivity,omitempty"`
 	AllowHTTP    *bool           `json:"allow_http,omitempty"`
+	Region       *string         `json:"region,omitempty"`
 }
 
 // Credentials are a site's MAAS API key and BMC credentials (write only).
@@ -167,29 +170,31 @@ type OnboardingCreate struct {
 
 // Onboarding is one onboarding run of a host.
 type Onboarding struct {
-	ID             string     `json:"id"`
-	SiteID         string     `json:"site_id"`
-	ProfileID      string     `json:"profile_id"`
-	SKUID          string     `json:"sku_id"`
-	Hostname       string     `json:"hostname"`
-	IPMIIP         string     `json:"ipmi_ip"`
-	NodeID         string     `json:"node_id"`
-	Status         Status     `json:"status"`
-	Stage          string     `json:"stage"`
-	Attempt        int        `json:"attempt"`
-	Run            int        `json:"run,omitempty"`
-	Checkpoint     string     `json:"checkpoint,omitempty"`
-	QueuePosition  int        `json:"queue_position,omitempty"`
-	DeployAttempts int        `json:"deploy_attempts"`
-	MAASSystemID   string     `json:"maas_system_id"`
-	ExecutionID    string     `json:"execution_id,omitempty"`
-	CorrelationID  string     `json:"correlation_id"`
-	BatchID        string     `json:"batch_id,omitempty"`
-	Error          *Failure   `json:"error,omitempty"`
-	CreatedBy      string     `json:"created_by"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	CompletedAt    *time.Time `json:"completed_at,omitempty"`
+	ID             string   `json:"id"`
+	SiteID         string   `json:"site_id"`
+	ProfileID      string   `json:"profile_id"`
+	SKUID          string   `json:"sku_id"`
+	Hostname       string   `json:"hostname"`
+	IPMIIP         string   `json:"ipmi_ip"`
+	NodeID         string   `json:"node_id"`
+	Status         Status   `json:"status"`
+	Stage          string   `json:"stage"`
+	Attempt        int      `json:"attempt"`
+	Run            int      `json:"run,omitempty"`
+	Checkpoint     string   `json:"checkpoint,omitempty"`
+	QueuePosition  int      `json:"queue_position,omitempty"`
+	DeployAttempts int      `json:"deploy_attempts"`
+	MAASSystemID   string   `json:"maas_system_id"`
+	ExecutionID    string   `json:"execution_id,omitempty"`
+	CorrelationID  string   `json:"correlation_id"`
+	BatchID        string   `json:"batch_id,omitempty"`
+	Error          *Failure `json:"error,omitempty"`
+	// HardwareDiff is set while the run is stopped at verify_hardware.
+	HardwareDiff []HardwareMismatch `json:"hardware_diff,omitempty"`
+	CreatedBy    string             `json:"created_by"`
+	CreatedAt    time.Time          `json:"created_at"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+	CompletedAt  *time.Time         `json:"completed_at,omitempty"`
 }
 
 // TimelineEntry is one row of a run's timeline.
@@ -330,8 +335,11 @@ type Node struct {
 	MAASSystemID string     `json:"maas_system_id,omitempty"`
 	OnboardingID string     `json:"onboarding_id,omitempty"`
 	EnrolledAt   *time.Time `json:"enrolled_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	// AsBuilt is the hardware its last passed verification found.
+	AsBuilt   *AsBuilt   `json:"as_built,omitempty"`
+	AsBuiltAt *time.Time `json:"as_built_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // WorkflowRef names a node's last onboarding or decommission.

@@ -78,9 +78,9 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	if err != nil {
 		return out, err
 	}
-	sku, err := a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	sku, err := c.runSKU(ctx)
 	if err != nil {
-		return out, storeError("read SKU "+c.ob.SKUID, err)
+		return out, err
 	}
 	region, err := c.siteRegion(ctx)
 	if err != nil {
@@ -221,4 +221,23 @@ func hardwareDiffDetail(diff []domain.Mismatch) []events.HardwareMismatch {
 		out[i] = events.HardwareMismatch{Field: d.Field, Want: d.Want, Got: d.Got}
 	}
 	return out
+}
+
+// withSKU adds the onboarding's SKU to the run context.
+func (r *RunContext) withSKU(sku domain.SKU) *RunContext {
+	r.SKU = &sku
+	return r
+}
+
+// runSKU is the onboarding's SKU: the run's, or read now when the
+// execution carries none.
+func (c *call) runSKU(ctx context.Context) (domain.SKU, error) {
+	if r := c.runContext(); r != nil && r.SKU != nil && r.SKU.ID == c.ob.SKUID {
+		return *r.SKU, nil
+	}
+	sku, err := c.a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	if err != nil {
+		return domain.SKU{}, storeError("read SKU "+c.ob.SKUID, err)
+	}
+	return sku, nil
 }

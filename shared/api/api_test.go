@@ -110,6 +110,8 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusOK, "PATCH", site+"/profiles/"+fx.profile, map[string]any{"name": "renamed"})
 	h.mustAdmin(http.StatusOK, "DELETE", site+"/profiles/"+fx.profile, nil)
 	h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"description": "d"})
+	h.deactivateSKU(fx.sku)
+	h.mustAdmin(http.StatusConflict, "POST", "/api/v1/admin/skus/"+fx.sku+"/reject", map[string]any{"proposal_id": "none"})
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/mark-manual-intervention", nil)
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/rerun", nil)

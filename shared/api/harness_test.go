@@ -32,6 +32,8 @@ import (
 // response or a log line.
 const (
 	adminToken  = "admin-bearer-8f3d1c"
+	// secondAdminToken is another admin (carol): what needs two admins.
+	secondAdminToken = "admin-bearer-second-5a7e"
 	userToken   = "user-bearer-27ab90"
 	seedAPIKey  = "ck9Xq2:tkB7wZ4mPq:sEcReT0aPiKeY77xx"
 	seedBMCPass = "bmc-Pa55w0rd-seeded"
@@ -100,8 +102,9 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 		Prober:    h.prober,
 		Bundles:   bundles,
 		Auth: NewStaticTokens(map[string]Principal{
-			adminToken: {Subject: "alice", Admin: true},
-			userToken:  {Subject: "bob"},
+			adminToken:       {Subject: "alice", Admin: true},
+			secondAdminToken: {Subject: "carol", Admin: true},
+			userToken:        {Subject: "bob"},
 		}),
 		Clock:    h.clock,
 		NewID:    func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },

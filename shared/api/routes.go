@@ -43,6 +43,9 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: skus, handle: (*server).listSKUs},
 		{method: http.MethodGet, pattern: skus + "/{id}", handle: (*server).getSKU},
 		{method: http.MethodPatch, pattern: skus + "/{id}", action: "sku.update", target: "sku:{id}", handle: (*server).patchSKU},
+		{method: http.MethodPost, pattern: skus + "/{id}/approve", action: "sku.approve", target: "sku:{id}", handle: (*server).approveSKU},
+		{method: http.MethodPost, pattern: skus + "/{id}/reject", action: "sku.reject", target: "sku:{id}", handle: (*server).rejectSKU},
+		{method: http.MethodGet, pattern: skus + "/{id}/nodes", handle: (*server).listSKUNodes},
 
 		{method: http.MethodPost, pattern: obs, action: "onboarding.create", target: "onboarding", handle: (*server).createOnboarding},
 		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},

@@ -101,10 +101,14 @@ type SKU struct {
 	// SKUHardware holds the constraints beyond the GPU model and count
 	// (Compare checks a machine against them).
 	SKUHardware
-	Active    bool      `json:"active" dynamodbav:"active"`
-	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
-	Version   int64     `json:"-" dynamodbav:"version"`
+	Active bool `json:"active" dynamodbav:"active"`
+	// Proposal is the pending change of Active a second admin must
+	// approve; LastDecision the last one approved or rejected.
+	Proposal     *SKUProposal `json:"proposal,omitempty" dynamodbav:"proposal,omitempty"`
+	LastDecision *SKUDecision `json:"last_decision,omitempty" dynamodbav:"last_decision,omitempty"`
+	CreatedAt    time.Time    `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at" dynamodbav:"updated_at"`
+	Version      int64        `json:"-" dynamodbav:"version"`
 }
 
 // RoCEAssignment is one site-scoped RoCE phase-2 row keyed by site and

@@ -31,12 +31,12 @@ import (
 // The seeded secrets. Every test can check that none of them shows up in a
 // response or a log line.
 const (
-	adminToken  = "admin-bearer-8f3d1c"
+	adminToken = "admin-bearer-8f3d1c"
 	// secondAdminToken is another admin (carol): what needs two admins.
 	secondAdminToken = "admin-bearer-second-5a7e"
-	userToken   = "user-bearer-27ab90"
-	seedAPIKey  = "ck9Xq2:tkB7wZ4mPq:sEcReT0aPiKeY77xx"
-	seedBMCPass = "bmc-Pa55w0rd-seeded"
+	userToken        = "user-bearer-27ab90"
+	seedAPIKey       = "ck9Xq2:tkB7wZ4mPq:sEcReT0aPiKeY77xx"
+	seedBMCPass      = "bmc-Pa55w0rd-seeded"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

@@ -81,8 +81,12 @@ type skuDecisionRequest struct {
 	Reason     string `json:"reason"`
 }
 
-func (s *server) approveSKU(rq *request) (int, any, error) { return s.decideSKU(rq, domain.ProposalApproved) }
-func (s *server) rejectSKU(rq *request) (int, any, error)  { return s.decideSKU(rq, domain.ProposalRejected) }
+func (s *server) approveSKU(rq *request) (int, any, error) {
+	return s.decideSKU(rq, domain.ProposalApproved)
+}
+func (s *server) rejectSKU(rq *request) (int, any, error) {
+	return s.decideSKU(rq, domain.ProposalRejected)
+}
 
 // decideSKU approves or rejects the SKU's pending proposal. Only a
 // different admin than the proposer approves; anyone may reject (the

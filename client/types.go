@@ -135,13 +135,16 @@ type RoCEAssignment struct {
 
 // SKU is a hardware SKU.
 type SKU struct {
-	ID          string    `json:"id"`
-	GPUModel    string    `json:"gpu_model"`
-	GPUsTotal   int       `json:"gpus_total"`
-	Description string    `json:"description,omitempty"`
-	Active      bool      `json:"active"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	GPUModel    string `json:"gpu_model"`
+	GPUsTotal   int    `json:"gpus_total"`
+	Description string `json:"description,omitempty"`
+	Active      bool   `json:"active"`
+	// Proposal is a pending change of Active a second admin approves.
+	Proposal     *SKUProposal `json:"proposal,omitempty"`
+	LastDecision *SKUDecision `json:"last_decision,omitempty"`
+	CreatedAt    time.Time    `json:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at"`
 }
 
 // SKUCreate is the body of CreateSKU; Active nil means true.
@@ -156,7 +159,12 @@ type SKUCreate struct {
 // SKUPatch is the body of UpdateSKU.
 type SKUPatch struct {
 	Description *string `json:"description,omitempty"`
-	Active      *bool   `json:"active,omitempty"`
+	// Active is proposed, not applied: a second admin approves it.
+	Active *bool `json:"active,omitempty"`
+	// Reason and RollbackNote go with the proposal; the note is required
+	// to deactivate an SKU nodes in service use.
+	Reason       *string `json:"reason,omitempty"`
+	RollbackNote *string `json:"rollback_note,omitempty"`
 }
 
 // OnboardingCreate is the body of CreateOnboarding.

@@ -78,8 +78,8 @@ func realAPIPair(t *testing.T) (alice, carol *client.Client) {
 		Auth: api.NewStaticTokens(map[string]api.Principal{
 			realToken: {Subject: "alice", Admin: true}, secondToken: {Subject: "carol", Admin: true},
 		}),
-		Clock:     clk,
-		NewID:     func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
+		Clock: clk,
+		NewID: func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
 	}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, client.WithToken(realToken))

@@ -69,8 +69,8 @@ func newAdminRealAPI(t *testing.T, adjust ...func(*api.Deps)) string {
 		Auth: api.NewStaticTokens(map[string]api.Principal{
 			adminTestToken: {Subject: "alice", Admin: true}, adminTestSecondToken: {Subject: "carol", Admin: true},
 		}),
-		Clock:     clk,
-		NewID:     func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
+		Clock: clk,
+		NewID: func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
 	}
 	for _, f := range adjust {
 		f(&deps)

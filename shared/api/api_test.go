@@ -110,6 +110,7 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	h.mustAdmin(http.StatusOK, "PATCH", site+"/profiles/"+fx.profile, map[string]any{"name": "renamed"})
 	h.mustAdmin(http.StatusOK, "DELETE", site+"/profiles/"+fx.profile, nil)
 	h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"description": "d"})
+	h.mustAdmin(http.StatusOK, "POST", site+"/power-overrides", map[string]any{"hostname": "h1", "bmc_username": "u", "bmc_password": "p"})
 	h.deactivateSKU(fx.sku)
 	h.mustAdmin(http.StatusConflict, "POST", "/api/v1/admin/skus/"+fx.sku+"/reject", map[string]any{"proposal_id": "none"})
 	h.mustAdmin(http.StatusNotFound, "POST", "/api/v1/admin/onboardings/nope/cancel", nil)

@@ -27,6 +27,7 @@ func routeTable() []route {
 		{method: http.MethodPatch, pattern: site, action: "site.update", target: "site:{id}", handle: (*server).patchSite},
 		{method: http.MethodDelete, pattern: site, action: "site.disable", target: "site:{id}", handle: (*server).disableSite},
 		{method: http.MethodPost, pattern: site + "/credentials", action: "site.credentials.write", target: "site:{id}", handle: (*server).putCredentials},
+		{method: http.MethodPost, pattern: site + "/power-overrides", action: "site.power_override.write", target: "site:{id}", handle: (*server).putPowerOverride},
 		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", noBody: true, handle: (*server).probeSite},
 
 		{method: http.MethodPost, pattern: profiles, action: "profile.create", target: "site:{id}/profile", handle: (*server).createProfile},

@@ -48,3 +48,19 @@ func (c *Client) ListSKUNodes(ctx context.Context, id string, f NodeFilter, curs
 	q := queryOf("status", f.Status, "limit", limit(f.Limit))
 	return page[Node](ctx, c, Path(SKUsPath, id, "nodes"), q, cursor, opts)
 }
+
+// PowerOverride is the body of PutPowerOverride: one host's BMC credentials
+// (by Hostname or BMCAddress) that differ from the site's.
+type PowerOverride struct {
+	Hostname    string `json:"hostname,omitempty"`
+	BMCAddress  string `json:"bmc_address,omitempty"`
+	BMCUsername string `json:"bmc_username"`
+	BMCPassword string `json:"bmc_password"`
+}
+
+// PutPowerOverride stores a host's BMC credentials; write-only, never read
+// back.
+func (c *Client) PutPowerOverride(ctx context.Context, siteID string, in PowerOverride, opts ...CallOption) error {
+	_, err := call[struct{}](ctx, c, http.MethodPost, Path(SitesPath, siteID, "power-overrides"), nil, in, opts)
+	return err
+}

@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -26,7 +25,7 @@ func TestSKUProposalAndApprovalThroughTheSDK(t *testing.T) {
 
 	_, err = alice.ApproveSKU(ctx, "h100-8x", client.SKUDecide{ProposalID: proposed.Proposal.ID})
 	var apiErr *client.APIError
-	require.True(t, errors.As(err, &apiErr), "%v", err)
+	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusForbidden, apiErr.Status)
 
 	approved, err := carol.ApproveSKU(ctx, "h100-8x", client.SKUDecide{ProposalID: proposed.Proposal.ID})

@@ -44,14 +44,14 @@ func (s *server) affectedNodes(ctx context.Context, skuID string) ([]string, int
 }
 
 // proposeActive makes the proposal a PATCH of active becomes, checked
-// against the SKU as it is now; nil when active does not change.
-func (s *server) proposeActive(rq *request, id string, in skuPatchRequest) (*domain.SKUProposal, error) {
+// against the SKU as it is now; false when active does not change.
+func (s *server) proposeActive(rq *request, id string, in skuPatchRequest) (*domain.SKUProposal, bool, error) {
 	cur, err := s.store.GetSKU(rq.ctx(), id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if in.Active == nil || *in.Active == cur.Active {
-		return nil, nil
+		return nil, false, nil
 	}
 	p := &domain.SKUProposal{ID: s.newID(), Active: *in.Active, ProposedBy: rq.actor, ProposedAt: s.clock.Now().UTC()}
 	if in.Reason != nil {
@@ -62,16 +62,16 @@ func (s *server) proposeActive(rq *request, id string, in skuPatchRequest) (*dom
 	}
 	if !p.Active {
 		if p.AffectedNodes, p.AffectedCount, err = s.affectedNodes(rq.ctx(), id); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if p.AffectedCount > 0 && strings.TrimSpace(p.RollbackNote) == "" {
 			e := fieldError("rollback_note", "is required to deactivate SKU %q: %d node(s) in service use it (%s)",
 				id, p.AffectedCount, strings.Join(p.AffectedNodes, ", "))
 			e.Status = http.StatusUnprocessableEntity
-			return nil, e
+			return nil, false, e
 		}
 	}
-	return p, nil
+	return p, true, nil
 }
 
 // skuDecisionRequest names the proposal an admin approves or rejects, so

@@ -122,12 +122,12 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 			}
 		}
 	}
-	proposal, err := s.proposeActive(rq, rq.r.PathValue("id"), in)
+	proposal, proposed, err := s.proposeActive(rq, rq.r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
 	status := http.StatusOK
-	if proposal != nil {
+	if proposed {
 		status = http.StatusAccepted
 	}
 	now := s.clock.Now().UTC()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -124,7 +125,7 @@ func TestHardwareMismatchStopsBeforeDeploy(t *testing.T) {
 			e := startStack(t)
 			f := e.setup(nil, nil)
 			e.hwSKU(&f, nil)
-			mac := func(k int) string { return "52:54:00:24:1" + string(rune('0'+i)) + ":0" + string(rune('0'+k)) }
+			mac := func(k int) string { return fmt.Sprintf("52:54:00:24:1%d:0%d", i, k) }
 			e.hwHost("gpu-hm1", "10.10.24.21", mac(1), []string{mac(2), mac(3)}, tc.faults)
 
 			id := e.onboard(f, "gpu-hm1", "10.10.24.21")

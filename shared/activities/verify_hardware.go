@@ -194,7 +194,7 @@ func asBuilt(m maas.Machine, devices []maas.NodeDevice, region string) domain.As
 		switch {
 		case d.HardwareType == maas.HardwareGPU:
 			b.GPUs = append(b.GPUs, domain.BuiltGPU{PCIAddress: d.PCIAddress, NUMANode: d.NUMANode,
-				VendorID: d.VendorID, ProductID: d.ProductID, ProductName: d.ProductName})
+				VendorID: d.VendorID, ProductID: d.ProductID, ProductName: d.ProductName, VendorName: d.VendorName})
 		case d.Interface != nil:
 			nic := domain.BuiltNIC{PCIAddress: d.PCIAddress, Name: d.Interface.Name,
 				MACAddress: strings.ToLower(d.Interface.MACAddress), LinkSpeedMbps: d.Interface.LinkSpeed}

@@ -48,3 +48,22 @@ func TestCheckHardwareJoinsEveryCheck(t *testing.T) {
 	}, got, "the SKU's lines, then a later comparator's, in order")
 	assert.Empty(t, CheckHardware(builtWith(8, "a", "b", "c"), SKUCheck(sku)))
 }
+
+func TestSKUGPUModelMayNameTheVendor(t *testing.T) {
+	h100 := BuiltGPU{VendorID: "10de", ProductID: "2330", VendorName: "NVIDIA Corporation", ProductName: "GH100 [H100 SXM5 80GB]"}
+	a100 := BuiltGPU{VendorID: "10de", ProductID: "20b2", VendorName: "NVIDIA Corporation", ProductName: "GA100 [A100 SXM4 80GB]"}
+	for _, tc := range []struct {
+		model string
+		gpu   BuiltGPU
+		ok    bool
+	}{
+		{"NVIDIA H100 80GB", h100, true},
+		{"nvidia h100", h100, true},
+		{"H100", h100, true},
+		{"NVIDIA H100 80GB", a100, false},
+		{"NVIDIA", h100, false},
+		{"AMD H100", h100, false},
+	} {
+		assert.Equal(t, tc.ok, SKU{GPUModel: tc.model}.gpuMatches(tc.gpu), "%q vs %s", tc.model, tc.gpu.ProductName)
+	}
+}

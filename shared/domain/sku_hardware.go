@@ -46,6 +46,8 @@ type BuiltGPU struct {
 	VendorID    string `json:"vendor_id" dynamodbav:"vendor_id"`
 	ProductID   string `json:"product_id" dynamodbav:"product_id"`
 	ProductName string `json:"product_name" dynamodbav:"product_name"`
+	// VendorName is the PCI id database's vendor ("NVIDIA Corporation").
+	VendorName string `json:"vendor_name,omitempty" dynamodbav:"vendor_name,omitempty"`
 }
 
 // BuiltNIC is one NIC: its PCI address, interface name, MAC and speed.
@@ -131,7 +133,25 @@ func (s SKU) gpuMatches(g BuiltGPU) bool {
 	if len(s.GPUPCIIDs) > 0 {
 		return slices.Contains(s.GPUPCIIDs, strings.ToLower(g.VendorID+":"+g.ProductID))
 	}
-	return GPUModelMatches(s.GPUModel, g.ProductName)
+	return GPUModelMatches(withoutVendorWords(s.GPUModel, g.VendorName), g.ProductName)
+}
+
+// withoutVendorWords drops from a model name the words of the GPU's vendor
+// ("NVIDIA H100 80GB" of vendor "NVIDIA Corporation" is "H100 80GB"): the
+// vendor is not part of MAAS's product name, and a catalog names it often.
+// A name that is only vendor words is kept as it is (and matches nothing).
+func withoutVendorWords(want, vendorName string) string {
+	vendor := modelWords(vendorName)
+	var kept []string
+	for _, w := range modelWords(want) {
+		if !slices.Contains(vendor, w) {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == 0 {
+		return want
+	}
+	return strings.Join(kept, " ")
 }
 
 // Compare lists how the machine b differs from what sku asks for, in a

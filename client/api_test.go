@@ -53,6 +53,16 @@ func (prober) Probe(context.Context, string, domain.Secret) (maas.ProbeResult, e
 
 func realAPI(t *testing.T) *client.Client {
 	t.Helper()
+	c, _ := realAPIPair(t)
+	return c
+}
+
+// secondToken is a second admin (carol), for what needs two admins.
+const secondToken = "sdk-test-second-admin"
+
+// realAPIPair is realAPI with a client for each of two admins.
+func realAPIPair(t *testing.T) (alice, carol *client.Client) {
+	t.Helper()
 	ctx := context.Background()
 	db := minidyn.NewClient()
 	require.NoError(t, store.CreateTable(ctx, db, ""))
@@ -65,14 +75,18 @@ func realAPI(t *testing.T) *client.Client {
 		Stopper:   stopper{},
 		Completer: completer{},
 		Prober:    prober{},
-		Auth:      api.NewStaticTokens(map[string]api.Principal{realToken: {Subject: "alice", Admin: true}}),
-		Clock:     clk,
-		NewID:     func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
+		Auth: api.NewStaticTokens(map[string]api.Principal{
+			realToken: {Subject: "alice", Admin: true}, secondToken: {Subject: "carol", Admin: true},
+		}),
+		Clock: clk,
+		NewID: func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
 	}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, client.WithToken(realToken))
 	require.NoError(t, err)
-	return c
+	second, err := client.New(srv.URL, client.WithToken(secondToken))
+	require.NoError(t, err)
+	return c, second
 }
 
 func TestAgainstTheRealAPI(t *testing.T) {

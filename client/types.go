@@ -39,6 +39,7 @@ type Site struct {
 	CredentialsSet  bool            `json:"credentials_set"`
 	Connectivity    string          `json:"connectivity,omitempty"`
 	AllowHTTP       bool            `json:"allow_http,omitempty"`
+	Region          string          `json:"region,omitempty"`
 	Probe           *ProbeResult    `json:"probe,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
@@ -52,6 +53,7 @@ type SiteCreate struct {
 	Policy       *Policy `json:"policy,omitempty"`
 	Connectivity string  `json:"connectivity,omitempty"`
 	AllowHTTP    bool    `json:"allow_http,omitempty"`
+	Region       string  `json:"region,omitempty"`
 }
 
 // SitePatch is the body of UpdateSite: nil members stay as they are;
@@ -64,6 +66,7 @@ type SitePatch struct {
 	Policy       json.RawMessage `json:"policy,omitempty"`
 	Connectivity *string         `json:"connectivity,omitempty"`
 	AllowHTTP    *bool           `json:"allow_http,omitempty"`
+	Region       *string         `json:"region,omitempty"`
 }
 
 // Credentials are a site's MAAS API key and BMC credentials (write only).
@@ -132,13 +135,16 @@ type RoCEAssignment struct {
 
 // SKU is a hardware SKU.
 type SKU struct {
-	ID          string    `json:"id"`
-	GPUModel    string    `json:"gpu_model"`
-	GPUsTotal   int       `json:"gpus_total"`
-	Description string    `json:"description,omitempty"`
-	Active      bool      `json:"active"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	GPUModel    string `json:"gpu_model"`
+	GPUsTotal   int    `json:"gpus_total"`
+	Description string `json:"description,omitempty"`
+	Active      bool   `json:"active"`
+	// Proposal is a pending change of Active a second admin approves.
+	Proposal     *SKUProposal `json:"proposal,omitempty"`
+	LastDecision *SKUDecision `json:"last_decision,omitempty"`
+	CreatedAt    time.Time    `json:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at"`
 }
 
 // SKUCreate is the body of CreateSKU; Active nil means true.
@@ -153,7 +159,12 @@ type SKUCreate struct {
 // SKUPatch is the body of UpdateSKU.
 type SKUPatch struct {
 	Description *string `json:"description,omitempty"`
-	Active      *bool   `json:"active,omitempty"`
+	// Active is proposed, not applied: a second admin approves it.
+	Active *bool `json:"active,omitempty"`
+	// Reason and RollbackNote go with the proposal; the note is required
+	// to deactivate an SKU nodes in service use.
+	Reason       *string `json:"reason,omitempty"`
+	RollbackNote *string `json:"rollback_note,omitempty"`
 }
 
 // OnboardingCreate is the body of CreateOnboarding.
@@ -171,29 +182,31 @@ type Onboarding struct {
 	SiteID string `json:"site_id"`
 	// SiteName and ProfileName name SiteID and ProfileID (empty from a
 	// server that does not name them).
-	SiteName       string     `json:"site_name,omitempty"`
-	ProfileID      string     `json:"profile_id"`
-	ProfileName    string     `json:"profile_name,omitempty"`
-	SKUID          string     `json:"sku_id"`
-	Hostname       string     `json:"hostname"`
-	IPMIIP         string     `json:"ipmi_ip"`
-	NodeID         string     `json:"node_id"`
-	Status         Status     `json:"status"`
-	Stage          string     `json:"stage"`
-	Attempt        int        `json:"attempt"`
-	Run            int        `json:"run,omitempty"`
-	Checkpoint     string     `json:"checkpoint,omitempty"`
-	QueuePosition  int        `json:"queue_position,omitempty"`
-	DeployAttempts int        `json:"deploy_attempts"`
-	MAASSystemID   string     `json:"maas_system_id"`
-	ExecutionID    string     `json:"execution_id,omitempty"`
-	CorrelationID  string     `json:"correlation_id"`
-	BatchID        string     `json:"batch_id,omitempty"`
-	Error          *Failure   `json:"error,omitempty"`
-	CreatedBy      string     `json:"created_by"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	CompletedAt    *time.Time `json:"completed_at,omitempty"`
+	SiteName       string   `json:"site_name,omitempty"`
+	ProfileID      string   `json:"profile_id"`
+	ProfileName    string   `json:"profile_name,omitempty"`
+	SKUID          string   `json:"sku_id"`
+	Hostname       string   `json:"hostname"`
+	IPMIIP         string   `json:"ipmi_ip"`
+	NodeID         string   `json:"node_id"`
+	Status         Status   `json:"status"`
+	Stage          string   `json:"stage"`
+	Attempt        int      `json:"attempt"`
+	Run            int      `json:"run,omitempty"`
+	Checkpoint     string   `json:"checkpoint,omitempty"`
+	QueuePosition  int      `json:"queue_position,omitempty"`
+	DeployAttempts int      `json:"deploy_attempts"`
+	MAASSystemID   string   `json:"maas_system_id"`
+	ExecutionID    string   `json:"execution_id,omitempty"`
+	CorrelationID  string   `json:"correlation_id"`
+	BatchID        string   `json:"batch_id,omitempty"`
+	Error          *Failure `json:"error,omitempty"`
+	// HardwareDiff is set while the run is stopped at verify_hardware.
+	HardwareDiff []HardwareMismatch `json:"hardware_diff,omitempty"`
+	CreatedBy    string             `json:"created_by"`
+	CreatedAt    time.Time          `json:"created_at"`
+	UpdatedAt    time.Time          `json:"updated_at"`
+	CompletedAt  *time.Time         `json:"completed_at,omitempty"`
 }
 
 // TimelineEntry is one row of a run's timeline.
@@ -337,8 +350,11 @@ type Node struct {
 	MAASSystemID string     `json:"maas_system_id,omitempty"`
 	OnboardingID string     `json:"onboarding_id,omitempty"`
 	EnrolledAt   *time.Time `json:"enrolled_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	// AsBuilt is the hardware its last passed verification found.
+	AsBuilt   *AsBuilt   `json:"as_built,omitempty"`
+	AsBuiltAt *time.Time `json:"as_built_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // WorkflowRef names a node's last onboarding or decommission.

@@ -70,6 +70,7 @@ var functionAccess = map[string]access{
 	"power-cycle-machine":     {maas: true},
 	"check-machine":           {maas: true},
 	"configure-storage":       {maas: true},
+	"verify-hardware":         {maas: true},
 	"preflight-pxe":           {maas: true},
 	"apply-roce":              {maas: true},
 	"check-predeploy":         {fetch: true},

@@ -478,6 +478,14 @@ func (b *builder) taggedSiteSecretARN() *string {
 		b.secretPrefix()+siteSecretsPath+"${aws:PrincipalTag/"+config.SiteTagKey+"}/credentials-??????")
 }
 
+// taggedSitePowerOverridesARN matches the per-node BMC credential overrides
+// of the tagged site (domain.PowerOverrideSecretName), which discovery reads
+// where it would read the site's credentials.
+func (b *builder) taggedSitePowerOverridesARN() *string {
+	return b.arn("secretsmanager", "secret",
+		b.secretPrefix()+siteSecretsPath+"${aws:PrincipalTag/"+config.SiteTagKey+"}/power/*")
+}
+
 func (b *builder) functions() {
 	for _, name := range b.props.Sources.Functions {
 		b.fns[name] = b.function(name)
@@ -677,7 +685,7 @@ func (b *builder) siteSecretsRole() {
 	}))
 	b.secretsRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
-		Resources: jsii.Strings(*b.taggedSiteSecretARN()),
+		Resources: jsii.Strings(*b.taggedSiteSecretARN(), *b.taggedSitePowerOverridesARN()),
 	}))
 	if k := b.props.SecretsKMSKeyARN; k != "" {
 		b.secretsRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -820,6 +820,9 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 	add(secretsRoleID, "the tagged site's secret",
 		containsAll(":secret:"+stage+"/maasflow/sites/${aws:PrincipalTag/"+config.SiteTagKey+"}/credentials-??????"),
 		"secretsmanager:GetSecretValue")
+	add(secretsRoleID, "the tagged site's per-node BMC overrides",
+		containsAll(":secret:"+stage+"/maasflow/sites/${aws:PrincipalTag/"+config.SiteTagKey+"}/power/*"),
+		"secretsmanager:GetSecretValue")
 	if full {
 		add(secretsRoleID, "the secrets key", literal(testKMSKey), "kms:Decrypt")
 		userID, _ := cfn.byID(t, "AWS::IAM::User", "ConnectorSiteAUser")

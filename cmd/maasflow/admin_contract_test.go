@@ -66,9 +66,11 @@ func newAdminRealAPI(t *testing.T, adjust ...func(*api.Deps)) string {
 		Stopper:   adminTestStopper{},
 		Completer: adminTestCompleter{},
 		Prober:    adminTestProber{},
-		Auth:      api.NewStaticTokens(map[string]api.Principal{adminTestToken: {Subject: "alice", Admin: true}}),
-		Clock:     clk,
-		NewID:     func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
+		Auth: api.NewStaticTokens(map[string]api.Principal{
+			adminTestToken: {Subject: "alice", Admin: true}, adminTestSecondToken: {Subject: "carol", Admin: true},
+		}),
+		Clock: clk,
+		NewID: func() string { return fmt.Sprintf("id-%04d", seq.Add(1)) },
 	}
 	for _, f := range adjust {
 		f(&deps)
@@ -163,7 +165,16 @@ func TestAdminCLIAgainstTheAPI(t *testing.T) {
 	ob2 := idOf(t, cli(t, adminInvocation{}, 0, append(onboard, "-o", "json")...))
 	assert.NotEqual(t, ob, ob2, "the cancel freed the host")
 
-	cli(t, adminInvocation{}, 0, "skus", "patch", "h100x8", "--active=false")
+	// A deactivation is a proposal a second admin approves.
+	cli(t, adminInvocation{}, 0, "skus", "patch", "h100x8", "--active=false", "--rollback-note", "reactivate and approve")
+	var sku struct {
+		Proposal struct {
+			ID string `json:"id"`
+		} `json:"proposal"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(cli(t, adminInvocation{}, 0, "skus", "get", "h100x8", "-o", "json").stdout), &sku))
+	second := map[string]string{envAdminAPIURL: env[envAdminAPIURL], envAdminToken: adminTestSecondToken}
+	require.Equal(t, 0, runAdminTest(t, second, adminInvocation{}, "skus", "approve", "h100x8", "--proposal", sku.Proposal.ID).code)
 	res = cli(t, adminInvocation{}, 0, "skus", "get", "h100x8")
 	assert.Regexp(t, `Active:\s+false`, res.stdout)
 	cli(t, adminInvocation{}, 0, "sites", "patch", site, "--policy-json", `{"deploy_retries":2}`)

@@ -107,6 +107,9 @@ func (f *adminFakeAPI) requests() []adminRecorded {
 
 const adminTestToken = "tok-3f9c2a7e5b1d"
 
+// adminTestSecondToken is a second admin of newAdminRealAPI (carol).
+const adminTestSecondToken = "tok-second-admin-8d41"
+
 // adminResult is what one CLI run produced.
 type adminResult struct {
 	code           int

@@ -52,6 +52,9 @@ type Config struct {
 	// AdminToken is the bearer token of the admin API; empty uses the one
 	// kept in DataDir (AdminTokenFile), generated on first start.
 	AdminToken string
+	// Admins are further admin principals, token → subject: a second
+	// admin approves what one admin proposes (SKU changes).
+	Admins map[string]string
 	// ReconcileInterval is the period of reconcile runs in the stack's
 	// time: zero is DefaultReconcileInterval, negative turns them off.
 	ReconcileInterval time.Duration
@@ -331,7 +334,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Completer: flow,
 		Prober:    maas.SiteProber{},
 		Paths:     paths,
-		Auth:      api.NewStaticTokens(map[string]api.Principal{s.AdminToken: {Subject: "local-admin", Admin: true}}),
+		Auth:      api.NewStaticTokens(adminPrincipals(s.AdminToken, cfg.Admins)),
 		Clock:     clk,
 		Logger:    s.logger,
 		Refusals:  &s.refusals,

@@ -103,7 +103,7 @@ func (s *Simulator) addHardwareLocked(h Hardware) (*hardware, error) {
 	if err := setHardwareDefaults(&h); err != nil {
 		return nil, err
 	}
-	hw := &hardware{spec: h, faults: h.Faults}
+	hw := &hardware{spec: h, faults: h.Faults, bmcUsers: bmcUsersOf(h)}
 	s.st.hwByBMC[h.BMCIP] = hw
 	for _, m := range append([]string{h.PXEMAC}, h.ExtraMACs...) {
 		s.st.hwByMAC[m] = hw

@@ -115,7 +115,7 @@ func (s *Simulator) abortRunningScripts(m *machine, at time.Time) {
 // power drives the host's BMC. It fails when no host answers at the power
 // address or the host's power_fails fault is set.
 func (s *Simulator) power(m *machine, on bool) bool {
-	if m.hw == nil || m.hw.faults.PowerFails {
+	if m.hw == nil || m.hw.faults.PowerFails || !m.bmcAccepts() {
 		return false
 	}
 	m.hw.powerOn = on
@@ -326,6 +326,7 @@ func (s *Simulator) applyCommissioning(m *machine) {
 	if !m.commission.skipBMCConfig && m.powerType == "ipmi" {
 		m.setPowerParam("power_user", "maas")
 		m.setPowerParam("power_pass", s.randomString(20))
+		hw.addBMCUser(m.powerParams["power_user"], m.powerParams["power_pass"])
 	}
 	s.discoverDevices(m)
 }

@@ -150,7 +150,7 @@ func (s *Simulator) queryPowerState(rq *request) reply {
 	if bad != nil {
 		return *bad
 	}
-	if m.hw == nil || m.hw.faults.PowerFails {
+	if m.hw == nil || m.hw.faults.PowerFails || !m.bmcAccepts() {
 		s.event(m, rq.now, levelWarning, "Failed to query node's BMC",
 			"Unable to power control the node. Please check power credentials.", "")
 		return powerProblem(m)

@@ -15,6 +15,9 @@ type hardware struct {
 	spec    Hardware
 	faults  Faults // remaining fault counts, consumed per attempt
 	powerOn bool
+	// bmcUsers are the IPMI users the BMC accepts, name → password; nil
+	// accepts any (bmc.go).
+	bmcUsers map[string]string
 	// hung: the host got power but never booted (NoBootUntilPowerCycle);
 	// only an off-to-on transition of its power boots it (never, with
 	// NeverBoots).

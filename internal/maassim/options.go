@@ -212,7 +212,13 @@ type Hardware struct {
 	// "GH100 [H100 SXM5 80GB]"); also "h100-pcie" and "a100-sxm4".
 	GPUs     int    `json:"gpus,omitempty"`
 	GPUModel string `json:"gpu_model,omitempty"`
-	Faults   Faults `json:"faults"`
+	// BMCUsername and BMCPassword, when set, are the only IPMI credentials
+	// the host's BMC accepts (bmc.go): a machine whose power parameters
+	// carry others cannot be powered, as when a host's BMC user differs
+	// from the site's.
+	BMCUsername string `json:"bmc_username,omitempty"`
+	BMCPassword string `json:"bmc_password,omitempty"`
+	Faults      Faults `json:"faults"`
 }
 
 // MachineSeed is a machine record MAAS already has, the body of

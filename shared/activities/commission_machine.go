@@ -47,7 +47,9 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	}); err != nil {
 		return out, err
 	}
-	fresh := in.Fresh && !retry
+	// A Ready machine whose recorded hardware may be stale (a reimage, a
+	// retry after a repair) is commissioned again, as restart-clean does.
+	fresh := (in.Fresh || c.ob.RecommissionReady) && !retry
 	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err

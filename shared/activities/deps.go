@@ -209,6 +209,7 @@ func Catalog(d Deps) []Function {
 		fn("commission-machine", "CommissionMachine", a.CommissionMachine),
 		fn("check-machine", "CheckMachine", a.CheckMachine),
 		fn("power-cycle-machine", "PowerCycleMachine", a.PowerCycleMachine),
+		fn("verify-hardware", "VerifyHardware", a.VerifyHardware),
 		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
 		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
 		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),

@@ -149,9 +149,9 @@ func (c *call) createRequested(ctx context.Context) (bool, error) {
 // create-requested marker is written first, so a retry after a lost answer
 // adopts what this call created.
 func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Profile) (maas.Machine, error) {
-	creds, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.ob.SiteID)
+	creds, err := c.powerCredentials(ctx)
 	if err != nil {
-		return maas.Machine{}, credentialsError(c.ob.SiteID, err)
+		return maas.Machine{}, err
 	}
 	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.ob.Hostname, c.ob.IPMIIP)); err != nil {
 		return maas.Machine{}, err
@@ -160,8 +160,8 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		Hostname:     c.ob.Hostname,
 		PowerType:    "ipmi",
 		PowerAddress: c.ob.IPMIIP,
-		PowerUser:    creds.BMCUsername,
-		PowerPass:    creds.BMCPassword,
+		PowerUser:    creds.Username,
+		PowerPass:    creds.Password,
 		// With power_type=ipmi MAAS drops the MACs unless an architecture is
 		// given (maas-behaviour §14.9); the profile's is always sent.
 		Architecture: profile.Architecture,

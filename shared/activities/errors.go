@@ -345,6 +345,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*MachineStateUnsafeError)(nil),
 	(*MachineWaitTimeoutError)(nil),
 	(*PXEPreflightError)(nil),
+	(*HardwareMismatchError)(nil),
 	(*RoCEAssignmentError)(nil),
 	(*PredeployCheckError)(nil),
 	(*PayloadRenderError)(nil),

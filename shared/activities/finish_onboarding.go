@@ -91,6 +91,9 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	if f := c.ob.Error; f != nil && in.Status != domain.OnboardingCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
+	if in.Status == domain.OnboardingManualIntervention && c.ob.Stage == domain.StageVerifyHardware {
+		detail.HardwareDiff = hardwareDiffDetail(c.ob.HardwareDiff)
+	}
 	if out.Published, err = c.publishOnce(ctx, detailType, detail); err != nil {
 		return out, err
 	}

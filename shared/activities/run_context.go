@@ -24,6 +24,8 @@ type RunContext struct {
 	Policy  domain.EffectivePolicy `json:"policy"`
 	Site    domain.Site            `json:"site"`
 	Profile domain.Profile         `json:"profile"`
+	// SKU is the onboarding's SKU as the guardrails read it (VerifyHardware).
+	SKU *domain.SKU `json:"sku,omitempty"`
 }
 
 // newRunContext keeps what a later step may carry of pol, site and profile.

@@ -74,7 +74,7 @@ func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 		"DeployMachine": domain.StageDeploy, "ClassifyDeployFailure": domain.StageWaitDeployed,
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,
 		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "", "TakeSiteSlot": domain.StageQueued,
-		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt,
+		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt, "VerifyHardware": domain.StageVerifyHardware,
 		// The watcher reads no onboarding at all.
 		"WatchMachine": "", "WatchSites": "",
 	}

@@ -108,6 +108,9 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 		ID: id, SiteID: node.SiteID, ProfileID: last.ProfileID, SKUID: sku, Hostname: node.Hostname,
 		IPMIIP: last.IPMIIP, NodeID: node.ID, Status: domain.OnboardingPending, Stage: domain.StageValidate,
 		Attempt: 1, CorrelationID: c.d.CorrelationID, CreatedBy: "decommission:" + c.d.ID, CreatedAt: now, UpdatedAt: now,
+		// The machine may have changed while deployed: commission it again
+		// so the hardware verification sees what it is now.
+		RecommissionReady: true,
 	}
 	if err := c.a.d.Decommissions.CreateOnboarding(ctx, ob); err != nil {
 		return domain.Onboarding{}, storeError("create reimage onboarding", err)

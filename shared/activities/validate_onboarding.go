@@ -84,7 +84,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
 		StrictPXEPreflight:       pol.StrictPXEPreflight,
-		Context:                  newRunContext(pol, site, profile),
+		Context:                  newRunContext(pol, site, profile).withSKU(sku),
 	}, nil
 }
 

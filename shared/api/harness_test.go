@@ -32,10 +32,12 @@ import (
 // The seeded secrets. Every test can check that none of them shows up in a
 // response or a log line.
 const (
-	adminToken  = "admin-bearer-8f3d1c"
-	userToken   = "user-bearer-27ab90"
-	seedAPIKey  = "ck9Xq2:tkB7wZ4mPq:sEcReT0aPiKeY77xx"
-	seedBMCPass = "bmc-Pa55w0rd-seeded"
+	adminToken = "admin-bearer-8f3d1c"
+	// secondAdminToken is another admin (carol): what needs two admins.
+	secondAdminToken = "admin-bearer-second-5a7e"
+	userToken        = "user-bearer-27ab90"
+	seedAPIKey       = "ck9Xq2:tkB7wZ4mPq:sEcReT0aPiKeY77xx"
+	seedBMCPass      = "bmc-Pa55w0rd-seeded"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -104,8 +106,9 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 		Prober:    h.prober,
 		Bundles:   bundles,
 		Auth: NewStaticTokens(map[string]Principal{
-			adminToken: {Subject: "alice", Admin: true},
-			userToken:  {Subject: "bob"},
+			adminToken:       {Subject: "alice", Admin: true},
+			secondAdminToken: {Subject: "carol", Admin: true},
+			userToken:        {Subject: "bob"},
 		}),
 		Clock:    h.clock,
 		NewID:    func() string { return fmt.Sprintf("id-%04d", h.seq.Add(1)) },

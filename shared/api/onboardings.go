@@ -95,6 +95,8 @@ func (s *server) onboardingRefs(ctx context.Context, siteID, profileID, skuID st
 		return site, profile, sku, err
 	case !sku.Active:
 		return site, profile, sku, referenceError("sku_id", "SKU %q is not active", skuID)
+	case sku.Region != "" && sku.Region != site.Region:
+		return site, profile, sku, referenceError("sku_id", "SKU %q is for region %q; site %q is in region %q", skuID, sku.Region, siteID, site.Region)
 	}
 	if err := siteReady(site); err != nil {
 		return site, profile, sku, err

@@ -120,7 +120,7 @@ func TestCreateOnboardingRefusesUnreadyReferences(t *testing.T) {
 		{
 			name: "inactive sku",
 			prepare: func(h *harness, fx fixture, _ map[string]any) {
-				h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/"+fx.sku, map[string]any{"active": false})
+				h.deactivateSKU(fx.sku)
 			},
 			status: 422, code: CodeInvalidReference, field: "sku_id",
 		},

@@ -181,7 +181,7 @@ func TestResumeContinuesFromTheCheckpointMAASStillShows(t *testing.T) {
 		maas      maas.Status
 		wantStart domain.Stage
 	}{
-		{"commissioned, MAAS Ready", domain.CheckpointCommissioned, maas.StatusReady, domain.StageStorage},
+		{"commissioned, MAAS Ready", domain.CheckpointCommissioned, maas.StatusReady, domain.StageVerifyHardware},
 		{"discovered, commissioning under way", domain.CheckpointDiscovered, maas.StatusCommissioning, domain.StageCommission},
 		{"no checkpoint: the start of the attempt", "", maas.StatusNew, ""},
 	}

@@ -28,6 +28,7 @@ func routeTable() []route {
 		{method: http.MethodPatch, pattern: site, action: "site.update", target: "site:{id}", handle: (*server).patchSite},
 		{method: http.MethodDelete, pattern: site, action: "site.disable", target: "site:{id}", handle: (*server).disableSite},
 		{method: http.MethodPost, pattern: site + "/credentials", action: "site.credentials.write", target: "site:{id}", handle: (*server).putCredentials},
+		{method: http.MethodPost, pattern: site + "/power-overrides", action: "site.power_override.write", target: "site:{id}", handle: (*server).putPowerOverride},
 		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", noBody: true, handle: (*server).probeSite},
 
 		{method: http.MethodPost, pattern: profiles, action: "profile.create", target: "site:{id}/profile", handle: (*server).createProfile},
@@ -49,6 +50,9 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: skus, handle: (*server).listSKUs},
 		{method: http.MethodGet, pattern: skus + "/{id}", handle: (*server).getSKU},
 		{method: http.MethodPatch, pattern: skus + "/{id}", action: "sku.update", target: "sku:{id}", handle: (*server).patchSKU},
+		{method: http.MethodPost, pattern: skus + "/{id}/approve", action: "sku.approve", target: "sku:{id}", handle: (*server).approveSKU},
+		{method: http.MethodPost, pattern: skus + "/{id}/reject", action: "sku.reject", target: "sku:{id}", handle: (*server).rejectSKU},
+		{method: http.MethodGet, pattern: skus + "/{id}/nodes", handle: (*server).listSKUNodes},
 
 		{method: http.MethodPost, pattern: obs, action: "onboarding.create", target: "onboarding", handle: (*server).createOnboarding},
 		{method: http.MethodGet, pattern: obs, handle: (*server).listOnboardings},

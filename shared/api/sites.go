@@ -39,6 +39,9 @@ type siteCreateRequest struct {
 	// Connectivity and AllowHTTP choose the network path (domain.Site).
 	Connectivity *string `json:"connectivity"`
 	AllowHTTP    *bool   `json:"allow_http"`
+	// Region is the site's region; an SKU with a region onboards only here
+	// when they are equal.
+	Region string `json:"region"`
 }
 
 // PathProber probes a site over its own network path and, for a connector
@@ -79,6 +82,9 @@ func (s *server) createSite(rq *request) (int, any, error) {
 	if err := checkText("description", in.Description, false, 1024); err != nil {
 		return 0, nil, err
 	}
+	if err := checkSiteRegion(in.Region); err != nil {
+		return 0, nil, err
+	}
 	policy, err := decodePolicy(in.Policy, "policy.")
 	if err != nil {
 		return 0, nil, err
@@ -89,6 +95,7 @@ func (s *server) createSite(rq *request) (int, any, error) {
 		Name:        in.Name,
 		MAASURL:     in.MAASURL,
 		Description: in.Description,
+		Region:      in.Region,
 		Status:      domain.StatusActive,
 		Policy:      policy,
 		CreatedAt:   now,
@@ -176,6 +183,7 @@ type sitePatchRequest struct {
 	// Connectivity and AllowHTTP change the network path.
 	Connectivity *string `json:"connectivity"`
 	AllowHTTP    *bool   `json:"allow_http"`
+	Region       *string `json:"region"`
 }
 
 func (s *server) patchSite(rq *request) (int, any, error) {
@@ -200,6 +208,11 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	}
 	if err := checkStatus(in.Status); err != nil {
 		return 0, nil, err
+	}
+	if in.Region != nil {
+		if err := checkSiteRegion(*in.Region); err != nil {
+			return 0, nil, err
+		}
 	}
 	id := rq.r.PathValue("id")
 	cur, err := s.store.GetSite(rq.ctx(), id)
@@ -246,6 +259,9 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 		}
 		if in.Description != nil {
 			site.Description = *in.Description
+		}
+		if in.Region != nil {
+			site.Region = *in.Region
 		}
 		site.UpdatedAt = now
 		return nil

@@ -361,7 +361,7 @@ func TestSKUs(t *testing.T) {
 	assert.Equal(t, "H100 SXM", got["gpu_model"])
 	assert.InDelta(t, 8, got["gpus_total"], 0)
 
-	off := h.mustAdmin(http.StatusOK, "PATCH", "/api/v1/admin/skus/h100-sxm-8", map[string]any{"active": false})
+	off := h.deactivateSKU("h100-sxm-8")
 	assert.Equal(t, false, off["active"])
 	assert.Equal(t, false, h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/skus/h100-sxm-8", nil)["active"])
 	assert.Equal(t, http.StatusNotFound, h.admin("GET", "/api/v1/admin/skus/nope", nil).status)

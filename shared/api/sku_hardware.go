@@ -71,3 +71,11 @@ func checkSKUHardware(h domain.SKUHardware) error {
 	}
 	return nil
 }
+
+// checkSiteRegion validates a site's region ("" for none) as an SKU's.
+func checkSiteRegion(region string) error {
+	if region != "" && !skuRegionPattern.MatchString(region) {
+		return fieldError("region", "must be a region name of lower-case letters, digits and hyphens, such as us-east-1")
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"regexp"
@@ -87,9 +88,18 @@ func (s *server) getSKU(rq *request) (int, any, error) {
 // skuPatchRequest changes what may change of a catalog entry: whether new
 // nodes may reference it, and its description. Model and GPU count are the
 // entry's identity; a different server is a different SKU.
+//
+// A change of active is a proposal (sku_governance.go): the PATCH answers
+// 202 with the SKU and its pending proposal, and only a second admin's
+// approval changes active. The description, which no machine depends on,
+// changes at once.
 type skuPatchRequest struct {
 	Active      *bool   `json:"active"`
 	Description *string `json:"description"`
+	// Reason and RollbackNote go with a proposal; the note is required to
+	// deactivate an SKU that nodes in service use.
+	Reason       *string `json:"reason"`
+	RollbackNote *string `json:"rollback_note"`
 }
 
 func (s *server) patchSKU(rq *request) (int, any, error) {
@@ -102,10 +112,32 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 			return 0, nil, err
 		}
 	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"reason", in.Reason}, {"rollback_note", in.RollbackNote}} {
+		if f.v != nil {
+			if err := checkText(f.name, *f.v, false, 2048); err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+	proposal, proposed, err := s.proposeActive(rq, rq.r.PathValue("id"), in)
+	if err != nil {
+		return 0, nil, err
+	}
+	status := http.StatusOK
+	if proposed {
+		status = http.StatusAccepted
+	}
 	now := s.clock.Now().UTC()
 	patch := func(sku *domain.SKU) error {
-		if in.Active != nil {
-			sku.Active = *in.Active
+		if proposal != nil {
+			if p := sku.Proposal; p != nil {
+				return &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: "active",
+					Message: fmt.Sprintf("active: proposal %s by %s is pending; approve or reject it first", p.ID, p.ProposedBy)}
+			}
+			sku.Proposal = proposal
 		}
 		if in.Description != nil {
 			sku.Description = *in.Description
@@ -123,7 +155,7 @@ func (s *server) patchSKU(rq *request) (int, any, error) {
 			if err != nil {
 				return 0, nil, err
 			}
-			return http.StatusOK, sku, nil
+			return status, sku, nil
 		}
 		if round == skuPatchRounds {
 			rq.w.Header().Set("Retry-After", "1")

@@ -36,11 +36,12 @@ type CheckpointRule struct {
 // checkpointRules: after discovery the machine may be anywhere in
 // commissioning (CommissionMachine starts it from New or leaves a running
 // or finished one alone); after commissioning only Ready lets storage be
-// configured; after the deploy only Deployed lets the enrollment wait go on.
+// configured, after the hardware is verified again against what MAAS
+// shows now; after the deploy only Deployed lets the enrollment wait go on.
 var checkpointRules = []CheckpointRule{
 	{Checkpoint: CheckpointDiscovered, Continue: StageCommission,
 		Expects: []string{MAASStatusNew, MAASStatusCommissioning, MAASStatusTesting, MAASStatusReady}},
-	{Checkpoint: CheckpointCommissioned, Continue: StageStorage, Expects: []string{MAASStatusReady}},
+	{Checkpoint: CheckpointCommissioned, Continue: StageVerifyHardware, Expects: []string{MAASStatusReady}},
 	{Checkpoint: CheckpointDeployed, Continue: StageWaitEnrollment, Expects: []string{MAASStatusDeployed}},
 }
 
@@ -91,6 +92,11 @@ func RetryEntry(stage Stage) (Stage, bool) {
 	case "", StageDone:
 		return "", false
 	case StageWaitReady:
+		return StageCommission, true
+	case StageVerifyHardware:
+		// MAAS records hardware only when it commissions: a retry after
+		// the hardware was repaired commissions again before it verifies
+		// (Onboarding.RecommissionReady).
 		return StageCommission, true
 	case StageRenderPayload, StageDeploy, StageWaitDeployed, StageRecoverDeploy:
 		return StageRecoverDeploy, true

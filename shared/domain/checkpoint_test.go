@@ -45,7 +45,7 @@ func TestCheckpointRules(t *testing.T) {
 	}{
 		{CheckpointDiscovered, StageCommission, []string{MAASStatusNew, MAASStatusCommissioning, MAASStatusReady},
 			[]string{MAASStatusFailedCommissioning, MAASStatusDeployed, ""}},
-		{CheckpointCommissioned, StageStorage, []string{MAASStatusReady},
+		{CheckpointCommissioned, StageVerifyHardware, []string{MAASStatusReady},
 			[]string{MAASStatusAllocated, MAASStatusDeploying, MAASStatusNew}},
 		{CheckpointDeployed, StageWaitEnrollment, []string{MAASStatusDeployed},
 			[]string{MAASStatusReady, MAASStatusFailedDeployment}},

@@ -36,11 +36,14 @@ type Stage string
 const (
 	// StageQueued: the onboarding waits for a slot of its site's throttle
 	// (policy max_concurrent_onboardings) with status pending.
-	StageQueued          Stage = "queued"
-	StageValidate        Stage = "validate"
-	StageDiscover        Stage = "discover"
-	StageCommission      Stage = "commission"
-	StageWaitReady       Stage = "wait_ready"
+	StageQueued     Stage = "queued"
+	StageValidate   Stage = "validate"
+	StageDiscover   Stage = "discover"
+	StageCommission Stage = "commission"
+	StageWaitReady  Stage = "wait_ready"
+	// StageVerifyHardware: what MAAS commissioned is checked against the
+	// SKU before storage or deploy touch the machine.
+	StageVerifyHardware  Stage = "verify_hardware"
 	StageStorage         Stage = "storage"
 	StagePXEPreflight    Stage = "pxe_preflight"
 	StageRoCE            Stage = "roce"
@@ -121,6 +124,18 @@ type Onboarding struct {
 	// or a place in the queue); the store gives it back in the write that
 	// moves the onboarding out of pending/running or to another attempt.
 	Slot *SiteSlot `json:"-" dynamodbav:"slot,omitempty"`
+	// HardwareDiff is the designed-vs-built diff of the last hardware
+	// verification that found the machine does not match its SKU; empty
+	// once a verification passes.
+	HardwareDiff []Mismatch `json:"hardware_diff,omitempty" dynamodbav:"hardware_diff,omitempty"`
+	// RecommissionReady asks the next commissioning step to commission
+	// the machine again even when MAAS shows it Ready, because what MAAS
+	// recorded of its hardware may be out of date: a reimage (the machine
+	// may have changed while deployed) and a retry after a failed hardware
+	// verification (the hardware was repaired). Cleared when a hardware
+	// verification passes.
+	RecommissionReady bool `json:"recommission_ready,omitempty" dynamodbav:"recommission_ready,omitempty"`
+
 	// QueuePosition is the onboarding's place in its site's throttle queue
 	// (1 is next), filled in by reads that show it; never stored.
 	QueuePosition int `json:"queue_position,omitempty" dynamodbav:"-"`
@@ -205,9 +220,14 @@ type Node struct {
 	// (requirements readiness §4.1 step 3).
 	PXEMAC string `json:"pxe_mac,omitempty" dynamodbav:"pxe_mac,omitempty"`
 	NodeIdentity
-	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
-	Version   int64     `json:"-" dynamodbav:"version"`
+	// AsBuilt is the hardware the node's last passed verification found
+	// in MAAS (GPUs with PCI address and NUMA node, NICs by PCI address
+	// with MAC and name, disks), and AsBuiltAt when.
+	AsBuilt   *AsBuilt   `json:"as_built,omitempty" dynamodbav:"as_built,omitempty"`
+	AsBuiltAt *time.Time `json:"as_built_at,omitempty" dynamodbav:"as_built_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	Version   int64      `json:"-" dynamodbav:"version"`
 }
 
 // EnrollmentToken is the stored side of a single-use, node-bound,

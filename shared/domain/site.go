@@ -13,10 +13,13 @@ const (
 // Credentials never live on the record: CredentialsSet only says they were
 // written through the secrets port.
 type Site struct {
-	ID             string       `json:"id" dynamodbav:"id"`
-	Name           string       `json:"name" dynamodbav:"name"`
-	MAASURL        string       `json:"maas_url" dynamodbav:"maas_url"`
-	Description    string       `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	ID          string `json:"id" dynamodbav:"id"`
+	Name        string `json:"name" dynamodbav:"name"`
+	MAASURL     string `json:"maas_url" dynamodbav:"maas_url"`
+	Description string `json:"description,omitempty" dynamodbav:"description,omitempty"`
+	// Region is the region the site is in (e.g. us-east-1); an SKU with a
+	// region onboards only at a site of that region.
+	Region         string       `json:"region,omitempty" dynamodbav:"region,omitempty"`
 	Status         string       `json:"status" dynamodbav:"status"`
 	Policy         Policy       `json:"policy" dynamodbav:"policy"`
 	CredentialsSet bool         `json:"credentials_set" dynamodbav:"credentials_set"`
@@ -98,10 +101,14 @@ type SKU struct {
 	// SKUHardware holds the constraints beyond the GPU model and count
 	// (Compare checks a machine against them).
 	SKUHardware
-	Active    bool      `json:"active" dynamodbav:"active"`
-	CreatedAt time.Time `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
-	Version   int64     `json:"-" dynamodbav:"version"`
+	Active bool `json:"active" dynamodbav:"active"`
+	// Proposal is the pending change of Active a second admin must
+	// approve; LastDecision the last one approved or rejected.
+	Proposal     *SKUProposal `json:"proposal,omitempty" dynamodbav:"proposal,omitempty"`
+	LastDecision *SKUDecision `json:"last_decision,omitempty" dynamodbav:"last_decision,omitempty"`
+	CreatedAt    time.Time    `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at" dynamodbav:"updated_at"`
+	Version      int64        `json:"-" dynamodbav:"version"`
 }
 
 // RoCEAssignment is one site-scoped RoCE phase-2 row keyed by site and

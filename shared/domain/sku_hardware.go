@@ -31,46 +31,48 @@ type SKUHardware struct {
 
 // AsBuilt is what MAAS's commissioning found on a machine.
 type AsBuilt struct {
-	Region    string      `json:"region"`
-	MemoryMiB int         `json:"memory_mib"`
-	CPUCores  int         `json:"cpu_cores"`
-	GPUs      []BuiltGPU  `json:"gpus"`
-	NICs      []BuiltNIC  `json:"nics"`
-	Disks     []BuiltDisk `json:"disks"`
+	Region    string      `json:"region" dynamodbav:"region"`
+	MemoryMiB int         `json:"memory_mib" dynamodbav:"memory_mib"`
+	CPUCores  int         `json:"cpu_cores" dynamodbav:"cpu_cores"`
+	GPUs      []BuiltGPU  `json:"gpus" dynamodbav:"gpus"`
+	NICs      []BuiltNIC  `json:"nics" dynamodbav:"nics"`
+	Disks     []BuiltDisk `json:"disks" dynamodbav:"disks"`
 }
 
 // BuiltGPU is one GPU as MAAS reports it.
 type BuiltGPU struct {
-	PCIAddress  string `json:"pci_address"`
-	NUMANode    int    `json:"numa_node"`
-	VendorID    string `json:"vendor_id"`
-	ProductID   string `json:"product_id"`
-	ProductName string `json:"product_name"`
+	PCIAddress  string `json:"pci_address" dynamodbav:"pci_address"`
+	NUMANode    int    `json:"numa_node" dynamodbav:"numa_node"`
+	VendorID    string `json:"vendor_id" dynamodbav:"vendor_id"`
+	ProductID   string `json:"product_id" dynamodbav:"product_id"`
+	ProductName string `json:"product_name" dynamodbav:"product_name"`
+	// VendorName is the PCI id database's vendor ("NVIDIA Corporation").
+	VendorName string `json:"vendor_name,omitempty" dynamodbav:"vendor_name,omitempty"`
 }
 
 // BuiltNIC is one NIC: its PCI address, interface name, MAC and speed.
 type BuiltNIC struct {
-	PCIAddress    string `json:"pci_address"`
-	Name          string `json:"name"`
-	MACAddress    string `json:"mac_address"`
-	LinkSpeedMbps int    `json:"link_speed_mbps"`
+	PCIAddress    string `json:"pci_address" dynamodbav:"pci_address"`
+	Name          string `json:"name" dynamodbav:"name"`
+	MACAddress    string `json:"mac_address" dynamodbav:"mac_address"`
+	LinkSpeedMbps int    `json:"link_speed_mbps" dynamodbav:"link_speed_mbps"`
 }
 
 // BuiltDisk is one physical disk.
 type BuiltDisk struct {
-	PCIAddress string `json:"pci_address,omitempty"`
-	Name       string `json:"name"`
-	Model      string `json:"model"`
-	Serial     string `json:"serial"`
-	SizeBytes  int64  `json:"size_bytes"`
+	PCIAddress string `json:"pci_address,omitempty" dynamodbav:"pci_address,omitempty"`
+	Name       string `json:"name" dynamodbav:"name"`
+	Model      string `json:"model" dynamodbav:"model"`
+	Serial     string `json:"serial" dynamodbav:"serial"`
+	SizeBytes  int64  `json:"size_bytes" dynamodbav:"size_bytes"`
 }
 
 // Mismatch is one line of a designed-vs-built diff: the SKU field, what it
 // asks for and what the machine has.
 type Mismatch struct {
-	Field string `json:"field"`
-	Want  string `json:"want"`
-	Got   string `json:"got"`
+	Field string `json:"field" dynamodbav:"field"`
+	Want  string `json:"want" dynamodbav:"want"`
+	Got   string `json:"got" dynamodbav:"got"`
 }
 
 // GPUModelMatches reports whether the GPU MAAS names productName (the PCI ID
@@ -131,7 +133,25 @@ func (s SKU) gpuMatches(g BuiltGPU) bool {
 	if len(s.GPUPCIIDs) > 0 {
 		return slices.Contains(s.GPUPCIIDs, strings.ToLower(g.VendorID+":"+g.ProductID))
 	}
-	return GPUModelMatches(s.GPUModel, g.ProductName)
+	return GPUModelMatches(withoutVendorWords(s.GPUModel, g.VendorName), g.ProductName)
+}
+
+// withoutVendorWords drops from a model name the words of the GPU's vendor
+// ("NVIDIA H100 80GB" of vendor "NVIDIA Corporation" is "H100 80GB"): the
+// vendor is not part of MAAS's product name, and a catalog names it often.
+// A name that is only vendor words is kept as it is (and matches nothing).
+func withoutVendorWords(want, vendorName string) string {
+	vendor := modelWords(vendorName)
+	var kept []string
+	for _, w := range modelWords(want) {
+		if !slices.Contains(vendor, w) {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == 0 {
+		return want
+	}
+	return strings.Join(kept, " ")
 }
 
 // Compare lists how the machine b differs from what sku asks for, in a

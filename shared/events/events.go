@@ -51,7 +51,19 @@ type OnboardingDetail struct {
 	Status        string       `json:"status,omitempty"`
 	Stage         string       `json:"stage,omitempty"`
 	Error         *ErrorDetail `json:"error,omitempty"`
-	OccurredAt    time.Time    `json:"occurred_at"`
+	// HardwareDiff (manual_intervention_required only) is the
+	// designed-vs-built diff of a machine that failed its hardware
+	// verification.
+	HardwareDiff []HardwareMismatch `json:"hardware_diff,omitempty"`
+	OccurredAt   time.Time          `json:"occurred_at"`
+}
+
+// HardwareMismatch is one line of a designed-vs-built diff: the SKU field,
+// what it asks for and what the machine has.
+type HardwareMismatch struct {
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
 }
 
 // ErrorDetail says why an onboarding stopped: the workflow error name and a

@@ -21,14 +21,20 @@ const (
 	siteSecretSuffix = "/credentials"
 )
 
-// SiteOfSecret returns the site whose credentials name is name, or false
-// when name is not a site's credentials.
+// SiteOfSecret returns the site whose credentials (or per-node power
+// override) name is name, or false when name is neither.
 func SiteOfSecret(name string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, siteSecretPrefix)
 	if !ok {
 		return "", false
 	}
 	site, ok := strings.CutSuffix(rest, siteSecretSuffix)
+	if !ok {
+		// A per-node power override: <site>/power/<key> (domain.PowerOverrideSecretName).
+		var key string
+		site, key, ok = strings.Cut(rest, "/power/")
+		ok = ok && key != "" && !strings.Contains(key, "/")
+	}
 	if !ok || site == "" || strings.Contains(site, "/") {
 		return "", false
 	}

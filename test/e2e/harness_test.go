@@ -91,6 +91,7 @@ func startStackInAt(t *testing.T, dir string, scale float64) *env {
 		// second of wall time, and its drift events would land among the
 		// events these tests count; reconcile_test.go runs its own.
 		ReconcileInterval: -1,
+		Admins:            map[string]string{secondAdminToken: "second-admin"},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })

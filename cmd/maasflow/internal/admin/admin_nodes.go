@@ -279,6 +279,7 @@ func (r *adminRun) printNode(d adminNodeDetail) {
 	f.add("Last onboarding", d.LastOnboarding.String())
 	f.add("Last decommission", d.LastDecommission.String())
 	f.flush()
+	r.printAsBuilt(w, d.AsBuilt)
 	fmt.Fprintln(w, "\nAllocations:")
 	if len(d.Allocations) == 0 {
 		fmt.Fprintln(w, "  (none)")

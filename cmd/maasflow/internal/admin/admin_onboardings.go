@@ -238,8 +238,9 @@ func (r *adminRun) printOutcome(o domain.Onboarding) {
 	case domain.OnboardingCompleted:
 		fmt.Fprintf(w, "onboarding %s completed: node %s, MAAS system %s\n", adminCell(o.ID), adminCell(orDash(o.NodeID)), adminCell(orDash(o.MAASSystemID)))
 	case domain.OnboardingManualIntervention:
-		fmt.Fprintf(w, "onboarding %s needs manual intervention at stage %s%s\ninspect it with: maasflow onboardings get %s\n",
-			adminCell(o.ID), adminCell(string(o.Stage)), why, adminCell(o.ID))
+		fmt.Fprintf(w, "onboarding %s needs manual intervention at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Stage)), why)
+		r.printHardwareDiff(w, o.HardwareDiff)
+		fmt.Fprintf(w, "inspect it with: maasflow onboardings get %s\n", adminCell(o.ID))
 	default:
 		fmt.Fprintf(w, "onboarding %s %s at stage %s%s\n", adminCell(o.ID), adminCell(string(o.Status)), adminCell(string(o.Stage)), why)
 	}
@@ -447,6 +448,7 @@ func (r *adminRun) printOnboardingDetail(d adminOnboardingDetail) {
 		f.add("Error", fmt.Sprintf("%s: %s (stage %s)", d.Error.Code, d.Error.Message, orDash(string(d.Error.Stage))))
 	}
 	f.flush()
+	r.printHardwareDiff(w, d.HardwareDiff)
 
 	fmt.Fprintln(w, "\nTimeline:")
 	if len(d.Timeline) == 0 {

@@ -204,6 +204,7 @@ $BMC_USERNAME and $BMC_PASSWORD. Never from flags, and never typed on a terminal
 			args: site, complete: completeSites, run: runSitesCredentials,
 		}),
 		c.leaf(adminSpec{use: "probe SITE", short: "check MAAS reachability, version and capabilities (exit 1 when unhealthy)", args: site, complete: completeSites, run: runSitesProbe}),
+		c.powerOverrideCommand(),
 	)
 }
 

@@ -9,17 +9,22 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // adminSKUView is one catalog entry.
 type adminSKUView struct {
-	ID          string    `json:"id"`
-	GPUModel    string    `json:"gpu_model"`
-	GPUsTotal   int       `json:"gpus_total"`
-	Description string    `json:"description"`
-	Active      bool      `json:"active"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	GPUModel    string `json:"gpu_model"`
+	GPUsTotal   int    `json:"gpus_total"`
+	Description string `json:"description"`
+	Active      bool   `json:"active"`
+	// Proposal and LastDecision: the governance of active.
+	Proposal     *domain.SKUProposal `json:"proposal"`
+	LastDecision *domain.SKUDecision `json:"last_decision"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
 func (r *adminRun) printSKU(resp *adminResponse) error {
@@ -33,6 +38,7 @@ func (r *adminRun) printSKU(resp *adminResponse) error {
 	f.add("GPUs", strconv.Itoa(s.GPUsTotal))
 	f.add("Active", strconv.FormatBool(s.Active))
 	f.add("Description", s.Description)
+	skuProposalFields(f, s.Proposal, s.LastDecision)
 	f.add("Created", adminTime(s.CreatedAt))
 	f.add("Updated", adminTime(s.UpdatedAt))
 	f.flush()
@@ -40,7 +46,7 @@ func (r *adminRun) printSKU(resp *adminResponse) error {
 }
 
 func (c *cli) skusCommand() *cobra.Command {
-	return c.group("skus", "the SKU catalog",
+	return c.group("skus", "the SKU catalog", append([]*cobra.Command{
 		c.leaf(adminSpec{
 			use: "create --id ID --gpu-model MODEL --gpus-total N", short: "add a SKU to the catalog",
 			flags: func(fs *pflag.FlagSet) {
@@ -57,12 +63,14 @@ func (c *cli) skusCommand() *cobra.Command {
 		c.leaf(adminSpec{
 			use: "patch SKU", short: "activate, deactivate or describe a SKU", args: []string{"SKU"}, complete: completeSKUs,
 			flags: func(fs *pflag.FlagSet) {
-				fs.Bool("active", true, "--active=false stops new onboardings from using it")
+				fs.Bool("active", true, "propose --active=false (stops new onboardings from using it) or true; a second admin approves")
 				fs.String("description", "", "free text")
+				fs.String("reason", "", "why active should change")
+				fs.String("rollback-note", "", "how to undo a deactivation; required when nodes in service use the SKU")
 			},
 			run: runSKUsPatch,
 		}),
-	)
+	}, c.skuGovernanceCommands()...)...)
 }
 
 func runSKUsCreate(ctx context.Context, r *adminRun, _ []string) error {
@@ -139,6 +147,11 @@ func runSKUsPatch(ctx context.Context, r *adminRun, args []string) error {
 	}
 	if len(body) == 0 {
 		return usagef("nothing to change: give --active=true|false or --description")
+	}
+	for flag, field := range map[string]string{"reason": "reason", "rollback-note": "rollback_note"} {
+		if r.changed(flag) {
+			body[field] = r.str(flag)
+		}
 	}
 	c, err := r.client()
 	if err != nil {

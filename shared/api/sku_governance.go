@@ -153,8 +153,10 @@ func (s *server) listSKUNodes(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if page.Items == nil {
-		page.Items = []domain.Node{}
+	names := s.namer(rq.ctx())
+	items := make([]namedNode, 0, len(page.Items))
+	for _, n := range page.Items {
+		items = append(items, namedNode{Node: n, SiteName: names.site(n.SiteID)})
 	}
-	return http.StatusOK, nodePage{Items: page.Items, NextCursor: page.NextCursor}, nil
+	return http.StatusOK, nodePage{Items: items, NextCursor: page.NextCursor}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,7 +49,7 @@ func (e *env) manualEventDiff(id string) []string {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		envs, err := events.ReadAll(filepath.Join(e.dataDir, events.LocalFileName))
+		envs, err := e.stack.Bus.ReadAll()
 		require.NoError(e.t, err)
 		for _, ev := range envs {
 			if ev.DetailType != events.OnboardingManualInterventionRequired {

@@ -687,6 +687,9 @@ func (b *builder) siteSecretsRole() {
 		Actions:   jsii.Strings("secretsmanager:GetSecretValue"),
 		Resources: jsii.Strings(*b.taggedSiteSecretARN(), *b.taggedSitePowerOverridesARN()),
 	}))
+	nagSuppress(b.secretsRole, "AwsSolutions-IAM5", "a site's per-node BMC credential overrides are one secret per host, "+
+		"written at run time; the session tag confines the pattern to the tagged site's own overrides",
+		`/^Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:[a-z0-9-]+\/maasflow\/sites\/<aws:PrincipalTag\/`+config.SiteTagKey+`>\/power\/\*$/g`)
 	if k := b.props.SecretsKMSKeyARN; k != "" {
 		b.secretsRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions:    jsii.Strings("kms:Decrypt"),

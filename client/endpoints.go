@@ -2,9 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -335,14 +339,36 @@ func limit(n int) string {
 
 func dryRunQuery() url.Values { return url.Values{"dry_run": {"true"}} }
 
+// HeaderDryRuns is the answer header in which the API lists the actions
+// whose dry run it knows.
+const HeaderDryRuns = "X-Maasflow-Dry-Runs"
+
+// ErrDryRunUnsupported is returned, before anything is sent, by a Plan
+// method whose dry run the API does not say it knows: such a server would
+// ignore ?dry_run and perform the operation.
+var ErrDryRunUnsupported = errors.New("the admin API does not know this dry run (an older release would perform the operation instead): nothing was sent; upgrade the API")
+
+// planned sends a dry run of action, once the API's health answer says it
+// knows that dry run.
+func planned(ctx context.Context, c *Client, action, method, path string, body any, opts []CallOption) (DryRunPlan, error) {
+	resp, err := c.Do(ctx, http.MethodGet, HealthPath, nil, nil)
+	if err != nil {
+		return DryRunPlan{}, err
+	}
+	if !slices.Contains(strings.Fields(resp.Header.Get(HeaderDryRuns)), action) {
+		return DryRunPlan{}, fmt.Errorf("%s: %w", action, ErrDryRunUnsupported)
+	}
+	return call[DryRunPlan](ctx, c, method, path, dryRunQuery(), body, opts)
+}
+
 // PlanDecommission says what DecommissionNode would do.
 func (c *Client) PlanDecommission(ctx context.Context, nodeID string, in DecommissionCreate, opts ...CallOption) (DryRunPlan, error) {
-	return call[DryRunPlan](ctx, c, http.MethodPost, Path(NodesPath, nodeID, "decommission"), dryRunQuery(), in, opts)
+	return planned(ctx, c, "node.decommission", http.MethodPost, Path(NodesPath, nodeID, "decommission"), in, opts)
 }
 
 // PlanRemoveNode says what RemoveNode would do.
 func (c *Client) PlanRemoveNode(ctx context.Context, nodeID string, opts ...CallOption) (DryRunPlan, error) {
-	return call[DryRunPlan](ctx, c, http.MethodPost, Path(NodesPath, nodeID, "remove"), dryRunQuery(), nil, opts)
+	return planned(ctx, c, "node.remove", http.MethodPost, Path(NodesPath, nodeID, "remove"), nil, opts)
 }
 
 // PlanRestartClean says what RecoverOnboarding with OpRestartClean would
@@ -352,10 +378,10 @@ func (c *Client) PlanRestartClean(ctx context.Context, id, reason string, opts .
 	if reason != "" {
 		body = map[string]string{"reason": reason}
 	}
-	return call[DryRunPlan](ctx, c, http.MethodPost, Path(OnboardingsPath, id, string(domain.OpRestartClean)), dryRunQuery(), body, opts)
+	return planned(ctx, c, "onboarding."+string(domain.OpRestartClean), http.MethodPost, Path(OnboardingsPath, id, string(domain.OpRestartClean)), body, opts)
 }
 
 // PlanDisableSite says what DisableSite would do.
 func (c *Client) PlanDisableSite(ctx context.Context, siteID string, opts ...CallOption) (DryRunPlan, error) {
-	return call[DryRunPlan](ctx, c, http.MethodDelete, Path(SitesPath, siteID), dryRunQuery(), nil, opts)
+	return planned(ctx, c, "site.disable", http.MethodDelete, Path(SitesPath, siteID), nil, opts)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/maasflow/maasflow/client"
 )
 
 // adminRecorded is one request the fake API saw.
@@ -63,6 +65,17 @@ func (f *adminFakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	for k, v := range f.header {
 		w.Header()[k] = v
+	}
+	if _, ok := f.routes[key]; !ok && key == "GET /api/v1/healthz" {
+		// The health read a dry run asks first: the fake knows every dry
+		// run unless a test set its own answer. Not recorded either.
+		f.mu.Unlock()
+		if w.Header().Get(client.HeaderDryRuns) == "" {
+			w.Header().Set(client.HeaderDryRuns, "node.decommission node.remove onboarding.restart-clean site.disable")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+		return
 	}
 	if _, ok := f.routes[key]; !ok && strings.HasSuffix(key, "/stream") {
 		// A stream nobody set up: the fake is an API without streams, as

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -141,4 +142,16 @@ func TestRestartCleanDryRunAsksTheAPI(t *testing.T) {
 	res = api.run(t, adminInvocation{}, "onboardings", "restart-clean", adminRecoveryID, "--dry-run")
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "restart-clean is not allowed")
+}
+
+func TestDryRunIsNotSentToAnAPIThatDoesNotKnowIt(t *testing.T) {
+	// An API of an earlier release ignores ?dry_run and performs the
+	// operation: the CLI asks which dry runs it knows and sends nothing.
+	api := newAdminFakeAPI(t)
+	api.header.Set(client.HeaderDryRuns, "site.disable")
+	api.on("POST "+nodesPath+"/"+testNodeID+"/decommission", adminReply{http.StatusOK, planJSON})
+	res := api.run(t, adminInvocation{}, "decommission", "start", testNodeID, "--mode", "full", "--dry-run")
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "does not know this dry run")
+	assert.Empty(t, api.requests(), "nothing but the health read reached the API")
 }

@@ -324,6 +324,7 @@ func (s *server) wrap(rt route) http.Handler {
 			cid = s.newID()
 		}
 		w.Header().Set(HeaderCorrelationID, cid)
+		w.Header().Set(HeaderDryRuns, dryRunActions)
 		if s.cfg.TimeScale > 1 {
 			w.Header().Set(HeaderTimeScale, strconv.FormatFloat(s.cfg.TimeScale, 'g', -1, 64))
 		}

@@ -54,6 +54,14 @@ type dryRunMachine struct {
 	Delete  bool `json:"delete"`
 }
 
+// HeaderDryRuns lists, on every answer, the actions whose ?dry_run this
+// server knows. A client asks it before sending a dry run: a server that
+// predates a verb's dry run ignores the parameter and performs the verb.
+const HeaderDryRuns = "X-Maasflow-Dry-Runs"
+
+// dryRunActions are the actions that answer ?dry_run=true with a plan.
+const dryRunActions = "node.decommission node.remove onboarding.restart-clean site.disable"
+
 // dryRun reads ?dry_run: true or 1 asks for one; anything but false, 0 or
 // nothing is a 400 naming the parameter. A dry run is not audited.
 func dryRun(rq *request) (bool, error) {

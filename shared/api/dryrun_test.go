@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,4 +87,17 @@ func TestDryRunsSayWhatWouldHappenAndWriteNothing(t *testing.T) {
 		h.mustAdmin(http.StatusOK, "DELETE", "/api/v1/admin/maas-sites/"+site, nil)
 		assert.Equal(t, 1, successes(), "the real request is audited")
 	})
+}
+
+// A client asks which dry runs the API knows before sending one: the list
+// names exactly the actions whose plans the dry runs above answer.
+func TestEveryAnswerListsTheDryRunsItKnows(t *testing.T) {
+	h, _ := decomHarness(t, &fakeDecomMachines{})
+	r := h.do(call{method: http.MethodGet, path: "/api/v1/healthz"})
+	require.Equal(t, http.StatusOK, r.status)
+	assert.ElementsMatch(t, []string{"node.decommission", "node.remove", "onboarding.restart-clean", "site.disable"},
+		strings.Fields(r.header.Get(HeaderDryRuns)))
+	r = h.admin(http.MethodGet, "/api/v1/admin/nodes/no-such-node", nil)
+	assert.Equal(t, http.StatusNotFound, r.status)
+	assert.NotEmpty(t, r.header.Get(HeaderDryRuns), "on refusals too")
 }

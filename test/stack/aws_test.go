@@ -520,12 +520,13 @@ func (a *awsEndpoint) checkIndex(body []byte) string {
 	return ""
 }
 
-// emptyListsAsNull writes an empty list attribute ({"L":[]}) as NULL:
-// minidyn's server would answer it as {} (below), which reads back as an
-// empty map. A Go slice decodes NULL as nil, which the records treat as
-// empty.
+// emptyListsAsNull writes an empty list or map attribute ({"L":[]},
+// {"M":{}}) as NULL: minidyn's server would keep it as a value of no type
+// ({} below), which its expression interpreter then refuses on every Query
+// and condition that reads the item ("value type is not supported yet"). A
+// Go slice or map decodes NULL as nil, which the records treat as empty.
 func emptyListsAsNull(body []byte) []byte {
-	if !bytes.Contains(body, []byte(`"L":[]`)) {
+	if !bytes.Contains(body, []byte(`"L":[]`)) && !bytes.Contains(body, []byte(`"M":{}`)) {
 		return body
 	}
 	var v any
@@ -537,6 +538,9 @@ func emptyListsAsNull(body []byte) []byte {
 		switch t := x.(type) {
 		case map[string]any:
 			if l, ok := t["L"].([]any); ok && len(t) == 1 && len(l) == 0 {
+				return map[string]any{"NULL": true}
+			}
+			if m, ok := t["M"].(map[string]any); ok && len(t) == 1 && len(m) == 0 {
 				return map[string]any{"NULL": true}
 			}
 			for k, e := range t {

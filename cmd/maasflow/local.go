@@ -135,7 +135,7 @@ func runLocal(ctx context.Context, o *localOptions, env *cliEnv) error {
 		defer func() {
 			_ = loki.Close()
 			if n := loki.Dropped(); n > 0 {
-				fmt.Fprintf(env.stderr, "maasflow local: %d log records did not reach Loki at %s\n", n, o.lokiURL)
+				fmt.Fprintf(env.stderr, "maasflow local: %d log records did not reach Loki at %s\n", n, loki.URL())
 			}
 		}()
 		handlers = append(handlers, loki.Handler(level))

@@ -68,6 +68,7 @@ type Config struct {
 type Pusher struct {
 	cfg     Config
 	push    string
+	shown   string
 	queue   chan entry
 	done    chan struct{}
 	stop    chan struct{}
@@ -87,9 +88,15 @@ type entry struct {
 
 // New starts a Pusher; Close flushes and stops it.
 func New(cfg Config) (*Pusher, error) {
+	// The URL may carry basic-auth credentials (a hosted Loki's user and
+	// API key, which net/http sends as Authorization): no message shows
+	// them, and a URL that does not parse is not echoed at all.
 	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("loki URL %q: must be an http or https base URL such as http://loki:3100", cfg.URL)
+	if err != nil {
+		return nil, errors.New("loki URL: does not parse; it must be an http or https base URL such as http://loki:3100")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("loki URL %q: must be an http or https base URL such as http://loki:3100", u.Redacted())
 	}
 	if cfg.Service == "" {
 		cfg.Service = "maasflow"
@@ -106,11 +113,14 @@ func New(cfg Config) (*Pusher, error) {
 	if cfg.Queue <= 0 {
 		cfg.Queue = DefaultQueue
 	}
-	p := &Pusher{cfg: cfg, push: strings.TrimSuffix(u.String(), "/") + PushPath,
+	p := &Pusher{cfg: cfg, push: strings.TrimSuffix(u.String(), "/") + PushPath, shown: u.Redacted(),
 		queue: make(chan entry, cfg.Queue), done: make(chan struct{}), stop: make(chan struct{})}
 	go p.run()
 	return p, nil
 }
+
+// URL is the Loki base URL as it may be shown: any password replaced.
+func (p *Pusher) URL() string { return p.shown }
 
 // Dropped is how many records were not delivered (queue full, or Loki
 // refused their batch every time).

@@ -1,12 +1,14 @@
 package lokipush_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +68,7 @@ type fakeLoki struct {
 	pushes  []lokiPush
 	answers []int
 	tenant  []string
+	auth    []string
 }
 
 func (f *fakeLoki) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -82,6 +85,7 @@ func (f *fakeLoki) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tenant = append(f.tenant, r.Header.Get("X-Scope-OrgID"))
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	status := http.StatusNoContent
 	if len(f.answers) > 0 {
 		status, f.answers = f.answers[0], f.answers[1:]
@@ -161,5 +165,29 @@ func TestNewRefusesABadURL(t *testing.T) {
 		_, err := lokipush.New(lokipush.Config{URL: u})
 		require.Error(t, err, u)
 		assert.Contains(t, err.Error(), "http or https base URL")
+	}
+}
+
+// A hosted Loki takes a user and an API key as basic auth in its URL: they
+// are sent as Authorization and never shown.
+func TestURLCredentialsAreSentAndNeverShown(t *testing.T) {
+	loki := &fakeLoki{}
+	srv := httptest.NewServer(loki)
+	defer srv.Close()
+	const key = "glc_canary-api-key"
+	withCreds := strings.Replace(srv.URL, "http://", "http://12345:"+key+"@", 1)
+	p, err := lokipush.New(lokipush.Config{URL: withCreds, FlushInterval: time.Hour})
+	require.NoError(t, err)
+	slog.New(p.Handler(slog.LevelInfo)).Info("hello")
+	require.NoError(t, p.Close())
+	require.Len(t, loki.auth, 1)
+	assert.Equal(t, "Basic "+base64.StdEncoding.EncodeToString([]byte("12345:"+key)), loki.auth[0])
+	assert.NotContains(t, p.URL(), key)
+	assert.Contains(t, p.URL(), "12345")
+
+	for _, bad := range []string{"ftp://12345:" + key + "@loki", "http://12345:" + key + "@loki:port:3100"} {
+		_, err := lokipush.New(lokipush.Config{URL: bad})
+		require.Error(t, err, bad)
+		assert.NotContains(t, err.Error(), key, "a refused URL does not echo its password")
 	}
 }

@@ -171,7 +171,7 @@ func TestErrorClasses(t *testing.T) {
 			name: "200 that is not JSON", method: http.MethodGet, status: 200, call: get,
 			body: "<html><body>Please log in</body></html>",
 			want: &MAASUnexpectedResponseError{Op: "get machine", SystemID: sid, StatusCode: 200,
-				Message: "reply is not JSON (syntax error at offset 1)"},
+				Message: "reply is not JSON (syntax error at offset 0)"},
 		},
 	}
 	for _, tc := range tests {

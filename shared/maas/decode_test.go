@@ -123,7 +123,7 @@ func TestSubnetsErrors(t *testing.T) {
 		{name: "region without rack", status: http.StatusServiceUnavailable, body: "No rack controllers are connected.",
 			want: &MAASUnavailableError{Op: "list subnets", StatusCode: http.StatusServiceUnavailable, Message: "No rack controllers are connected."}},
 		{name: "proxy page", status: http.StatusOK, body: "<html>login</html>",
-			want: &MAASUnexpectedResponseError{Op: "list subnets", StatusCode: http.StatusOK, Message: "reply is not JSON (syntax error at offset 1)"}},
+			want: &MAASUnexpectedResponseError{Op: "list subnets", StatusCode: http.StatusOK, Message: "reply is not JSON (syntax error at offset 0)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +263,7 @@ func BenchmarkDecodeMachine(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		var w wireMachine
-		if err := json.Unmarshal(data, &w); err != nil {
+		if err := decodeReply(data, &w); err != nil {
 			b.Fatal(err)
 		}
 		_ = w.machine()
@@ -298,4 +298,29 @@ func TestNullStringDecoding(t *testing.T) {
 	assert.Equal(t, nullString(""), v.A)
 	assert.Equal(t, nullString(`xé"y`), v.B)
 	assert.Error(t, json.Unmarshal([]byte(`{"a": 3}`), &v))
+}
+
+// The shipped decoder gives what encoding/json gives for every recorded
+// MAAS reply, into every wire type the client reads them with.
+func TestDecodeReplyMatchesEncodingJSON(t *testing.T) {
+	for file, into := range map[string]func() any{
+		"machine-deployed-maas-3.5.json":             func() any { return new(wireMachine) },
+		"machines-by-id-maas-3.5.json":               func() any { return new([]wireMachine) },
+		"machines-hostname-maas-3.5.json":            func() any { return new([]wireMachine) },
+		"interfaces-maas-3.5.json":                   func() any { return new([]wireInterface) },
+		"interface-link-subnet-maas-3.5.json":        func() any { return new(wireInterface) },
+		"subnets-maas-3.5.json":                      func() any { return new([]wireSubnet) },
+		"events-query-maas-3.5.json":                 func() any { return new(wireEvents) },
+		"power-parameters-maas-3.5.json":             func() any { return new(map[string]any) },
+		"results-current-installation-maas-3.5.json": func() any { return new(wireScriptSet) },
+		"version-maas-3.5.json":                      func() any { return new(wireVersion) },
+		"whoami-maas-3.5.json":                       func() any { return new(wireWhoami) },
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", file))
+		require.NoError(t, err)
+		want, got := into(), into()
+		require.NoError(t, json.Unmarshal(data, want), file)
+		require.NoError(t, decodeReply(data, got), file)
+		assert.Equal(t, want, got, file)
+	}
 }

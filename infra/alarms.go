@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maasflow/maasflow/shared/metrics"
 )
 
 // Function error-rate alarms. A function error is often part of the
@@ -174,6 +177,7 @@ func (b *builder) dashboard(sum *awscloudwatch.MetricOptions, api5xx awscloudwat
 		Width:    jsii.Number(24), Height: jsii.Number(2),
 	}))
 	dash.AddWidgets(business...)
+	dash.AddWidgets(b.runMetricWidgets()...)
 	var row []awscloudwatch.IWidget
 	for _, m := range b.machines() {
 		if m.sm == b.machine || m.sm == b.decom {
@@ -194,4 +198,29 @@ func (b *builder) dashboard(sum *awscloudwatch.MetricOptions, api5xx awscloudwat
 	}
 	dash.AddWidgets(graph("API 5xx", false, api5xx), graph("Function errors", false, errs...))
 	dash.AddWidgets(graph("Function throttles", false, throttles...))
+}
+
+// runMetricWidgets graph the run outcome metric the activities write as
+// EMF (shared/metrics.Outcomes): runs by outcome per workflow, manual
+// interventions by reason, and each stage's p90 duration. SEARCH finds
+// every outcome, reason and stage as they appear, without a widget per value.
+func (b *builder) runMetricWidgets() []awscloudwatch.IWidget {
+	search := func(title, dims, filter, stat string) awscloudwatch.IWidget {
+		expr := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(fmt.Sprintf("SEARCH('{%s,%s} %s', '%s', 300)", metrics.Namespace, dims, filter, stat)),
+			// The label is each series' dimension values.
+			Label:        jsii.String(""),
+			Period:       awscdk.Duration_Minutes(jsii.Number(5)),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{},
+		})
+		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
+			Title: jsii.String(title), Left: &[]awscloudwatch.IMetric{expr}, Width: jsii.Number(12),
+		})
+	}
+	return []awscloudwatch.IWidget{
+		search("Onboarding runs by outcome", "Workflow,Outcome", `Workflow="onboarding" MetricName="Runs"`, "Sum"),
+		search("Decommission runs by outcome", "Workflow,Outcome", `Workflow="decommission" MetricName="Runs"`, "Sum"),
+		search("Manual interventions by reason", "Workflow,Reason", `MetricName="Runs"`, "Sum"),
+		search("Stage duration p90 (ms)", "Workflow,Stage", `MetricName="StageDuration"`, "p90"),
+	}
 }

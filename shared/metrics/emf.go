@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"encoding/json"
 	"io"
 	"sort"
 	"sync"
@@ -79,12 +78,7 @@ func (e *EMF) RecordSite(info domain.SiteRunInfo) {
 			"SiteId": info.SiteID, "Kind": k, "DriftOpen": info.DriftByKind[k],
 		})
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	enc := json.NewEncoder(e.w)
-	for _, l := range lines {
-		_ = enc.Encode(l) // a metrics line that cannot be written is not worth failing a run for
-	}
+	e.write(lines)
 }
 
 func total(m map[string]int) int {

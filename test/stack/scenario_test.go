@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/asl"
@@ -171,6 +172,48 @@ func TestOnboardingOnTheSynthesizedStack(t *testing.T) {
 	for _, fn := range []string{"api", "validate-onboarding", "discover-machine", "deploy-machine", "finish-onboarding", "watch-sites", "reconcile"} {
 		require.True(t, byPrincipal["maasflow-dev-"+fn], "no AWS call recorded for %s:\n%s", fn, describeCalls(calls))
 	}
+
+	// The closed run is the business metric, written by the function that
+	// closed it as EMF on its log stream, with its stages' durations read
+	// from the timeline under the function's own grants.
+	// The function writes the record, then puts the event, then the metric:
+	// the record reads completed an instant before.
+	var runs, stages []map[string]any
+	require.Eventually(t, func() bool {
+		runs, stages = nil, nil
+		for _, m := range l.emf("finish-onboarding") {
+			switch {
+			case m["Runs"] != nil:
+				runs = append(runs, m)
+			case m["StageDuration"] != nil:
+				stages = append(stages, m)
+			}
+		}
+		return len(runs) > 0
+	}, terminalWait, 50*time.Millisecond, "the run's EMF line in finish-onboarding's log")
+	require.Len(t, runs, 1, l.functionLogs())
+	assert.Equal(t, "onboarding", runs[0]["Workflow"])
+	assert.Equal(t, "completed", runs[0]["Outcome"])
+	assert.NotEmpty(t, runs[0]["SiteId"])
+	seen := map[any]bool{}
+	for _, st := range stages {
+		seen[st["Stage"]] = true
+	}
+	for _, stage := range []string{"discover", "commission", "deploy"} {
+		assert.True(t, seen[stage], "a %s duration among %v", stage, stages)
+	}
+}
+
+// emf is the embedded-metric-format lines a function wrote to its log.
+func (l *lane) emf(fn string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(l.fns["maasflow-dev-"+fn].logs.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["_aws"] != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // onboarded onboards a new host and returns the completed onboarding.

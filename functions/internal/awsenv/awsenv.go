@@ -160,7 +160,7 @@ func Activities(ctx context.Context) (activities.Deps, error) {
 		Store:     c.store,
 		MAAS:      activities.NewSiteConnector(c.store, c.secrets, activities.NewMAASClient).WithPaths(c.paths),
 		Secrets:   c.secrets,
-		Events:    c.bus,
+		Events:    c.outcomes(),
 		Completer: c.flow,
 		Clock:     clock.Real(),
 		NewID:     uuid.NewString,

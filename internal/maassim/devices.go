@@ -278,7 +278,7 @@ func renderNodeDevices(m *machine) []nodeDeviceJSON {
 
 func (m *machine) ifaceByMAC(mac string) *iface {
 	for _, i := range m.ifaces {
-		if i.mac == mac {
+		if i.mac == mac && i.kind == "" {
 			return i
 		}
 	}

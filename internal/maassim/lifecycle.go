@@ -317,6 +317,7 @@ func (s *Simulator) applyCommissioning(m *machine) {
 	m.cpuCount = spec.CPUCount
 	m.memory = spec.MemoryMiB
 	m.disks = visibleDisks(hw)
+	s.assignDiskIDs(m)
 	if !m.commission.skipStorage || m.storageLayout == "" {
 		m.storageLayout = "flat"
 	}
@@ -338,7 +339,9 @@ func (s *Simulator) applyCommissioning(m *machine) {
 func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 	old := map[string]*iface{}
 	for _, i := range m.ifaces {
-		old[i.mac] = i
+		if i.kind == "" { // a bond carries its first member's MAC
+			old[i.mac] = i
+		}
 	}
 	macs := visibleMACs(m.hw)
 	ifaces := make([]*iface, 0, len(macs))

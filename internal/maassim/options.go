@@ -52,6 +52,9 @@ type Options struct {
 	// SubnetCIDR is the one IPv4 subnet machines deploy on, a /24 or wider;
 	// empty means DefaultSubnetCIDR (about 200 deployed machines).
 	SubnetCIDR string
+	// TaggedVLANs add tagged VLANs to the fabric, each with one subnet,
+	// for VLAN interfaces (create_vlan) to join (network_vlans.go).
+	TaggedVLANs []TaggedVLAN
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero

@@ -120,7 +120,7 @@ func New(o Options) *Simulator {
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
 		apiKey: key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
-		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet).withTagged(o.TaggedVLANs), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)
@@ -174,6 +174,7 @@ func (s *Simulator) Reset() {
 func (s *Simulator) resetLocked() {
 	s.st = newState()
 	s.tasks = nil
+	s.net.resetSubnetDNS()
 	s.callsMu.Lock()
 	s.calls = map[Call]int{}
 	s.total = 0

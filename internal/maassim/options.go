@@ -194,6 +194,10 @@ type Disk struct {
 	SizeBytes int64  `json:"size_bytes"`
 	Model     string `json:"model,omitempty"`
 	Serial    string `json:"serial,omitempty"`
+	// Bus is nvme (the default), sata or sas: an NVMe disk is a PCIe
+	// device of its own, SATA and SAS disks sit behind one AHCI
+	// controller or SAS HBA (disk_bus.go).
+	Bus string `json:"bus,omitempty"`
 }
 
 // Hardware is a physical host as it exists before and apart from MAAS: its

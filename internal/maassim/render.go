@@ -226,9 +226,9 @@ func renderDisks(m *machine) []blockDeviceJSON {
 		fw := "GDC7302Q"
 		out = append(out, blockDeviceJSON{
 			ID: m.diskID(n), Name: d.Name, Type: "physical", Path: "/dev/disk/by-dname/" + d.Name,
-			IDPath: "/dev/disk/by-id/nvme-" + d.Serial, Model: d.Model, Serial: d.Serial, Size: d.SizeBytes,
+			IDPath: diskIDPath(d), Model: d.Model, Serial: d.Serial, Size: d.SizeBytes,
 			BlockSize: 512, UsedSize: usedSize, AvailableSize: d.SizeBytes - usedSize, UsedFor: used,
-			PartitionTableType: ptable, Tags: []string{"ssd"}, Partitions: []any{}, FirmwareVersion: &fw,
+			PartitionTableType: ptable, Tags: diskTags(d), Partitions: []any{}, FirmwareVersion: &fw,
 			SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/blockdevices/%d/", apiPrefix, m.systemID, m.diskID(n)),
 		})
 	}

@@ -87,6 +87,9 @@ type BuiltDisk struct {
 	Model     string  `json:"model" dynamodbav:"model"`
 	Serial    string  `json:"serial" dynamodbav:"serial"`
 	SizeBytes int64   `json:"size_bytes" dynamodbav:"size_bytes"`
+	// Path is MAAS's path of the block device (/dev/disk/by-dname/…),
+	// which a hardware profile's boot-disk selector may name.
+	Path string `json:"path,omitempty" dynamodbav:"path,omitempty"`
 }
 
 // Mismatch is one line of a designed-vs-built diff: the SKU field, what it

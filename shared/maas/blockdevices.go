@@ -110,7 +110,7 @@ func BuiltDisks(blockDevices []BlockDevice, devices []NodeDevice) []domain.Built
 		if !ok && len(controllers[bus]) == 1 {
 			addr = controllers[bus][0]
 		}
-		out = append(out, domain.BuiltDisk{PCIAddress: addr, Bus: bus, Name: b.Name, Model: b.Model, Serial: b.Serial, SizeBytes: b.SizeBytes})
+		out = append(out, domain.BuiltDisk{PCIAddress: addr, Bus: bus, Name: b.Name, Model: b.Model, Serial: b.Serial, SizeBytes: b.SizeBytes, Path: b.Path})
 	}
 	return out
 }

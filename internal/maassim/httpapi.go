@@ -363,6 +363,10 @@ func resolve(segs []string) (route, bool) {
 		case n == 4 && segs[2] == "results":
 			return route{template: p + "nodes/{system_id}/results/{id}/", vars: []string{segs[1], segs[3]}, res: resultResource}, true
 		}
+	case "scripts":
+		if n == 1 {
+			return route{template: p + "scripts/", res: scriptsResource}, true
+		}
 	case "events":
 		if n == 1 {
 			return route{template: p + "events/", res: eventsResource}, true

@@ -44,6 +44,10 @@ type commissionFlags struct {
 	skipNetworking bool
 	skipStorage    bool
 	noTesting      bool
+	// scripts are the commissioning scripts asked for beyond the built-in
+	// ones; tests, when set, replace the default tests (scripts.go).
+	scripts []scriptDef
+	tests   []scriptDef
 }
 
 // deployOutcome is decided when a deployment starts, consuming one fault, so

@@ -55,6 +55,10 @@ type Options struct {
 	// TaggedVLANs add tagged VLANs to the fabric, each with one subnet,
 	// for VLAN interfaces (create_vlan) to join (network_vlans.go).
 	TaggedVLANs []TaggedVLAN
+	// MissingScripts is the missing_script fault: the region lacks these
+	// scripts (built-in or a site's, scripts.go), so the scripts list
+	// omits them and a commission naming one is refused.
+	MissingScripts []string
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero
@@ -186,6 +190,11 @@ type Faults struct {
 	// MissingDisks: the last this-many disks are absent (no block device,
 	// no node device).
 	MissingDisks int `json:"missing_disks,omitempty"`
+	// FailingScript names a commissioning or testing script that fails
+	// (exit status 1, its output in the script results) whenever it runs on
+	// the host: the commissioning (Failed commissioning) or testing (Failed
+	// testing) it belongs to fails. Not consumed.
+	FailingScript string `json:"failing_script,omitempty"`
 }
 
 // Disk is a physical disk of a host.

@@ -60,6 +60,8 @@ type Simulator struct {
 	slowRate  float64
 	slowDelay time.Duration
 	skew      time.Duration
+	// missingScripts are the scripts the region lacks (scripts.go).
+	missingScripts []string
 
 	apiKey      string
 	userAPIKey  string
@@ -118,7 +120,8 @@ func New(o Options) *Simulator {
 	s := &Simulator{
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, ownClient: ownClient, seed: o.Seed,
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
-		apiKey: key, userAPIKey: userKey,
+		missingScripts: append([]string(nil), o.MissingScripts...),
+		apiKey:         key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
 		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet).withTagged(o.TaggedVLANs), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}

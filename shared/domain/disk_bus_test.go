@@ -33,3 +33,9 @@ func TestHardwareChangesTellsSATADisksOnOneControllerApart(t *testing.T) {
 	assert.Equal(t, []string{"disk at 0000:00:17.0 A1 is gone (INTEL SSDSC2KB480G8 A1)"}, HardwareChanges(before, now))
 	assert.Empty(t, HardwareChanges(before, before))
 }
+
+func TestProfileScriptNamesForTheProbe(t *testing.T) {
+	p := ProfileScripts{CommissioningScripts: []string{"firmware-update", "raid-config"}, TestingScripts: []string{"gpu-burn", "raid-config"}}
+	assert.Equal(t, []string{"firmware-update", "raid-config", "gpu-burn"}, p.Names())
+	assert.Nil(t, ProfileScripts{TestingScripts: []string{"none"}}.Names(), `"none" is no script`)
+}

@@ -149,3 +149,18 @@ func failedResults(set maas.ScriptSet) []maas.ScriptResult {
 	}
 	return out
 }
+
+func TestFidelityProbeReportsMissingScripts(t *testing.T) {
+	_, c := scriptHarness(t, func(o *Options) { o.MissingScripts = []string{"gpu-burn"} })
+	ctx := context.Background()
+	res, err := c.Probe(ctx)
+	require.NoError(t, err)
+	require.Empty(t, res.Problem())
+
+	require.NoError(t, c.CheckScripts(ctx, &res, []string{"raid-config", "gpu-burn"}))
+	assert.Equal(t, []string{"gpu-burn"}, res.MissingScripts)
+	assert.Equal(t, "maas scripts: the region lacks 1 script(s) the site's profiles name: gpu-burn", res.Problem())
+
+	require.NoError(t, c.CheckScripts(ctx, &res, nil))
+	assert.Empty(t, res.Problem(), "no names, nothing missing")
+}

@@ -108,3 +108,15 @@ func (c *Client) MissingScripts(ctx context.Context, names []string) ([]string, 
 	}
 	return missing, nil
 }
+
+// CheckScripts records on r the scripts of names the region lacks, for a
+// probe whose site's profiles name scripts (domain.ProfileScripts.Names):
+// r.Problem() then reports them. Nothing is read when names is empty.
+func (c *Client) CheckScripts(ctx context.Context, r *ProbeResult, names []string) error {
+	missing, err := c.MissingScripts(ctx, names)
+	if err != nil {
+		return err
+	}
+	r.MissingScripts = missing
+	return nil
+}

@@ -288,6 +288,9 @@ type ProbeResult struct {
 	Capabilities []string `json:"capabilities"`
 	Username     string   `json:"username"`
 	IsAdmin      bool     `json:"is_admin"`
+	// MissingScripts are the scripts the site's profiles name that the
+	// region lacks (CheckScripts); a probe that found any is unhealthy.
+	MissingScripts []string `json:"missing_scripts,omitempty"`
 }
 
 // Secret is a string that never prints (see domain.Secret).

@@ -93,6 +93,7 @@ func TestFidelityDesignBondVLANStaticLink(t *testing.T) {
 	assert.Equal(t, []string{"eno2", "eno3"}, bond.Parents)
 	assert.Equal(t, eno2.MACAddress, bond.MACAddress, "a bond takes its first parent's MAC")
 	assert.Equal(t, 9000, d.effectiveMTU(t, bond.ID))
+	assert.Equal(t, 9000, d.effectiveMTU(t, eno2.ID), "the bond's MTU reaches its members")
 	after := d.ifaces(t)
 	assert.Equal(t, []string{"bond0"}, after["eno2"].Children)
 	assert.Empty(t, after["eno2"].Links, "a bond member's links are cleared")
@@ -220,6 +221,11 @@ func TestFidelityDesignMTUAndDNS(t *testing.T) {
 	// Repeating sets the same value.
 	_, err = d.c.SetInterfaceMTU(ctx, d.sid, vl.ID, 9000)
 	require.NoError(t, err)
+	// Lowering the parent lowers a child whose own MTU is larger.
+	_, err = d.c.SetInterfaceMTU(ctx, d.sid, eno1.ID, 1500)
+	require.NoError(t, err)
+	assert.Equal(t, 1500, d.effectiveMTU(t, vl.ID))
+	assert.Equal(t, 1500, d.effectiveMTU(t, eno1.ID))
 
 	require.NoError(t, d.c.SetSubnetDNS(ctx, sn.ID, []string{"10.30.0.2", "10.30.0.3"}))
 	assert.Equal(t, []string{"10.30.0.2", "10.30.0.3"}, d.storageSubnet(t).DNSServers)

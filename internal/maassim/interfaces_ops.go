@@ -63,6 +63,30 @@ func (m *machine) effectiveMTU(i *iface) int {
 	return mtu
 }
 
+// setOwnMTU sets i's own MTU (its params) and then does what MAAS's
+// interface_mtu_params_update signal does on that change
+// (MS/models/signals/interfaces.py): a child whose own MTU is larger is
+// lowered to it, and a parent whose own MTU is unset or smaller is raised
+// to it, each change propagating the same way. A VLAN interface or bond
+// given a larger MTU than its parent's thus raises the parent: MAAS
+// refuses neither. Setting the MTU it has changes nothing.
+func (m *machine) setOwnMTU(i *iface, mtu int) {
+	if mtu == 0 || i.mtu == mtu {
+		return
+	}
+	i.mtu = mtu
+	for _, c := range m.children(i) {
+		if c.mtu > mtu {
+			m.setOwnMTU(c, mtu)
+		}
+	}
+	for _, p := range i.parents {
+		if p.mtu == 0 || p.mtu < mtu {
+			m.setOwnMTU(p, mtu)
+		}
+	}
+}
+
 // ifaceParams is the params field: a bond's bond_* options and any MTU set
 // on the interface; "" when there are none, as MAAS renders empty params.
 func ifaceParams(i *iface) any {
@@ -211,10 +235,13 @@ func (s *Simulator) createBond(rq *request) reply {
 	}
 	b := &iface{
 		id: s.st.nextIfaceID, name: name, mac: parents[0].mac, enabled: true, vlan: parents[0].vlan,
-		kind: ifaceBond, parents: parents, mtu: mtu, bondMode: mode,
+		kind: ifaceBond, parents: parents, bondMode: mode,
 	}
 	s.st.nextIfaceID++
 	m.ifaces = append(m.ifaces, b)
+	// The form saves the bond, then its parents, then its params: the MTU
+	// change reaches the members (InterfaceForm.save).
+	m.setOwnMTU(b, mtu)
 	s.ensureLinkUp(b)
 	return jsonReply(http.StatusOK, renderIface(m, b))
 }
@@ -272,9 +299,10 @@ func (s *Simulator) createVLAN(rq *request) reply {
 	if e := nameTaken(m, name); e != nil {
 		return formErrors([]fieldError{*e})
 	}
-	i := &iface{id: s.st.nextIfaceID, name: name, enabled: true, vlan: v, kind: ifaceVLAN, parents: parents, mtu: mtu}
+	i := &iface{id: s.st.nextIfaceID, name: name, enabled: true, vlan: v, kind: ifaceVLAN, parents: parents}
 	s.st.nextIfaceID++
 	m.ifaces = append(m.ifaces, i)
+	m.setOwnMTU(i, mtu)
 	s.ensureLinkUp(i)
 	return jsonReply(http.StatusOK, renderIface(m, i))
 }
@@ -293,8 +321,8 @@ func inBond(m *machine, i *iface) bool {
 // sets, mtu: allowed in the interface-editable states and Deployed, where
 // DeployedInterfaceForm has no mtu field and so ignores it. An empty mtu
 // removes the interface's own MTU (InterfaceForm._set_param). A VLAN
-// interface's MTU above its parent's is accepted: the parent's effective
-// MTU rises to it (get_effective_mtu).
+// interface's MTU above its parent's is accepted: the parent rises to it
+// (setOwnMTU).
 func (s *Simulator) updateInterface(rq *request) reply {
 	m, i, bad := s.lookupInterface(rq)
 	if bad != nil {
@@ -319,7 +347,7 @@ func (s *Simulator) updateInterface(rq *request) reply {
 			if e != nil {
 				return formErrors([]fieldError{*e})
 			}
-			i.mtu = mtu
+			m.setOwnMTU(i, mtu)
 		}
 	}
 	return jsonReply(http.StatusOK, renderIface(m, i))

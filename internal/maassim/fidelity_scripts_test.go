@@ -2,6 +2,8 @@ package maassim
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +165,24 @@ func TestFidelityProbeReportsMissingScripts(t *testing.T) {
 
 	require.NoError(t, c.CheckScripts(ctx, &res, nil))
 	assert.Empty(t, res.Problem(), "no names, nothing missing")
+}
+
+func TestMissingScriptsAtRunTime(t *testing.T) {
+	h, c := scriptHarness(t)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, h.srv.URL+"/_sim/scripts/missing",
+		strings.NewReader(`{"missing_scripts":["raid-config"]}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	missing, err := c.MissingScripts(context.Background(), []string{"raid-config", "gpu-burn"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"raid-config"}, missing)
+
+	h.sim.SetMissingScripts(nil)
+	missing, err = c.MissingScripts(context.Background(), []string{"raid-config"})
+	require.NoError(t, err)
+	assert.Nil(t, missing)
 }

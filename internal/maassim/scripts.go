@@ -247,3 +247,38 @@ func failingResult(hw *hardware, ss *scriptSet) string {
 	}
 	return ""
 }
+
+// SetMissingScripts replaces the missing_script fault's list at run time:
+// the region lacks these scripts from now on (none, for an empty list).
+func (s *Simulator) SetMissingScripts(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.missingScripts = append([]string(nil), names...)
+}
+
+// missingScriptsBody is the body of PUT /_sim/scripts/missing.
+type missingScriptsBody struct {
+	MissingScripts []string `json:"missing_scripts"`
+}
+
+// serveMissingScripts is PUT /_sim/scripts/missing: the missing_script
+// fault at run time. It answers the scripts the region now has.
+func (s *Simulator) serveMissingScripts(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPut {
+		jsonReply(http.StatusMethodNotAllowed, map[string]string{"error": "method not allowed"}).write(w)
+		return
+	}
+	var body missingScriptsBody
+	if err := decodeStrict(r, &body); err != nil {
+		controlError(w, err)
+		return
+	}
+	s.SetMissingScripts(body.MissingScripts)
+	s.mu.Lock()
+	names := make([]string, 0, len(regionScripts))
+	for _, sc := range s.scripts() {
+		names = append(names, sc.name)
+	}
+	s.mu.Unlock()
+	jsonReply(http.StatusOK, map[string][]string{"scripts": names}).write(w)
+}

@@ -193,6 +193,8 @@ type wireInterface struct {
 	Discovered []wireLink `json:"discovered"`
 	Parents    []string   `json:"parents"`
 	Children   []string   `json:"children"`
+	// EffectiveMTU is read by ObservedInterfaces only.
+	EffectiveMTU int `json:"effective_mtu"`
 }
 
 func (w wireInterface) iface() Interface {

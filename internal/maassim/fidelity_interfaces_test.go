@@ -263,3 +263,26 @@ func TestFidelityDesignSetBootDisk(t *testing.T) {
 	require.ErrorAs(t, err, &conflict)
 	assert.Equal(t, "Cannot set as boot disk because the machine is not Ready.", conflict.Message)
 }
+
+func TestFidelityDesignDeleteParentInterface(t *testing.T) {
+	d := newDesignHarness(t)
+	ctx := context.Background()
+	ifs := d.ifaces(t)
+	bond, err := d.c.CreateBond(ctx, d.sid, maas.BondParams{Name: "bond0", Parents: []int{ifs["eno2"].ID, ifs["eno3"].ID}})
+	require.NoError(t, err)
+	sn := d.storageSubnet(t)
+	_, err = d.c.CreateVLANInterface(ctx, d.sid, bond.ID, sn.VLAN.ID, 0)
+	require.NoError(t, err)
+
+	// A bond losing one member keeps the other.
+	r := d.call(t, http.MethodDelete, "nodes/"+d.sid+"/interfaces/"+strconv.Itoa(ifs["eno2"].ID)+"/", "", nil)
+	require.Equal(t, http.StatusNoContent, r.code, "body: %s", r.body)
+	assert.Equal(t, []string{"eno3"}, d.ifaces(t)["bond0"].Parents)
+
+	// Deleting the bond deletes the VLAN interface it was the only parent of.
+	r = d.call(t, http.MethodDelete, "nodes/"+d.sid+"/interfaces/"+strconv.Itoa(bond.ID)+"/", "", nil)
+	require.Equal(t, http.StatusNoContent, r.code, "body: %s", r.body)
+	left := d.ifaces(t)
+	assert.NotContains(t, left, "bond0.120")
+	assert.Empty(t, left["eno3"].Children)
+}

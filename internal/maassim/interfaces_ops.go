@@ -352,3 +352,19 @@ func (s *Simulator) updateInterface(rq *request) reply {
 	}
 	return jsonReply(http.StatusOK, renderIface(m, i))
 }
+
+// removeInterface deletes i with its links. A child whose only parent i
+// is goes with it, as MAAS's delete_children_interface_handler deletes an
+// orphaned child (MS/models/signals/interfaces.py); a child with other
+// parents (a bond losing one member) keeps them.
+func (s *Simulator) removeInterface(m *machine, i *iface) {
+	for _, c := range m.children(i) {
+		if len(c.parents) == 1 {
+			s.removeInterface(m, c)
+			continue
+		}
+		c.parents = slices.DeleteFunc(c.parents, func(p *iface) bool { return p == i })
+	}
+	s.releaseLinks(i)
+	m.ifaces = slices.DeleteFunc(m.ifaces, func(x *iface) bool { return x == i })
+}

@@ -328,13 +328,7 @@ func (s *Simulator) deleteInterface(rq *request) reply {
 	if bad := interfaceGate(m, "delete"); bad != nil {
 		return *bad
 	}
-	s.releaseLinks(i)
-	for n, x := range m.ifaces {
-		if x == i {
-			m.ifaces = append(m.ifaces[:n:n], m.ifaces[n+1:]...)
-			break
-		}
-	}
+	s.removeInterface(m, i)
 	return reply{code: http.StatusNoContent}
 }
 

@@ -380,6 +380,8 @@ func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 	for _, i := range m.ifaces {
 		if i.kind == "" { // a bond carries its first member's MAC
 			old[i.mac] = i
+		} else {
+			s.releaseLinks(i) // a bond or VLAN interface is not rebuilt: free its addresses
 		}
 	}
 	macs := visibleMACs(m.hw)

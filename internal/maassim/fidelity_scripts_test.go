@@ -186,3 +186,18 @@ func TestMissingScriptsAtRunTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, missing)
 }
+
+func TestFidelitySiteProberChecksScripts(t *testing.T) {
+	h, _ := scriptHarness(t, func(o *Options) { o.MissingScripts = []string{"firmware-update"} })
+	p := maas.SiteProber{}
+	res, err := p.ProbeScripts(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testKey), []string{"firmware-update", "gpu-burn"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"firmware-update"}, res.MissingScripts)
+	assert.Contains(t, res.Problem(), "firmware-update")
+
+	before := h.sim.Calls().Total
+	res, err = p.ProbeScripts(context.Background(), h.srv.URL+"/MAAS", domain.Secret(testKey), nil)
+	require.NoError(t, err)
+	assert.Empty(t, res.Problem())
+	assert.Equal(t, 2, h.sim.Calls().Total-before, "no names: the probe's two reads only")
+}

@@ -84,6 +84,13 @@ var adminOperations = map[string]bool{
 	apiPrefix + "nodes/{system_id}/interfaces/{id}/ POST unlink_subnet": true,
 	apiPrefix + "nodes/{system_id}/interfaces/{id}/ POST disconnect":    true,
 	apiPrefix + "nodes/{system_id}/interfaces/{id}/ DELETE ":            true,
+
+	// The design's interface, subnet and boot-disk operations.
+	apiPrefix + "nodes/{system_id}/interfaces/ POST create_bond":          true,
+	apiPrefix + "nodes/{system_id}/interfaces/ POST create_vlan":          true,
+	apiPrefix + "nodes/{system_id}/interfaces/{id}/ PUT ":                 true,
+	apiPrefix + "nodes/{system_id}/blockdevices/{id}/ POST set_boot_disk": true,
+	apiPrefix + "subnets/{id}/ PUT ":                                      true,
 }
 
 // refuseNonAdmin is the 403 a user without admin rights gets for an admin

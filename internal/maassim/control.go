@@ -433,6 +433,8 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request) {
 	case path == "/_sim/reset" && r.Method == http.MethodPost:
 		s.Reset()
 		reply{code: http.StatusNoContent}.write(w)
+	case path == "/_sim/scripts/missing":
+		s.serveMissingScripts(w, r)
 	case isFaultsPath(path):
 		host, _ := faultsHost(path)
 		s.serveSetFaults(w, r, host)

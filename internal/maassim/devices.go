@@ -149,6 +149,8 @@ func setHardwareDefaults(h *Hardware) error {
 		return &SimulatorInputError{Field: "faults.missing_nics", Reason: "must be between 0 and the number of extra_macs (the PXE NIC is never missing)"}
 	case f.MissingDisks < 0 || f.MissingDisks > len(h.Disks):
 		return &SimulatorInputError{Field: "faults.missing_disks", Reason: "must be between 0 and the host's disks"}
+	case badDiskBus(h.Disks) != "":
+		return &SimulatorInputError{Field: badDiskBus(h.Disks), Reason: "must be nvme, sata or sas"}
 	case f.SlowLinkMbps < 0 || f.SlowLinkMbps > defaultLinkSpeed:
 		return &SimulatorInputError{Field: "faults.slow_link_mbps", Reason: fmt.Sprintf("must be between 0 and %d", defaultLinkSpeed)}
 	}
@@ -200,9 +202,7 @@ func (s *Simulator) discoverDevices(m *machine) {
 		}
 		add(hwTypeNetwork, nicProduct, addr, mac, "")
 	}
-	for k, d := range m.disks {
-		add(hwTypeStorage, nvmeProduct, pciAddress(diskBuses, 3, k), "", d.Name)
-	}
+	discoverDisks(m, add)
 	m.devices = found
 	for _, i := range m.ifaces {
 		i.linkSpeed = defaultLinkSpeed
@@ -278,7 +278,7 @@ func renderNodeDevices(m *machine) []nodeDeviceJSON {
 
 func (m *machine) ifaceByMAC(mac string) *iface {
 	for _, i := range m.ifaces {
-		if i.mac == mac {
+		if i.mac == mac && i.kind == "" {
 			return i
 		}
 	}

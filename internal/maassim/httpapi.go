@@ -354,10 +354,18 @@ func resolve(segs []string) (route, bool) {
 			return route{template: p + "nodes/{system_id}/devices/", vars: segs[1:2], res: nodeDevicesResource}, true
 		case n == 4 && segs[2] == "devices":
 			return route{template: p + "nodes/{system_id}/devices/{id}/", vars: []string{segs[1], segs[3]}, res: nodeDeviceResource}, true
+		case n == 3 && segs[2] == "blockdevices":
+			return route{template: p + "nodes/{system_id}/blockdevices/", vars: segs[1:2], res: blockDevicesResource}, true
+		case n == 4 && segs[2] == "blockdevices":
+			return route{template: p + "nodes/{system_id}/blockdevices/{id}/", vars: []string{segs[1], segs[3]}, res: blockDeviceResource}, true
 		case n == 3 && segs[2] == "results":
 			return route{template: p + "nodes/{system_id}/results/", vars: segs[1:2], res: resultsResource}, true
 		case n == 4 && segs[2] == "results":
 			return route{template: p + "nodes/{system_id}/results/{id}/", vars: []string{segs[1], segs[3]}, res: resultResource}, true
+		}
+	case "scripts":
+		if n == 1 {
+			return route{template: p + "scripts/", res: scriptsResource}, true
 		}
 	case "events":
 		if n == 1 {

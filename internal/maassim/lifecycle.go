@@ -154,9 +154,17 @@ func (s *Simulator) startCommissioning(m *machine, at time.Time, user string, fl
 	m.owner = user
 	m.commission = flags
 	m.errorDescription = ""
-	m.currentCommissioning = s.newSet(m, resultCommissioning, at, commissioningScripts, nil, "0:00:10")
+	m.currentCommissioning = s.newSet(m, resultCommissioning, at, scriptNames(commissioningScripts, flags.scripts), nil, "0:00:10")
 	m.currentTesting = nil
-	if !flags.noTesting {
+	switch {
+	case flags.noTesting && len(flags.tests) == 0:
+	case len(flags.tests) > 0:
+		hw := make([]int, len(flags.tests))
+		for k, sc := range flags.tests {
+			hw[k] = sc.hwType
+		}
+		m.currentTesting = s.newSet(m, resultTesting, at, scriptNames(nil, flags.tests), hw, "0:00:30")
+	default:
 		m.currentTesting = s.newSet(m, resultTesting, at, []string{"smartctl-validate"}, []int{3}, "0:00:30")
 	}
 	// MAAS power-cycles a machine that is on and powers on one that is off
@@ -230,12 +238,21 @@ func (s *Simulator) commissioningBoot(m *machine, at time.Time) {
 func (s *Simulator) commissioningDone(m *machine, at time.Time) {
 	hw := m.hw
 	ss := m.currentCommissioning
+	failing := failingResult(hw, ss)
 	if hw != nil && hw.faults.CommissionFailures > 0 {
 		hw.faults.CommissionFailures--
+		failing = "50-maas-01-commissioning"
+	}
+	if failing != "" {
 		for _, r := range ss.results {
-			if r.name == "50-maas-01-commissioning" {
+			if r.name == failing && failing == "50-maas-01-commissioning" {
 				finishResult(r, at, scriptFailed, 1, "Gathering machine resources...\n",
 					"machine-resources: failed to read /sys/class/dmi/id: input/output error\n")
+				continue
+			}
+			if r.name == failing {
+				stdout, stderr := failingScriptOutput(r.name)
+				finishResult(r, at, scriptFailed, 1, stdout, stderr)
 				continue
 			}
 			finishResult(r, at, scriptPassed, 0, r.name+": done\n", "")
@@ -263,6 +280,22 @@ func (s *Simulator) commissioningDone(m *machine, at time.Time) {
 
 func (s *Simulator) testingDone(m *machine, at time.Time) {
 	r := m.currentTesting.results[0]
+	if failing := failingResult(m.hw, m.currentTesting); failing != "" {
+		// The failing_script fault: that test fails, the others pass.
+		for _, x := range m.currentTesting.results {
+			if x.name == failing {
+				stdout, stderr := failingScriptOutput(x.name)
+				finishResult(x, at, scriptFailed, 1, stdout, stderr)
+			} else {
+				finishResult(x, at, scriptPassed, 0, x.name+": passed\n", "")
+			}
+		}
+		s.setStatus(m, at, statusFailedTesting)
+		m.owner = ""
+		s.event(m, at, levelInfo, "Failed testing", "", "")
+		s.power(m, false)
+		return
+	}
 	if m.hw != nil && m.hw.faults.TestingFailures > 0 {
 		m.hw.faults.TestingFailures--
 		finishResult(r, at, scriptFailed, 1, "smartctl: SMART overall-health self-assessment test result: FAILED!\n",
@@ -273,7 +306,13 @@ func (s *Simulator) testingDone(m *machine, at time.Time) {
 		s.power(m, false)
 		return
 	}
-	finishResult(r, at, scriptPassed, 0, "SMART overall-health self-assessment test result: PASSED\n", "")
+	for _, x := range m.currentTesting.results {
+		out := x.name + ": passed\n"
+		if x.name == "smartctl-validate" {
+			out = "SMART overall-health self-assessment test result: PASSED\n"
+		}
+		finishResult(x, at, scriptPassed, 0, out, "")
+	}
 	s.commissioningFinished(m, at)
 }
 
@@ -317,6 +356,7 @@ func (s *Simulator) applyCommissioning(m *machine) {
 	m.cpuCount = spec.CPUCount
 	m.memory = spec.MemoryMiB
 	m.disks = visibleDisks(hw)
+	s.assignDiskIDs(m)
 	if !m.commission.skipStorage || m.storageLayout == "" {
 		m.storageLayout = "flat"
 	}
@@ -338,7 +378,11 @@ func (s *Simulator) applyCommissioning(m *machine) {
 func (s *Simulator) buildInterfaces(m *machine, initialLinks bool) {
 	old := map[string]*iface{}
 	for _, i := range m.ifaces {
-		old[i.mac] = i
+		if i.kind == "" { // a bond carries its first member's MAC
+			old[i.mac] = i
+		} else {
+			s.releaseLinks(i) // a bond or VLAN interface is not rebuilt: free its addresses
+		}
 	}
 	macs := visibleMACs(m.hw)
 	ifaces := make([]*iface, 0, len(macs))

@@ -184,7 +184,13 @@ func (s *Simulator) commission(rq *request) reply {
 	default:
 		return formError("__all__", "Commission is not available because of the current state of the node.")
 	}
-	s.startCommissioning(m, rq.now, rq.user, commissionFlagsFrom(rq))
+	flags := commissionFlagsFrom(rq)
+	scripts, tests, refused := s.commissionScripts(rq)
+	if refused != nil {
+		return *refused
+	}
+	flags.scripts, flags.tests = scripts, tests
+	s.startCommissioning(m, rq.now, rq.user, flags)
 	return s.machineReply(m)
 }
 

@@ -44,6 +44,10 @@ type commissionFlags struct {
 	skipNetworking bool
 	skipStorage    bool
 	noTesting      bool
+	// scripts are the commissioning scripts asked for beyond the built-in
+	// ones; tests, when set, replace the default tests (scripts.go).
+	scripts []scriptDef
+	tests   []scriptDef
 }
 
 // deployOutcome is decided when a deployment starts, consuming one fault, so
@@ -85,6 +89,12 @@ type machine struct {
 	bootIfaceID  int
 	// devices are the node devices the last commissioning found (devices.go).
 	devices []*nodeDevice
+	// bootDisk names the disk set_boot_disk chose; "" is MAAS's default,
+	// the first disk (blockdevices.go).
+	bootDisk string
+	// diskIDs are the block device ids of m's disks by name, unique in
+	// the region as MAAS's are (blockdevices.go).
+	diskIDs map[string]int
 
 	storageLayout    string
 	errorDescription string
@@ -169,6 +179,14 @@ type iface struct {
 	// discovered is what commissioning saw the interface take by DHCP
 	// (maas-behaviour §9); nil renders null.
 	discovered []discoveredAddr
+	// kind is "" for a physical interface, else ifaceBond or ifaceVLAN;
+	// parents are a bond's members or a VLAN interface's parent, mtu the
+	// MTU set on the interface itself (its params, 0 for none) and
+	// bondMode a bond's mode (interfaces_ops.go).
+	kind     string
+	parents  []*iface
+	mtu      int
+	bondMode string
 }
 
 // discoveredAddr is one DISCOVERED address of an interface.
@@ -209,6 +227,8 @@ type subnet struct {
 	vlan       *vlan
 	dynamicLow netip.Addr
 	dynamicHi  netip.Addr
+	// dns are the subnet's DNS servers (PUT subnets/{id}/ dns_servers).
+	dns []string
 }
 
 func (sn *subnet) inDynamicRange(a netip.Addr) bool {
@@ -305,6 +325,7 @@ type state struct {
 	nextSetID     int
 	nextResultID  int
 	nextDeviceID  int
+	nextDiskID    int
 }
 
 func newState() *state {
@@ -321,6 +342,7 @@ func newState() *state {
 		nextSetID:     1,
 		nextResultID:  1,
 		nextDeviceID:  1,
+		nextDiskID:    1,
 	}
 }
 

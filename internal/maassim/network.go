@@ -11,11 +11,14 @@ import (
 )
 
 var interfacesResource = resource{
-	"GET ": (*Simulator).listInterfaces,
+	"GET ":             (*Simulator).listInterfaces,
+	"POST create_bond": (*Simulator).createBond,
+	"POST create_vlan": (*Simulator).createVLAN,
 }
 
 var interfaceResource = resource{
 	"GET ":               (*Simulator).readInterface,
+	"PUT ":               (*Simulator).updateInterface,
 	"DELETE ":            (*Simulator).deleteInterface,
 	"POST link_subnet":   (*Simulator).linkSubnet,
 	"POST unlink_subnet": (*Simulator).unlinkSubnet,
@@ -24,7 +27,7 @@ var interfaceResource = resource{
 
 var (
 	subnetsResource     = resource{"GET ": (*Simulator).listSubnets}
-	subnetResource      = resource{"GET ": (*Simulator).readSubnet}
+	subnetResource      = resource{"GET ": (*Simulator).readSubnet, "PUT ": (*Simulator).updateSubnet}
 	fabricsResource     = resource{"GET ": (*Simulator).listFabrics}
 	fabricResource      = resource{"GET ": (*Simulator).readFabric}
 	fabricVLANsResource = resource{"GET ": (*Simulator).listFabricVLANs}
@@ -115,6 +118,12 @@ func (s *Simulator) linkSubnet(rq *request) reply {
 	}
 	if bad := interfaceGate(m, "link subnet"); bad != nil {
 		return *bad
+	}
+	// A bond member takes no link of its own (InterfaceLinkForm.clean).
+	for _, c := range m.children(i) {
+		if c.kind == ifaceBond {
+			return formError("bond", fmt.Sprintf("Cannot link interface(%s) when interface is in a bond(%s).", i.name, c.name))
+		}
 	}
 	p := rq.params
 	force := rq.flag("force")
@@ -319,13 +328,7 @@ func (s *Simulator) deleteInterface(rq *request) reply {
 	if bad := interfaceGate(m, "delete"); bad != nil {
 		return *bad
 	}
-	s.releaseLinks(i)
-	for n, x := range m.ifaces {
-		if x == i {
-			m.ifaces = append(m.ifaces[:n:n], m.ifaces[n+1:]...)
-			break
-		}
-	}
+	s.removeInterface(m, i)
 	return reply{code: http.StatusNoContent}
 }
 
@@ -361,21 +364,30 @@ func (s *Simulator) listFabricVLANs(rq *request) reply {
 	if rq.vars[0] != strconv.Itoa(s.net.fabric.id) {
 		return notFound("Fabric")
 	}
-	return jsonReply(http.StatusOK, []*vlanJSON{renderVLAN(s.net.vlan)})
+	out := []*vlanJSON{}
+	for _, v := range s.net.vlans() {
+		out = append(out, renderVLAN(v))
+	}
+	return jsonReply(http.StatusOK, out)
 }
 
 func (s *Simulator) readFabricVLAN(rq *request) reply {
-	if rq.vars[0] != strconv.Itoa(s.net.fabric.id) || rq.vars[1] != strconv.Itoa(s.net.vlan.vid) {
-		return notFound("VLAN")
+	if rq.vars[0] == strconv.Itoa(s.net.fabric.id) {
+		for _, v := range s.net.vlans() {
+			if rq.vars[1] == strconv.Itoa(v.vid) {
+				return jsonReply(http.StatusOK, renderVLAN(v))
+			}
+		}
 	}
-	return jsonReply(http.StatusOK, renderVLAN(s.net.vlan))
+	return notFound("VLAN")
 }
 
 func (s *Simulator) readVLAN(rq *request) reply {
-	if rq.vars[0] != strconv.Itoa(s.net.vlan.id) {
+	v := s.net.vlanByID(rq.vars[0])
+	if v == nil {
 		return notFound("VLAN")
 	}
-	return jsonReply(http.StatusOK, renderVLAN(s.net.vlan))
+	return jsonReply(http.StatusOK, renderVLAN(v))
 }
 
 // network is the fixed minimal network every machine lives on: one fabric,
@@ -384,8 +396,11 @@ type network struct {
 	fabric *fabric
 	vlan   *vlan
 	subnet *subnet
-	// extra holds further subnets of the PXE VLAN (Options.SecondSubnet).
+	// extra holds further subnets: of the PXE VLAN (Options.SecondSubnet)
+	// and of the tagged VLANs (Options.TaggedVLANs).
 	extra []*subnet
+	// tagged are the fabric's tagged VLANs (network_vlans.go).
+	tagged []*vlan
 }
 
 // DefaultSubnetCIDR is the simulator's subnet unless Options.SubnetCIDR

@@ -52,6 +52,13 @@ type Options struct {
 	// SubnetCIDR is the one IPv4 subnet machines deploy on, a /24 or wider;
 	// empty means DefaultSubnetCIDR (about 200 deployed machines).
 	SubnetCIDR string
+	// TaggedVLANs add tagged VLANs to the fabric, each with one subnet,
+	// for VLAN interfaces (create_vlan) to join (network_vlans.go).
+	TaggedVLANs []TaggedVLAN
+	// MissingScripts is the missing_script fault: the region lacks these
+	// scripts (built-in or a site's, scripts.go), so the scripts list
+	// omits them and a commission naming one is refused.
+	MissingScripts []string
 }
 
 // Durations are the simulated lengths of MAAS's asynchronous phases. A zero
@@ -183,6 +190,11 @@ type Faults struct {
 	// MissingDisks: the last this-many disks are absent (no block device,
 	// no node device).
 	MissingDisks int `json:"missing_disks,omitempty"`
+	// FailingScript names a commissioning or testing script that fails
+	// (exit status 1, its output in the script results) whenever it runs on
+	// the host: the commissioning (Failed commissioning) or testing (Failed
+	// testing) it belongs to fails. Not consumed.
+	FailingScript string `json:"failing_script,omitempty"`
 }
 
 // Disk is a physical disk of a host.
@@ -191,6 +203,10 @@ type Disk struct {
 	SizeBytes int64  `json:"size_bytes"`
 	Model     string `json:"model,omitempty"`
 	Serial    string `json:"serial,omitempty"`
+	// Bus is nvme (the default), sata or sas: an NVMe disk is a PCIe
+	// device of its own, SATA and SAS disks sit behind one AHCI
+	// controller or SAS HBA (disk_bus.go).
+	Bus string `json:"bus,omitempty"`
 }
 
 // Hardware is a physical host as it exists before and apart from MAAS: its

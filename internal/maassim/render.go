@@ -89,7 +89,7 @@ func renderSubnet(sn *subnet) *subnetJSON {
 	}
 	gw := sn.gateway.String()
 	return &subnetJSON{
-		ID: sn.id, Name: sn.name, CIDR: sn.cidr.String(), GatewayIP: &gw, DNSServers: []string{},
+		ID: sn.id, Name: sn.name, CIDR: sn.cidr.String(), GatewayIP: &gw, DNSServers: append([]string{}, sn.dns...),
 		VLAN: renderVLAN(sn.vlan), Space: "undefined", RDNSMode: 2, AllowDNS: true, AllowProxy: true,
 		Managed: true, DisabledBootArchitectures: []string{},
 		ResourceURI: fmt.Sprintf("%ssubnets/%d/", apiPrefix, sn.id),
@@ -106,8 +106,12 @@ type fabricJSON struct {
 
 func (s *Simulator) renderFabric() fabricJSON {
 	f := s.net.fabric
+	vlans := []*vlanJSON{}
+	for _, v := range s.net.vlans() {
+		vlans = append(vlans, renderVLAN(v))
+	}
 	return fabricJSON{
-		ID: f.id, Name: f.name, VLANs: []*vlanJSON{renderVLAN(s.net.vlan)},
+		ID: f.id, Name: f.name, VLANs: vlans,
 		ResourceURI: fmt.Sprintf("%sfabrics/%d/", apiPrefix, f.id),
 	}
 }
@@ -137,7 +141,7 @@ type ifaceJSON struct {
 	Parents         []string         `json:"parents"`
 	Children        []string         `json:"children"`
 	Tags            []string         `json:"tags"`
-	Params          string           `json:"params"`
+	Params          any              `json:"params"`
 	EffectiveMTU    int              `json:"effective_mtu"`
 	Vendor          string           `json:"vendor"`
 	Product         string           `json:"product"`
@@ -161,21 +165,24 @@ func renderIface(m *machine, i *iface) ifaceJSON {
 		discovered = append(discovered, discoveredJSON{IPAddress: d.ip, Subnet: renderSubnet(d.subnet)})
 	}
 	fw := "4.40 0x8001b71c 1.3429.0"
-	mtu := 1500
 	speed := i.linkSpeed
 	if speed == 0 {
 		speed = defaultLinkSpeed
 	}
-	if i.vlan != nil {
-		mtu = i.vlan.mtu
-	}
-	return ifaceJSON{
+	j := ifaceJSON{
 		ID: i.id, Name: i.name, Type: "physical", MACAddress: i.mac, Enabled: i.enabled,
-		VLAN: renderVLAN(i.vlan), Links: links, Discovered: discovered, Parents: []string{}, Children: []string{}, Tags: []string{},
-		EffectiveMTU: mtu, Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP",
+		VLAN: renderVLAN(i.vlan), Links: links, Discovered: discovered,
+		Parents: ifaceNames(i.parents), Children: ifaceNames(m.children(i)), Tags: []string{},
+		Params: ifaceParams(i), EffectiveMTU: m.effectiveMTU(i), Vendor: "Intel Corporation", Product: "Ethernet Controller E810-C for QSFP",
 		FirmwareVersion: &fw, LinkConnected: true, InterfaceSpeed: defaultLinkSpeed, LinkSpeed: speed,
 		SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/interfaces/%d/", apiPrefix, m.systemID, i.id),
 	}
+	if i.kind != "" {
+		// A bond or VLAN interface is no device: no vendor, product or
+		// firmware of its own (MS/models/interface.py).
+		j.Type, j.Vendor, j.Product, j.FirmwareVersion = i.kind, "", "", nil
+	}
+	return j
 }
 
 type blockDeviceJSON struct {
@@ -205,11 +212,12 @@ type blockDeviceJSON struct {
 
 func renderDisks(m *machine) []blockDeviceJSON {
 	out := make([]blockDeviceJSON, 0, len(m.disks))
+	boot := m.bootDiskIndex()
 	for n, d := range m.disks {
 		used := "Unused"
 		var ptable *string
 		var usedSize int64
-		if m.storageLayout != "" && m.storageLayout != "blank" && n == 0 {
+		if m.storageLayout != "" && m.storageLayout != "blank" && n == boot {
 			gpt := "GPT"
 			ptable = &gpt
 			used = fmt.Sprintf("GPT partitioned with %s layout", m.storageLayout)
@@ -217,11 +225,11 @@ func renderDisks(m *machine) []blockDeviceJSON {
 		}
 		fw := "GDC7302Q"
 		out = append(out, blockDeviceJSON{
-			ID: n + 1, Name: d.Name, Type: "physical", Path: "/dev/disk/by-dname/" + d.Name,
-			IDPath: "/dev/disk/by-id/nvme-" + d.Serial, Model: d.Model, Serial: d.Serial, Size: d.SizeBytes,
+			ID: m.diskID(n), Name: d.Name, Type: "physical", Path: "/dev/disk/by-dname/" + d.Name,
+			IDPath: diskIDPath(d), Model: d.Model, Serial: d.Serial, Size: d.SizeBytes,
 			BlockSize: 512, UsedSize: usedSize, AvailableSize: d.SizeBytes - usedSize, UsedFor: used,
-			PartitionTableType: ptable, Tags: []string{"ssd"}, Partitions: []any{}, FirmwareVersion: &fw,
-			SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/blockdevices/%d/", apiPrefix, m.systemID, n+1),
+			PartitionTableType: ptable, Tags: diskTags(d), Partitions: []any{}, FirmwareVersion: &fw,
+			SystemID: m.systemID, ResourceURI: fmt.Sprintf("%snodes/%s/blockdevices/%d/", apiPrefix, m.systemID, m.diskID(n)),
 		})
 	}
 	return out
@@ -394,7 +402,7 @@ func (s *Simulator) renderMachine(m *machine) machineJSON {
 		storageMB += float64(disks[n].Size) / 1000 / 1000
 	}
 	if len(disks) > 0 {
-		bootDisk = &disks[0]
+		bootDisk = &disks[m.bootDiskIndex()]
 	}
 	var owner *string
 	if m.owner != "" {

@@ -60,6 +60,8 @@ type Simulator struct {
 	slowRate  float64
 	slowDelay time.Duration
 	skew      time.Duration
+	// missingScripts are the scripts the region lacks (scripts.go).
+	missingScripts []string
 
 	apiKey      string
 	userAPIKey  string
@@ -118,9 +120,10 @@ func New(o Options) *Simulator {
 	s := &Simulator{
 		clock: clk, dur: o.Durations.withDefaults(), log: logger, httpClient: hc, ownClient: ownClient, seed: o.Seed,
 		errorRate: o.ErrorRate, slowRate: o.SlowRate, slowDelay: o.SlowDelay, skew: o.ClockSkew,
-		apiKey: key, userAPIKey: userKey,
+		missingScripts: append([]string(nil), o.MissingScripts...),
+		apiKey:         key, userAPIKey: userKey,
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
-		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
+		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet).withTagged(o.TaggedVLANs), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	s.resetLocked()
 	s.wg.Add(1)
@@ -174,6 +177,7 @@ func (s *Simulator) Reset() {
 func (s *Simulator) resetLocked() {
 	s.st = newState()
 	s.tasks = nil
+	s.net.resetSubnetDNS()
 	s.callsMu.Lock()
 	s.calls = map[Call]int{}
 	s.total = 0

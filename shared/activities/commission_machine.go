@@ -50,7 +50,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	// A Ready machine whose recorded hardware may be stale (a reimage, a
 	// retry after a repair) is commissioned again, as restart-clean does.
 	fresh := (in.Fresh || c.ob.RecommissionReady) && !retry
-	pol, _, err := c.runPolicy(ctx)
+	pol, profile, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -67,7 +67,8 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "commissioning is not possible from this state"}
 	}
-	m, err = client.Commission(ctx, m.SystemID, maas.CommissionParams{EnableSSH: pol.EnableSSH, SkipBMCConfig: pol.SkipBMCConfig})
+	m, err = client.Commission(ctx, m.SystemID, maas.CommissionParams{EnableSSH: pol.EnableSSH, SkipBMCConfig: pol.SkipBMCConfig,
+		CommissioningScripts: profile.CommissioningScripts, TestingScripts: profile.TestingScripts})
 	if err != nil {
 		return out, err
 	}

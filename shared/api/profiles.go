@@ -3,6 +3,9 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -23,11 +26,64 @@ func viewProfile(site domain.Site, p domain.Profile) profileView {
 }
 
 type profileCreateRequest struct {
-	Name         string          `json:"name"`
-	Architecture string          `json:"architecture"`
-	DistroSeries string          `json:"distro_series"`
-	HWEKernel    string          `json:"hwe_kernel"`
-	Policy       json.RawMessage `json:"policy"`
+	Name                 string          `json:"name"`
+	Architecture         string          `json:"architecture"`
+	DistroSeries         string          `json:"distro_series"`
+	HWEKernel            string          `json:"hwe_kernel"`
+	Policy               json.RawMessage `json:"policy"`
+	CommissioningScripts []string        `json:"commissioning_scripts"`
+	TestingScripts       []string        `json:"testing_scripts"`
+}
+
+// maxProfileScripts bounds each script list of a profile.
+const maxProfileScripts = 32
+
+// scriptNamePattern is a MAAS script name or tag as the commission form
+// takes it: MAAS refuses a name shlex would quote (MAAS's ScriptForm),
+// and the form splits its list on commas, so neither spaces, quotes nor
+// commas; at most 255 characters, the Script model's limit.
+var scriptNamePattern = regexp.MustCompile(`^[A-Za-z0-9_@%+=:./-]{1,255}$`)
+
+// checkScriptNames validates a profile's script list: names only (a
+// script's content is never accepted), no duplicates, not all digits
+// (MAAS selects a script by id then), and "none" only alone in
+// testing_scripts, where it means "run no tests".
+func checkScriptNames(field string, names []string, noneAllowed bool) error {
+	if len(names) > maxProfileScripts {
+		return fieldError(field, "must list at most %d scripts", maxProfileScripts)
+	}
+	for i, n := range names {
+		switch {
+		case n == "none" && noneAllowed && len(names) == 1:
+		case n == "none":
+			return fieldError(field, "entry %d: none is reserved (testing_scripts [\"none\"] alone runs no tests)", i)
+		case !scriptNamePattern.MatchString(n):
+			return fieldError(field, "entry %d must be a MAAS script name or tag: 1-255 letters, digits and _@%%+=:./- (names only, never script content)", i)
+		case isAllDigits(n):
+			return fieldError(field, "entry %d must not be a number: MAAS reads a number as a script id", i)
+		case slices.Contains(names[:i], n):
+			return fieldError(field, "lists %s twice", n)
+		}
+	}
+	return nil
+}
+
+func isAllDigits(s string) bool {
+	return strings.Trim(s, "0123456789") == ""
+}
+
+// checkProfileScripts validates both lists of a profile; nil lists are
+// left as they are.
+func checkProfileScripts(commissioning, testing *[]string) error {
+	if commissioning != nil {
+		if err := checkScriptNames("commissioning_scripts", *commissioning, false); err != nil {
+			return err
+		}
+	}
+	if testing != nil {
+		return checkScriptNames("testing_scripts", *testing, true)
+	}
+	return nil
 }
 
 func checkRuntimeTarget(arch, series, kernel *string) error {
@@ -54,6 +110,9 @@ func (s *server) createProfile(rq *request) (int, any, error) {
 	if err := checkRuntimeTarget(&in.Architecture, &in.DistroSeries, &in.HWEKernel); err != nil {
 		return 0, nil, err
 	}
+	if err := checkProfileScripts(&in.CommissioningScripts, &in.TestingScripts); err != nil {
+		return 0, nil, err
+	}
 	policy, err := decodePolicy(in.Policy, "policy.")
 	if err != nil {
 		return 0, nil, err
@@ -76,8 +135,11 @@ func (s *server) createProfile(rq *request) (int, any, error) {
 		HWEKernel:    in.HWEKernel,
 		Status:       domain.StatusActive,
 		Policy:       policy,
-		CreatedAt:    now,
-		UpdatedAt:    now,
+		ProfileScripts: domain.ProfileScripts{
+			CommissioningScripts: in.CommissioningScripts, TestingScripts: in.TestingScripts,
+		},
+		CreatedAt: now,
+		UpdatedAt: now,
 	}
 	rq.setTarget("site:" + siteID + "/profile:" + p.ID)
 	if err := s.store.CreateProfile(rq.ctx(), p); err != nil {
@@ -125,6 +187,9 @@ type profilePatchRequest struct {
 	HWEKernel    *string         `json:"hwe_kernel"`
 	Status       *string         `json:"status"`
 	Policy       json.RawMessage `json:"policy"`
+	// A script list replaces the profile's; [] clears it.
+	CommissioningScripts *[]string `json:"commissioning_scripts"`
+	TestingScripts       *[]string `json:"testing_scripts"`
 }
 
 func (s *server) patchProfile(rq *request) (int, any, error) {
@@ -141,6 +206,9 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	if err := checkStatus(in.Status); err != nil {
+		return 0, nil, err
+	}
+	if err := checkProfileScripts(in.CommissioningScripts, in.TestingScripts); err != nil {
 		return 0, nil, err
 	}
 	siteID, id := rq.r.PathValue("id"), rq.r.PathValue("profile_id")
@@ -172,6 +240,12 @@ func (s *server) patchProfile(rq *request) (int, any, error) {
 		}
 		if in.HWEKernel != nil {
 			p.HWEKernel = *in.HWEKernel
+		}
+		if in.CommissioningScripts != nil {
+			p.CommissioningScripts = *in.CommissioningScripts
+		}
+		if in.TestingScripts != nil {
+			p.TestingScripts = *in.TestingScripts
 		}
 		p.UpdatedAt = now
 		return nil

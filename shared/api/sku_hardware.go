@@ -66,6 +66,12 @@ func checkSKUHardware(h domain.SKUHardware) error {
 	if h.MinDiskBytes > 0 && h.DiskCount == 0 {
 		return fieldError("disk_count", "is required with min_disk_bytes")
 	}
+	if h.DiskBus != "" && !slices.Contains(domain.DiskBuses, h.DiskBus) {
+		return fieldError("disk_bus", "must be nvme, sata or sas")
+	}
+	if h.DiskBus != "" && h.DiskCount == 0 {
+		return fieldError("disk_count", "is required with disk_bus")
+	}
 	if h.Region != "" && !skuRegionPattern.MatchString(h.Region) {
 		return fieldError("region", "must be 1-63 lower-case letters, digits and - starting with a letter or digit")
 	}

@@ -134,6 +134,12 @@ func (e *BootDiskError) Error() string {
 	return fmt.Sprintf("node %s: %d disks match the boot-disk selector; it must select one", e.Hostname, e.Matches)
 }
 
+// diskMatches reports whether d is a disk sel selects.
+func diskMatches(sel BootDisk, d Disk) bool {
+	return (sel.Model == "" || d.Model == sel.Model) && (sel.Serial == "" || d.Serial == sel.Serial) &&
+		(sel.Path == "" || d.Path == sel.Path) && d.SizeBytes >= int64(sel.SizeGB)*1_000_000_000
+}
+
 // SelectBootDisk returns the one disk the effective design's selector
 // matches (every field set must match; size_gb is the smallest size, in
 // GB of 10^9 bytes as MAAS reports sizes), ok false when the design names
@@ -145,8 +151,7 @@ func SelectBootDisk(e Effective, disks []Disk) (Disk, bool, error) {
 	}
 	var match []Disk
 	for _, d := range disks {
-		if (sel.Model == "" || d.Model == sel.Model) && (sel.Serial == "" || d.Serial == sel.Serial) &&
-			(sel.Path == "" || d.Path == sel.Path) && d.SizeBytes >= int64(sel.SizeGB)*1_000_000_000 {
+		if diskMatches(*sel, d) {
 			match = append(match, d)
 		}
 	}

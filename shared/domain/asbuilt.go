@@ -47,13 +47,23 @@ func HardwareChanges(before, now AsBuilt) []string {
 	return out
 }
 
-// diskKey is a disk's PCI address, or its name for a disk MAAS knows no
-// PCI device of.
+// diskKey is what identifies a disk's place: an NVMe disk's PCI address;
+// for a SATA or SAS disk, whose PCI address is its controller's and shared
+// with the other disks on it, the controller's address and the disk's
+// serial (its name if it has none); a disk MAAS knows no PCI device of,
+// its name.
 func diskKey(d BuiltDisk) string {
-	if d.PCIAddress != "" {
-		return d.PCIAddress
+	switch {
+	case d.PCIAddress == "":
+		return d.Name
+	case d.Bus == DiskBusSATA || d.Bus == DiskBusSAS:
+		id := d.Serial
+		if id == "" {
+			id = d.Name
+		}
+		return d.PCIAddress + " " + id
 	}
-	return d.Name
+	return d.PCIAddress
 }
 
 // deviceChanges compares two lists of one kind of device by key (the PCI

@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Status of a site, profile or SKU record that operators can disable.
 const (
@@ -89,6 +92,32 @@ type Profile struct {
 	CreatedAt    time.Time `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at" dynamodbav:"updated_at"`
 	Version      int64     `json:"-" dynamodbav:"version"`
+
+	// ProfileScripts are the MAAS scripts commissioning runs, by name.
+	ProfileScripts
+}
+
+// ProfileScripts name the MAAS scripts a profile's machines run (names or
+// tags of scripts the site's MAAS already has; no API takes a script's
+// content): commissioning scripts run after MAAS's built-in ones (firmware
+// update, RAID configuration, hardware manifest), testing scripts replace
+// MAAS's default tests (GPU burn-in). "none" in TestingScripts runs no
+// tests.
+type ProfileScripts struct {
+	CommissioningScripts []string `json:"commissioning_scripts,omitempty" dynamodbav:"commissioning_scripts,omitempty"`
+	TestingScripts       []string `json:"testing_scripts,omitempty" dynamodbav:"testing_scripts,omitempty"`
+}
+
+// Names are every script name the profile depends on, commissioning
+// first, without "none": what the site probe checks MAAS has.
+func (p ProfileScripts) Names() []string {
+	var out []string
+	for _, n := range append(append([]string{}, p.CommissioningScripts...), p.TestingScripts...) {
+		if n != "none" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // SKU is a catalog entry a node must reference (requirements runbook "SKU catalog

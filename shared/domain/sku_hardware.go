@@ -22,9 +22,12 @@ type SKUHardware struct {
 	// (slower NICs, e.g. a 1 GbE management port, are not counted).
 	NICCount        int `json:"nic_count,omitempty" dynamodbav:"nic_count,omitempty"`
 	MinNICSpeedMbps int `json:"min_nic_speed_mbps,omitempty" dynamodbav:"min_nic_speed_mbps,omitempty"`
-	// DiskCount is how many disks of at least MinDiskBytes it needs.
-	DiskCount    int   `json:"disk_count,omitempty" dynamodbav:"disk_count,omitempty"`
-	MinDiskBytes int64 `json:"min_disk_bytes,omitempty" dynamodbav:"min_disk_bytes,omitempty"`
+	// DiskCount is how many disks of at least MinDiskBytes it needs; with
+	// DiskBus only disks on that bus count (an SKU sold with NVMe is not
+	// met by SATA disks of the same size).
+	DiskCount    int     `json:"disk_count,omitempty" dynamodbav:"disk_count,omitempty"`
+	MinDiskBytes int64   `json:"min_disk_bytes,omitempty" dynamodbav:"min_disk_bytes,omitempty"`
+	DiskBus      DiskBus `json:"disk_bus,omitempty" dynamodbav:"disk_bus,omitempty"`
 	// Region is the region the machine's site must be in.
 	Region string `json:"region,omitempty" dynamodbav:"region,omitempty"`
 }
@@ -58,13 +61,35 @@ type BuiltNIC struct {
 	LinkSpeedMbps int    `json:"link_speed_mbps" dynamodbav:"link_speed_mbps"`
 }
 
-// BuiltDisk is one physical disk.
+// DiskBus is how a disk is attached: NVMe is a PCIe device of its own;
+// SATA and SAS disks sit behind a controller (an AHCI controller, a SAS
+// HBA) that is the PCIe device, shared by every disk on it.
+type DiskBus string
+
+// The disk buses a constraint may name.
+const (
+	DiskBusNVMe DiskBus = "nvme"
+	DiskBusSATA DiskBus = "sata"
+	DiskBusSAS  DiskBus = "sas"
+)
+
+// DiskBuses are the buses, in the order errors list them.
+var DiskBuses = []DiskBus{DiskBusNVMe, DiskBusSATA, DiskBusSAS}
+
+// BuiltDisk is one physical disk. PCIAddress is the PCIe device it is
+// (NVMe) or sits behind (the controller of a SATA or SAS disk, which
+// several disks share).
 type BuiltDisk struct {
 	PCIAddress string `json:"pci_address,omitempty" dynamodbav:"pci_address,omitempty"`
-	Name       string `json:"name" dynamodbav:"name"`
-	Model      string `json:"model" dynamodbav:"model"`
-	Serial     string `json:"serial" dynamodbav:"serial"`
-	SizeBytes  int64  `json:"size_bytes" dynamodbav:"size_bytes"`
+	// Bus is the disk's bus; empty when MAAS said nothing that tells.
+	Bus       DiskBus `json:"bus,omitempty" dynamodbav:"bus,omitempty"`
+	Name      string  `json:"name" dynamodbav:"name"`
+	Model     string  `json:"model" dynamodbav:"model"`
+	Serial    string  `json:"serial" dynamodbav:"serial"`
+	SizeBytes int64   `json:"size_bytes" dynamodbav:"size_bytes"`
+	// Path is MAAS's path of the block device (/dev/disk/by-dname/…),
+	// which a hardware profile's boot-disk selector may name.
+	Path string `json:"path,omitempty" dynamodbav:"path,omitempty"`
 }
 
 // Mismatch is one line of a designed-vs-built diff: the SKU field, what it
@@ -182,9 +207,15 @@ func Compare(sku SKU, b AsBuilt) []Mismatch {
 		add("nic_count", fmt.Sprintf(">= %d at >= %d Mb/s", sku.NICCount, sku.MinNICSpeedMbps),
 			fmt.Sprintf("%d of %d", fast, len(b.NICs)))
 	}
-	if big := countWhere(b.Disks, func(d BuiltDisk) bool { return d.SizeBytes >= sku.MinDiskBytes }); big < sku.DiskCount {
-		add("disk_count", fmt.Sprintf(">= %d of >= %d bytes", sku.DiskCount, sku.MinDiskBytes),
-			fmt.Sprintf("%d of %d", big, len(b.Disks)))
+	diskOK := func(d BuiltDisk) bool {
+		return d.SizeBytes >= sku.MinDiskBytes && (sku.DiskBus == "" || d.Bus == sku.DiskBus)
+	}
+	if big := countWhere(b.Disks, diskOK); big < sku.DiskCount {
+		want := fmt.Sprintf(">= %d of >= %d bytes", sku.DiskCount, sku.MinDiskBytes)
+		if sku.DiskBus != "" {
+			want = fmt.Sprintf(">= %d %s of >= %d bytes", sku.DiskCount, sku.DiskBus, sku.MinDiskBytes)
+		}
+		add("disk_count", want, fmt.Sprintf("%d of %d%s", big, len(b.Disks), diskBusCounts(b.Disks)))
 	}
 	if sku.Region != "" && b.Region != sku.Region {
 		add("region", sku.Region, b.Region)
@@ -224,4 +255,19 @@ func otherGPUs(sku SKU, gpus []BuiltGPU) string {
 		parts[i] = fmt.Sprintf("%d × %s", count[k], k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// diskBusCounts is " (2 nvme, 4 sata)" for disks of known buses, in the
+// order of DiskBuses; "" when no disk's bus is known.
+func diskBusCounts(disks []BuiltDisk) string {
+	var parts []string
+	for _, bus := range DiskBuses {
+		if n := countWhere(disks, func(d BuiltDisk) bool { return d.Bus == bus }); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, bus))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

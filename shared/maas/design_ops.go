@@ -15,7 +15,8 @@ import (
 type BondParams struct {
 	Name    string
 	Parents []int
-	// Mode is a bond mode (MAAS's default is active-backup).
+	// Mode is a bond mode; empty takes MAAS's default, balance-rr (the
+	// first of BOND_MODE_CHOICES, BondInterfaceForm's initial value).
 	Mode string
 	MTU  int
 }

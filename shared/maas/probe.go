@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Probe checks a region: GET version/ for the version and capabilities,
@@ -43,8 +44,13 @@ func (c *Client) Probe(ctx context.Context) (ProbeResult, error) {
 // because creating, commissioning, relinking interfaces, setting the storage
 // layout and finding machines by BMC address all need one (maas-behaviour
 // §13). Roles granted through MAAS RBAC are not looked at: such a key is
-// refused too, failing closed.
+// refused too, failing closed. A region lacking a script the site's
+// profiles name (MissingScripts) cannot commission their machines either.
 func (r ProbeResult) Problem() string {
+	if r.IsAdmin && len(r.MissingScripts) > 0 {
+		return fmt.Sprintf("maas scripts: the region lacks %d script(s) the site's profiles name: %s",
+			len(r.MissingScripts), strings.Join(r.MissingScripts, ", "))
+	}
 	if r.IsAdmin {
 		return ""
 	}

@@ -22,3 +22,20 @@ func (p SiteProber) Probe(ctx context.Context, maasURL string, apiKey domain.Sec
 	}
 	return c.Probe(ctx)
 }
+
+// ProbeScripts probes like Probe and, when the region answered and the
+// key is an administrator's, checks that it has every script of names
+// (the site's profiles' scripts): the result's MissingScripts and
+// Problem() name those it lacks. One more read, only when names is not
+// empty.
+func (p SiteProber) ProbeScripts(ctx context.Context, maasURL string, apiKey domain.Secret, names []string) (ProbeResult, error) {
+	c, err := NewClient(maasURL, apiKey, p.Options...)
+	if err != nil {
+		return ProbeResult{}, err
+	}
+	res, err := c.Probe(ctx)
+	if err != nil || !res.IsAdmin || len(names) == 0 {
+		return res, err
+	}
+	return res, c.CheckScripts(ctx, &res, names)
+}

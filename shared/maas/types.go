@@ -115,6 +115,10 @@ type Interface struct {
 	// (maas-behaviour §9): the subnet MAAS knows the interface is on even
 	// when its links name none.
 	Discovered []Discovered `json:"discovered,omitempty"`
+	// Parents are a bond's members or a VLAN interface's parent, Children
+	// the bonds and VLAN interfaces over this one, by name.
+	Parents  []string `json:"parents,omitempty"`
+	Children []string `json:"children,omitempty"`
 }
 
 // Discovered is one address commissioning observed on an interface.
@@ -148,6 +152,8 @@ type Subnet struct {
 	CIDR      string `json:"cidr"`
 	GatewayIP string `json:"gateway_ip"`
 	VLAN      *VLAN  `json:"vlan,omitempty"`
+	// DNSServers are the subnet's own DNS servers (empty: MAAS's).
+	DNSServers []string `json:"dns_servers,omitempty"`
 }
 
 // Link modes accepted by LinkSubnet.
@@ -282,6 +288,9 @@ type ProbeResult struct {
 	Capabilities []string `json:"capabilities"`
 	Username     string   `json:"username"`
 	IsAdmin      bool     `json:"is_admin"`
+	// MissingScripts are the scripts the site's profiles name that the
+	// region lacks (CheckScripts); a probe that found any is unhealthy.
+	MissingScripts []string `json:"missing_scripts,omitempty"`
 }
 
 // Secret is a string that never prints (see domain.Secret).

@@ -191,6 +191,10 @@ type wireInterface struct {
 	VLAN       *wireVLAN  `json:"vlan"`
 	Links      []wireLink `json:"links"`
 	Discovered []wireLink `json:"discovered"`
+	Parents    []string   `json:"parents"`
+	Children   []string   `json:"children"`
+	// EffectiveMTU is read by ObservedInterfaces only.
+	EffectiveMTU int `json:"effective_mtu"`
 }
 
 func (w wireInterface) iface() Interface {
@@ -202,6 +206,7 @@ func (w wireInterface) iface() Interface {
 		Enabled:    w.Enabled,
 		VLAN:       w.VLAN.vlan(),
 		Links:      make([]Link, len(w.Links)),
+		Parents:    nilIfEmpty(w.Parents), Children: nilIfEmpty(w.Children),
 	}
 	for k, l := range w.Links {
 		i.Links[k] = l.link()
@@ -244,13 +249,14 @@ type wireSubnet struct {
 	CIDR      string     `json:"cidr"`
 	GatewayIP nullString `json:"gateway_ip"`
 	VLAN      *wireVLAN  `json:"vlan"`
+	DNS       []string   `json:"dns_servers"`
 }
 
 func (w *wireSubnet) subnet() *Subnet {
 	if w == nil {
 		return nil
 	}
-	return &Subnet{ID: w.ID, Name: w.Name, CIDR: w.CIDR, GatewayIP: string(w.GatewayIP), VLAN: w.VLAN.vlan()}
+	return &Subnet{ID: w.ID, Name: w.Name, CIDR: w.CIDR, GatewayIP: string(w.GatewayIP), VLAN: w.VLAN.vlan(), DNSServers: nilIfEmpty(w.DNS)}
 }
 
 // eventTimeLayout is MAAS's event "created" format, "%a, %d %b. %Y
@@ -369,4 +375,12 @@ type wireWhoami struct {
 
 type wirePowerState struct {
 	State string `json:"state"`
+}
+
+// nilIfEmpty reads MAAS's empty list as no list.
+func nilIfEmpty(v []string) []string {
+	if len(v) == 0 {
+		return nil
+	}
+	return v
 }

@@ -47,7 +47,7 @@ func (completer) CompleteEnrollment(context.Context, string, []byte) error { ret
 
 type prober struct{}
 
-func (prober) Probe(context.Context, string, domain.Secret) (maas.ProbeResult, error) {
+func (prober) ProbeScripts(context.Context, string, domain.Secret, []string) (maas.ProbeResult, error) {
 	return maas.ProbeResult{Version: "3.5.4", Username: "maasflow", IsAdmin: true}, nil
 }
 

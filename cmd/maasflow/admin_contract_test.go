@@ -46,7 +46,7 @@ func (adminTestCompleter) CompleteEnrollment(context.Context, string, []byte) er
 
 type adminTestProber struct{}
 
-func (adminTestProber) Probe(context.Context, string, domain.Secret) (maas.ProbeResult, error) {
+func (adminTestProber) ProbeScripts(context.Context, string, domain.Secret, []string) (maas.ProbeResult, error) {
 	return maas.ProbeResult{Version: "3.5.4", Capabilities: []string{"networks-management"}, Username: "maasflow", IsAdmin: true}, nil
 }
 

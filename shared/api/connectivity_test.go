@@ -62,7 +62,7 @@ type pathProber struct {
 	key  string
 }
 
-func (p *pathProber) ProbeSite(_ context.Context, site domain.Site, key domain.Secret) (maas.ProbeResult, *domain.ConnectorStatus, error) {
+func (p *pathProber) ProbeSite(_ context.Context, site domain.Site, key domain.Secret, _ []string) (maas.ProbeResult, *domain.ConnectorStatus, error) {
 	p.site, p.key = site, key.Reveal()
 	return maas.ProbeResult{Version: "3.5.4", Username: "maasflow", IsAdmin: true}, &domain.ConnectorStatus{Online: true, Version: "v1.2.3", LastHeartbeat: t0}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -381,8 +382,9 @@ func (f *fakeCompleter) completions() []completion {
 }
 
 type probeCall struct {
-	url string
-	key domain.Secret
+	url     string
+	key     domain.Secret
+	scripts []string
 }
 
 type fakeProber struct {
@@ -390,13 +392,25 @@ type fakeProber struct {
 	calls  []probeCall
 	result maas.ProbeResult
 	err    error
+	// missing are the scripts the fake region lacks.
+	missing []string
 }
 
-func (f *fakeProber) Probe(_ context.Context, url string, key domain.Secret) (maas.ProbeResult, error) {
+// ProbeScripts answers the set result; of the scripts asked for, those in
+// missing are reported missing, as maas.SiteProber does for an admin key.
+func (f *fakeProber) ProbeScripts(_ context.Context, url string, key domain.Secret, scripts []string) (maas.ProbeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, probeCall{url: url, key: key})
-	return f.result, f.err
+	f.calls = append(f.calls, probeCall{url: url, key: key, scripts: scripts})
+	res := f.result
+	if f.err == nil && res.IsAdmin {
+		for _, s := range scripts {
+			if slices.Contains(f.missing, s) {
+				res.MissingScripts = append(res.MissingScripts, s)
+			}
+		}
+	}
+	return res, f.err
 }
 
 func (f *fakeProber) set(res maas.ProbeResult, err error) {

@@ -150,9 +150,10 @@ type EnrollmentCompleter interface {
 	CompleteEnrollment(ctx context.Context, taskToken string, output []byte) error
 }
 
-// SiteProber checks a MAAS region with the site's API key.
+// SiteProber checks a MAAS region with the site's API key and that the
+// region has every script the site's profiles name (scripts may be empty).
 type SiteProber interface {
-	Probe(ctx context.Context, maasURL string, apiKey domain.Secret) (maas.ProbeResult, error)
+	ProbeScripts(ctx context.Context, maasURL string, apiKey domain.Secret, scripts []string) (maas.ProbeResult, error)
 }
 
 // Authenticator identifies the caller of an admin request. Any error means

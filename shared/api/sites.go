@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -47,7 +48,7 @@ type siteCreateRequest struct {
 // PathProber probes a site over its own network path and, for a connector
 // site, reports the connector (connector.Paths).
 type PathProber interface {
-	ProbeSite(ctx context.Context, site domain.Site, apiKey domain.Secret) (maas.ProbeResult, *domain.ConnectorStatus, error)
+	ProbeSite(ctx context.Context, site domain.Site, apiKey domain.Secret, scripts []string) (maas.ProbeResult, *domain.ConnectorStatus, error)
 }
 
 // applyConnectivity sets the site's network path from a request and
@@ -429,14 +430,18 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 		}
 	}
 
+	scripts, err := s.profileScripts(rq.ctx(), id)
+	if err != nil {
+		return 0, nil, err
+	}
 	pctx, cancel := context.WithTimeout(rq.ctx(), s.cfg.ProbeTimeout)
 	var res maas.ProbeResult
 	var perr error
 	var conn *domain.ConnectorStatus
 	if s.paths != nil {
-		res, conn, perr = s.paths.ProbeSite(pctx, site, creds.MAASAPIKey)
+		res, conn, perr = s.paths.ProbeSite(pctx, site, creds.MAASAPIKey, scripts)
 	} else {
-		res, perr = s.prober.Probe(pctx, site.MAASURL, creds.MAASAPIKey)
+		res, perr = s.prober.ProbeScripts(pctx, site.MAASURL, creds.MAASAPIKey, scripts)
 	}
 	cancel()
 	now := s.clock.Now().UTC()
@@ -444,6 +449,7 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 	if perr == nil {
 		result.Version, result.Capabilities = res.Version, res.Capabilities
 		result.User, result.IsAdmin = res.Username, res.IsAdmin
+		result.MissingScripts = res.MissingScripts
 		result.Error = res.Problem()
 	} else {
 		result.Error = scrub(perr.Error(), creds)
@@ -457,6 +463,28 @@ func (s *server) probeSite(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, probeView{SiteID: id, ProbeResult: result}, nil
+}
+
+// profileScripts is every script the site's active profiles name, which
+// the probe checks the region has: a region without one cannot
+// commission the machines of that profile.
+func (s *server) profileScripts(ctx context.Context, siteID string) ([]string, error) {
+	profiles, err := s.store.ListProfiles(ctx, siteID)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range profiles {
+		if p.Status != domain.StatusActive {
+			continue
+		}
+		for _, n := range p.ProfileScripts.Names() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
 }
 
 // scrub removes the site's secrets from a text that will be stored and

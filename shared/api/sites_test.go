@@ -260,6 +260,37 @@ func TestProbe(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, h.admin("POST", "/api/v1/admin/maas-sites/nope/probe", nil).status)
 }
 
+// A region that lacks a script one of the site's active profiles names
+// cannot commission that profile's machines: the probe asks for exactly
+// those scripts, and a missing one makes it unhealthy, naming it.
+func TestProbeChecksTheProfilesScripts(t *testing.T) {
+	h := newHarness(t)
+	id := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", map[string]any{"name": "dc1", "maas_url": "http://maas.dc1:5240/MAAS"})["id"].(string)
+	h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/maas-sites/"+id+"/credentials",
+		map[string]any{"maas_api_key": seedAPIKey, "bmc_username": "maasflow", "bmc_password": seedBMCPass})
+	profiles := "/api/v1/admin/maas-sites/" + id + "/profiles"
+	h.mustAdmin(http.StatusCreated, "POST", profiles, map[string]any{"name": "h100", "architecture": "amd64/generic", "distro_series": "jammy",
+		"commissioning_scripts": []string{"firmware-update", "raid-config"}, "testing_scripts": []string{"gpu-burn"}})
+	retired := h.mustAdmin(http.StatusCreated, "POST", profiles, map[string]any{"name": "old", "architecture": "amd64/generic", "distro_series": "jammy",
+		"commissioning_scripts": []string{"legacy-bios"}})
+	h.mustAdmin(http.StatusOK, "DELETE", profiles+"/"+retired["id"].(string), nil)
+
+	h.prober.set(maas.ProbeResult{Version: "3.5.4", Username: "maasflow", IsAdmin: true}, nil)
+	h.prober.missing = []string{"gpu-burn", "legacy-bios"}
+	probe := h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil)
+	require.Len(t, h.prober.calls, 1)
+	assert.ElementsMatch(t, []string{"firmware-update", "raid-config", "gpu-burn"}, h.prober.calls[0].scripts,
+		"the active profiles' scripts, once each; a disabled profile's are not needed")
+	assert.Equal(t, false, probe["healthy"])
+	assert.Equal(t, []any{"gpu-burn"}, probe["missing_scripts"])
+	assert.Contains(t, probe["error"], "gpu-burn")
+	site := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/maas-sites/"+id, nil)
+	assert.Equal(t, []any{"gpu-burn"}, site["probe"].(map[string]any)["missing_scripts"], "kept on the site")
+
+	h.prober.missing = nil
+	assert.Equal(t, true, h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil)["healthy"])
+}
+
 func TestProfiles(t *testing.T) {
 	h := newHarness(t)
 	site := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", map[string]any{

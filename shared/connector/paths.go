@@ -154,7 +154,7 @@ func (p *Paths) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 // ProbeSite probes the site's MAAS over its own path; for a connector
 // site it also reports the connector's last heartbeat and version, even
 // when the probe through it fails.
-func (p *Paths) ProbeSite(ctx context.Context, site domain.Site, apiKey domain.Secret) (maas.ProbeResult, *domain.ConnectorStatus, error) {
+func (p *Paths) ProbeSite(ctx context.Context, site domain.Site, apiKey domain.Secret, scripts []string) (maas.ProbeResult, *domain.ConnectorStatus, error) {
 	var status *domain.ConnectorStatus
 	if site.ThroughConnector() && p.Status != nil {
 		hb, ok, err := p.Status.LastHeartbeat(ctx, site.ID)
@@ -187,5 +187,8 @@ func (p *Paths) ProbeSite(ctx context.Context, site domain.Site, apiKey domain.S
 		return maas.ProbeResult{}, status, err
 	}
 	res, err := c.Probe(ctx)
-	return res, status, err
+	if err != nil || !res.IsAdmin || len(scripts) == 0 {
+		return res, status, err
+	}
+	return res, status, c.CheckScripts(ctx, &res, scripts)
 }

@@ -72,6 +72,9 @@ type ProbeResult struct {
 	IsAdmin      bool      `json:"is_admin" dynamodbav:"is_admin"`
 	Error        string    `json:"error,omitempty" dynamodbav:"error,omitempty"`
 	CheckedAt    time.Time `json:"checked_at" dynamodbav:"checked_at"`
+	// MissingScripts are the scripts the site's profiles name that the
+	// region does not have (an unhealthy probe).
+	MissingScripts []string `json:"missing_scripts,omitempty" dynamodbav:"missing_scripts,omitempty"`
 
 	// Connector is set for connector sites: its heartbeat and version.
 	Connector *ConnectorStatus `json:"connector,omitempty" dynamodbav:"connector,omitempty"`

@@ -507,16 +507,31 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	d := st.admin("GET", "/api/v1/admin/nodes/"+nodeID, nil, http.StatusOK)
 	assert.Equal(t, "retired", d["status"], "a storage clean-up retires the node")
 
-	// The other pages draw what the API holds.
-	var sitesView, nodeView string
+	// The other pages draw what the API holds. The sites list, open
+	// before a site is added, shows it without a reload: pushed by the
+	// list's stream.
+	var sitesView, nodeView, sitesLive string
+	var sitesSame, sitesPolls bool
 	run(t, ctx,
 		chromedp.Navigate(console+"#/sites"),
 		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Sites, profiles and SKUs"`),
+		waitJS(`document.querySelector(".live-state") && document.querySelector(".live-state").textContent.startsWith("Live")`),
+		chromedp.Evaluate(`window.sameDocument = "sites"; true`, nil),
+	)
+	st.admin("POST", "/api/v1/admin/maas-sites", map[string]any{"name": "rack-pushed", "maas_url": st.s.SimURL}, http.StatusCreated)
+	run(t, ctx,
+		waitJS(`document.querySelector('section[aria-label="Site rack-pushed"]') !== null`),
+		chromedp.Evaluate(`window.sameDocument === "sites"`, &sitesSame),
+		chromedp.Evaluate(`noStreams`, &sitesPolls),
+		text(".live-state", &sitesLive),
 		text("#view", &sitesView),
 		chromedp.Navigate(console+"#/nodes/"+nodeID),
 		waitJS(`document.getElementById("node-reactivate") !== null`),
 		text("#view", &nodeView),
 	)
+	assert.True(t, sitesSame, "the new site arrived without a reload")
+	assert.False(t, sitesPolls, "the sites list follows its stream, it does not poll")
+	assert.Equal(t, "Live: the server pushes each change.", sitesLive)
 	assert.Contains(t, sitesView, "gpu-jammy")
 	assert.Contains(t, sitesView, "h100-8x")
 	assert.Contains(t, nodeView, "retired")

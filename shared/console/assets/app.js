@@ -116,19 +116,25 @@ async function render(focus) {
     stream = "/decommissions/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "decommissions") {
     page = () => decommissionsPage(query.get("status") || "");
+    stream = "/decommissions/stream?limit=200" + (query.get("status") ? "&status=" + encodeURIComponent(query.get("status")) : "");
   } else if (parts[0] === "batches" && parts[1]) {
     page = () => batchPage(parts[1]);
     stream = "/onboarding-batches/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "batches") {
     page = batchesPage;
+    stream = "/onboarding-batches/stream?limit=100";
   } else if (parts[0] === "nodes" && parts[1]) {
     page = () => nodePage(parts[1]);
+    stream = "/nodes/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "nodes") {
     page = () => nodesPage(query.get("status") || "");
+    stream = "/nodes/stream?limit=200" + (query.get("status") ? "&status=" + encodeURIComponent(query.get("status")) : "");
   } else if (parts[0] === "drift") {
     page = () => driftPage(query.get("state") || "open");
+    stream = "/reconciliation/drift/stream?limit=200&state=" + encodeURIComponent(query.get("state") || "open");
   } else if (parts[0] === "sites") {
     page = sitesPage;
+    stream = "/maas-sites/stream";
   } else {
     page = overviewPage;
     // Any change among the newest onboardings can move a count.
@@ -151,10 +157,9 @@ async function render(focus) {
     view.replaceChildren(h("p", { class: "error", role: "alert" }, "Could not load: " + e.message));
   }
   if (focus) document.getElementById("main").focus();
-  if (noStreams || !stream) {
+  if (noStreams) {
     stopLive();
-    showLive(stream ? "Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push)." :
-      "Refreshes every " + REFRESH_MS / 1000 + " s (this page has no stream).");
+    showLive("Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push).");
     if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
   } else {
     follow(stream);
@@ -678,7 +683,7 @@ async function nodePage(id) {
   const ref = (r, kind) => r ? [h("a", { href: "#/" + kind + "/" + r.id }, r.id), " ", r.status, " at ", r.stage, r.mode ? " (" + r.mode + ")" : ""] : "";
   return h("div", {},
     h("p", {}, h("a", { href: "#/nodes" }, "← Nodes")),
-    h("h1", {}, "Node ", n.hostname),
+    h("h1", {}, "Node ", n.hostname), liveLine(),
     facts([["Status", n.status], ["Site", n.site_name || n.site_id], ["SKU", n.sku_id], ["MAAS system id", n.maas_system_id],
       ["Last onboarding", ref(n.last_onboarding, "onboardings")], ["Last decommission", ref(n.last_decommission, "decommissions")],
       ["Updated", fmtTime(n.updated_at)]]),
@@ -694,7 +699,7 @@ async function nodePage(id) {
 async function driftPage(state) {
   const items = (await api("GET", "/reconciliation/drift?limit=200&state=" + encodeURIComponent(state))).items;
   return h("div", {},
-    h("h1", {}, "Drift"),
+    h("h1", {}, "Drift"), liveLine(),
     h("div", { class: "filters" }, h("div", {}, h("label", { for: "drift-state" }, "State"),
       h("select", { id: "drift-state", name: "state", onchange: e => { location.hash = "#/drift?state=" + e.target.value; } },
         ["open", "closed"].map(st => h("option", { value: st, selected: st === state }, st))))),
@@ -719,7 +724,7 @@ async function sitesPage() {
   const profiles = await Promise.all(sites.map(s => api("GET", "/maas-sites/" + encodeURIComponent(s.id) + "/profiles").then(r => r.items)));
   const skus = (await api("GET", "/skus")).items;
   return h("div", {},
-    h("h1", {}, "Sites, profiles and SKUs"),
+    h("h1", {}, "Sites, profiles and SKUs"), liveLine(),
     sites.length === 0 ? h("p", { class: "muted" }, "No MAAS site is registered yet.") : sites.map((s, i) => h("section", { class: "card", "aria-label": "Site " + s.name },
       h("h2", {}, "Site ", s.name, " ", h("span", { class: "muted" }, "(" + s.status + ")")),
       facts([["MAAS URL", s.maas_url], ["Credentials", s.credentials_set ? "set" : "not set"], ["Id", s.id]]),

@@ -478,15 +478,15 @@ async function executionGraph(arn) {
     return null;
   }
   const def = g.definition;
-  const states = Object.keys(def.States || {});
-  // Visits per top-level state: entered → exited (or still open).
+  // Visits per state (a Parallel's or Map's inner ones too): entered →
+  // exited (or still open); order is the path through the top level.
   const visits = {}, order = [];
   const open = {};
   for (const ev of g.events) {
-    if (!ev.state || !(ev.state in def.States)) continue;
+    if (!ev.state) continue;
     if (ev.type.endsWith("StateEntered")) {
       open[ev.state] = Date.parse(ev.time);
-      order.push(ev.state);
+      if (ev.state in def.States) order.push(ev.state);
       visits[ev.state] = visits[ev.state] || { n: 0, ms: 0, open: false };
       visits[ev.state].n++;
       visits[ev.state].open = true;
@@ -499,8 +499,13 @@ async function executionGraph(arn) {
   const end = g.stop_date ? Date.parse(g.stop_date) : Date.now();
   for (const [st, t0] of Object.entries(open)) visits[st].ms += end - t0;
   const failedAt = g.status === "FAILED" || g.status === "ABORTED" || g.status === "TIMED_OUT" ? order[order.length - 1] : null;
-  const row = 22, top = 8, boxX = 8, boxW = 250, arcX = boxX + boxW;
-  const y = Object.fromEntries(states.map((s, i) => [s, top + i * row]));
+  const lay = layoutStates(def.States, def.StartAt);
+  // Catch edges run down a gutter on the left, one lane per handler, so
+  // that the many transitions to the same failure states do not cross the
+  // graph; loops arc out on the right.
+  const catchTargets = [...new Set(lay.edges.filter(e => e.kind === "catch").map(e => e.to))];
+  const LANE = 7, M = 12, GUTTER = catchTargets.length ? 10 + LANE * catchTargets.length : 0;
+  const OX = M + GUTTER, OY = M;
   const NS = "http://www.w3.org/2000/svg";
   const el = (tag, attrs, text) => {
     const e = document.createElementNS(NS, tag);
@@ -508,37 +513,169 @@ async function executionGraph(arn) {
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  const width = 760, height = top * 2 + states.length * row;
-  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), height: String(height), role: "img",
+  const width = OX + lay.width + M + 60, height = lay.height + 2 * M;
+  // Drawn at its own size; a narrower window scales it down (viewBox).
+  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), role: "img", class: "layered",
     "aria-label": "State machine " + g.state_machine + ": " + order.length + " states entered, " + g.status.toLowerCase() });
   svg.append(el("title", {}, "State machine " + g.state_machine + ", path taken: " + order.join(" → ")));
-  const arc = (from, to, cls) => {
-    const y1 = y[from] + row / 2 - 2, y2 = y[to] + row / 2 - 2;
-    const bulge = 20 + Math.min(380, Math.abs(y2 - y1) / 3);
-    svg.append(el("path", { d: `M ${arcX} ${y1} C ${arcX + bulge} ${y1}, ${arcX + bulge} ${y2}, ${arcX} ${y2}`, class: cls }));
+  const defs = el("defs", {});
+  for (const [id, cls] of [["arrow", "edge"], ["arrow-catch", "edge catch"], ["arrow-taken", "taken"]]) {
+    const m = el("marker", { id: "graph-" + id, viewBox: "0 0 8 8", refX: "8", refY: "4", markerWidth: "8", markerHeight: "8",
+      markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
+    m.append(el("path", { d: "M 0 0 L 8 4 L 0 8 z", class: "head " + cls }));
+    defs.append(m);
+  }
+  svg.append(defs);
+  // edgePath joins two boxes (their x, y relative to ox, oy): down from
+  // the bottom of one to the top of the next when the target is lower,
+  // else (a loop) out to the right and back.
+  const edgePath = (a, b, ox, oy) => {
+    if (b.y > a.y) {
+      const x1 = ox + a.x + a.w / 2, y1 = oy + a.y + a.h, x2 = ox + b.x + b.w / 2, y2 = oy + b.y, k = Math.min(60, (y2 - y1) / 2);
+      return `M ${x1} ${y1} C ${x1} ${y1 + k}, ${x2} ${y2 - k}, ${x2} ${y2}`;
+    }
+    const x1 = ox + a.x + a.w, y1 = oy + a.y + a.h / 2, x2 = ox + b.x + b.w, y2 = oy + b.y + b.h / 2;
+    const xr = Math.max(x1, x2) + 24 + Math.min(36, Math.abs(y1 - y2) / 12);
+    return `M ${x1} ${y1} C ${xr} ${y1}, ${xr} ${y2}, ${x2} ${y2}`;
   };
-  // The definition's transitions, faint; the path taken, bold.
-  for (const s of states) {
-    const st = def.States[s];
-    const targets = [st.Next, st.Default, ...(st.Choices || []).map(c => c.Next), ...(st.Catch || []).map(c => c.Next)].filter(Boolean);
-    for (const t of new Set(targets)) if (t in y) arc(s, t, "edge");
+  const catchPath = (a, b) => {
+    const lane = M + LANE * catchTargets.indexOf(b.name) + 2;
+    const y1 = OY + a.y + a.h / 2 + 5, y2 = OY + b.y + b.h / 2;
+    return `M ${OX + a.x} ${y1} H ${lane} V ${y2} H ${OX + b.x}`;
+  };
+  // The definition's transitions, faint (a Catch dashed); the path
+  // taken, bold.
+  for (const e of lay.edges) {
+    const [a, b] = [lay.box[e.from], lay.box[e.to]];
+    if (e.kind === "catch") svg.append(el("path", { d: catchPath(a, b), class: "edge catch", "marker-end": "url(#graph-arrow-catch)" }));
+    else svg.append(el("path", { d: edgePath(a, b, OX, OY), class: "edge", "marker-end": "url(#graph-arrow)" }));
   }
-  for (let i = 1; i < order.length; i++) arc(order[i - 1], order[i], "taken");
-  for (const s of states) {
-    const v = visits[s];
-    const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : s === failedAt ? "state failed" : "state visited";
-    svg.append(el("rect", { x: boxX, y: y[s], width: boxW, height: row - 4, rx: 3, class: cls }));
-    svg.append(el("text", { x: boxX + 6, y: y[s] + row / 2 + 2, class: "label" }, s));
-    if (v) svg.append(el("text", { x: boxX + boxW - 6, y: y[s] + row / 2 + 2, class: "time", "text-anchor": "end" },
-      fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+  for (let i = 1; i < order.length; i++) {
+    const [a, b] = [lay.box[order[i - 1]], lay.box[order[i]]];
+    const caught = lay.edges.some(e => e.from === a.name && e.to === b.name && e.kind === "catch") &&
+      !lay.edges.some(e => e.from === a.name && e.to === b.name && e.kind !== "catch");
+    svg.append(el("path", { d: caught ? catchPath(a, b) : edgePath(a, b, OX, OY), class: "taken", "marker-end": "url(#graph-arrow-taken)" }));
   }
+  const drawBoxes = (l, ox, oy) => {
+    for (const b of l.boxes) {
+      const v = visits[b.name];
+      const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : b.name === failedAt ? "state failed" : "state visited";
+      const x = ox + b.x, y = oy + b.y;
+      svg.append(el("rect", { x, y, width: b.w, height: b.h, rx: 4, class: cls + (b.inner.length ? " group" : ""), "data-state": b.name }));
+      svg.append(el("text", { x: x + 7, y: y + 14, class: "label" }, b.name));
+      if (v) svg.append(el("text", { x: x + 7, y: y + 27, class: "time" }, fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+      // A Parallel's branches, a Map's iteration: their own layout inside.
+      let ix = x + 10;
+      for (const inner of b.inner) {
+        for (const e of inner.edges) {
+          svg.append(el("path", { d: edgePath(inner.box[e.from], inner.box[e.to], ix, y + 22), class: e.kind === "catch" ? "edge catch" : "edge",
+            "marker-end": "url(#graph-arrow)" }));
+        }
+        drawBoxes(inner, ix, y + 22);
+        ix += inner.width + 10;
+      }
+    }
+  };
+  drawBoxes(lay, OX, OY);
   const det = h("details", { id: "graph", ontoggle: e => { graphOpen = e.target.open; } },
     h("summary", {}, "Graph of the local execution (" + g.state_machine + ", " + g.status.toLowerCase() + "): " + order.length + " states entered"),
     h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "entered and left ", h("span", { class: "key failed" }), "where it failed ",
-      h("span", { class: "key open" }), "running now; bold arcs are the path taken, faint ones the other transitions; times are the stack's clock"),
+      h("span", { class: "key open" }), "running now; bold arrows are the path taken, faint ones the other transitions (dashed: a Catch, down the left gutter; " +
+      "loops arc out on the right); times are the stack's clock"),
     h("div", { class: "graph" }, svg));
   det.open = graphOpen;
   return det;
+}
+
+// layoutStates places the states of one ASL States map in layers, top to
+// bottom in the order the machine runs them: each state one layer below
+// the furthest state that leads to it (loops back ignored), a Choice's
+// branches side by side in the layer below it, a Parallel's branches and a
+// Map's iteration as boxes holding their own layout. It answers the boxes
+// ({name, x, y, w, h, inner}) and the edges ({from, to, kind, back}) with
+// the size of the whole.
+function layoutStates(states, startAt) {
+  const BOX_W = 176, BOX_H = 34, GAP_X = 22, GAP_Y = 34, PAD = 10, HEAD = 22;
+  const names = Object.keys(states);
+  const edges = [];
+  const out = {}; // name → [edge]
+  for (const n of names) {
+    const st = states[n];
+    const add = (t, kind) => { if (t && t in states && !edges.some(e => e.from === n && e.to === t && e.kind === kind)) edges.push({ from: n, to: t, kind, back: false }); };
+    add(st.Next, "next");
+    for (const c of st.Choices || []) add(c.Next, "choice");
+    add(st.Default, "choice");
+    for (const c of st.Catch || []) add(c.Next, "catch");
+  }
+  for (const e of edges) (out[e.from] = out[e.from] || []).push(e);
+  // Depth first from the start, the machine's own transitions before its
+  // catches, to find the loops (an edge back to a state on the way).
+  const seen = new Set(), onPath = new Set(), order = [];
+  const visit = n => {
+    seen.add(n); onPath.add(n); order.push(n);
+    const es = (out[n] || []).slice().sort((a, b) => (a.kind === "catch") - (b.kind === "catch"));
+    for (const e of es) {
+      if (onPath.has(e.to)) e.back = true;
+      else if (!seen.has(e.to)) visit(e.to);
+    }
+    onPath.delete(n);
+  };
+  if (startAt in states) visit(startAt);
+  for (const n of names) if (!seen.has(n)) visit(n);
+  // Longest path over the forward edges, in topological order.
+  const layer = Object.fromEntries(names.map(n => [n, 0]));
+  const indeg = Object.fromEntries(names.map(n => [n, 0]));
+  for (const e of edges) if (!e.back) indeg[e.to]++;
+  const queue = order.filter(n => indeg[n] === 0);
+  while (queue.length) {
+    const n = queue.shift();
+    for (const e of out[n] || []) {
+      if (e.back) continue;
+      layer[e.to] = Math.max(layer[e.to], layer[n] + 1);
+      if (--indeg[e.to] === 0) queue.push(e.to);
+    }
+  }
+  // Boxes: a Parallel's branches and a Map's iteration hold their own
+  // layout side by side.
+  const box = {};
+  for (const n of names) {
+    const st = states[n];
+    const subs = st.Type === "Parallel" ? (st.Branches || []) : st.Type === "Map" ? [st.ItemProcessor || st.Iterator].filter(Boolean) : [];
+    const inner = subs.filter(s => s.States).map(s => layoutStates(s.States, s.StartAt));
+    if (inner.length === 0) { box[n] = { name: n, w: BOX_W, h: BOX_H, inner: [] }; continue; }
+    const w = Math.max(BOX_W, inner.reduce((a, l) => a + l.width, 0) + PAD * (inner.length + 1));
+    const h = HEAD + Math.max(...inner.map(l => l.height)) + PAD;
+    box[n] = { name: n, w, h, inner };
+  }
+  const rows = [];
+  for (const n of order) (rows[layer[n]] = rows[layer[n]] || []).push(n);
+  // Order each row by where its predecessors sit (barycentres), so that
+  // edges run down rather than across; a few sweeps settle it.
+  const preds = n => edges.filter(e => e.to === n && !e.back && e.kind !== "catch").map(e => e.from);
+  const place = () => {
+    const width = Math.max(...rows.map(r => r.reduce((a, n) => a + box[n].w, 0) + GAP_X * (r.length - 1)));
+    let y = 0;
+    for (const r of rows) {
+      let x = (width - (r.reduce((a, n) => a + box[n].w, 0) + GAP_X * (r.length - 1))) / 2;
+      const hRow = Math.max(...r.map(n => box[n].h));
+      for (const n of r) { box[n].x = x; box[n].y = y; x += box[n].w + GAP_X; }
+      y += hRow + GAP_Y;
+    }
+    return { width, height: y - GAP_Y };
+  };
+  let size = place();
+  for (let sweep = 0; sweep < 4; sweep++) {
+    for (let i = 1; i < rows.length; i++) {
+      const centre = n => {
+        const p = preds(n);
+        return p.length ? p.reduce((a, q) => a + box[q].x + box[q].w / 2, 0) / p.length : box[n].x + box[n].w / 2;
+      };
+      const c = Object.fromEntries(rows[i].map(n => [n, centre(n)]));
+      rows[i].sort((a, b) => c[a] - c[b]);
+    }
+    size = place();
+  }
+  return { boxes: names.map(n => box[n]), box, edges, width: size.width, height: size.height, rows };
 }
 
 // ---- more pages ------------------------------------------------------------

@@ -455,7 +455,14 @@ async function detailPage(id) {
           h("td", {}, fmtTime(e.time)), h("td", {}, e.stage || ""), h("td", {}, e.detail || ""))))),
     graph ? [h("h2", { id: "graph-heading" }, "State machine"), graph] : null,
     o.diagnostics.installation_output ? [h("h2", {}, "Installation output"),
-      h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null);
+      h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null,
+    // What MAAS's failed scripts printed (the end of it), one block per
+    // capture: which set, in which stage and attempt.
+    (o.diagnostics.script_results || []).length ? [h("h2", { id: "script-output" }, "Script output"),
+      o.diagnostics.script_results.map(r => h("section", { class: "script-result", "aria-label": "Script output " + r.name },
+        h("h3", {}, r.name.replaceAll("_", " "), " ", h("span", { class: "muted" },
+          "(" + [r.stage, "attempt " + r.attempt, fmtTime(r.time)].filter(Boolean).join(", ") + ")")),
+        h("pre", { class: "output", tabindex: "0" }, r.output)))] : null);
 }
 
 // ---- a local execution's graph ---------------------------------------------

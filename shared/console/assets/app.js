@@ -261,12 +261,88 @@ function focusKey(el) {
 
 // ---- sign in -------------------------------------------------------------
 
+// ---- sign in with the identity provider (PKCE) ---------------------------
+
+// signInConfig is the server's config.json: {sign_in: "token"} (paste the
+// admin token) or {sign_in: "oidc", authorize_url, token_url, client_id,
+// scopes}: the authorization code grant with PKCE, the page a public client.
+let signInConfig = { sign_in: "token" };
+// signInError is why the last sign-in failed, until the sign-in shows it.
+let signInError = "";
+const PKCE_KEY = "maasflow.pkce";
+
+async function loadSignInConfig() {
+  try {
+    const resp = await fetch("config.json", { headers: { "Accept": "application/json" } });
+    if (resp.ok) signInConfig = await resp.json();
+  } catch (e) {
+    // No settings: the token form.
+  }
+}
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function randomString() {
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+// callbackURL is where the provider sends the browser back: this page,
+// without query or fragment.
+function callbackURL() { return location.origin + location.pathname; }
+
+// startIdPSignIn sends the browser to the provider's authorize endpoint with
+// a fresh verifier's S256 challenge and a state; both stay in this tab.
+async function startIdPSignIn() {
+  const verifier = randomString(), state = randomString();
+  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, hash: location.hash }));
+  const q = new URLSearchParams({
+    response_type: "code", client_id: signInConfig.client_id, redirect_uri: callbackURL(),
+    scope: (signInConfig.scopes || ["openid"]).join(" "), state, code_challenge: challenge, code_challenge_method: "S256",
+  });
+  location.assign(signInConfig.authorize_url + "?" + q.toString());
+}
+
+// finishIdPSignIn trades the code the provider sent back for tokens, with
+// the verifier, and keeps the ID token; the code leaves the address bar at
+// once. It answers whether it signed in.
+async function finishIdPSignIn() {
+  const q = new URLSearchParams(location.search);
+  if (!q.has("code") && !q.has("error")) return false;
+  const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+  sessionStorage.removeItem(PKCE_KEY);
+  history.replaceState(null, "", callbackURL() + ((saved && saved.hash) || ""));
+  // Shown by the sign-in the page draws next.
+  const fail = msg => { signInError = msg; return false; };
+  if (q.has("error")) return fail("The identity provider refused the sign-in: " + (q.get("error_description") || q.get("error")));
+  if (!saved || q.get("state") !== saved.state) return fail("The sign-in answer does not belong to this tab; sign in again.");
+  let resp;
+  try {
+    resp = await fetch(signInConfig.token_url, { method: "POST", body: new URLSearchParams({
+      grant_type: "authorization_code", client_id: signInConfig.client_id, code: q.get("code"),
+      redirect_uri: callbackURL(), code_verifier: saved.verifier,
+    }) });
+  } catch (e) {
+    return fail("The identity provider could not be reached: " + e.message);
+  }
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok || !body.id_token) return fail("The identity provider did not issue a token: " + (body.error_description || body.error || "HTTP " + resp.status));
+  sessionStorage.setItem(TOKEN_KEY, body.id_token);
+  return true;
+}
+
 function showSignIn(message) {
+  const idp = signInConfig.sign_in === "oidc";
+  document.getElementById("signin-idp").hidden = !idp;
+  document.getElementById("signin-form").hidden = idp;
   document.getElementById("nav").hidden = true;
   document.getElementById("view").replaceChildren();
   document.getElementById("signin").hidden = false;
-  document.getElementById("signin-error").textContent = message || "";
-  document.getElementById("token").focus();
+  document.getElementById(idp ? "signin-idp-error" : "signin-error").textContent = message || signInError;
+  signInError = "";
+  document.getElementById(idp ? "signin-idp-go" : "token").focus();
 }
 
 function signOut(message) {
@@ -929,8 +1005,11 @@ async function confirmOperation(ev) {
   render(false);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
   document.getElementById("signin-form").addEventListener("submit", signIn);
+  document.getElementById("signin-idp-go").addEventListener("click", startIdPSignIn);
+  await loadSignInConfig();
+  if (signInConfig.sign_in === "oidc" && await finishIdPSignIn() && (!location.hash || location.hash === "#")) location.hash = "#/overview";
   document.getElementById("signout").addEventListener("click", () => signOut(""));
   document.getElementById("confirm-form").addEventListener("submit", confirmOperation);
   document.getElementById("confirm-cancel").addEventListener("click", () => document.getElementById("confirm").close());

@@ -33,11 +33,13 @@ func TestStreamLists(t *testing.T) {
 			want:   `"name":"dc-pushed"`},
 		{name: "nodes", path: "/api/v1/admin/nodes/stream?limit=50", event: "nodes",
 			change: func(t *testing.T, h *harness, fx fixture) {
+				t.Helper()
 				require.NoError(t, h.store.CreateNode(ctx, domain.Node{ID: "n2", SiteID: fx.site, Hostname: "gpu-pushed", Status: domain.NodeActive}))
 			},
 			want: `"hostname":"gpu-pushed"`},
 		{name: "node", path: "/api/v1/admin/nodes/n1/stream", event: "node",
 			change: func(t *testing.T, h *harness, _ fixture) {
+				t.Helper()
 				_, err := h.store.UpdateNode(ctx, "n1", func(n *domain.Node) error { n.Hostname = "gpu-renamed"; return nil })
 				require.NoError(t, err)
 			},
@@ -49,6 +51,7 @@ func TestStreamLists(t *testing.T) {
 			want: `"hostname":"gpu-batch"`},
 		{name: "decommissions", path: "/api/v1/admin/decommissions/stream?limit=50", event: "decommissions",
 			change: func(t *testing.T, h *harness, fx fixture) {
+				t.Helper()
 				require.NoError(t, h.store.CreateDecommission(ctx, domain.Decommission{ID: "dec-pushed", NodeID: "n1", SiteID: fx.site,
 					Hostname: "gpu1", Mode: domain.DecommissionStorageCleanup, Status: "running", Stage: domain.DecomStageRelease,
 					Attempt: 1, MAASSystemID: "aaa", NodeStatusBefore: "active", ExecutionID: "exec-d", CorrelationID: "c0", CreatedBy: "alice"}))

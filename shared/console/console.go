@@ -79,7 +79,7 @@ func (si SignIn) enabled() bool { return si.ClientID != "" }
 func (si SignIn) check() error {
 	for name, raw := range map[string]string{"authorize URL": si.AuthorizeURL, "token URL": si.TokenURL} {
 		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+		if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname()))) {
 			return fmt.Errorf("console sign-in: the %s %q must be an absolute https URL", name, raw)
 		}
 	}

@@ -31,6 +31,7 @@ type fakeIdP struct {
 	clientID string
 	idToken  string
 	origin   string // the console's origin, allowed to call the token endpoint
+	callback string // the client's registered redirect URI
 
 	mu        sync.Mutex
 	codes     map[string]pkceGrant
@@ -53,9 +54,14 @@ func (f *fakeIdP) handler() http.Handler {
 		code := "code-" + q.Get("state")[:8]
 		f.codes[code] = pkceGrant{challenge: q.Get("code_challenge"), redirectURI: q.Get("redirect_uri")}
 		f.mu.Unlock()
-		back, err := url.Parse(q.Get("redirect_uri"))
+		// Only the client's registered callback, as Cognito allows.
+		if q.Get("redirect_uri") != f.callback {
+			http.Error(w, "redirect_uri is not the client's callback", http.StatusBadRequest)
+			return
+		}
+		back, err := url.Parse(f.callback)
 		if err != nil {
-			http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+			http.Error(w, "bad callback", http.StatusInternalServerError)
 			return
 		}
 		v := url.Values{"code": {code}, "state": {q.Get("state")}}
@@ -144,7 +150,7 @@ func TestConsoleSignsInWithPKCE(t *testing.T) {
 	}))
 	// The page's stream through the front outlives the test's last step.
 	t.Cleanup(func() { front.CloseClientConnections(); front.Close() })
-	idp.origin = front.URL
+	idp.origin, idp.callback = front.URL, front.URL+"/console/index.html"
 
 	var formHidden, idpShown bool
 	var heading, stored, address string

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 )
 
 // Streams: GET …/onboardings/{id}/stream, …/decommissions/{id}/stream and
@@ -263,4 +264,55 @@ func (c *Client) StreamDecommission(ctx context.Context, id string, fn func(Deco
 // StreamBatch follows one batch (Follow).
 func (c *Client) StreamBatch(ctx context.Context, id string, fn func(Batch) (done bool, err error)) error {
 	return Follow(ctx, c, Path(BatchesPath, id)+StreamSuffix, fn)
+}
+
+// withQuery is path with q's non-empty members as its query.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// StreamOnboardings follows the first page of a listing of onboardings
+// (Follow): the page at once and after each change.
+func (c *Client) StreamOnboardings(ctx context.Context, f OnboardingFilter, fn func(Page[Onboarding]) (done bool, err error)) error {
+	return Follow(ctx, c, withQuery(OnboardingsPath+StreamSuffix, f.query()), fn)
+}
+
+// StreamDecommissions follows the first page of a listing of
+// decommissions (Follow).
+func (c *Client) StreamDecommissions(ctx context.Context, f DecommissionFilter, fn func(Page[Decommission]) (done bool, err error)) error {
+	q := queryOf("site_id", f.SiteID, "node_id", f.NodeID, "status", string(f.Status), "limit", limit(f.Limit))
+	return Follow(ctx, c, withQuery(DecommissionsPath+StreamSuffix, q), fn)
+}
+
+// StreamBatches follows the newest batches (at most limitN; the API's
+// default when 0) (Follow).
+func (c *Client) StreamBatches(ctx context.Context, limitN int, fn func([]Batch) (done bool, err error)) error {
+	return Follow(ctx, c, withQuery(BatchesPath+StreamSuffix, queryOf("limit", limit(limitN))), func(l list[Batch]) (bool, error) {
+		return fn(l.Items)
+	})
+}
+
+// StreamNodes follows the first page of a listing of nodes (Follow).
+func (c *Client) StreamNodes(ctx context.Context, f NodeFilter, fn func(Page[Node]) (done bool, err error)) error {
+	q := queryOf("site_id", f.SiteID, "sku_id", f.SKUID, "status", f.Status, "hostname", f.Hostname, "limit", limit(f.Limit))
+	return Follow(ctx, c, withQuery(NodesPath+StreamSuffix, q), fn)
+}
+
+// StreamNode follows one node (Follow).
+func (c *Client) StreamNode(ctx context.Context, id string, fn func(NodeDetail) (done bool, err error)) error {
+	return Follow(ctx, c, Path(NodesPath, id)+StreamSuffix, fn)
+}
+
+// StreamDrift follows the first page of a listing of drift items (Follow).
+func (c *Client) StreamDrift(ctx context.Context, f DriftFilter, fn func(Page[DriftItem]) (done bool, err error)) error {
+	q := queryOf("site_id", f.SiteID, "node_id", f.NodeID, "kind", f.Kind, "state", f.State, "limit", limit(f.Limit))
+	return Follow(ctx, c, withQuery(DriftPath+StreamSuffix, q), fn)
+}
+
+// StreamSites follows the list of sites (Follow).
+func (c *Client) StreamSites(ctx context.Context, fn func([]Site) (done bool, err error)) error {
+	return Follow(ctx, c, SitesPath+StreamSuffix, func(l list[Site]) (bool, error) { return fn(l.Items) })
 }

@@ -219,7 +219,8 @@ func checkSignIn(t *testing.T, cfn *cfnTemplate, callbacks []any) {
 		assert.NotContains(t, list(c["AllowedOAuthFlows"]), "implicit", "%s: no implicit grant", id)
 		assert.NotContains(t, list(c["ExplicitAuthFlows"]), "ALLOW_USER_PASSWORD_AUTH", id)
 	}
-	_, client := cfn.one(t, "AWS::Cognito::UserPoolClient")
+	// The CLI's client (the console has its own: console_test.go).
+	_, client := cfn.byID(t, "AWS::Cognito::UserPoolClient", "OperatorsCLI")
 	c := client.Properties
 	assert.Equal(t, false, c["GenerateSecret"], "a public client: PKCE, no secret")
 	assert.Equal(t, []any{"code"}, c["AllowedOAuthFlows"])

@@ -103,7 +103,7 @@ func (b *builder) cognito() (*string, *[]*string) {
 	issuer := awscdk.Fn_Join(jsii.String(""), &[]*string{
 		jsii.String("https://cognito-idp."), b.stack.Region(), jsii.String(".amazonaws.com/"), pool.UserPoolId(),
 	})
-	return issuer, &[]*string{client.UserPoolClientId()}
+	return issuer, &[]*string{client.UserPoolClientId(), b.consoleClient(pool, domain)}
 }
 
 // signInFirewall puts a WAF web ACL on the user pool: one client IP may

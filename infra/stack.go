@@ -377,6 +377,9 @@ type builder struct {
 	// machines (infra/batch.go, infra/reconcile.go).
 	batch awsstepfunctions.StateMachine
 	recon awsstepfunctions.StateMachine
+	// consoleAuth is the console's app client of the pool the stack
+	// creates (infra/console.go); nil without one.
+	consoleAuth *consoleSignIn
 }
 
 // name is a physical resource name: maasflow-<stage>[-suffix].
@@ -807,6 +810,7 @@ func (b *builder) routes() {
 		nagSuppress(r, "AwsSolutions-APIG4", "a node has no operator JWT: the handler authenticates it by its single-use "+
 			"enrollment token, and the stage's per-route throttle bounds the route")
 	}
+	b.console(integration)
 }
 
 // jwtSettings returns the admin API's issuer and audiences: from the

@@ -401,7 +401,8 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("admin routes need the JWT, healthz and enroll do not", func(t *testing.T) {
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(3))
+		// Admin, healthz, enroll, and the console's two (console_test.go).
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(5))
 		authID, auth := cfn.one(t, "AWS::ApiGatewayV2::Authorizer")
 		assert.Equal(t, "JWT", auth.Properties["AuthorizerType"])
 		assert.Equal(t, map[string]any{"Issuer": testIssuer, "Audience": []any{"client-a", "client-b"}},

@@ -207,7 +207,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.closers = append(s.closers, db.Close)
-	s.dbOps = store.NewCounting(db)
+	// Every write to the records wakes the API's streams (they re-read
+	// on a change, not on a timer).
+	changes := store.NewNotifying(db)
+	s.dbOps = store.NewCounting(changes)
 	s.Store = store.New(s.dbOps, store.DefaultTable, clk.Now)
 	if resume != nil {
 		if err := resumeFromDatabase(ctx, db, s.Store, resume); err != nil {
@@ -347,6 +350,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Machines:      siteMAAS,
 		NodeCA:        nodeCA,
 		NodeAPIURL:    s.NodeAPIURL,
+		Changes:       changes,
 	})
 	s.serve(nodeLn.ln, nodeRoutes(handler))
 	ca, err := enroll.DevCA()

@@ -42,6 +42,10 @@ type Config struct {
 	// (default 15s), StreamMaxAge how long one lasts (default 10m)
 	// (stream.go).
 	StreamInterval, StreamKeepAlive, StreamMaxAge time.Duration
+	// StreamFallback is how often a stream re-reads when Deps.Changes
+	// wakes it on writes (default 10s): the writes it cannot see, made by
+	// other processes, still reach it.
+	StreamFallback time.Duration
 	// NoStreams answers every stream with 501 streams_unsupported: a
 	// front that buffers whole answers (API Gateway's HTTP API before a
 	// Lambda) would hold a stream until it ends. Readers then poll GET.
@@ -75,6 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamMaxAge <= 0 {
 		c.StreamMaxAge = defaultStreamMaxAge
+	}
+	if c.StreamFallback <= 0 {
+		c.StreamFallback = defaultStreamFallback
 	}
 	return c
 }
@@ -124,6 +131,11 @@ type Deps struct {
 	// TLS); without it those answer 503.
 	NodeCA     NodeCA
 	NodeAPIURL string
+
+	// Changes, when set, wakes the streams at each write to the store
+	// (store.Notifying in local mode); without it they re-read every
+	// Config.StreamInterval.
+	Changes ChangeNotifier
 }
 
 type server struct {
@@ -148,6 +160,7 @@ type server struct {
 
 	nodeCA  NodeCA
 	nodeURL string
+	changes ChangeNotifier
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -172,6 +185,7 @@ func New(cfg Config, deps Deps) http.Handler {
 		reconcile: deps.Reconciler,
 		nodeCA:    deps.NodeCA,
 		nodeURL:   deps.NodeAPIURL,
+		changes:   deps.Changes,
 	}
 	s.nodeIdentity = deps.NodeIdentity
 	if s.refusals == nil {

@@ -86,6 +86,12 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: obs + "/{id}/stream", handle: streamOf("onboarding", (*server).getOnboarding)},
 		{method: http.MethodGet, pattern: decoms + "/{id}/stream", handle: streamOf("decommission", (*server).getDecommission)},
 		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/{id}/stream", handle: streamOf("batch", (*server).getBatch)},
+		{method: http.MethodGet, pattern: decoms + "/stream", handle: streamOf("decommissions", (*server).listDecommissions)},
+		{method: http.MethodGet, pattern: "/api/v1/admin/onboarding-batches/stream", handle: streamOf("batches", (*server).listBatches)},
+		{method: http.MethodGet, pattern: nodes + "/stream", handle: streamOf("nodes", (*server).listNodes)},
+		{method: http.MethodGet, pattern: node + "/stream", handle: streamOf("node", (*server).getNode)},
+		{method: http.MethodGet, pattern: recon + "/drift/stream", handle: streamOf("drift", (*server).listDrift)},
+		{method: http.MethodGet, pattern: sites + "/stream", handle: streamOf("sites", (*server).listSites)},
 
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/enroll", access: accessNode, action: "node.enroll", target: "node:{id}", handle: (*server).enroll},
 		{method: http.MethodPost, pattern: "/api/v1/nodes/{id}/recover", access: accessNode, action: "node.certificate.recover", target: "node:{id}", handle: (*server).recoverCertificate},

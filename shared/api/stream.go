@@ -12,10 +12,13 @@ import (
 // (text/event-stream, the WHATWG HTML "Server-sent events" format) each
 // time the resource changes: GET …/{id}/stream answers what GET …/{id}
 // answers, first at once and again after every change, as an event named
-// after the resource whose data is the same JSON document. The server reads
-// its own store every StreamInterval and sends only answers that differ
-// from the last one sent, so a reader sees every state the store held at a
-// read, never the same one twice. Readers are the console (fetch with a
+// after the resource whose data is the same JSON document. The server
+// re-reads its store when a write wakes it (Deps.Changes: local mode, where
+// every writer runs in this process) and every StreamFallback besides, for
+// writers it cannot see; without Changes it re-reads every StreamInterval.
+// It sends only answers that differ from the last one sent, so a reader
+// sees every state the store held at a read, never the same one twice, and
+// an idle stream costs no reads between fallbacks. Readers are the console (fetch with a
 // stream reader, so the bearer token stays in the Authorization header) and
 // the CLI's watch and --wait (the SDK's OpenStream).
 //
@@ -28,7 +31,18 @@ const (
 	defaultStreamInterval  = 500 * time.Millisecond
 	defaultStreamKeepAlive = 15 * time.Second
 	defaultStreamMaxAge    = 10 * time.Minute
+	defaultStreamFallback  = 10 * time.Second
+	// streamSettle is how long a woken stream waits before it reads: the
+	// writes of one step (a record, its timeline, its outbox) land
+	// together and cost one read, not one each.
+	streamSettle = 50 * time.Millisecond
 )
+
+// ChangeNotifier says when the store was written: Changed returns a channel
+// closed at the next write. *store.Notifying is one.
+type ChangeNotifier interface {
+	Changed() <-chan struct{}
+}
 
 // streamedBody is what a streaming handler returns: it wrote its answer
 // itself, so wrap writes nothing more.
@@ -48,6 +62,9 @@ func streamOf(event string, get func(*server, *request) (int, any, error)) func(
 			return 0, nil, &StatusError{Status: http.StatusNotImplemented, Code: CodeStreamsUnsupported,
 				Message: "this deployment cannot stream answers; read GET " + strings.TrimSuffix(rq.r.URL.Path, "/stream") + " instead"}
 		}
+		// Taken before the first read, so a write during it wakes the
+		// stream.
+		changed := s.changed()
 		// The first read answers like the GET: an unknown id is a 404,
 		// not an empty stream.
 		_, first, err := get(s, rq)
@@ -82,7 +99,40 @@ func streamOf(event string, get func(*server, *request) (int, any, error)) func(
 		if err := send(event, last); err != nil {
 			return http.StatusOK, streamedBody{}, nil
 		}
-		tick := time.NewTicker(s.cfg.StreamInterval)
+		// pushChange reads the resource and sends it when it differs from
+		// the last sent; false ends the stream.
+		pushChange := func() bool {
+			_, v, err := get(s, rq)
+			if err != nil {
+				if rq.ctx().Err() != nil {
+					return false
+				}
+				f := classify(err)
+				if f.Status >= 500 {
+					// A store hiccup: the next read may succeed, and
+					// the reader keeps the last state meanwhile.
+					rq.log.WarnContext(rq.ctx(), "stream read failed", "error", err.Error())
+					return true
+				}
+				b, _ := json.Marshal(errorBody{Error: errorDetail{Code: f.Code, Message: f.Message, Field: f.Field, CorrelationID: rq.correlationID}})
+				_ = send(streamErrorEvent, b)
+				return false
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return false
+			}
+			if string(b) == string(last) {
+				return true
+			}
+			last = b
+			return send(event, b) == nil
+		}
+		interval := s.cfg.StreamInterval
+		if changed != nil {
+			interval = s.cfg.StreamFallback
+		}
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		alive := time.NewTicker(s.cfg.StreamKeepAlive)
 		defer alive.Stop()
@@ -100,35 +150,39 @@ func streamOf(event string, get func(*server, *request) (int, any, error)) func(
 				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 					return http.StatusOK, streamedBody{}, nil
 				}
+			case <-changed:
+				// Let the step's other writes land, then read what they
+				// made; a write after the new channel is taken wakes the
+				// stream again.
+				settle := time.NewTimer(streamSettle)
+				select {
+				case <-rq.ctx().Done():
+					settle.Stop()
+					return http.StatusOK, streamedBody{}, nil
+				case <-settle.C:
+				}
+				changed = s.changed()
+				tick.Reset(interval)
+				if !pushChange() {
+					return http.StatusOK, streamedBody{}, nil
+				}
 			case <-tick.C:
-				_, v, err := get(s, rq)
-				if err != nil {
-					if rq.ctx().Err() != nil {
-						return http.StatusOK, streamedBody{}, nil
-					}
-					f := classify(err)
-					if f.Status >= 500 {
-						// A store hiccup: the next read may succeed, and
-						// the reader keeps the last state meanwhile.
-						rq.log.WarnContext(rq.ctx(), "stream read failed", "error", err.Error())
-						continue
-					}
-					b, _ := json.Marshal(errorBody{Error: errorDetail{Code: f.Code, Message: f.Message, Field: f.Field, CorrelationID: rq.correlationID}})
-					_ = send(streamErrorEvent, b)
-					return http.StatusOK, streamedBody{}, nil
+				if changed != nil {
+					changed = s.changed()
 				}
-				b, err := json.Marshal(v)
-				if err != nil {
-					return http.StatusOK, streamedBody{}, nil
-				}
-				if string(b) == string(last) {
-					continue
-				}
-				last = b
-				if err := send(event, b); err != nil {
+				if !pushChange() {
 					return http.StatusOK, streamedBody{}, nil
 				}
 			}
 		}
 	}
+}
+
+// changed is the channel the next store write closes, nil without a
+// notifier (then a nil channel never fires in a select).
+func (s *server) changed() <-chan struct{} {
+	if s.changes == nil {
+		return nil
+	}
+	return s.changes.Changed()
 }

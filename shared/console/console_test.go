@@ -52,3 +52,54 @@ func TestUnknownFileIsNotFound(t *testing.T) {
 	resp, _ := get(t, http.MethodGet, "/console/nope.js")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
+
+func serve(t *testing.T, h http.Handler, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
+	body, err := io.ReadAll(rec.Result().Body)
+	require.NoError(t, err)
+	return rec.Result(), string(body)
+}
+
+func TestSignInSettings(t *testing.T) {
+	// Local mode: the token form, and the page may call its own origin only.
+	resp, body := serve(t, Handler(), "/console/config.json")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, `{"sign_in":"token"}`, body)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "connect-src 'self';")
+
+	si := SignIn{AuthorizeURL: "https://login.example/oauth2/authorize", TokenURL: "https://login.example/oauth2/token", ClientID: "console-client"}
+	resp, body = serve(t, HandlerWith(si), "/console/config.json")
+	assert.JSONEq(t, `{"sign_in":"oidc","authorize_url":"https://login.example/oauth2/authorize",
+		"token_url":"https://login.example/oauth2/token","client_id":"console-client","scopes":["openid","email","profile"]}`, body)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "connect-src 'self' https://login.example;",
+		"the page may call the token endpoint, and nothing else outside its origin")
+}
+
+func TestTheCallbackPageIsServedAsIs(t *testing.T) {
+	resp, body := serve(t, Handler(), "/console/index.html")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "no redirect to the directory: API Gateway routes no trailing slash")
+	assert.Contains(t, body, `id="signin-idp"`)
+	resp, _ = serve(t, Handler(), "/console")
+	assert.Equal(t, http.StatusFound, resp.StatusCode)
+	assert.Equal(t, "/console/index.html", resp.Header.Get("Location"))
+}
+
+func TestSignInFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	si, err := SignInFromEnv(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, SignIn{}, si, "none set: the token form")
+	full := map[string]string{EnvAuthorizeURL: "https://a.example/authorize", EnvTokenURL: "https://a.example/token", EnvClientID: "c1"}
+	si, err = SignInFromEnv(env(full))
+	require.NoError(t, err)
+	assert.Equal(t, "c1", si.ClientID)
+	_, err = SignInFromEnv(env(map[string]string{EnvClientID: "c1"}))
+	require.ErrorContains(t, err, EnvAuthorizeURL)
+	full[EnvTokenURL] = "http://a.example/token"
+	_, err = SignInFromEnv(env(full))
+	require.ErrorContains(t, err, "https", "tokens travel over https only")
+}

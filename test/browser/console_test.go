@@ -342,7 +342,9 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	// Its local execution's graph: the state machine's states, those the
 	// run entered drawn as visited with their times, the path as arcs.
 	var graphSummary string
-	var visited, allStates, taken int
+	var visited, allStates, taken, catches int
+	var branchesSideBySide bool
+	var graphWidth float64
 	run(t, ctx,
 		waitJS(`document.getElementById("graph") !== null`),
 		clickJS("#graph summary"),
@@ -351,12 +353,20 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 		chromedp.Evaluate(`document.querySelectorAll("#graph rect.visited").length`, &visited),
 		chromedp.Evaluate(`document.querySelectorAll("#graph rect").length`, &allStates),
 		chromedp.Evaluate(`document.querySelectorAll("#graph path.taken").length`, &taken),
+		// A Choice's branches side by side: ReadyOutcome leads to both.
+		chromedp.Evaluate(`(() => { const y = n => document.querySelector('#graph rect[data-state="' + n + '"]').getAttribute("y");
+			return y("WaitForReady") === y("VerifyHardware") && Number(y("VerifyHardware")) > Number(y("ReadyOutcome")); })()`, &branchesSideBySide),
+		chromedp.Evaluate(`document.querySelectorAll("#graph path.edge.catch").length`, &catches),
+		chromedp.Evaluate(`document.querySelector("#graph svg").getBoundingClientRect().width`, &graphWidth),
 		chromedp.ScrollIntoView("#graph-heading", chromedp.ByQuery),
 	)
 	assert.Contains(t, graphSummary, "onboarding, succeeded")
 	assert.GreaterOrEqual(t, visited, 10, "every stage's states were entered")
 	assert.Greater(t, allStates, visited, "states the run did not need are drawn too")
 	assert.GreaterOrEqual(t, taken, visited-1, "one arc per step of the path")
+	assert.True(t, branchesSideBySide, "a Choice's branches share the layer below it")
+	assert.Greater(t, catches, 10, "the Catch transitions are drawn to their handlers")
+	assert.LessOrEqual(t, graphWidth, 1280.0, "the graph fits a 1280 px window")
 	graphShot := screenshot(t, ctx, shots, "console-graph.png")
 
 	// A host that never enrolls: frozen from the console's button, with a
@@ -507,16 +517,31 @@ func TestConsoleSignInWatchAndRecover(t *testing.T) {
 	d := st.admin("GET", "/api/v1/admin/nodes/"+nodeID, nil, http.StatusOK)
 	assert.Equal(t, "retired", d["status"], "a storage clean-up retires the node")
 
-	// The other pages draw what the API holds.
-	var sitesView, nodeView string
+	// The other pages draw what the API holds. The sites list, open
+	// before a site is added, shows it without a reload: pushed by the
+	// list's stream.
+	var sitesView, nodeView, sitesLive string
+	var sitesSame, sitesPolls bool
 	run(t, ctx,
 		chromedp.Navigate(console+"#/sites"),
 		waitJS(`document.querySelector("#view h1") && document.querySelector("#view h1").textContent === "Sites, profiles and SKUs"`),
+		waitJS(`document.querySelector(".live-state") && document.querySelector(".live-state").textContent.startsWith("Live")`),
+		chromedp.Evaluate(`window.sameDocument = "sites"; true`, nil),
+	)
+	st.admin("POST", "/api/v1/admin/maas-sites", map[string]any{"name": "rack-pushed", "maas_url": st.s.SimURL}, http.StatusCreated)
+	run(t, ctx,
+		waitJS(`document.querySelector('section[aria-label="Site rack-pushed"]') !== null`),
+		chromedp.Evaluate(`window.sameDocument === "sites"`, &sitesSame),
+		chromedp.Evaluate(`noStreams`, &sitesPolls),
+		text(".live-state", &sitesLive),
 		text("#view", &sitesView),
 		chromedp.Navigate(console+"#/nodes/"+nodeID),
 		waitJS(`document.getElementById("node-reactivate") !== null`),
 		text("#view", &nodeView),
 	)
+	assert.True(t, sitesSame, "the new site arrived without a reload")
+	assert.False(t, sitesPolls, "the sites list follows its stream, it does not poll")
+	assert.Equal(t, "Live: the server pushes each change.", sitesLive)
 	assert.Contains(t, sitesView, "gpu-jammy")
 	assert.Contains(t, sitesView, "h100-8x")
 	assert.Contains(t, nodeView, "retired")

@@ -31,6 +31,7 @@ import (
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/connector"
 	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
+	"github.com/maasflow/maasflow/shared/console"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/events"
@@ -216,7 +217,23 @@ func API(ctx context.Context) (http.Handler, error) {
 		deps.Reconciler = rc
 	}
 	// API Gateway's HTTP API buffers a Lambda's whole answer: no streams.
-	return api.New(api.Config{NoStreams: true}, deps), nil
+	handler := api.New(api.Config{NoStreams: true}, deps)
+	// The operator console: its static files, signed in through the
+	// stack's identity provider (infra/console.go).
+	signIn, err := console.SignInFromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	// Chosen by prefix, not a ServeMux: the API answers unclean paths
+	// itself (a mux would redirect them).
+	pages := console.HandlerWith(signIn)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == strings.TrimSuffix(console.Prefix, "/") || strings.HasPrefix(r.URL.Path, console.Prefix) {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}), nil
 }
 
 // sitePaths requires https on the VPC path and relays connector sites

@@ -116,19 +116,25 @@ async function render(focus) {
     stream = "/decommissions/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "decommissions") {
     page = () => decommissionsPage(query.get("status") || "");
+    stream = "/decommissions/stream?limit=200" + (query.get("status") ? "&status=" + encodeURIComponent(query.get("status")) : "");
   } else if (parts[0] === "batches" && parts[1]) {
     page = () => batchPage(parts[1]);
     stream = "/onboarding-batches/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "batches") {
     page = batchesPage;
+    stream = "/onboarding-batches/stream?limit=100";
   } else if (parts[0] === "nodes" && parts[1]) {
     page = () => nodePage(parts[1]);
+    stream = "/nodes/" + encodeURIComponent(parts[1]) + "/stream";
   } else if (parts[0] === "nodes") {
     page = () => nodesPage(query.get("status") || "");
+    stream = "/nodes/stream?limit=200" + (query.get("status") ? "&status=" + encodeURIComponent(query.get("status")) : "");
   } else if (parts[0] === "drift") {
     page = () => driftPage(query.get("state") || "open");
+    stream = "/reconciliation/drift/stream?limit=200&state=" + encodeURIComponent(query.get("state") || "open");
   } else if (parts[0] === "sites") {
     page = sitesPage;
+    stream = "/maas-sites/stream";
   } else {
     page = overviewPage;
     // Any change among the newest onboardings can move a count.
@@ -151,10 +157,9 @@ async function render(focus) {
     view.replaceChildren(h("p", { class: "error", role: "alert" }, "Could not load: " + e.message));
   }
   if (focus) document.getElementById("main").focus();
-  if (noStreams || !stream) {
+  if (noStreams) {
     stopLive();
-    showLive(stream ? "Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push)." :
-      "Refreshes every " + REFRESH_MS / 1000 + " s (this page has no stream).");
+    showLive("Refreshes every " + REFRESH_MS / 1000 + " s (this deployment does not push).");
     if (!document.getElementById("confirm").open) refreshTimer = setTimeout(() => render(false), REFRESH_MS);
   } else {
     follow(stream);
@@ -256,12 +261,88 @@ function focusKey(el) {
 
 // ---- sign in -------------------------------------------------------------
 
+// ---- sign in with the identity provider (PKCE) ---------------------------
+
+// signInConfig is the server's config.json: {sign_in: "token"} (paste the
+// admin token) or {sign_in: "oidc", authorize_url, token_url, client_id,
+// scopes}: the authorization code grant with PKCE, the page a public client.
+let signInConfig = { sign_in: "token" };
+// signInError is why the last sign-in failed, until the sign-in shows it.
+let signInError = "";
+const PKCE_KEY = "maasflow.pkce";
+
+async function loadSignInConfig() {
+  try {
+    const resp = await fetch("config.json", { headers: { "Accept": "application/json" } });
+    if (resp.ok) signInConfig = await resp.json();
+  } catch (e) {
+    // No settings: the token form.
+  }
+}
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function randomString() {
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+// callbackURL is where the provider sends the browser back: this page,
+// without query or fragment.
+function callbackURL() { return location.origin + location.pathname; }
+
+// startIdPSignIn sends the browser to the provider's authorize endpoint with
+// a fresh verifier's S256 challenge and a state; both stay in this tab.
+async function startIdPSignIn() {
+  const verifier = randomString(), state = randomString();
+  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, hash: location.hash }));
+  const q = new URLSearchParams({
+    response_type: "code", client_id: signInConfig.client_id, redirect_uri: callbackURL(),
+    scope: (signInConfig.scopes || ["openid"]).join(" "), state, code_challenge: challenge, code_challenge_method: "S256",
+  });
+  location.assign(signInConfig.authorize_url + "?" + q.toString());
+}
+
+// finishIdPSignIn trades the code the provider sent back for tokens, with
+// the verifier, and keeps the ID token; the code leaves the address bar at
+// once. It answers whether it signed in.
+async function finishIdPSignIn() {
+  const q = new URLSearchParams(location.search);
+  if (!q.has("code") && !q.has("error")) return false;
+  const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+  sessionStorage.removeItem(PKCE_KEY);
+  history.replaceState(null, "", callbackURL() + ((saved && saved.hash) || ""));
+  // Shown by the sign-in the page draws next.
+  const fail = msg => { signInError = msg; return false; };
+  if (q.has("error")) return fail("The identity provider refused the sign-in: " + (q.get("error_description") || q.get("error")));
+  if (!saved || q.get("state") !== saved.state) return fail("The sign-in answer does not belong to this tab; sign in again.");
+  let resp;
+  try {
+    resp = await fetch(signInConfig.token_url, { method: "POST", body: new URLSearchParams({
+      grant_type: "authorization_code", client_id: signInConfig.client_id, code: q.get("code"),
+      redirect_uri: callbackURL(), code_verifier: saved.verifier,
+    }) });
+  } catch (e) {
+    return fail("The identity provider could not be reached: " + e.message);
+  }
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok || !body.id_token) return fail("The identity provider did not issue a token: " + (body.error_description || body.error || "HTTP " + resp.status));
+  sessionStorage.setItem(TOKEN_KEY, body.id_token);
+  return true;
+}
+
 function showSignIn(message) {
+  const idp = signInConfig.sign_in === "oidc";
+  document.getElementById("signin-idp").hidden = !idp;
+  document.getElementById("signin-form").hidden = idp;
   document.getElementById("nav").hidden = true;
   document.getElementById("view").replaceChildren();
   document.getElementById("signin").hidden = false;
-  document.getElementById("signin-error").textContent = message || "";
-  document.getElementById("token").focus();
+  document.getElementById(idp ? "signin-idp-error" : "signin-error").textContent = message || signInError;
+  signInError = "";
+  document.getElementById(idp ? "signin-idp-go" : "token").focus();
 }
 
 function signOut(message) {
@@ -450,7 +531,14 @@ async function detailPage(id) {
           h("td", {}, fmtTime(e.time)), h("td", {}, e.stage || ""), h("td", {}, e.detail || ""))))),
     graph ? [h("h2", { id: "graph-heading" }, "State machine"), graph] : null,
     o.diagnostics.installation_output ? [h("h2", {}, "Installation output"),
-      h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null);
+      h("pre", { class: "output", tabindex: "0" }, o.diagnostics.installation_output)] : null,
+    // What MAAS's failed scripts printed (the end of it), one block per
+    // capture: which set, in which stage and attempt.
+    (o.diagnostics.script_results || []).length ? [h("h2", { id: "script-output" }, "Script output"),
+      o.diagnostics.script_results.map(r => h("section", { class: "script-result", "aria-label": "Script output " + r.name },
+        h("h3", {}, r.name.replaceAll("_", " "), " ", h("span", { class: "muted" },
+          "(" + [r.stage, "attempt " + r.attempt, fmtTime(r.time)].filter(Boolean).join(", ") + ")")),
+        h("pre", { class: "output", tabindex: "0" }, r.output)))] : null);
 }
 
 // ---- a local execution's graph ---------------------------------------------
@@ -473,15 +561,15 @@ async function executionGraph(arn) {
     return null;
   }
   const def = g.definition;
-  const states = Object.keys(def.States || {});
-  // Visits per top-level state: entered → exited (or still open).
+  // Visits per state (a Parallel's or Map's inner ones too): entered →
+  // exited (or still open); order is the path through the top level.
   const visits = {}, order = [];
   const open = {};
   for (const ev of g.events) {
-    if (!ev.state || !(ev.state in def.States)) continue;
+    if (!ev.state) continue;
     if (ev.type.endsWith("StateEntered")) {
       open[ev.state] = Date.parse(ev.time);
-      order.push(ev.state);
+      if (ev.state in def.States) order.push(ev.state);
       visits[ev.state] = visits[ev.state] || { n: 0, ms: 0, open: false };
       visits[ev.state].n++;
       visits[ev.state].open = true;
@@ -494,8 +582,13 @@ async function executionGraph(arn) {
   const end = g.stop_date ? Date.parse(g.stop_date) : Date.now();
   for (const [st, t0] of Object.entries(open)) visits[st].ms += end - t0;
   const failedAt = g.status === "FAILED" || g.status === "ABORTED" || g.status === "TIMED_OUT" ? order[order.length - 1] : null;
-  const row = 22, top = 8, boxX = 8, boxW = 250, arcX = boxX + boxW;
-  const y = Object.fromEntries(states.map((s, i) => [s, top + i * row]));
+  const lay = layoutStates(def.States, def.StartAt);
+  // Catch edges run down a gutter on the left, one lane per handler, so
+  // that the many transitions to the same failure states do not cross the
+  // graph; loops arc out on the right.
+  const catchTargets = [...new Set(lay.edges.filter(e => e.kind === "catch").map(e => e.to))];
+  const LANE = 7, M = 12, GUTTER = catchTargets.length ? 10 + LANE * catchTargets.length : 0;
+  const OX = M + GUTTER, OY = M;
   const NS = "http://www.w3.org/2000/svg";
   const el = (tag, attrs, text) => {
     const e = document.createElementNS(NS, tag);
@@ -503,37 +596,169 @@ async function executionGraph(arn) {
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  const width = 760, height = top * 2 + states.length * row;
-  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), height: String(height), role: "img",
+  const width = OX + lay.width + M + 60, height = lay.height + 2 * M;
+  // Drawn at its own size; a narrower window scales it down (viewBox).
+  const svg = el("svg", { viewBox: "0 0 " + width + " " + height, width: String(width), role: "img", class: "layered",
     "aria-label": "State machine " + g.state_machine + ": " + order.length + " states entered, " + g.status.toLowerCase() });
   svg.append(el("title", {}, "State machine " + g.state_machine + ", path taken: " + order.join(" → ")));
-  const arc = (from, to, cls) => {
-    const y1 = y[from] + row / 2 - 2, y2 = y[to] + row / 2 - 2;
-    const bulge = 20 + Math.min(380, Math.abs(y2 - y1) / 3);
-    svg.append(el("path", { d: `M ${arcX} ${y1} C ${arcX + bulge} ${y1}, ${arcX + bulge} ${y2}, ${arcX} ${y2}`, class: cls }));
+  const defs = el("defs", {});
+  for (const [id, cls] of [["arrow", "edge"], ["arrow-catch", "edge catch"], ["arrow-taken", "taken"]]) {
+    const m = el("marker", { id: "graph-" + id, viewBox: "0 0 8 8", refX: "8", refY: "4", markerWidth: "8", markerHeight: "8",
+      markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
+    m.append(el("path", { d: "M 0 0 L 8 4 L 0 8 z", class: "head " + cls }));
+    defs.append(m);
+  }
+  svg.append(defs);
+  // edgePath joins two boxes (their x, y relative to ox, oy): down from
+  // the bottom of one to the top of the next when the target is lower,
+  // else (a loop) out to the right and back.
+  const edgePath = (a, b, ox, oy) => {
+    if (b.y > a.y) {
+      const x1 = ox + a.x + a.w / 2, y1 = oy + a.y + a.h, x2 = ox + b.x + b.w / 2, y2 = oy + b.y, k = Math.min(60, (y2 - y1) / 2);
+      return `M ${x1} ${y1} C ${x1} ${y1 + k}, ${x2} ${y2 - k}, ${x2} ${y2}`;
+    }
+    const x1 = ox + a.x + a.w, y1 = oy + a.y + a.h / 2, x2 = ox + b.x + b.w, y2 = oy + b.y + b.h / 2;
+    const xr = Math.max(x1, x2) + 24 + Math.min(36, Math.abs(y1 - y2) / 12);
+    return `M ${x1} ${y1} C ${xr} ${y1}, ${xr} ${y2}, ${x2} ${y2}`;
   };
-  // The definition's transitions, faint; the path taken, bold.
-  for (const s of states) {
-    const st = def.States[s];
-    const targets = [st.Next, st.Default, ...(st.Choices || []).map(c => c.Next), ...(st.Catch || []).map(c => c.Next)].filter(Boolean);
-    for (const t of new Set(targets)) if (t in y) arc(s, t, "edge");
+  const catchPath = (a, b) => {
+    const lane = M + LANE * catchTargets.indexOf(b.name) + 2;
+    const y1 = OY + a.y + a.h / 2 + 5, y2 = OY + b.y + b.h / 2;
+    return `M ${OX + a.x} ${y1} H ${lane} V ${y2} H ${OX + b.x}`;
+  };
+  // The definition's transitions, faint (a Catch dashed); the path
+  // taken, bold.
+  for (const e of lay.edges) {
+    const [a, b] = [lay.box[e.from], lay.box[e.to]];
+    if (e.kind === "catch") svg.append(el("path", { d: catchPath(a, b), class: "edge catch", "marker-end": "url(#graph-arrow-catch)" }));
+    else svg.append(el("path", { d: edgePath(a, b, OX, OY), class: "edge", "marker-end": "url(#graph-arrow)" }));
   }
-  for (let i = 1; i < order.length; i++) arc(order[i - 1], order[i], "taken");
-  for (const s of states) {
-    const v = visits[s];
-    const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : s === failedAt ? "state failed" : "state visited";
-    svg.append(el("rect", { x: boxX, y: y[s], width: boxW, height: row - 4, rx: 3, class: cls }));
-    svg.append(el("text", { x: boxX + 6, y: y[s] + row / 2 + 2, class: "label" }, s));
-    if (v) svg.append(el("text", { x: boxX + boxW - 6, y: y[s] + row / 2 + 2, class: "time", "text-anchor": "end" },
-      fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+  for (let i = 1; i < order.length; i++) {
+    const [a, b] = [lay.box[order[i - 1]], lay.box[order[i]]];
+    const caught = lay.edges.some(e => e.from === a.name && e.to === b.name && e.kind === "catch") &&
+      !lay.edges.some(e => e.from === a.name && e.to === b.name && e.kind !== "catch");
+    svg.append(el("path", { d: caught ? catchPath(a, b) : edgePath(a, b, OX, OY), class: "taken", "marker-end": "url(#graph-arrow-taken)" }));
   }
+  const drawBoxes = (l, ox, oy) => {
+    for (const b of l.boxes) {
+      const v = visits[b.name];
+      const cls = !v ? "state" : v.open && g.status === "RUNNING" ? "state current" : b.name === failedAt ? "state failed" : "state visited";
+      const x = ox + b.x, y = oy + b.y;
+      svg.append(el("rect", { x, y, width: b.w, height: b.h, rx: 4, class: cls + (b.inner.length ? " group" : ""), "data-state": b.name }));
+      svg.append(el("text", { x: x + 7, y: y + 14, class: "label" }, b.name));
+      if (v) svg.append(el("text", { x: x + 7, y: y + 27, class: "time" }, fmtDur(v.ms) + (v.n > 1 ? " ×" + v.n : "")));
+      // A Parallel's branches, a Map's iteration: their own layout inside.
+      let ix = x + 10;
+      for (const inner of b.inner) {
+        for (const e of inner.edges) {
+          svg.append(el("path", { d: edgePath(inner.box[e.from], inner.box[e.to], ix, y + 22), class: e.kind === "catch" ? "edge catch" : "edge",
+            "marker-end": "url(#graph-arrow)" }));
+        }
+        drawBoxes(inner, ix, y + 22);
+        ix += inner.width + 10;
+      }
+    }
+  };
+  drawBoxes(lay, OX, OY);
   const det = h("details", { id: "graph", ontoggle: e => { graphOpen = e.target.open; } },
     h("summary", {}, "Graph of the local execution (" + g.state_machine + ", " + g.status.toLowerCase() + "): " + order.length + " states entered"),
     h("p", { class: "legend muted" }, h("span", { class: "key ok" }), "entered and left ", h("span", { class: "key failed" }), "where it failed ",
-      h("span", { class: "key open" }), "running now; bold arcs are the path taken, faint ones the other transitions; times are the stack's clock"),
+      h("span", { class: "key open" }), "running now; bold arrows are the path taken, faint ones the other transitions (dashed: a Catch, down the left gutter; " +
+      "loops arc out on the right); times are the stack's clock"),
     h("div", { class: "graph" }, svg));
   det.open = graphOpen;
   return det;
+}
+
+// layoutStates places the states of one ASL States map in layers, top to
+// bottom in the order the machine runs them: each state one layer below
+// the furthest state that leads to it (loops back ignored), a Choice's
+// branches side by side in the layer below it, a Parallel's branches and a
+// Map's iteration as boxes holding their own layout. It answers the boxes
+// ({name, x, y, w, h, inner}) and the edges ({from, to, kind, back}) with
+// the size of the whole.
+function layoutStates(states, startAt) {
+  const BOX_W = 176, BOX_H = 34, GAP_X = 22, GAP_Y = 34, PAD = 10, HEAD = 22;
+  const names = Object.keys(states);
+  const edges = [];
+  const out = {}; // name → [edge]
+  for (const n of names) {
+    const st = states[n];
+    const add = (t, kind) => { if (t && t in states && !edges.some(e => e.from === n && e.to === t && e.kind === kind)) edges.push({ from: n, to: t, kind, back: false }); };
+    add(st.Next, "next");
+    for (const c of st.Choices || []) add(c.Next, "choice");
+    add(st.Default, "choice");
+    for (const c of st.Catch || []) add(c.Next, "catch");
+  }
+  for (const e of edges) (out[e.from] = out[e.from] || []).push(e);
+  // Depth first from the start, the machine's own transitions before its
+  // catches, to find the loops (an edge back to a state on the way).
+  const seen = new Set(), onPath = new Set(), order = [];
+  const visit = n => {
+    seen.add(n); onPath.add(n); order.push(n);
+    const es = (out[n] || []).slice().sort((a, b) => (a.kind === "catch") - (b.kind === "catch"));
+    for (const e of es) {
+      if (onPath.has(e.to)) e.back = true;
+      else if (!seen.has(e.to)) visit(e.to);
+    }
+    onPath.delete(n);
+  };
+  if (startAt in states) visit(startAt);
+  for (const n of names) if (!seen.has(n)) visit(n);
+  // Longest path over the forward edges, in topological order.
+  const layer = Object.fromEntries(names.map(n => [n, 0]));
+  const indeg = Object.fromEntries(names.map(n => [n, 0]));
+  for (const e of edges) if (!e.back) indeg[e.to]++;
+  const queue = order.filter(n => indeg[n] === 0);
+  while (queue.length) {
+    const n = queue.shift();
+    for (const e of out[n] || []) {
+      if (e.back) continue;
+      layer[e.to] = Math.max(layer[e.to], layer[n] + 1);
+      if (--indeg[e.to] === 0) queue.push(e.to);
+    }
+  }
+  // Boxes: a Parallel's branches and a Map's iteration hold their own
+  // layout side by side.
+  const box = {};
+  for (const n of names) {
+    const st = states[n];
+    const subs = st.Type === "Parallel" ? (st.Branches || []) : st.Type === "Map" ? [st.ItemProcessor || st.Iterator].filter(Boolean) : [];
+    const inner = subs.filter(s => s.States).map(s => layoutStates(s.States, s.StartAt));
+    if (inner.length === 0) { box[n] = { name: n, w: BOX_W, h: BOX_H, inner: [] }; continue; }
+    const w = Math.max(BOX_W, inner.reduce((a, l) => a + l.width, 0) + PAD * (inner.length + 1));
+    const h = HEAD + Math.max(...inner.map(l => l.height)) + PAD;
+    box[n] = { name: n, w, h, inner };
+  }
+  const rows = [];
+  for (const n of order) (rows[layer[n]] = rows[layer[n]] || []).push(n);
+  // Order each row by where its predecessors sit (barycentres), so that
+  // edges run down rather than across; a few sweeps settle it.
+  const preds = n => edges.filter(e => e.to === n && !e.back && e.kind !== "catch").map(e => e.from);
+  const place = () => {
+    const width = Math.max(...rows.map(r => r.reduce((a, n) => a + box[n].w, 0) + GAP_X * (r.length - 1)));
+    let y = 0;
+    for (const r of rows) {
+      let x = (width - (r.reduce((a, n) => a + box[n].w, 0) + GAP_X * (r.length - 1))) / 2;
+      const hRow = Math.max(...r.map(n => box[n].h));
+      for (const n of r) { box[n].x = x; box[n].y = y; x += box[n].w + GAP_X; }
+      y += hRow + GAP_Y;
+    }
+    return { width, height: y - GAP_Y };
+  };
+  let size = place();
+  for (let sweep = 0; sweep < 4; sweep++) {
+    for (let i = 1; i < rows.length; i++) {
+      const centre = n => {
+        const p = preds(n);
+        return p.length ? p.reduce((a, q) => a + box[q].x + box[q].w / 2, 0) / p.length : box[n].x + box[n].w / 2;
+      };
+      const c = Object.fromEntries(rows[i].map(n => [n, centre(n)]));
+      rows[i].sort((a, b) => c[a] - c[b]);
+    }
+    size = place();
+  }
+  return { boxes: names.map(n => box[n]), box, edges, width: size.width, height: size.height, rows };
 }
 
 // ---- more pages ------------------------------------------------------------
@@ -678,7 +903,7 @@ async function nodePage(id) {
   const ref = (r, kind) => r ? [h("a", { href: "#/" + kind + "/" + r.id }, r.id), " ", r.status, " at ", r.stage, r.mode ? " (" + r.mode + ")" : ""] : "";
   return h("div", {},
     h("p", {}, h("a", { href: "#/nodes" }, "← Nodes")),
-    h("h1", {}, "Node ", n.hostname),
+    h("h1", {}, "Node ", n.hostname), liveLine(),
     facts([["Status", n.status], ["Site", n.site_name || n.site_id], ["SKU", n.sku_id], ["MAAS system id", n.maas_system_id],
       ["Last onboarding", ref(n.last_onboarding, "onboardings")], ["Last decommission", ref(n.last_decommission, "decommissions")],
       ["Updated", fmtTime(n.updated_at)]]),
@@ -694,7 +919,7 @@ async function nodePage(id) {
 async function driftPage(state) {
   const items = (await api("GET", "/reconciliation/drift?limit=200&state=" + encodeURIComponent(state))).items;
   return h("div", {},
-    h("h1", {}, "Drift"),
+    h("h1", {}, "Drift"), liveLine(),
     h("div", { class: "filters" }, h("div", {}, h("label", { for: "drift-state" }, "State"),
       h("select", { id: "drift-state", name: "state", onchange: e => { location.hash = "#/drift?state=" + e.target.value; } },
         ["open", "closed"].map(st => h("option", { value: st, selected: st === state }, st))))),
@@ -719,7 +944,7 @@ async function sitesPage() {
   const profiles = await Promise.all(sites.map(s => api("GET", "/maas-sites/" + encodeURIComponent(s.id) + "/profiles").then(r => r.items)));
   const skus = (await api("GET", "/skus")).items;
   return h("div", {},
-    h("h1", {}, "Sites, profiles and SKUs"),
+    h("h1", {}, "Sites, profiles and SKUs"), liveLine(),
     sites.length === 0 ? h("p", { class: "muted" }, "No MAAS site is registered yet.") : sites.map((s, i) => h("section", { class: "card", "aria-label": "Site " + s.name },
       h("h2", {}, "Site ", s.name, " ", h("span", { class: "muted" }, "(" + s.status + ")")),
       facts([["MAAS URL", s.maas_url], ["Credentials", s.credentials_set ? "set" : "not set"], ["Id", s.id]]),
@@ -780,8 +1005,11 @@ async function confirmOperation(ev) {
   render(false);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
   document.getElementById("signin-form").addEventListener("submit", signIn);
+  document.getElementById("signin-idp-go").addEventListener("click", startIdPSignIn);
+  await loadSignInConfig();
+  if (signInConfig.sign_in === "oidc" && await finishIdPSignIn() && (!location.hash || location.hash === "#")) location.hash = "#/overview";
   document.getElementById("signout").addEventListener("click", () => signOut(""));
   document.getElementById("confirm-form").addEventListener("submit", confirmOperation);
   document.getElementById("confirm-cancel").addEventListener("click", () => document.getElementById("confirm").close());

@@ -478,7 +478,7 @@ func (s *server) profileScripts(ctx context.Context, siteID string) ([]string, e
 		if p.Status != domain.StatusActive {
 			continue
 		}
-		for _, n := range p.ProfileScripts.Names() {
+		for _, n := range p.Names() {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
 			}

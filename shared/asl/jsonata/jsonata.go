@@ -1,0 +1,279 @@
+// Package jsonata evaluates the JSONata expressions of Step Functions
+// states ("{% … %}"), with the functions Step Functions adds ($partition,
+// $range, $hash, $random, $uuid, $parse) and without $eval, which Step
+// Functions does not offer.
+//
+// The language itself comes from github.com/blues/jsonata-go (jsonata-js
+// 1.5.4 semantics; docs/asl-runtime.md lists what differs from the 2.0.6
+// that Step Functions implements). This package hides it behind Compile
+// and Eval and works around two of its defects: evaluating `a ~> $f(b)`
+// rewrites the parsed expression in place (so such an expression is parsed
+// again for every evaluation), and its built-in functions keep the
+// evaluation context in shared fields (so evaluations are serialized).
+package jsonata
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	blues "github.com/blues/jsonata-go"
+	"github.com/blues/jsonata-go/jparse"
+)
+
+// ErrUndefined is returned when an expression evaluates to nothing
+// (JSONata's undefined), which JSON cannot represent.
+var ErrUndefined = errors.New("the expression returned nothing (undefined)")
+
+// evalMu serializes evaluations: the library's built-in functions are
+// package-level values whose evaluation context is a field set on every
+// call, so two evaluations at once would race on it.
+var evalMu sync.Mutex
+
+// Expr is one compiled expression, safe for concurrent use.
+type Expr struct {
+	src      string
+	compiled *blues.Expr
+	reparse  bool     // the expression holds `~> $f(…)`, which evaluation rewrites
+	names    []string // every $name the expression mentions, sorted
+}
+
+// Compile parses an expression (the text between "{%" and "%}").
+func Compile(src string) (*Expr, error) {
+	node, err := jparse.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s", describe(err))
+	}
+	x := &Expr{src: src, names: variableNames(src)}
+	x.reparse = hasChainedCall(node)
+	if !x.reparse {
+		if x.compiled, err = blues.Compile(src); err != nil {
+			return nil, fmt.Errorf("%s", describe(err))
+		}
+	}
+	for _, n := range x.names {
+		if n == "eval" {
+			return nil, errors.New("the function $eval is not available in Step Functions; use $parse")
+		}
+	}
+	return x, nil
+}
+
+// String returns the expression's text.
+func (x *Expr) String() string { return x.src }
+
+// Names returns every $name the expression mentions (variables, functions
+// and local bindings alike), so a caller binds only what it may read.
+func (x *Expr) Names() []string { return x.names }
+
+// Mentions reports whether the expression mentions $name.
+func (x *Expr) Mentions(name string) bool {
+	i := sort.SearchStrings(x.names, name)
+	return i < len(x.names) && x.names[i] == name
+}
+
+// Env is what one evaluation sees besides the language's own functions.
+type Env struct {
+	// Vars binds $name for each entry (Step Functions' $states and the
+	// workflow variables).
+	Vars map[string]any
+	// Entropy feeds an unseeded $random() and $uuid(); nil means
+	// crypto/rand.
+	Entropy io.Reader
+}
+
+// Eval evaluates the expression. Values are the generic JSON model (nil,
+// bool, int64, float64, string, []any, map[string]any); a whole number
+// comes back as int64. An undefined result returns ErrUndefined.
+func (x *Expr) Eval(env Env) (any, error) {
+	bind := make(map[string]any, len(env.Vars)+4)
+	for k, v := range env.Vars {
+		if x.Mentions(k) {
+			bind[k] = v
+		}
+	}
+	for name, fn := range functions(env) {
+		if x.Mentions(name) {
+			bind[name] = fn
+		}
+	}
+	evalMu.Lock()
+	defer evalMu.Unlock()
+	e := x.compiled
+	if x.reparse {
+		var err error
+		if e, err = blues.Compile(x.src); err != nil {
+			return nil, fmt.Errorf("%s", describe(err))
+		}
+	} else {
+		// A shallow copy takes the variables; the compiled expression
+		// holds no registry of its own, so the copy gets a fresh one.
+		cp := *e
+		e = &cp
+	}
+	if len(bind) > 0 {
+		if err := e.RegisterVars(bind); err != nil {
+			return nil, err
+		}
+	}
+	v, err := e.Eval(nil)
+	if errors.Is(err, blues.ErrUndefined) {
+		return nil, ErrUndefined
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s", describe(err))
+	}
+	return normalize(reflect.ValueOf(v))
+}
+
+// describe words a library error without its Go type noise.
+func describe(err error) string {
+	var pe *jparse.Error
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s (at position %d)", pe.Error(), pe.Position)
+	}
+	return err.Error()
+}
+
+// hasChainedCall reports whether node holds `a ~> $f(…)` anywhere.
+func hasChainedCall(node jparse.Node) bool {
+	found := false
+	var walk func(v reflect.Value)
+	seen := map[uintptr]bool{}
+	walk = func(v reflect.Value) {
+		if found || !v.IsValid() {
+			return
+		}
+		switch v.Kind() {
+		case reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Ptr:
+			if v.IsNil() || seen[v.Pointer()] {
+				return
+			}
+			seen[v.Pointer()] = true
+			if fa, ok := v.Interface().(*jparse.FunctionApplicationNode); ok {
+				if _, isCall := fa.RHS.(*jparse.FunctionCallNode); isCall {
+					found = true
+					return
+				}
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				return
+			}
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(node))
+	return found
+}
+
+// variableNames lists the distinct $names in src outside string literals.
+func variableNames(src string) []string {
+	set := map[string]bool{}
+	var quote byte
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '$':
+			j := i + 1
+			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			if j > i+1 {
+				set[src[i+1:j]] = true
+			}
+			i = j - 1
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// normalize converts a library result to the generic JSON model.
+func normalize(v reflect.Value) (any, error) {
+	for v.IsValid() && (v.Kind() == reflect.Interface || v.Kind() == reflect.Ptr) {
+		if v.IsNil() {
+			return nil, nil
+		}
+		v = v.Elem()
+	}
+	if !v.IsValid() {
+		return nil, nil
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		return v.Bool(), nil
+	case reflect.String:
+		return v.String(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int64(v.Uint()), nil
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, errors.New("the expression returned a number JSON cannot hold")
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), nil
+		}
+		return f, nil
+	case reflect.Slice, reflect.Array:
+		out := make([]any, v.Len())
+		for i := range out {
+			e, err := normalize(v.Index(i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
+	case reflect.Map:
+		out := make(map[string]any, v.Len())
+		it := v.MapRange()
+		for it.Next() {
+			e, err := normalize(it.Value())
+			if err != nil {
+				return nil, err
+			}
+			out[fmt.Sprint(it.Key().Interface())] = e
+		}
+		return out, nil
+	case reflect.Func:
+		return nil, errors.New("the expression returned a function, which JSON cannot hold")
+	}
+	if strings.Contains(v.Type().String(), "Callable") {
+		return nil, errors.New("the expression returned a function, which JSON cannot hold")
+	}
+	return nil, fmt.Errorf("the expression returned a %s, which JSON cannot hold", v.Type())
+}

@@ -1,7 +1,7 @@
 package jsonata
 
 import (
-	"crypto/md5"  //nolint:gosec // $hash offers MD5 because Step Functions does; it is not used for security here.
+	"crypto/md5" //nolint:gosec // $hash offers MD5 because Step Functions does; it is not used for security here.
 	"crypto/rand"
 	"crypto/sha1" //nolint:gosec // $hash offers SHA-1 because Step Functions does; it is not used for security here.
 	"crypto/sha256"

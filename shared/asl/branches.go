@@ -157,6 +157,15 @@ func (r *stateRun) mapState() (any, *failure) {
 	// ItemSelector fails the state without running anything.
 	inputs := make([]any, len(items))
 	for i, item := range items {
+		if st.j != nil && st.j.itemSelector != nil {
+			ir := &stateRun{t: t, st: st, raw: r.raw, entered: r.entered, enteredID: r.enteredID, mapItem: &mapItem{index: i, value: item}}
+			v, f := st.j.itemSelector.eval(ir, jstates{})
+			if f != nil {
+				return nil, f
+			}
+			inputs[i] = v
+			continue
+		}
 		if st.itemSelector == nil {
 			inputs[i] = item
 			continue
@@ -278,6 +287,17 @@ func (r *stateRun) mapItems(eff any) ([]any, *failure) {
 		return r.readItems(eff)
 	}
 	itemsVal := eff
+	if st.j != nil && st.j.items != nil {
+		v, f := st.j.items.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Items' returned %s, which is not a JSON array.", st.j.items.expr, toJSON(v)))
+		}
+		return items, nil
+	}
 	if st.itemsPath != nil {
 		v, ok := st.itemsPath.get(eff, r)
 		if !ok {

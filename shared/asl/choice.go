@@ -94,6 +94,7 @@ type choiceRule struct {
 	rules     []*choiceRule // And, Or; Not uses rules[0]
 	next      string
 	assign    *template // top-level rule's Assign, applied when it matches
+	j         *jsonataState // a JSONata rule: Condition, Assign, Output
 }
 
 type patternPart struct {

@@ -64,6 +64,9 @@ type state struct {
 	parameters            *template
 	resultSelector        *template
 	assign                *template // Assign; nil when absent
+	// j holds the fields of a JSONata state (nil for a JSONPath state),
+	// which replace the paths, Parameters, ResultSelector and Assign above.
+	j *jsonataState
 
 	// Pass
 	result    any
@@ -127,7 +130,8 @@ type catcher struct {
 	next        string
 	resultPath  *path
 	resultNull  bool
-	assign      *template // Assign; nil when absent
+	assign      *template     // Assign; nil when absent
+	j           *jsonataState // Assign and Output in a JSONata state
 }
 
 // dynamicValue is a path or an intrinsic call (Fail's ErrorPath/CausePath).
@@ -193,6 +197,9 @@ type compiler struct {
 	// where maps every state name seen so far to the scope that declared
 	// it: names are unique across the whole machine, branches included.
 	where map[string]string
+	// jsonata is the top level's QueryLanguage: every state without its
+	// own inherits it, those inside Parallel branches and Map processors too.
+	jsonata bool
 }
 
 // unique refuses a state name declared earlier anywhere in the machine, as
@@ -247,6 +254,7 @@ func (c *compiler) machine(m map[string]any, prefix string, top bool) *machine {
 	}
 	if top {
 		c.queryLanguage(m, "")
+		c.jsonata = m["QueryLanguage"] == "JSONata"
 		if v, ok := m["TimeoutSeconds"]; ok {
 			n, ok := isInteger(v)
 			if !ok || n <= 0 || n > 99999999 {
@@ -369,10 +377,14 @@ func (c *compiler) queryLanguage(m map[string]any, state string) {
 	}
 	switch v {
 	case "JSONPath":
+		// A state machine whose top level is JSONata cannot hold a JSONPath
+		// state: only the reverse mix is allowed, as Step Functions says.
+		if state != "" && c.jsonata {
+			c.add(state, "QueryLanguage", "a state cannot use JSONPath when the state machine's QueryLanguage is JSONata")
+		}
 	case "JSONata":
-		c.add(state, "QueryLanguage", "JSONata is not supported by the embedded runtime: only JSONPath is supported, for now")
 	default:
-		c.add(state, "QueryLanguage", "must be \"JSONPath\" (JSONata is not supported by the embedded runtime)")
+		c.add(state, "QueryLanguage", "must be \"JSONPath\" or \"JSONata\"")
 	}
 }
 
@@ -389,12 +401,6 @@ var fieldsByType = map[stateType][]string{
 	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
-// unsupportedFields are valid ASL that this runtime refuses explicitly
-// rather than ignore.
-var unsupportedFields = map[string]string{
-	"Arguments": "Arguments is a JSONata field; only JSONPath is supported",
-	"Output":    "Output is a JSONata field; only JSONPath is supported",
-}
 
 func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	where := prefix + name
@@ -409,16 +415,38 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		return nil
 	}
 	st := &state{name: name, typ: typ, typeName: typeName}
+	isJSONata := c.jsonata
+	if ql, ok := m["QueryLanguage"].(string); ok {
+		isJSONata = ql == "JSONata"
+	}
 	allowed := map[string]bool{}
 	for _, f := range fieldsByType[typ] {
-		allowed[f] = true
+		if _, pathOnly := jsonPathOnlyFields[f]; !isJSONata || !pathOnly {
+			allowed[f] = true
+		}
+	}
+	if isJSONata {
+		for _, f := range jsonataFieldsByType[typ] {
+			allowed[f] = true
+		}
+		for _, f := range distributedOnly {
+			delete(allowed, f)
+		}
 	}
 	for _, k := range sortedKeys(m) {
 		if commonFields[k] || allowed[k] {
 			continue
 		}
-		if msg := unsupportedFields[k]; msg != "" {
-			c.add(where, k, "%s", msg)
+		if _, pathOnly := jsonPathOnlyFields[k]; pathOnly && isJSONata && containsString(fieldsByType[typ], k) {
+			c.add(where, k, "%s is a JSONPath field, not allowed in a JSONata state (use Arguments, Output, Items or a {%% %%} expression)", k)
+			continue
+		}
+		if jsonataOnlyFields[k] && !isJSONata && containsString(jsonataFieldsByType[typ], k) {
+			c.add(where, k, "%s is a JSONata field, allowed only when the state's QueryLanguage is JSONata", k)
+			continue
+		}
+		if isJSONata && containsString(distributedOnly, k) {
+			c.add(where, k, "%s is not supported by the embedded runtime in a JSONata state", k)
 			continue
 		}
 		switch k {
@@ -455,6 +483,10 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		}
 	}
 
+	if isJSONata {
+		c.compileJSONataFields(st, m, where)
+	}
+
 	// Input and output processing.
 	if allowed["InputPath"] {
 		st.inputPath, st.inputNull = c.pathField(m, where, "InputPath", false)
@@ -463,7 +495,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	if allowed["ResultPath"] {
 		st.resultPath, st.resultNull = c.pathField(m, where, "ResultPath", true)
 	}
-	if v, ok := m["Assign"]; ok && allowed["Assign"] {
+	if v, ok := m["Assign"]; ok && allowed["Assign"] && !isJSONata {
 		st.assign = c.assignField(v, where, "Assign")
 	}
 	if allowed["Parameters"] {
@@ -482,7 +514,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	}
 	if allowed["Retry"] {
 		st.retry = c.retriers(m, where)
-		st.catch = c.catchers(m, where)
+		st.catch = c.catchers(m, where, isJSONata)
 	}
 
 	switch typ {
@@ -491,9 +523,13 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	case typeTask:
 		c.task(st, m, where)
 	case typeChoice:
-		c.choice(st, m, where)
+		if isJSONata {
+			c.jsonataChoice(st, m, where)
+		} else {
+			c.choice(st, m, where)
+		}
 	case typeWait:
-		c.wait(st, m, where)
+		c.wait(st, m, where, isJSONata)
 	case typeFail:
 		c.fail(st, m, where)
 	case typeParallel:
@@ -656,22 +692,41 @@ func (c *compiler) retriers(m map[string]any, where string) []*retrier {
 	return out
 }
 
-func (c *compiler) catchers(m map[string]any, where string) []*catcher {
+func (c *compiler) catchers(m map[string]any, where string, isJSONata bool) []*catcher {
 	items, n := c.objectList(m, "Catch", "catchers", where)
 	var out []*catcher
 	for _, it := range items {
 		i, field, cm := it.index, it.field, it.m
 		for _, k := range sortedKeys(cm) {
 			switch k {
-			case "ErrorEquals", "Next", "ResultPath", "Comment", "Assign":
+			case "ErrorEquals", "Next", "Comment", "Assign":
+			case "ResultPath":
+				if isJSONata {
+					c.add(where, field+"."+k, "ResultPath is a JSONPath field, not allowed in a JSONata state (use Output)")
+				}
 			case "Output":
-				c.add(where, field+"."+k, "Output is a JSONata field; not supported by the embedded runtime")
+				if !isJSONata {
+					c.add(where, field+"."+k, "Output is a JSONata field, allowed only when the state's QueryLanguage is JSONata")
+				}
 			default:
 				c.add(where, field+"."+k, "unknown catcher field")
 			}
 		}
 		ct := &catcher{}
-		if v, ok := cm["Assign"]; ok {
+		if isJSONata {
+			ct.j = &jsonataState{}
+			if v, ok := cm["Assign"]; ok {
+				ct.j.assign = c.jsonataAssign(v, where, field+"/Assign")
+			}
+			if v, ok := cm["Output"]; ok {
+				var probs []string
+				ct.j.output = compileJValue(v, field+"/Output", &probs)
+				for _, p := range probs {
+					f, msg, _ := strings.Cut(p, ": ")
+					c.add(where, f, "%s", msg)
+				}
+			}
+		} else if v, ok := cm["Assign"]; ok {
 			ct.assign = c.assignField(v, where, field+".Assign")
 		}
 		ct.errorEquals = c.errorEquals(cm["ErrorEquals"], where, field+".ErrorEquals")
@@ -828,7 +883,7 @@ func (c *compiler) choice(st *state, m map[string]any, where string) {
 	}
 }
 
-func (c *compiler) wait(st *state, m map[string]any, where string) {
+func (c *compiler) wait(st *state, m map[string]any, where string, isJSONata bool) {
 	n := 0
 	for _, f := range []string{"Seconds", "SecondsPath", "Timestamp", "TimestampPath"} {
 		if _, ok := m[f]; ok {
@@ -837,6 +892,19 @@ func (c *compiler) wait(st *state, m map[string]any, where string) {
 	}
 	if n != 1 {
 		c.add(where, "Seconds", "a Wait state needs exactly one of Seconds, SecondsPath, Timestamp or TimestampPath")
+	}
+	if isJSONata {
+		// Seconds and Timestamp may be expressions, checked when evaluated.
+		lits := make(map[string]any, len(m))
+		for k, v := range m {
+			if s, isStr := v.(string); isStr && (k == "Seconds" || k == "Timestamp") {
+				if _, isExpr := jsonataExpression(s); isExpr {
+					continue
+				}
+			}
+			lits[k] = v
+		}
+		m = lits
 	}
 	if v, ok := m["Seconds"]; ok {
 		s, ok := isInteger(v)

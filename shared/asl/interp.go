@@ -19,6 +19,7 @@ type stateRun struct {
 	st         *state
 	raw        any
 	entered    time.Time
+	enteredID  int64 // id of the *StateEntered event
 	retryCount int
 	token      string
 	mapItem    *mapItem
@@ -108,6 +109,7 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
 	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
 	*entered = t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	r.enteredID = *entered
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
@@ -206,8 +208,12 @@ func (r *stateRun) resultPath(result any) (any, *failure) {
 	return out, nil
 }
 
-// finishResult runs ResultSelector, ResultPath and OutputPath on a result.
+// finishResult runs ResultSelector, ResultPath and OutputPath on a result
+// (Assign and Output in a JSONata state).
 func (r *stateRun) finishResult(result any) (any, *failure) {
+	if r.st.j != nil {
+		return r.jsonataFinish(jstates{result: result, hasResult: true}, result)
+	}
 	if r.st.resultSelector != nil {
 		v, f := r.st.resultSelector.eval(result, r, r.t.x.e.entropy)
 		if f != nil {
@@ -230,6 +236,12 @@ func (r *stateRun) finishResult(result any) (any, *failure) {
 }
 
 func (r *stateRun) parameters(eff any) (any, *failure) {
+	if j := r.st.j; j != nil {
+		if j.arguments == nil {
+			return eff, nil
+		}
+		return j.arguments.eval(r, jstates{})
+	}
 	if r.st.parameters == nil {
 		return eff, nil
 	}
@@ -237,6 +249,9 @@ func (r *stateRun) parameters(eff any) (any, *failure) {
 }
 
 func (r *stateRun) pass() (any, *failure) {
+	if r.st.j != nil {
+		return r.jsonataFinish(jstates{}, r.raw)
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, f
@@ -260,6 +275,9 @@ func (r *stateRun) pass() (any, *failure) {
 
 // passThrough is Succeed's processing: InputPath then OutputPath.
 func (r *stateRun) passThrough() (any, *failure) {
+	if j := r.st.j; j != nil && j.output != nil {
+		return j.output.eval(r, jstates{})
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, f
@@ -268,6 +286,9 @@ func (r *stateRun) passThrough() (any, *failure) {
 }
 
 func (r *stateRun) choice() (any, string, *failure) {
+	if r.st.j != nil {
+		return r.jsonataChoice()
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, "", f
@@ -322,6 +343,27 @@ func (r *stateRun) wait() (any, *failure) {
 			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference a valid non-negative integer: %s == %s", st.secondsPath.text, toJSON(v)))
 		}
 		until = now.Add(time.Duration(n) * time.Second)
+	case st.j != nil && st.j.seconds != nil:
+		v, f := st.j.seconds.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		n, isInt := isInteger(v)
+		if !isInt || n < 0 || n > 99999999 {
+			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Seconds' returned %s, which is not an integer from 0 to 99999999.", st.j.seconds.expr, toJSON(v)))
+		}
+		until = now.Add(time.Duration(n) * time.Second)
+	case st.j != nil && st.j.timestamp != nil:
+		v, f := st.j.timestamp.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		s, isStr := v.(string)
+		ts, valid := parseTimestamp(s)
+		if !isStr || !valid {
+			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Timestamp' returned %s, which is not an ISO-8601 extended offset date-time.", st.j.timestamp.expr, toJSON(v)))
+		}
+		until = ts
 	case st.timestampPath != nil:
 		v, ok := st.timestampPath.get(eff, r)
 		if !ok {
@@ -340,6 +382,9 @@ func (r *stateRun) wait() (any, *failure) {
 			return nil, errCanceled
 		}
 	}
+	if st.j != nil {
+		return r.jsonataFinish(jstates{}, eff)
+	}
 	if f := r.evalAssign(eff); f != nil {
 		return nil, f
 	}
@@ -349,6 +394,9 @@ func (r *stateRun) wait() (any, *failure) {
 func (r *stateRun) fail() *failure {
 	st := r.st
 	f := &failure{Error: st.errorName, Cause: st.cause, HasCause: st.hasCause}
+	if st.j != nil {
+		return r.jsonataFail(f)
+	}
 	if st.errorExpr != nil {
 		s, ff := r.dynamicString(st.errorExpr, "ErrorPath")
 		if ff != nil {
@@ -465,8 +513,13 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				continue
 			}
 			var out any = errorOutput(f)
-			// A catcher's Assign sees the error output, as its ResultPath does.
-			if af := r.evalAssignOf(c.assign, out); af != nil {
+			if c.j != nil {
+				out, f = r.jsonataCatch(c, out)
+				if f != nil {
+					return nil, "", f
+				}
+			} else if af := r.evalAssignOf(c.assign, out); af != nil {
+				// A catcher's Assign sees the error output, as its ResultPath does.
 				return nil, "", af
 			}
 			switch {

@@ -56,6 +56,12 @@ func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
 		return f
 	}
 	vals, _ := out.(map[string]any)
+	return r.holdAssign(vals)
+}
+
+// holdAssign checks the size limits of the values one Assign computed and
+// holds them until commitAssign.
+func (r *stateRun) holdAssign(vals map[string]any) *failure {
 	total, delta := 0, 0
 	sizes := make(map[string]int, len(vals))
 	for _, name := range sortedKeys(vals) {

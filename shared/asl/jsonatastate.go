@@ -1,0 +1,323 @@
+package asl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/maasflow/maasflow/shared/asl/jsonata"
+)
+
+// jvalue is the value of a field of a JSONata state: JSON in which every
+// string written "{% … %}" is a JSONata expression, at any depth.
+type jvalue struct {
+	field string // where it sits, as AWS names it: "Output", "Arguments/Input/x", "Items[2]"
+	lit   any    // the value itself when nothing in it is an expression
+	expr  *jsonata.Expr
+	keys  []string // an object holding expressions: its keys and values
+	vals  []*jvalue
+	arr   []*jvalue // an array holding expressions
+	kind  jkind
+	// context says some expression reads $states.context, which is then
+	// built for the evaluation (it costs a few maps).
+	context bool
+}
+
+type jkind uint8
+
+const (
+	jLiteral jkind = iota
+	jExpr
+	jObject
+	jArray
+)
+
+// jsonataExpression returns the expression of a "{% … %}" string.
+func jsonataExpression(s string) (string, bool) {
+	if len(s) >= 4 && strings.HasPrefix(s, "{%") && strings.HasSuffix(s, "%}") {
+		return strings.TrimSpace(s[2 : len(s)-2]), true
+	}
+	return "", false
+}
+
+// compileJValue compiles a field value; problems are "field: message".
+func compileJValue(v any, field string, problems *[]string) *jvalue {
+	switch t := v.(type) {
+	case string:
+		src, ok := jsonataExpression(t)
+		if !ok {
+			return &jvalue{field: field, lit: t}
+		}
+		x, err := jsonata.Compile(src)
+		if err != nil {
+			*problems = append(*problems, fmt.Sprintf("%s: the JSONata expression '%s' is invalid: %v", field, src, err))
+			return &jvalue{field: field, lit: nil}
+		}
+		return &jvalue{field: field, kind: jExpr, expr: x, context: strings.Contains(src, "context")}
+	case map[string]any:
+		j := &jvalue{field: field, kind: jObject}
+		dynamic := false
+		for _, k := range sortedKeys(t) {
+			e := compileJValue(t[k], field+"/"+k, problems)
+			j.keys = append(j.keys, k)
+			j.vals = append(j.vals, e)
+			dynamic = dynamic || e.kind != jLiteral
+			j.context = j.context || e.context
+		}
+		if !dynamic {
+			return &jvalue{field: field, lit: t}
+		}
+		return j
+	case []any:
+		j := &jvalue{field: field, kind: jArray}
+		dynamic := false
+		for i, e := range t {
+			c := compileJValue(e, fmt.Sprintf("%s[%d]", field, i), problems)
+			j.arr = append(j.arr, c)
+			dynamic = dynamic || c.kind != jLiteral
+			j.context = j.context || c.context
+		}
+		if !dynamic {
+			return &jvalue{field: field, lit: t}
+		}
+		return j
+	}
+	return &jvalue{field: field, lit: v}
+}
+
+// jstates is what $states holds for one evaluation.
+type jstates struct {
+	result, errorOutput       any
+	hasResult, hasErrorOutput bool
+}
+
+// eval evaluates the value for the state visit r.
+func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
+	switch j.kind {
+	case jLiteral:
+		return j.lit, nil
+	case jObject:
+		out := make(map[string]any, len(j.keys))
+		for i, k := range j.keys {
+			v, f := j.vals[i].eval(r, s)
+			if f != nil {
+				return nil, f
+			}
+			out[k] = v
+		}
+		return out, nil
+	case jArray:
+		out := make([]any, len(j.arr))
+		for i, e := range j.arr {
+			v, f := e.eval(r, s)
+			if f != nil {
+				return nil, f
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+	vars := make(map[string]any, 2)
+	if j.expr.Mentions("states") {
+		st := make(map[string]any, 4)
+		st["input"] = r.raw
+		if j.context {
+			st["context"] = r.context()
+		}
+		if s.hasResult {
+			st["result"] = s.result
+		}
+		if s.hasErrorOutput {
+			st["errorOutput"] = s.errorOutput
+		}
+		vars["states"] = st
+	}
+	for _, name := range j.expr.Names() {
+		if name == "states" {
+			continue
+		}
+		if v, ok := r.variable(name); ok {
+			vars[name] = v
+		}
+	}
+	v, err := j.expr.Eval(jsonata.Env{Vars: vars, Entropy: r.t.x.e.entropy})
+	if errors.Is(err, jsonata.ErrUndefined) {
+		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
+	}
+	if err != nil {
+		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' could not be evaluated: %v", j.expr, j.field, err))
+	}
+	return v, nil
+}
+
+// queryFailure is States.QueryEvaluationError with AWS's prefix naming the
+// state and its *StateEntered event.
+func (r *stateRun) queryFailure(cause string) *failure {
+	return (&failure{Error: ErrQueryEvaluationError, Cause: cause, HasCause: true}).placed(r.st.name, r.enteredID)
+}
+
+// jsonataState holds what a JSONata state has instead of the JSONPath
+// fields.
+type jsonataState struct {
+	arguments    *jvalue // Task, Parallel
+	output       *jvalue
+	assign       *jvalue // an object: variable name → value
+	items        *jvalue // Map
+	itemSelector *jvalue // Map
+	condition    *jvalue // a Choice rule's
+	seconds      *jvalue // Wait
+	timestamp    *jvalue // Wait
+	errorValue   *jvalue // Fail
+	causeValue   *jvalue // Fail
+}
+
+// jsonPathOnlyFields are refused in a JSONata state, as Step Functions
+// refuses them: Arguments and Output replace them, and "{% %}" replaces
+// the …Path variants.
+var jsonPathOnlyFields = map[string]string{
+	"InputPath": "", "OutputPath": "", "ResultPath": "", "Parameters": "", "ResultSelector": "",
+	"ItemsPath": "", "Iterator": "", "Result": "",
+	"SecondsPath": "", "TimestampPath": "", "ErrorPath": "", "CausePath": "",
+	"TimeoutSecondsPath": "", "HeartbeatSecondsPath": "", "MaxConcurrencyPath": "",
+	"ToleratedFailureCountPath": "", "ToleratedFailurePercentagePath": "",
+}
+
+// jsonataOnlyFields are refused in a JSONPath state.
+var jsonataOnlyFields = map[string]bool{"Arguments": true, "Output": true, "Items": true}
+
+// jsonataFieldsByType adds the JSONata fields to each state type's.
+var jsonataFieldsByType = map[stateType][]string{
+	typePass:     {"Output"},
+	typeTask:     {"Output", "Arguments"},
+	typeChoice:   {"Output"},
+	typeWait:     {"Output"},
+	typeSucceed:  {"Output"},
+	typeParallel: {"Output", "Arguments"},
+	typeMap:      {"Output", "Items"},
+}
+
+// compileJSONataFields compiles the JSONata fields of a state.
+func (c *compiler) compileJSONataFields(st *state, m map[string]any, where string) {
+	j := &jsonataState{}
+	st.j = j
+	field := func(name string) *jvalue {
+		v, ok := m[name]
+		if !ok {
+			return nil
+		}
+		var probs []string
+		jv := compileJValue(v, name, &probs)
+		for _, p := range probs {
+			f, msg, _ := strings.Cut(p, ": ")
+			c.add(where, f, "%s", msg)
+		}
+		return jv
+	}
+	j.output = field("Output")
+	j.arguments = field("Arguments")
+	if v, ok := m["Assign"]; ok {
+		j.assign = c.jsonataAssign(v, where, "Assign")
+	}
+	switch st.typ {
+	case typeMap:
+		j.items = field("Items")
+		if j.items != nil && j.items.kind == jLiteral {
+			if _, isArr := j.items.lit.([]any); !isArr {
+				c.add(where, "Items", "must be a JSON array or a JSONata expression")
+			}
+		}
+		j.itemSelector = field("ItemSelector")
+	case typeWait:
+		j.seconds = field("Seconds")
+		j.timestamp = field("Timestamp")
+	case typeFail:
+		j.errorValue = field("Error")
+		j.causeValue = field("Cause")
+	}
+}
+
+// jsonataAssign compiles a JSONata Assign: plain variable names (no ".$").
+func (c *compiler) jsonataAssign(v any, where, field string) *jvalue {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		c.add(where, field, "must be an object")
+		return nil
+	}
+	for _, k := range sortedKeys(obj) {
+		if !validVariableName(k) {
+			c.add(where, field, "%q is not a valid variable name (a letter or '_' first, then letters, digits or '_'; not \"states\"; no \".$\" in a JSONata state)", k)
+		}
+	}
+	var probs []string
+	jv := compileJValue(obj, field, &probs)
+	for _, p := range probs {
+		f, msg, _ := strings.Cut(p, ": ")
+		c.add(where, f, "%s", msg)
+	}
+	return jv
+}
+
+// jsonataChoice compiles the Choices of a JSONata Choice state: each rule
+// is a Condition with Next, and optionally Assign and Output.
+func (c *compiler) jsonataChoice(st *state, m map[string]any, where string) {
+	list, ok := m["Choices"].([]any)
+	if !ok || len(list) == 0 {
+		c.add(where, "Choices", "is required and must be a non-empty array of rules")
+	}
+	for i, e := range list {
+		field := fmt.Sprintf("Choices[%d]", i)
+		rm, ok := e.(map[string]any)
+		if !ok {
+			c.add(where, field, "must be a rule object")
+			continue
+		}
+		r := &choiceRule{j: &jsonataState{}}
+		for _, k := range sortedKeys(rm) {
+			switch k {
+			case "Condition", "Next", "Assign", "Output", "Comment":
+			default:
+				c.add(where, field+"."+k, "is not a field of a JSONata Choice rule (Condition, Next, Assign, Output, Comment)")
+			}
+		}
+		cond, has := rm["Condition"]
+		if !has {
+			c.add(where, field+".Condition", "is required in a JSONata Choice rule")
+		} else {
+			var probs []string
+			r.j.condition = compileJValue(cond, field+"/Condition", &probs)
+			for _, p := range probs {
+				f, msg, _ := strings.Cut(p, ": ")
+				c.add(where, f, "%s", msg)
+			}
+			if r.j.condition.kind == jLiteral {
+				if _, isBool := r.j.condition.lit.(bool); !isBool {
+					c.add(where, field+".Condition", "must be a boolean or a JSONata expression")
+				}
+			}
+		}
+		next, _ := rm["Next"].(string)
+		if next == "" {
+			c.add(where, field+".Next", "is required and must be a state name")
+		}
+		r.next = next
+		if v, ok := rm["Assign"]; ok {
+			r.j.assign = c.jsonataAssign(v, where, field+"/Assign")
+		}
+		if v, ok := rm["Output"]; ok {
+			var probs []string
+			r.j.output = compileJValue(v, field+"/Output", &probs)
+			for _, p := range probs {
+				f, msg, _ := strings.Cut(p, ": ")
+				c.add(where, f, "%s", msg)
+			}
+		}
+		st.choices = append(st.choices, r)
+	}
+	if v, ok := m["Default"]; ok {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			c.add(where, "Default", "must be a state name")
+		}
+		st.defaultNext = s
+	}
+}

@@ -401,7 +401,6 @@ var fieldsByType = map[stateType][]string{
 	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
-
 func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	where := prefix + name
 	typeName, _ := m["Type"].(string)

@@ -1,0 +1,255 @@
+package asl
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/aws/aws-lambda-go/lambda"
+)
+
+const echoARN = "arn:aws:lambda:us-east-1:123456789012:function:Echo"
+
+func echoTasks() map[string]TaskHandler {
+	return map[string]TaskHandler{"Echo": lambda.NewHandler(func(in any) (any, error) { return in, nil })}
+}
+
+// JSONata states as the developer guide's "Transforming data with JSONata
+// in Step Functions" and "Passing data between states with variables"
+// describe them, with their documented examples where the guide gives an
+// input and an output.
+func TestJSONataStates(t *testing.T) {
+	tests := []struct {
+		name, def, input, output string
+	}{
+		{
+			// The guide's conversion example: given the input
+			// {"title":"Doctor"} and customerName assigned "María", the
+			// JSONata Arguments produce the same JSON as the JSONPath
+			// Parameters; a string without {% %} is not evaluated.
+			name: "Arguments: the guide's JSONPath-to-JSONata conversion",
+			def: `{"QueryLanguage":"JSONata","StartAt":"Init","States":{
+			  "Init":{"Type":"Pass","Assign":{"customerName":"María"},"Next":"Call"},
+			  "Call":{"Type":"Task","Resource":"` + echoARN + `","Arguments":{
+			    "static":"Hello","title":"{% $states.input.title %}","name":"{% $customerName %}","not-evaluated":"$customerName"},"End":true}}}`,
+			input:  `{"title":"Doctor"}`,
+			output: `{"static":"Hello","title":"Doctor","name":"María","not-evaluated":"$customerName"}`,
+		},
+		{
+			name: "Output defaults to the input in a Pass state and to $states.result in a Task state",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
+			  "P":{"Type":"Pass","Next":"T"},
+			  "T":{"Type":"Task","Resource":"` + echoARN + `","Arguments":{"echoed":"{% $states.input.a %}"},"End":true}}}`,
+			input:  `{"a":1}`,
+			output: `{"echoed":1}`,
+		},
+		{
+			name: "Output reads $states.input and $states.result",
+			def: `{"QueryLanguage":"JSONata","StartAt":"T","States":{
+			  "T":{"Type":"Task","Resource":"` + echoARN + `","Arguments":{"n":"{% $states.input.n * 2 %}"},
+			    "Output":{"in":"{% $states.input.n %}","out":"{% $states.result.n %}"},"End":true}}}`,
+			input:  `{"n":21}`,
+			output: `{"in":21,"out":42}`,
+		},
+		{
+			name: "Output may be a whole expression",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
+			  "P":{"Type":"Pass","Output":"{% $sum($states.input.items.price) %}","End":true}}}`,
+			input:  `{"items":[{"price":2},{"price":3.5}]}`,
+			output: `5.5`,
+		},
+		{
+			name: "Assign sees the result; every expression sees the old values (swap); Output sees the old values",
+			def: `{"QueryLanguage":"JSONata","StartAt":"Init","States":{
+			  "Init":{"Type":"Pass","Assign":{"x":1,"y":2},"Next":"Swap"},
+			  "Swap":{"Type":"Task","Resource":"` + echoARN + `","Arguments":{"r":7},
+			    "Assign":{"x":"{% $y %}","y":"{% $x %}","r":"{% $states.result.r %}"},"Output":{"xBefore":"{% $x %}"},"Next":"Show"},
+			  "Show":{"Type":"Pass","Output":{"x":"{% $x %}","y":"{% $y %}","r":"{% $r %}","in":"{% $states.input %}"},"End":true}}}`,
+			input:  `{}`,
+			output: `{"x":2,"y":1,"r":7,"in":{"xBefore":1}}`,
+		},
+		{
+			name: "Choice: the first true Condition decides, its Output and Assign apply (Output sees the variables from before)",
+			def: `{"QueryLanguage":"JSONata","StartAt":"C","States":{
+			  "C":{"Type":"Choice","Choices":[
+			    {"Condition":"{% $states.input.type = 'Private' %}","Next":"Done","Output":{"kind":"private"}},
+			    {"Condition":"{% $states.input.value > 20 and $states.input.value < 30 %}","Next":"Done","Assign":{"band":"20s"},"Output":{"value":"{% $states.input.value %}"}}],
+			    "Default":"Other"},
+			  "Done":{"Type":"Pass","Output":{"seen":"{% $states.input %}","band":"{% $exists($band) ? $band : 'none' %}"},"End":true},
+			  "Other":{"Type":"Fail","Error":"Other"}}}`,
+			input:  `{"type":"Public","value":25}`,
+			output: `{"seen":{"value":25},"band":"20s"}`,
+		},
+		{
+			name: "Choice: Default keeps the input and applies the state's Assign",
+			def: `{"QueryLanguage":"JSONata","StartAt":"C","States":{
+			  "C":{"Type":"Choice","Choices":[{"Condition":"{% $states.input.n > 1 %}","Next":"A"}],"Default":"B","Assign":{"d":true}},
+			  "A":{"Type":"Fail","Error":"A"},
+			  "B":{"Type":"Pass","Output":{"in":"{% $states.input %}","d":"{% $d %}"},"End":true}}}`,
+			input:  `{"n":0}`,
+			output: `{"in":{"n":0},"d":true}`,
+		},
+		{
+			name: "Map: Items and ItemSelector with $states.context.Map.Item",
+			def: `{"QueryLanguage":"JSONata","StartAt":"M","States":{
+			  "M":{"Type":"Map","Items":"{% $states.input.orders %}",
+			    "ItemSelector":{"index":"{% $states.context.Map.Item.Index %}","id":"{% $states.context.Map.Item.Value.id %}","customer":"{% $states.input.customer %}"},
+			    "ItemProcessor":{"StartAt":"Echo","States":{"Echo":{"Type":"Task","Resource":"` + echoARN + `","End":true}}},
+			    "Output":"{% $states.result %}","End":true}}}`,
+			input:  `{"customer":"c1","orders":[{"id":"o1"},{"id":"o2"}]}`,
+			output: `[{"index":0,"id":"o1","customer":"c1"},{"index":1,"id":"o2","customer":"c1"}]`,
+		},
+		{
+			name: "Map: Items as a literal array; the input is every item's default",
+			def: `{"QueryLanguage":"JSONata","StartAt":"M","States":{
+			  "M":{"Type":"Map","Items":[1,"{% $states.input.two %}",3],
+			    "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","Output":"{% $states.input * 10 %}","End":true}}},"End":true}}}`,
+			input:  `{"two":2}`,
+			output: `[10,20,30]`,
+		},
+		{
+			name: "Parallel: Arguments feed every branch, Output shapes the result",
+			def: `{"QueryLanguage":"JSONata","StartAt":"Par","States":{
+			  "Par":{"Type":"Parallel","Arguments":{"n":"{% $states.input.n %}"},"Branches":[
+			    {"StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $states.input.n + 1 %}","End":true}}},
+			    {"StartAt":"B","States":{"B":{"Type":"Pass","Output":"{% $states.input.n + 2 %}","End":true}}}],
+			    "Output":{"sum":"{% $sum($states.result) %}"},"End":true}}}`,
+			input:  `{"n":10}`,
+			output: `{"sum":23}`,
+		},
+		{
+			name: "Catch: Output defaults to $states.errorOutput",
+			def: `{"QueryLanguage":"JSONata","StartAt":"F","States":{
+			  "F":{"Type":"Parallel","Branches":[{"StartAt":"X","States":{"X":{"Type":"Fail","Error":"Boom","Cause":"bad"}}}],
+			    "Catch":[{"ErrorEquals":["Boom"],"Next":"Show"}],"End":true},
+			  "Show":{"Type":"Pass","End":true}}}`,
+			input:  `{"keep":1}`,
+			output: `{"Error":"Boom","Cause":"bad"}`,
+		},
+		{
+			name: "Catch: Output and Assign read $states.errorOutput and $states.input",
+			def: `{"QueryLanguage":"JSONata","StartAt":"F","States":{
+			  "F":{"Type":"Parallel","Branches":[{"StartAt":"X","States":{"X":{"Type":"Fail","Error":"Boom","Cause":"bad"}}}],
+			    "Catch":[{"ErrorEquals":["States.ALL"],"Assign":{"err":"{% $states.errorOutput.Error %}"},
+			      "Output":{"input":"{% $states.input %}","cause":"{% $states.errorOutput.Cause %}"},"Next":"Show"}],"End":true},
+			  "Show":{"Type":"Pass","Output":{"in":"{% $states.input %}","err":"{% $err %}"},"End":true}}}`,
+			input:  `{"keep":1}`,
+			output: `{"in":{"input":{"keep":1},"cause":"bad"},"err":"Boom"}`,
+		},
+		{
+			name: "Wait: Seconds and Timestamp as expressions",
+			def: `{"QueryLanguage":"JSONata","StartAt":"W1","States":{
+			  "W1":{"Type":"Wait","Seconds":"{% $states.input.delay %}","Next":"W2"},
+			  "W2":{"Type":"Wait","Timestamp":"{% $states.input.until %}","Output":{"waited":true},"End":true}}}`,
+			input:  `{"delay":30,"until":"2024-01-02T03:10:00Z"}`,
+			output: `{"waited":true}`,
+		},
+		{
+			name: "the context object: $states.context",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
+			  "P":{"Type":"Pass","Output":{"state":"{% $states.context.State.Name %}","name":"{% $states.context.Execution.Name %}","input":"{% $states.context.Execution.Input.a %}"},"End":true}}}`,
+			input:  `{"a":5}`,
+			output: `{"state":"P","name":"run-1","input":5}`,
+		},
+		{
+			name: "Step Functions' functions: $partition, $range, $hash, $parse",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
+			  "P":{"Type":"Pass","Output":{
+			    "partition":"{% $partition([1,2,3,4], 2) %}","range":"{% $range(0, 10, 2) %}",
+			    "hash":"{% $hash('input data', 'SHA-1') %}","parse":"{% $parse($states.input.text) %}"},"End":true}}}`,
+			input:  `{"text":"{\"foo\":\"bar\"}"}`,
+			output: `{"partition":[[1,2],[3,4]],"range":[0,2,4,6,8,10],"hash":"aaff4a450a104cd177d28d18d74485e8cae074b7","parse":{"foo":"bar"}}`,
+		},
+		{
+			// A JSONPath machine may hold JSONata states; variables cross
+			// between them.
+			name: "mixing: a JSONata state in a JSONPath machine reads a JSONPath state's variable",
+			def: `{"StartAt":"A","States":{
+			  "A":{"Type":"Pass","Parameters":{"v.$":"$.x"},"Assign":{"fromPath.$":"$.v"},"Next":"B"},
+			  "B":{"Type":"Pass","QueryLanguage":"JSONata","Assign":{"fromJSONata":"{% $fromPath & '!' %}"},"Output":{"b":"{% $fromPath %}","in":"{% $states.input.v %}"},"Next":"C"},
+			  "C":{"Type":"Pass","Parameters":{"c.$":"$.b","j.$":"$fromJSONata"},"End":true}}}`,
+			input:  `{"x":"hi"}`,
+			output: `{"c":"hi","j":"hi!"}`,
+		},
+		{
+			name:   "Succeed: Output",
+			def:    `{"QueryLanguage":"JSONata","StartAt":"S","States":{"S":{"Type":"Succeed","Output":{"done":"{% $states.input.id %}"}}}}`,
+			input:  `{"id":"x1"}`,
+			output: `{"done":"x1"}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, tc.def, tc.input, echoTasks())
+			require.Equal(t, StatusSucceeded, r.Exec.Status, "%s: %s", r.Exec.Error, r.Exec.Cause)
+			assert.JSONEq(t, tc.output, r.Exec.Output)
+		})
+	}
+}
+
+// Failures of JSONata states, worded as AWS words them.
+func TestJSONataFailures(t *testing.T) {
+	tests := []struct {
+		name, def, input, errName, cause string
+	}{
+		{
+			// Recorded from AWS: a state entered at event #6 whose
+			// Arguments read a field the input does not have.
+			name: "an undefined value in Arguments",
+			def: `{"QueryLanguage":"JSONata","StartAt":"One","States":{
+			  "One":{"Type":"Pass","Next":"Two"},
+			  "Two":{"Type":"Pass","Next":"Run S3 Data Push"},
+			  "Run S3 Data Push":{"Type":"Task","Resource":"` + echoARN + `","Arguments":{"Input":{"pushLocation":"{% $states.input.pushLocation %}"}},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'Run S3 Data Push' (entered at the event id #6). The JSONata expression '$states.input.pushLocation' specified for the field 'Arguments/Input/pushLocation' returned nothing (undefined).`,
+		},
+		{
+			name: "an undefined Output",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
+			  "P":{"Type":"Pass","Output":"{% $states.input.absent %}","End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'P' (entered at the event id #2). The JSONata expression '$states.input.absent' specified for the field 'Output' returned nothing (undefined).`,
+		},
+		{
+			name: "a Condition that is not a boolean",
+			def: `{"QueryLanguage":"JSONata","StartAt":"C","States":{
+			  "C":{"Type":"Choice","Choices":[{"Condition":"{% $states.input.n %}","Next":"D"}]},"D":{"Type":"Succeed"}}}`,
+			input:   `{"n":3}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'C' (entered at the event id #2). The JSONata expression '$states.input.n' specified for the field 'Choices[0]/Condition' returned 3, which is not a boolean.`,
+		},
+		{
+			name: "Fail: Error and Cause as expressions",
+			def: `{"QueryLanguage":"JSONata","StartAt":"F","States":{
+			  "F":{"Type":"Fail","Error":"{% $states.input.code %}","Cause":"{% 'failed on ' & $states.input.host %}"}}}`,
+			input:   `{"code":"HostDown","host":"h1"}`,
+			errName: "HostDown",
+			cause:   `failed on h1`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, tc.def, tc.input, echoTasks())
+			require.Equal(t, StatusFailed, r.Exec.Status, r.Exec.Output)
+			assert.Equal(t, tc.errName, r.Exec.Error)
+			assert.Equal(t, tc.cause, r.Exec.Cause)
+		})
+	}
+}
+
+// A States.QueryEvaluationError can be caught, unlike States.Runtime.
+func TestJSONataQueryEvaluationErrorIsCaught(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"T","States":{
+	  "T":{"Type":"Task","Resource":"` + echoARN + `","Arguments":"{% $states.input.absent %}",
+	    "Catch":[{"ErrorEquals":["States.QueryEvaluationError"],"Next":"H"}],"End":true},
+	  "H":{"Type":"Pass","End":true}}}`
+	r := run(t, def, `{}`, echoTasks())
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	var out map[string]string
+	require.NoError(t, jsonUnmarshal(r.Exec.Output, &out))
+	assert.Equal(t, "States.QueryEvaluationError", out["Error"])
+	assert.Contains(t, out["Cause"], "specified for the field 'Arguments' returned nothing (undefined).")
+}

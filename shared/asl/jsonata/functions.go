@@ -38,7 +38,9 @@ func (f *fn) Call(args []reflect.Value) (reflect.Value, error) {
 		return reflect.Value{}, fmt.Errorf("$%s: %w", f.name, err)
 	}
 	if v == nil {
-		return reflect.Value{}, nil
+		// JSON null is the library's nil *interface{}; an invalid Value
+		// would be undefined.
+		return reflect.ValueOf((*any)(nil)), nil
 	}
 	return reflect.ValueOf(v), nil
 }

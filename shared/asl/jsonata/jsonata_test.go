@@ -43,6 +43,8 @@ func TestStepFunctionsFunctions(t *testing.T) {
 		{`$range(5, 1, -2)`, `[5,3,1]`},
 		{`$hash("input data", "SHA-1")`, `"aaff4a450a104cd177d28d18d74485e8cae074b7"`},
 		{`$parse('{"foo":"bar","n":[1,2.5]}')`, `{"foo":"bar","n":[1,2.5]}`},
+		{`$parse('null')`, `null`},
+		{`{"v": $parse('null')}`, `{"v":null}`},
 		{`$random(42) = $random(42)`, `true`},
 		{`$random() >= 0 and $random() < 1`, `true`},
 		{`$length($uuid())`, `36`},

@@ -179,3 +179,58 @@ func memInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc + ms.StackInuse
 }
+
+// jsonataChainDef is chainDef in JSONata: each Pass builds the same payload
+// and places it under "step" of its input, each Choice tests it.
+func jsonataChainDef(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"QueryLanguage":"JSONata","StartAt":"P0","States":{`)
+	for i := range n {
+		next := fmt.Sprintf("P%d", i+1)
+		if i == n-1 {
+			next = "Done"
+		}
+		fmt.Fprintf(&b, `"P%d":{"Type":"Pass","Output":"{%% $merge([$states.input, {'step': {'i': %d, 'node': $states.input.node, 'tag': 'x'}}]) %%}","Next":"C%d"},`, i, i, i)
+		fmt.Fprintf(&b, `"C%d":{"Type":"Choice","Choices":[{"Condition":"{%% $states.input.step.i = %d %%}","Next":"%s"}],"Default":"Done"},`, i, i, next)
+	}
+	b.WriteString(`"Done":{"Type":"Succeed"}}}`)
+	return b.String()
+}
+
+// BenchmarkQueryLanguages runs the same 401-transition Pass/Choice chain
+// written in JSONPath and in JSONata, to compare a JSONata state's cost
+// with the equivalent JSONPath state's.
+func BenchmarkQueryLanguages(b *testing.B) {
+	const pairs = 200
+	transitions := 2*pairs + 1
+	for _, lang := range []struct {
+		name string
+		def  string
+	}{{"JSONPath", chainDef(pairs)}, {"JSONata", jsonataChainDef(pairs)}} {
+		b.Run(lang.name, func(b *testing.B) {
+			sm, err := Parse([]byte(lang.def), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e := NewEngine(Options{Clock: NewVirtualClock(epoch)})
+			arn, err := e.CreateStateMachine("chain", sm)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ex, err := e.Wait(ctx, x)
+				if err != nil || ex.Status != StatusSucceeded {
+					b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
+				}
+			}
+			b.ReportMetric(float64(b.N*transitions)/b.Elapsed().Seconds(), "transitions/s")
+		})
+	}
+}

@@ -117,30 +117,27 @@ func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
 		}
 		return out, nil
 	}
-	vars := make(map[string]any, 2)
-	if j.expr.Mentions("states") {
-		st := make(map[string]any, 4)
-		st["input"] = r.raw
-		if j.context {
-			st["context"] = r.context()
+	var states map[string]any
+	lookup := func(name string) (any, bool) {
+		if name != "states" {
+			return r.variable(name)
 		}
-		if s.hasResult {
-			st["result"] = s.result
+		if states == nil {
+			states = make(map[string]any, 4)
+			states["input"] = r.raw
+			if j.context {
+				states["context"] = r.context()
+			}
+			if s.hasResult {
+				states["result"] = s.result
+			}
+			if s.hasErrorOutput {
+				states["errorOutput"] = s.errorOutput
+			}
 		}
-		if s.hasErrorOutput {
-			st["errorOutput"] = s.errorOutput
-		}
-		vars["states"] = st
+		return states, true
 	}
-	for _, name := range j.expr.Names() {
-		if name == "states" {
-			continue
-		}
-		if v, ok := r.variable(name); ok {
-			vars[name] = v
-		}
-	}
-	v, err := j.expr.Eval(jsonata.Env{Vars: vars, Entropy: r.t.x.e.entropy})
+	v, err := j.expr.Eval(jsonata.Env{Var: lookup, Entropy: r.t.x.e.entropy})
 	if errors.Is(err, jsonata.ErrUndefined) {
 		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
 	}

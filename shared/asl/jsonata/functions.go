@@ -48,6 +48,15 @@ func (f *fn) Call(args []reflect.Value) (reflect.Value, error) {
 // Function names Step Functions adds; $random replaces JSONata's own.
 var stepFunctionsNames = []string{"partition", "range", "hash", "random", "uuid", "parse"}
 
+func isStepFunctionsFunction(name string) bool {
+	for _, n := range stepFunctionsNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
 // pure are the functions that need no entropy, built once.
 var pure = map[string]*fn{
 	"partition": {name: "partition", params: 2, call: partition},

@@ -41,6 +41,7 @@ type Expr struct {
 	compiled *blues.Expr
 	reparse  bool     // the expression holds `~> $f(…)`, which evaluation rewrites
 	names    []string // every $name the expression mentions, sorted
+	fast     *fastExpr
 }
 
 // Compile parses an expression (the text between "{%" and "%}").
@@ -49,7 +50,7 @@ func Compile(src string) (*Expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s", describe(err))
 	}
-	x := &Expr{src: src, names: variableNames(src)}
+	x := &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
 	x.reparse = hasChainedCall(node)
 	if !x.reparse {
 		if x.compiled, err = blues.Compile(src); err != nil {
@@ -79,9 +80,10 @@ func (x *Expr) Mentions(name string) bool {
 
 // Env is what one evaluation sees besides the language's own functions.
 type Env struct {
-	// Vars binds $name for each entry (Step Functions' $states and the
-	// workflow variables).
-	Vars map[string]any
+	// Var returns the value of $name (Step Functions' $states and the
+	// workflow variables), or false when nothing is bound to it. It is
+	// asked only for the names the expression mentions.
+	Var func(name string) (any, bool)
 	// Entropy feeds an unseeded $random() and $uuid(); nil means
 	// crypto/rand.
 	Entropy io.Reader
@@ -91,15 +93,26 @@ type Env struct {
 // bool, int64, float64, string, []any, map[string]any); a whole number
 // comes back as int64. An undefined result returns ErrUndefined.
 func (x *Expr) Eval(env Env) (any, error) {
-	bind := make(map[string]any, len(env.Vars)+4)
-	for k, v := range env.Vars {
-		if x.Mentions(k) {
-			bind[k] = v
+	if x.fast != nil {
+		if v, err, sure := x.fast.eval(env); sure {
+			return v, err
 		}
 	}
-	for name, fn := range functions(env) {
-		if x.Mentions(name) {
-			bind[name] = fn
+	bind := make(map[string]any, len(x.names))
+	var fns map[string]any
+	for _, name := range x.names {
+		if isStepFunctionsFunction(name) {
+			if fns == nil {
+				fns = functions(env)
+			}
+			bind[name] = fns[name]
+			continue
+		}
+		if env.Var == nil {
+			continue
+		}
+		if v, ok := env.Var(name); ok {
+			bind[name] = v
 		}
 	}
 	evalMu.Lock()
@@ -128,7 +141,36 @@ func (x *Expr) Eval(env Env) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s", describe(err))
 	}
+	if isModel(v) {
+		return v, nil
+	}
 	return normalize(reflect.ValueOf(v))
+}
+
+// isModel reports whether v is already in the generic JSON model with
+// whole numbers as int64, so it needs no copy.
+func isModel(v any) bool {
+	switch t := v.(type) {
+	case nil, bool, string, int64:
+		return true
+	case float64:
+		return t != math.Trunc(t) && !math.IsInf(t, 0) && !math.IsNaN(t)
+	case []any:
+		for _, e := range t {
+			if !isModel(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range t {
+			if !isModel(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // describe words a library error without its Go type noise.

@@ -11,6 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+type varMap map[string]any
+
+func (m varMap) get(name string) (any, bool) {
+	v, ok := m[name]
+	return v, ok
+}
+
 func mustJSON(t *testing.T, s string) any {
 	t.Helper()
 	var v any
@@ -18,11 +25,11 @@ func mustJSON(t *testing.T, s string) any {
 	return v
 }
 
-func eval(t *testing.T, src string, vars map[string]any) (string, error) {
+func eval(t *testing.T, src string, vars varMap) (string, error) {
 	t.Helper()
 	x, err := Compile(src)
 	require.NoError(t, err, src)
-	v, err := x.Eval(Env{Vars: vars, Entropy: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
+	v, err := x.Eval(Env{Var: vars.get, Entropy: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
 	if err != nil {
 		return "", err
 	}
@@ -58,7 +65,7 @@ func TestStepFunctionsFunctions(t *testing.T) {
 
 // TestLanguage checks the language as Step Functions states use it.
 func TestLanguage(t *testing.T) {
-	states := map[string]any{"states": map[string]any{"input": mustJSON(t, `{"title":"Doctor","items":[{"name":"a","price":2},{"name":"b","price":3.5}],"n":3}`)}}
+	states := varMap{"states": map[string]any{"input": mustJSON(t, `{"title":"Doctor","items":[{"name":"a","price":2},{"name":"b","price":3.5}],"n":3}`)}}
 	for _, c := range []struct{ expr, want string }{
 		{`$states.input.title`, `"Doctor"`},
 		{`$sum($states.input.items.price)`, `5.5`},
@@ -92,7 +99,7 @@ func TestChainedCallEvaluatesTwice(t *testing.T) {
 }
 
 func TestUndefined(t *testing.T) {
-	_, err := eval(t, `$states.input.missing`, map[string]any{"states": map[string]any{"input": map[string]any{}}})
+	_, err := eval(t, `$states.input.missing`, varMap{"states": map[string]any{"input": map[string]any{}}})
 	assert.True(t, errors.Is(err, ErrUndefined))
 }
 
@@ -113,12 +120,12 @@ func TestEvaluationErrors(t *testing.T) {
 func TestWholeNumbersAreIntegers(t *testing.T) {
 	x, err := Compile(`$v * 2`)
 	require.NoError(t, err)
-	v, err := x.Eval(Env{Vars: map[string]any{"v": int64(21)}})
+	v, err := x.Eval(Env{Var: varMap{"v": int64(21)}.get})
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), v)
 	x, err = Compile(`$v / 4`)
 	require.NoError(t, err)
-	v, err = x.Eval(Env{Vars: map[string]any{"v": int64(2)}})
+	v, err = x.Eval(Env{Var: varMap{"v": int64(2)}.get})
 	require.NoError(t, err)
 	assert.Equal(t, 0.5, v)
 }
@@ -134,11 +141,60 @@ func TestConcurrentEvaluations(t *testing.T) {
 			defer wg.Done()
 			s := string(rune('a' + i))
 			for range 50 {
-				v, err := x.Eval(Env{Vars: map[string]any{"v": s}})
+				v, err := x.Eval(Env{Var: varMap{"v": s}.get})
 				assert.NoError(t, err)
 				assert.Equal(t, string(rune('A'+i))+"1", v)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// TestFastPathAgreesWithTheLibrary evaluates every expression the fast
+// path takes both ways: the answers (or the undefinedness) must agree.
+func TestFastPathAgreesWithTheLibrary(t *testing.T) {
+	input := mustJSON(t, `{"s":"b","n":3,"f":2.5,"t":true,"z":null,"o":{"k":"v","n":1},"a":[1,2],"e":"é"}`)
+	vars := varMap{"states": map[string]any{"input": input}, "v": "x"}
+	exprs := []string{
+		`$states.input`, `$states.input.s`, `$states.input.o.k`, `$states.input.o.n`, `$states.input.missing`,
+		`$states.input.s.deeper`, `$states.input.z`, `$v`, `$states.input.a`, `$states.input.a.x`,
+	}
+	for _, op := range []string{"=", "!=", "<", "<=", ">", ">="} {
+		for _, lhs := range []string{"$states.input.s", "$states.input.n", "$states.input.f", "$states.input.t", "$states.input.missing", "$states.input.o", "$states.input.e", "$v"} {
+			for _, lit := range []string{"'b'", "'a'", "3", "2.5", "true", "'é'"} {
+				exprs = append(exprs, lhs+" "+op+" "+lit)
+			}
+		}
+	}
+	fastSeen := 0
+	for _, src := range exprs {
+		x, err := Compile(src)
+		require.NoError(t, err, src)
+		if x.fast == nil {
+			continue
+		}
+		fastSeen++
+		env := Env{Var: vars.get}
+		fv, ferr, sure := x.fast.eval(env)
+		if !sure {
+			continue
+		}
+		slow := *x
+		slow.fast = nil
+		lv, lerr := slow.Eval(env)
+		if lerr != nil {
+			if src == `$states.input.z` {
+				// The library reads a null field as undefined; jsonata-js
+				// (and so Step Functions) reads null, as the fast path does.
+				assert.NoError(t, ferr)
+				assert.Nil(t, fv)
+				continue
+			}
+			assert.Error(t, ferr, "%s: the library fails (%v), the fast path does not", src, lerr)
+			continue
+		}
+		assert.NoError(t, ferr, src)
+		assert.Equal(t, lv, fv, src)
+	}
+	assert.Greater(t, fastSeen, 250)
 }

@@ -54,8 +54,11 @@ type state struct {
 	name     string
 	typ      stateType
 	typeName string
-	next     string
-	end      bool
+	// The history event types of a visit, named once rather than at
+	// every transition.
+	enteredType, exitedType, abortedType string
+	next                                 string
+	end                                  bool
 
 	inputPath, outputPath *path
 	inputNull, outputNull bool
@@ -413,7 +416,8 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		}
 		return nil
 	}
-	st := &state{name: name, typ: typ, typeName: typeName}
+	st := &state{name: name, typ: typ, typeName: typeName,
+		enteredType: typeName + "StateEntered", exitedType: typeName + "StateExited", abortedType: typeName + "StateAborted"}
 	isJSONata := c.jsonata
 	if ql, ok := m["QueryLanguage"].(string); ok {
 		isJSONata = ql == "JSONata"

@@ -107,8 +107,9 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 // visit is runState's work; it stores the id of the *StateEntered event
 // in entered.
 func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
-	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
-	*entered = t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	r := &t.visiting
+	*r = stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
+	*entered = t.record(event{at: r.entered, typ: st.enteredType, name: st.name, value: raw, hasValue: true})
 	r.enteredID = *entered
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
@@ -503,7 +504,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 			perName[retryKey{idx, f.Error}]++
 			r.retryCount++
 			if !r.t.sleep(time.Duration(delay * float64(time.Second))) {
-				r.t.record(event{typ: st.typeName + "StateAborted", name: st.name})
+				r.t.record(event{typ: st.abortedType, name: st.name})
 				return nil, "", errCanceled
 			}
 			continue

@@ -117,5 +117,5 @@ func (r *stateRun) commitAssign() {
 // exited records the state's *StateExited event with the variables it
 // assigns, as AWS's stateExitedEventDetails.assignedVariables does.
 func (r *stateRun) exited(out any) {
-	r.t.record(event{typ: r.st.typeName + "StateExited", name: r.st.name, value: out, hasValue: true, vars: r.pending})
+	r.t.record(event{typ: r.st.exitedType, name: r.st.name, value: out, hasValue: true, vars: r.pending})
 }

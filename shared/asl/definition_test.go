@@ -59,7 +59,6 @@ func TestValidationNamesStateAndField(t *testing.T) {
 		{"JSONata Choice rule without Condition", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Next":"B"}]},"B":{"Type":"Succeed"}}}`, "A", "Choices[0].Condition", "required"},
 		{"JSONPath Choice rule in a JSONata state", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Choice","Choices":[{"Variable":"$.a","IsPresent":true,"Condition":"{% true %}","Next":"B"}]},"B":{"Type":"Succeed"}}}`, "A", "Choices[0].Variable", "not a field of a JSONata Choice rule"},
 		{"invalid JSONata expression", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":{"a":"{% $states.input.( %}"},"End":true}}}`, "A", "Output/a", "is invalid"},
-		{"JSONata $eval", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $eval('1') %}","End":true}}}`, "A", "Output", "$parse"},
 		{"JSONata Assign with .$", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Assign":{"x.$":"$.a"},"End":true}}}`, "A", "Assign", "not a valid variable name"},
 		{"JSONata Items not an array", `{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Map","Items":{"a":1},"ItemProcessor":{"StartAt":"B","States":{"B":{"Type":"Succeed"}}},"End":true}}}`, "A", "Items", "JSON array or a JSONata expression"},
 		{"Assign not an object", `{"StartAt":"A","States":{"A":{"Type":"Pass","Assign":[1],"End":true}}}`, "A", "Assign", "must be an object"},

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/maasflow/maasflow/shared/asl/jsonata"
 )
 
 const echoARN = "arn:aws:lambda:us-east-1:123456789012:function:Echo"
@@ -222,6 +224,16 @@ func TestJSONataFailures(t *testing.T) {
 			cause:   `An error occurred while executing the state 'C' (entered at the event id #2). The JSONata expression '$states.input.n' specified for the field 'Choices[0]/Condition' returned 3, which is not a boolean.`,
 		},
 		{
+			// AWS accepts $eval in a definition and fails the state when it
+			// runs; the library's message follows AWS's sentence.
+			name: "$eval is not a function",
+			def: `{"QueryLanguage":"JSONata","StartAt":"E","States":{
+			  "E":{"Type":"Pass","Output":{"r":"{% $eval('1+1') %}"},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'E' (entered at the event id #2). The JSONata expression '$eval('1+1')' specified for the field 'Output/r' threw an error during evaluation: ` + evalMessage(),
+		},
+		{
 			name: "Fail: Error and Cause as expressions",
 			def: `{"QueryLanguage":"JSONata","StartAt":"F","States":{
 			  "F":{"Type":"Fail","Error":"{% $states.input.code %}","Cause":"{% 'failed on ' & $states.input.host %}"}}}`,
@@ -252,4 +264,14 @@ func TestJSONataQueryEvaluationErrorIsCaught(t *testing.T) {
 	require.NoError(t, jsonUnmarshal(r.Exec.Output, &out))
 	assert.Equal(t, "States.QueryEvaluationError", out["Error"])
 	assert.Contains(t, out["Cause"], "specified for the field 'Arguments' returned nothing (undefined).")
+}
+
+// evalMessage is what the JSONata library says when $eval is called.
+func evalMessage() string {
+	x, err := jsonata.Compile(`$eval('1+1')`)
+	if err != nil {
+		return err.Error()
+	}
+	_, err = x.Eval(jsonata.Env{})
+	return err.Error()
 }

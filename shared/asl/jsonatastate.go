@@ -142,7 +142,7 @@ func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
 		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
 	}
 	if err != nil {
-		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' could not be evaluated: %v", j.expr, j.field, err))
+		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", j.expr, j.field, err))
 	}
 	return v, nil
 }

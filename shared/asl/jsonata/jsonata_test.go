@@ -106,8 +106,13 @@ func TestUndefined(t *testing.T) {
 func TestCompileErrors(t *testing.T) {
 	_, err := Compile(`$states.input.(`)
 	assert.Error(t, err)
-	_, err = Compile(`$eval('1')`)
-	assert.ErrorContains(t, err, "$parse")
+}
+
+// $eval is not offered: AWS accepts the definition and fails the state.
+func TestEvalIsNotAFunction(t *testing.T) {
+	_, err := eval(t, `$eval('1+1')`, nil)
+	assert.Error(t, err)
+	assert.False(t, errors.Is(err, ErrUndefined))
 }
 
 func TestEvaluationErrors(t *testing.T) {

@@ -335,13 +335,17 @@ func (r *stateRun) wait() (any, *failure) {
 	case st.hasTimestamp:
 		until = st.timestamp
 	case st.secondsPath != nil:
+		// AWS's recorded causes, one per way the value can be wrong.
 		v, ok := st.secondsPath.get(eff, r)
 		if !ok {
-			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.secondsPath.text, st.secondsPath.normalized()))
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference an input value: %s", st.secondsPath.text))
 		}
 		n, isInt := isInteger(v)
-		if !isInt || n < 0 {
-			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference a valid non-negative integer: %s == %s", st.secondsPath.text, toJSON(v)))
+		if !isInt {
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.secondsPath.text, rawText(v)))
+		}
+		if n < 0 {
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter references a negative value: %s == %d", st.secondsPath.text, n))
 		}
 		until = now.Add(time.Duration(n) * time.Second)
 	case st.j != nil && st.j.seconds != nil:
@@ -373,7 +377,7 @@ func (r *stateRun) wait() (any, *failure) {
 		s, isStr := v.(string)
 		ts, valid := parseTimestamp(s)
 		if !isStr || !valid {
-			return nil, runtimeFailure(fmt.Sprintf("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.timestampPath.text, toJSON(v)))
+			return nil, runtimeFailure(fmt.Sprintf("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.timestampPath.text, rawText(v)))
 		}
 		until = ts
 	}

@@ -287,14 +287,21 @@ func (r *stateRun) mapItems(eff any) ([]any, *failure) {
 		return r.readItems(eff)
 	}
 	itemsVal := eff
-	if st.j != nil && st.j.items != nil {
+	if st.j != nil {
+		if st.j.items == nil {
+			items, ok := eff.([]any)
+			if !ok {
+				return nil, r.queryFailure("", "Map state input must be an array but was: "+toJSON(eff))
+			}
+			return items, nil
+		}
 		v, f := st.j.items.eval(r, jstates{})
 		if f != nil {
 			return nil, f
 		}
 		items, ok := v.([]any)
 		if !ok {
-			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Items' returned %s, which is not a JSON array.", st.j.items.expr, toJSON(v)))
+			return nil, r.unexpectedType(st.j.items, "array", v)
 		}
 		return items, nil
 	}

@@ -15,16 +15,18 @@ var errCanceled = &failure{Error: "States.Canceled"}
 // stateRun carries what one visit to a state needs: the raw input, the
 // entered time and a lazily built context object.
 type stateRun struct {
-	t          *thread
-	st         *state
-	raw        any
-	entered    time.Time
-	enteredID  int64 // id of the *StateEntered event
-	retryCount int
-	token      string
-	mapItem    *mapItem
-	ctxObj     any
-	pending    map[string]any // Assign values, stored when the state succeeds
+	t         *thread
+	st        *state
+	raw       any
+	entered   time.Time
+	enteredID int64 // id of the *StateEntered event
+	// enteredPrev is the previous event id of the *StateEntered event.
+	enteredPrev int64
+	retryCount  int
+	token       string
+	mapItem     *mapItem
+	ctxObj      any
+	pending     map[string]any // Assign values, stored when the state succeeds
 	// pendingSizes are their serialized sizes.
 	pendingSizes map[string]int
 }
@@ -108,7 +110,7 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 // in entered.
 func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
 	r := &t.visiting
-	*r = stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
+	*r = stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now(), enteredPrev: t.last}
 	*entered = t.record(event{at: r.entered, typ: st.enteredType, name: st.name, value: raw, hasValue: true})
 	r.enteredID = *entered
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
@@ -355,7 +357,7 @@ func (r *stateRun) wait() (any, *failure) {
 		}
 		n, isInt := isInteger(v)
 		if !isInt || n < 0 || n > 99999999 {
-			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Seconds' returned %s, which is not an integer from 0 to 99999999.", st.j.seconds.expr, toJSON(v)))
+			return nil, r.unexpectedType(st.j.seconds, "integer from 0 to 99999999", v)
 		}
 		until = now.Add(time.Duration(n) * time.Second)
 	case st.j != nil && st.j.timestamp != nil:
@@ -366,7 +368,7 @@ func (r *stateRun) wait() (any, *failure) {
 		s, isStr := v.(string)
 		ts, valid := parseTimestamp(s)
 		if !isStr || !valid {
-			return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field 'Timestamp' returned %s, which is not an ISO-8601 extended offset date-time.", st.j.timestamp.expr, toJSON(v)))
+			return nil, r.unexpectedType(st.j.timestamp, "ISO-8601 extended offset date-time string", v)
 		}
 		until = ts
 	case st.timestampPath != nil:

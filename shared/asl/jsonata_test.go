@@ -221,7 +221,43 @@ func TestJSONataFailures(t *testing.T) {
 			  "C":{"Type":"Choice","Choices":[{"Condition":"{% $states.input.n %}","Next":"D"}]},"D":{"Type":"Succeed"}}}`,
 			input:   `{"n":3}`,
 			errName: "States.QueryEvaluationError",
-			cause:   `An error occurred while executing the state 'C' (entered at the event id #2). The JSONata expression '$states.input.n' specified for the field 'Choices[0]/Condition' returned 3, which is not a boolean.`,
+			cause:   `An error occurred while executing the state 'C' (entered at the event id #2). The JSONata expression '$states.input.n' specified for the field 'Choices[0]/Condition' returned an unexpected result type. Expected 'boolean', but was 'number' for value: 3`,
+		},
+		{
+			// Recorded from AWS (LocalStack's snapshot of a JSONata Map
+			// whose Items is a variable holding a string).
+			name: "Items that is not an array",
+			def: `{"QueryLanguage":"JSONata","StartAt":"Start","States":{
+			  "Start":{"Type":"Pass","Assign":{"ItemsVar":"{% $states.input.v %}"},"Next":"MapIterateState"},
+			  "MapIterateState":{"Type":"Map","Items":"{% $ItemsVar %}","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+			input:   `{"v":"string"}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'MapIterateState' (entered at the event id #4). The JSONata expression '$ItemsVar' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was 'string' for value: "string"`,
+		},
+		{
+			name: "Items as an object literal expression",
+			def: `{"QueryLanguage":"JSONata","StartAt":"MapIterateState","States":{
+			  "MapIterateState":{"Type":"Map","Items":"{% {'foo': 'bar'} %}","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'MapIterateState' (entered at the event id #2). The JSONata expression '{'foo': 'bar'}' specified for the field 'Items' returned an unexpected result type. Expected 'array', but was 'object' for value: {"foo":"bar"}`,
+		},
+		{
+			name: "Items that is a function",
+			def: `{"QueryLanguage":"JSONata","StartAt":"MapIterateState","States":{
+			  "MapIterateState":{"Type":"Map","Items":"{% $fn := function($x){$x} %}","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'MapIterateState' (entered at the event id #2). The JSONata expression '$fn := function($x){$x}' specified for the field 'Items' returned an unsupported result type.`,
+		},
+		{
+			name: "a Map without Items whose input is not an array",
+			def: `{"QueryLanguage":"JSONata","StartAt":"Start","States":{
+			  "Start":{"Type":"Pass","Output":"string","Next":"MapIterateState"},
+			  "MapIterateState":{"Type":"Map","ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'MapIterateState' (entered at the event id #4). Map state input must be an array but was: "string"`,
 		},
 		{
 			// AWS accepts $eval in a definition and fails the state when it
@@ -274,4 +310,25 @@ func evalMessage() string {
 	}
 	_, err = x.Eval(jsonata.Env{})
 	return err.Error()
+}
+
+// The history of a failed JSONata expression, as AWS recorded it: an
+// EvaluationFailed event naming the state and the field, following the
+// event before the state was entered, then ExecutionFailed.
+func TestJSONataEvaluationFailedEvent(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"State0","States":{"State0":{"Type":"Pass","Output":"{% $doesNotExist %}","End":true}}}`
+	r := run(t, def, `{}`, nil)
+	require.Equal(t, StatusFailed, r.Exec.Status)
+	cause := `An error occurred while executing the state 'State0' (entered at the event id #2). The JSONata expression '$doesNotExist' specified for the field 'Output' returned nothing (undefined).`
+	assert.Equal(t, cause, r.Exec.Cause)
+	require.Equal(t, []string{"ExecutionStarted", "PassStateEntered", "EvaluationFailed", "ExecutionFailed"}, r.types())
+	ev := r.History[2]
+	assert.Equal(t, int64(3), ev.ID)
+	assert.Equal(t, int64(0), ev.PreviousEventID)
+	b, err := ev.MarshalJSON()
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, jsonUnmarshal(string(b), &got))
+	assert.Equal(t, map[string]any{"cause": cause, "error": "States.QueryEvaluationError", "location": "Output", "state": "State0"}, got["evaluationFailedEventDetails"])
+	assert.Equal(t, int64(3), r.History[3].PreviousEventID)
 }

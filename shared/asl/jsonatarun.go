@@ -48,7 +48,7 @@ func (r *stateRun) jsonataChoice() (any, string, *failure) {
 		}
 		b, isBool := v.(bool)
 		if !isBool {
-			return nil, "", r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned %s, which is not a boolean.", c.j.condition.expr, c.j.condition.field, toJSON(v)))
+			return nil, "", r.unexpectedType(c.j.condition, "boolean", v)
 		}
 		if b {
 			rule, next = c.j, c.next
@@ -94,7 +94,7 @@ func (r *stateRun) jsonataFail(f *failure) *failure {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned %s, which is not a string.", p.v.expr, p.v.field, toJSON(v)))
+			return r.unexpectedType(p.v, "string", v)
 		}
 		*p.target = s
 	}

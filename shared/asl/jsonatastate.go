@@ -138,19 +138,61 @@ func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
 		return states, true
 	}
 	v, err := j.expr.Eval(jsonata.Env{Var: lookup, Entropy: r.t.x.e.entropy})
-	if errors.Is(err, jsonata.ErrUndefined) {
-		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
-	}
-	if err != nil {
-		return nil, r.queryFailure(fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", j.expr, j.field, err))
+	switch {
+	case errors.Is(err, jsonata.ErrUndefined):
+		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
+	case errors.Is(err, jsonata.ErrUnsupportedResult):
+		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", j.expr, j.field))
+	case err != nil:
+		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", j.expr, j.field, err))
 	}
 	return v, nil
 }
 
+// unexpectedType fails a field whose value has the wrong JSON type, in
+// AWS's recorded words ("… returned an unexpected result type. Expected
+// 'array', but was 'string' for value: "string"").
+func (r *stateRun) unexpectedType(j *jvalue, expected string, v any) *failure {
+	src := ""
+	if j.expr != nil {
+		src = j.expr.String()
+	} else {
+		src = toJSON(j.lit)
+	}
+	return r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned an unexpected result type. Expected '%s', but was '%s' for value: %s",
+		src, j.field, expected, jsonTypeName(v), toJSON(v)))
+}
+
+// jsonTypeName names a value's JSON type as AWS's causes do.
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case int64, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
 // queryFailure is States.QueryEvaluationError with AWS's prefix naming the
-// state and its *StateEntered event.
-func (r *stateRun) queryFailure(cause string) *failure {
-	return (&failure{Error: ErrQueryEvaluationError, Cause: cause, HasCause: true}).placed(r.st.name, r.enteredID)
+// state and its *StateEntered event. As AWS does, it records an
+// EvaluationFailed event naming the state and the field (location; empty
+// when the failure is not one field's), which follows the event before the
+// state was entered.
+func (r *stateRun) queryFailure(location, cause string) *failure {
+	f := (&failure{Error: ErrQueryEvaluationError, Cause: cause, HasCause: true}).placed(r.st.name, r.enteredID)
+	t := r.t
+	if t.cx == nil {
+		t.last = r.enteredPrev
+	}
+	t.record(event{typ: "EvaluationFailed", name: r.st.name, err: f.Error, cause: f.Cause, text: location})
+	return f
 }
 
 // jsonataState holds what a JSONata state has instead of the JSONPath

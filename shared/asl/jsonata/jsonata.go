@@ -19,7 +19,6 @@ import (
 	"math"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 
 	blues "github.com/blues/jsonata-go"
@@ -29,6 +28,10 @@ import (
 // ErrUndefined is returned when an expression evaluates to nothing
 // (JSONata's undefined), which JSON cannot represent.
 var ErrUndefined = errors.New("the expression returned nothing (undefined)")
+
+// ErrUnsupportedResult is returned when an expression evaluates to what JSON
+// cannot hold: a function, or a number that is not finite.
+var ErrUnsupportedResult = errors.New("the expression returned an unsupported result type")
 
 // evalMu serializes evaluations: the library's built-in functions are
 // package-level values whose evaluation context is a field set on every
@@ -279,7 +282,7 @@ func normalize(v reflect.Value) (any, error) {
 	case reflect.Float32, reflect.Float64:
 		f := v.Float()
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, errors.New("the expression returned a number JSON cannot hold")
+			return nil, ErrUnsupportedResult
 		}
 		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 			return int64(f), nil
@@ -306,11 +309,6 @@ func normalize(v reflect.Value) (any, error) {
 			out[fmt.Sprint(it.Key().Interface())] = e
 		}
 		return out, nil
-	case reflect.Func:
-		return nil, errors.New("the expression returned a function, which JSON cannot hold")
 	}
-	if strings.Contains(v.Type().String(), "Callable") {
-		return nil, errors.New("the expression returned a function, which JSON cannot hold")
-	}
-	return nil, fmt.Errorf("the expression returned a %s, which JSON cannot hold", v.Type())
+	return nil, ErrUnsupportedResult
 }

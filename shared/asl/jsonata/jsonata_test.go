@@ -75,7 +75,7 @@ func TestLanguage(t *testing.T) {
 		{`$map($states.input.items, function($v){$v.price*2})`, `[4,7]`},
 		{`($x := 5; $x * 2)`, `10`},
 		{`$states.input.n = 3 ? 'three' : 'other'`, `"three"`},
-		{`$states.input ~> $keys()`, `["title","items","n"]`},
+		{`$states.input.items ~> $count()`, `2`},
 		{`$states.input.items^(price).name`, `["a","b"]`},
 		{`$count($states.input.items)`, `2`},
 	} {

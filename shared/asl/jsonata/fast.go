@@ -1,6 +1,7 @@
 package jsonata
 
 import (
+	"errors"
 	"reflect"
 
 	"github.com/blues/jsonata-go/jparse"
@@ -80,14 +81,17 @@ func fastPath(node jparse.Node) *fastExpr {
 	return nil
 }
 
-// eval evaluates the expression; sure is false when the library must.
-func (f *fastExpr) eval(env Env) (v any, err error, sure bool) { //nolint:revive // sure says whether v and err are the answer
+// errNotSure says the fast path cannot decide: the library must evaluate.
+var errNotSure = errors.New("left to the JSONata library")
+
+// eval evaluates the expression, or returns errNotSure.
+func (f *fastExpr) eval(env Env) (any, error) {
 	if env.Var == nil {
-		return nil, nil, false
+		return nil, errNotSure
 	}
 	cur, ok := env.Var(f.root)
 	if !ok {
-		return nil, nil, false
+		return nil, errNotSure
 	}
 	defined := true
 	for _, name := range f.steps {
@@ -95,7 +99,7 @@ func (f *fastExpr) eval(env Env) (v any, err error, sure bool) { //nolint:revive
 		case map[string]any:
 			cur, defined = m[name]
 		case []any:
-			return nil, nil, false // JSONata maps a step over an array
+			return nil, errNotSure // JSONata maps a step over an array
 		default:
 			defined = false // a field of a scalar is undefined
 		}
@@ -105,24 +109,23 @@ func (f *fastExpr) eval(env Env) (v any, err error, sure bool) { //nolint:revive
 	}
 	if defined {
 		if _, isArr := cur.([]any); isArr {
-			return nil, nil, false // sequence rules: left to the library
+			return nil, errNotSure // sequence rules: left to the library
 		}
 	}
 	if f.op == 0 {
 		if !defined {
-			return nil, ErrUndefined, true
+			return nil, ErrUndefined
 		}
 		if !isModel(cur) {
-			v, err := normalize(reflect.ValueOf(cur))
-			return v, err, true
+			return normalize(reflect.ValueOf(cur))
 		}
-		return cur, nil, true
+		return cur, nil
 	}
 	if _, isBool := f.lit.(bool); isBool && f.op != jparse.ComparisonEqual && f.op != jparse.ComparisonNotEqual {
-		return nil, nil, false // ordering a boolean is the library's type error
+		return nil, errNotSure // ordering a boolean is the library's type error
 	}
 	if !defined {
-		return false, nil, true // a comparison with undefined is false
+		return false, nil // a comparison with undefined is false
 	}
 	switch l := cur.(type) {
 	case int64:
@@ -130,34 +133,34 @@ func (f *fastExpr) eval(env Env) (v any, err error, sure bool) { //nolint:revive
 		if !isNum {
 			return f.mismatch()
 		}
-		return compareNumbers(f.op, float64(l), r), nil, true
+		return compareNumbers(f.op, float64(l), r), nil
 	case float64:
 		r, isNum := f.lit.(float64)
 		if !isNum {
 			return f.mismatch()
 		}
-		return compareNumbers(f.op, l, r), nil, true
+		return compareNumbers(f.op, l, r), nil
 	case string:
 		r, isStr := f.lit.(string)
 		if !isStr {
 			return f.mismatch()
 		}
 		if f.op != jparse.ComparisonEqual && f.op != jparse.ComparisonNotEqual && (!ascii(l) || !ascii(r)) {
-			return nil, nil, false // JavaScript orders UTF-16 code units, Go bytes
+			return nil, errNotSure // JavaScript orders UTF-16 code units, Go bytes
 		}
 		switch f.op {
 		case jparse.ComparisonEqual:
-			return l == r, nil, true
+			return l == r, nil
 		case jparse.ComparisonNotEqual:
-			return l != r, nil, true
+			return l != r, nil
 		case jparse.ComparisonLess:
-			return l < r, nil, true
+			return l < r, nil
 		case jparse.ComparisonLessEqual:
-			return l <= r, nil, true
+			return l <= r, nil
 		case jparse.ComparisonGreater:
-			return l > r, nil, true
+			return l > r, nil
 		case jparse.ComparisonGreaterEqual:
-			return l >= r, nil, true
+			return l >= r, nil
 		}
 	case bool:
 		r, isBool := f.lit.(bool)
@@ -166,24 +169,24 @@ func (f *fastExpr) eval(env Env) (v any, err error, sure bool) { //nolint:revive
 		}
 		switch f.op {
 		case jparse.ComparisonEqual:
-			return l == r, nil, true
+			return l == r, nil
 		case jparse.ComparisonNotEqual:
-			return l != r, nil, true
+			return l != r, nil
 		}
 	}
-	return nil, nil, false
+	return nil, errNotSure
 }
 
 // mismatch answers = and != between different types (never equal) and
 // leaves the ordering operators' type error to the library.
-func (f *fastExpr) mismatch() (any, error, bool) { //nolint:revive // as eval
+func (f *fastExpr) mismatch() (any, error) {
 	switch f.op {
 	case jparse.ComparisonEqual:
-		return false, nil, true
+		return false, nil
 	case jparse.ComparisonNotEqual:
-		return true, nil, true
+		return true, nil
 	}
-	return nil, nil, false
+	return nil, errNotSure
 }
 
 func compareNumbers(op jparse.ComparisonOperator, l, r float64) bool {

@@ -248,7 +248,7 @@ func parse(args []reflect.Value) (any, error) {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return nil, fmt.Errorf("the argument is not JSON: %v", err)
+		return nil, fmt.Errorf("the argument is not JSON: %w", err)
 	}
 	return v, nil
 }

@@ -92,7 +92,7 @@ type Env struct {
 // comes back as int64. An undefined result returns ErrUndefined.
 func (x *Expr) Eval(env Env) (any, error) {
 	if x.fast != nil {
-		if v, err, sure := x.fast.eval(env); sure {
+		if v, err := x.fast.eval(env); !errors.Is(err, errNotSure) {
 			return v, err
 		}
 	}
@@ -194,7 +194,7 @@ func hasChainedCall(node jparse.Node) bool {
 			if !v.IsNil() {
 				walk(v.Elem())
 			}
-		case reflect.Ptr:
+		case reflect.Pointer:
 			if v.IsNil() || seen[v.Pointer()] {
 				return
 			}
@@ -233,9 +233,10 @@ func variableNames(src string) []string {
 		c := src[i]
 		switch {
 		case quote != 0:
-			if c == '\\' {
+			switch c {
+			case '\\':
 				i++
-			} else if c == quote {
+			case quote:
 				quote = 0
 			}
 		case c == '\'' || c == '"':
@@ -261,14 +262,14 @@ func variableNames(src string) []string {
 
 // normalize converts a library result to the generic JSON model.
 func normalize(v reflect.Value) (any, error) {
-	for v.IsValid() && (v.Kind() == reflect.Interface || v.Kind() == reflect.Ptr) {
+	for v.IsValid() && (v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer) {
 		if v.IsNil() {
-			return nil, nil
+			return nil, nil //nolint:nilnil // nil is JSON null, a value
 		}
 		v = v.Elem()
 	}
 	if !v.IsValid() {
-		return nil, nil
+		return nil, nil //nolint:nilnil // nil is JSON null, a value
 	}
 	switch v.Kind() {
 	case reflect.Bool:
@@ -278,7 +279,10 @@ func normalize(v reflect.Value) (any, error) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return v.Int(), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return int64(v.Uint()), nil
+		if u := v.Uint(); u <= math.MaxInt64 {
+			return int64(u), nil
+		}
+		return float64(v.Uint()), nil
 	case reflect.Float32, reflect.Float64:
 		f := v.Float()
 		if math.IsInf(f, 0) || math.IsNaN(f) {

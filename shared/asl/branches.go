@@ -324,6 +324,9 @@ func (r *stateRun) mapItems(eff any) ([]any, *failure) {
 func (r *stateRun) mapLimits(eff any) (int64, int64, float64, *failure) {
 	st := r.st
 	maxConc, tolCount, tolPct := st.maxConcurrency, st.toleratedCount, st.toleratedPercent
+	if st.j != nil {
+		return r.jsonataMapLimits(maxConc, tolCount, tolPct)
+	}
 	// The causes are AWS's recorded ones ("The MaxConcurrencyPath field
 	// refers to value "NoNumber" which is not a valid integer: $.x",
 	// "ToleratedFailureCount cannot be negative.").

@@ -488,6 +488,8 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 
 	if isJSONata {
 		c.compileJSONataFields(st, m, where)
+		// The literal checks below see only the numbers written as numbers.
+		m = withoutExpressions(m, jsonataNumberFields)
 	}
 
 	// Input and output processing.

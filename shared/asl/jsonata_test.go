@@ -332,3 +332,32 @@ func TestJSONataEvaluationFailedEvent(t *testing.T) {
 	assert.Equal(t, map[string]any{"cause": cause, "error": "States.QueryEvaluationError", "location": "Output", "state": "State0"}, got["evaluationFailedEventDetails"])
 	assert.Equal(t, int64(3), r.History[3].PreviousEventID)
 }
+
+// Number fields written as expressions: a Task's TimeoutSeconds and
+// HeartbeatSeconds, a Map's MaxConcurrency and tolerated failures.
+func TestJSONataNumberFields(t *testing.T) {
+	def := `{"QueryLanguage":"JSONata","StartAt":"T","States":{
+	  "T":{"Type":"Task","Resource":"` + echoARN + `","TimeoutSeconds":"{% $states.input.t %}","Next":"M"},
+	  "M":{"Type":"Map","Items":"{% $states.input.items %}","MaxConcurrency":"{% $states.input.c %}","ToleratedFailureCount":"{% $states.input.tol %}",
+	    "ItemProcessor":{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Condition":"{% $states.input = 2 %}","Next":"F"}],"Default":"S"},
+	      "F":{"Type":"Fail","Error":"Two"},"S":{"Type":"Succeed"}}},"Output":{"n":"{% $count($states.result) %}"},"End":true}}}`
+	r := run(t, def, `{"t":30,"items":[1,2,3],"c":1,"tol":1}`, echoTasks())
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	assert.JSONEq(t, `{"n":3}`, r.Exec.Output)
+	var scheduled *EventDetails
+	for _, h := range r.History {
+		if h.Type == "LambdaFunctionScheduled" {
+			scheduled = h.Details
+		}
+	}
+	require.NotNil(t, scheduled)
+	assert.Equal(t, int64(30), scheduled.TimeoutInSeconds)
+
+	r = run(t, def, `{"t":"soon","items":[],"c":1,"tol":1}`, echoTasks())
+	require.Equal(t, StatusFailed, r.Exec.Status)
+	assert.Equal(t, `An error occurred while executing the state 'T' (entered at the event id #2). The JSONata expression '$states.input.t' specified for the field 'TimeoutSeconds' returned an unexpected result type. Expected 'integer from 1 to 99999999', but was 'string' for value: "soon"`, r.Exec.Cause)
+
+	r = run(t, def, `{"t":30,"items":[1,2,3],"c":1,"tol":0}`, echoTasks())
+	require.Equal(t, StatusFailed, r.Exec.Status)
+	assert.Equal(t, ErrExceedToleratedFailureThreshold, r.Exec.Error)
+}

@@ -118,3 +118,59 @@ func (r *stateRun) jsonataCatch(c *catcher, errOut any) (any, *failure) {
 	}
 	return out, nil
 }
+
+// jsonataSeconds evaluates a TimeoutSeconds or HeartbeatSeconds expression
+// (1 to 99999999), or returns def when the field is not one.
+func (r *stateRun) jsonataSeconds(v *jvalue, def int64) (int64, *failure) {
+	if v == nil {
+		return def, nil
+	}
+	got, f := v.eval(r, jstates{})
+	if f != nil {
+		return 0, f
+	}
+	n, isInt := isInteger(got)
+	if !isInt || n <= 0 || n > 99999999 {
+		return 0, r.unexpectedType(v, "integer from 1 to 99999999", got)
+	}
+	return n, nil
+}
+
+// jsonataMapLimits evaluates a JSONata Map's MaxConcurrency and tolerated
+// failure thresholds written as expressions; the others keep their values.
+func (r *stateRun) jsonataMapLimits(maxConc, tolCount int64, tolPct float64) (int64, int64, float64, *failure) {
+	j := r.st.j
+	whole := func(v *jvalue, def int64) (int64, *failure) {
+		if v == nil {
+			return def, nil
+		}
+		got, f := v.eval(r, jstates{})
+		if f != nil {
+			return 0, f
+		}
+		n, isInt := isInteger(got)
+		if !isInt || n < 0 {
+			return 0, r.unexpectedType(v, "non-negative integer", got)
+		}
+		return n, nil
+	}
+	var f *failure
+	if maxConc, f = whole(j.maxConcurrency, maxConc); f != nil {
+		return 0, 0, 0, f
+	}
+	if tolCount, f = whole(j.tolCount, tolCount); f != nil {
+		return 0, 0, 0, f
+	}
+	if v := j.tolPercent; v != nil {
+		got, f := v.eval(r, jstates{})
+		if f != nil {
+			return 0, 0, 0, f
+		}
+		p, isNum := toFloat(got)
+		if !isNum || p < 0 || p > 100 {
+			return 0, 0, 0, r.unexpectedType(v, "number from 0 to 100", got)
+		}
+		tolPct = p
+	}
+	return maxConc, tolCount, tolPct, nil
+}

@@ -208,6 +208,40 @@ type jsonataState struct {
 	timestamp    *jvalue // Wait
 	errorValue   *jvalue // Fail
 	causeValue   *jvalue // Fail
+	// Numbers written as expressions: Task TimeoutSeconds and
+	// HeartbeatSeconds, Map MaxConcurrency and ToleratedFailure*.
+	timeout, heartbeat                   *jvalue
+	maxConcurrency, tolCount, tolPercent *jvalue
+}
+
+// jsonataNumberFields are the number fields a JSONata state may write as
+// an expression, evaluated when the state runs.
+var jsonataNumberFields = []string{"TimeoutSeconds", "HeartbeatSeconds", "MaxConcurrency", "ToleratedFailureCount", "ToleratedFailurePercentage"}
+
+// withoutExpressions returns m without the fields whose values are
+// "{% %}" expressions, for the checks of literal values.
+func withoutExpressions(m map[string]any, fields []string) map[string]any {
+	var out map[string]any
+	for _, f := range fields {
+		s, isStr := m[f].(string)
+		if !isStr {
+			continue
+		}
+		if _, isExpr := jsonataExpression(s); !isExpr {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(m))
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		delete(out, f)
+	}
+	if out == nil {
+		return m
+	}
+	return out
 }
 
 // jsonPathOnlyFields are refused in a JSONata state, as Step Functions
@@ -257,6 +291,16 @@ func (c *compiler) compileJSONataFields(st *state, m map[string]any, where strin
 	if v, ok := m["Assign"]; ok {
 		j.assign = c.jsonataAssign(v, where, "Assign")
 	}
+	expr := func(name string) *jvalue {
+		if s, isStr := m[name].(string); isStr {
+			if _, isExpr := jsonataExpression(s); isExpr {
+				return field(name)
+			}
+		}
+		return nil
+	}
+	j.timeout, j.heartbeat = expr("TimeoutSeconds"), expr("HeartbeatSeconds")
+	j.maxConcurrency, j.tolCount, j.tolPercent = expr("MaxConcurrency"), expr("ToleratedFailureCount"), expr("ToleratedFailurePercentage")
 	switch st.typ {
 	case typeMap:
 		j.items = field("Items")

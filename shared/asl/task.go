@@ -270,7 +270,7 @@ func (r *stateRun) task() (any, *failure) {
 }
 
 func timeoutSecondsOf(st *state, d time.Duration) int64 {
-	if st.timeoutSeconds == 0 && st.timeoutPath == nil {
+	if st.timeoutSeconds == 0 && st.timeoutPath == nil && (st.j == nil || st.j.timeout == nil) {
 		return 0
 	}
 	return int64(d / time.Second)
@@ -300,6 +300,14 @@ func (r *stateRun) taskTimeouts(eff any) (time.Duration, time.Duration, *failure
 	}
 	if st.heartbeatPath != nil {
 		if heartbeat, f = resolve(st.heartbeatPath, "HeartbeatSecondsPath"); f != nil {
+			return 0, 0, f
+		}
+	}
+	if j := st.j; j != nil {
+		if timeout, f = r.jsonataSeconds(j.timeout, timeout); f != nil {
+			return 0, 0, f
+		}
+		if heartbeat, f = r.jsonataSeconds(j.heartbeat, heartbeat); f != nil {
 			return 0, 0, f
 		}
 	}

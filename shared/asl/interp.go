@@ -29,6 +29,13 @@ type stateRun struct {
 	pending     map[string]any // Assign values, stored when the state succeeds
 	// pendingSizes are their serialized sizes.
 	pendingSizes map[string]int
+	// What JSONata expressions of the visit see (see stateRun.Var): the
+	// phase's $states, built once, and what the evaluation under way
+	// needs.
+	jsStates  map[string]any
+	jsFor     uint8
+	jsNow     jstates
+	jsContext bool
 }
 
 type mapItem struct {
@@ -463,7 +470,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 		perName = map[retryKey]int64{}
 	}
 	for {
-		r.ctxObj = nil
+		r.ctxObj, r.jsStates = nil, nil
 		var out any
 		var f *failure
 		switch st.typ {

@@ -117,27 +117,8 @@ func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
 		}
 		return out, nil
 	}
-	var states map[string]any
-	lookup := func(name string) (any, bool) {
-		if name != "states" {
-			return r.variable(name)
-		}
-		if states == nil {
-			states = make(map[string]any, 4)
-			states["input"] = r.raw
-			if j.context {
-				states["context"] = r.context()
-			}
-			if s.hasResult {
-				states["result"] = s.result
-			}
-			if s.hasErrorOutput {
-				states["errorOutput"] = s.errorOutput
-			}
-		}
-		return states, true
-	}
-	v, err := j.expr.Eval(jsonata.Env{Var: lookup, Entropy: r.t.x.e.entropy})
+	r.jsNow, r.jsContext = s, j.context
+	v, err := j.expr.Eval(jsonata.Env{Vars: r, Entropy: r.t.x.e.entropy})
 	switch {
 	case errors.Is(err, jsonata.ErrUndefined):
 		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned nothing (undefined).", j.expr, j.field))
@@ -178,6 +159,44 @@ func jsonTypeName(v any) string {
 		return "array"
 	}
 	return "object"
+}
+
+// Var gives a JSONata expression of this visit $states and the workflow
+// variables. The $states object is built once per visit and phase (input;
+// input and result; input and error output) and kept until the phase
+// changes or a retry starts.
+func (r *stateRun) Var(name string) (any, bool) {
+	if name != "states" {
+		return r.variable(name)
+	}
+	s := r.jsNow
+	if r.jsStates == nil || r.jsFor != s.phase() || (r.jsContext && r.jsStates["context"] == nil) {
+		st := make(map[string]any, 4)
+		st["input"] = r.raw
+		if r.jsContext {
+			st["context"] = r.context()
+		}
+		if s.hasResult {
+			st["result"] = s.result
+		}
+		if s.hasErrorOutput {
+			st["errorOutput"] = s.errorOutput
+		}
+		r.jsStates, r.jsFor = st, s.phase()
+	}
+	return r.jsStates, true
+}
+
+// phase tells the $states objects of one visit apart.
+func (s jstates) phase() uint8 {
+	p := uint8(1)
+	if s.hasResult {
+		p |= 2
+	}
+	if s.hasErrorOutput {
+		p |= 4
+	}
+	return p
 }
 
 // queryFailure is States.QueryEvaluationError with AWS's prefix naming the

@@ -86,10 +86,10 @@ var errNotSure = errors.New("left to the JSONata library")
 
 // eval evaluates the expression, or returns errNotSure.
 func (f *fastExpr) eval(env Env) (any, error) {
-	if env.Var == nil {
+	if env.Vars == nil {
 		return nil, errNotSure
 	}
-	cur, ok := env.Var(f.root)
+	cur, ok := env.Vars.Var(f.root)
 	if !ok {
 		return nil, errNotSure
 	}

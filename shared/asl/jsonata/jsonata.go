@@ -76,12 +76,17 @@ func (x *Expr) Mentions(name string) bool {
 	return i < len(x.names) && x.names[i] == name
 }
 
+// Vars gives an evaluation the values of $names: Step Functions' $states
+// and the workflow variables.
+type Vars interface {
+	// Var returns the value of $name, or false when nothing is bound to
+	// it. It is asked only for the names the expression mentions.
+	Var(name string) (any, bool)
+}
+
 // Env is what one evaluation sees besides the language's own functions.
 type Env struct {
-	// Var returns the value of $name (Step Functions' $states and the
-	// workflow variables), or false when nothing is bound to it. It is
-	// asked only for the names the expression mentions.
-	Var func(name string) (any, bool)
+	Vars Vars
 	// Entropy feeds an unseeded $random() and $uuid(); nil means
 	// crypto/rand.
 	Entropy io.Reader
@@ -106,10 +111,10 @@ func (x *Expr) Eval(env Env) (any, error) {
 			bind[name] = fns[name]
 			continue
 		}
-		if env.Var == nil {
+		if env.Vars == nil {
 			continue
 		}
-		if v, ok := env.Var(name); ok {
+		if v, ok := env.Vars.Var(name); ok {
 			bind[name] = v
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 type varMap map[string]any
 
-func (m varMap) get(name string) (any, bool) {
+func (m varMap) Var(name string) (any, bool) {
 	v, ok := m[name]
 	return v, ok
 }
@@ -30,7 +30,7 @@ func eval(t *testing.T, src string, vars varMap) (string, error) {
 	t.Helper()
 	x, err := Compile(src)
 	require.NoError(t, err, src)
-	v, err := x.Eval(Env{Var: vars.get, Entropy: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
+	v, err := x.Eval(Env{Vars: vars, Entropy: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
 	if err != nil {
 		return "", err
 	}
@@ -126,12 +126,12 @@ func TestEvaluationErrors(t *testing.T) {
 func TestWholeNumbersAreIntegers(t *testing.T) {
 	x, err := Compile(`$v * 2`)
 	require.NoError(t, err)
-	v, err := x.Eval(Env{Var: varMap{"v": int64(21)}.get})
+	v, err := x.Eval(Env{Vars: varMap{"v": int64(21)}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), v)
 	x, err = Compile(`$v / 4`)
 	require.NoError(t, err)
-	v, err = x.Eval(Env{Var: varMap{"v": int64(2)}.get})
+	v, err = x.Eval(Env{Vars: varMap{"v": int64(2)}})
 	require.NoError(t, err)
 	assert.InDelta(t, 0.5, v, 0)
 }
@@ -147,7 +147,7 @@ func TestConcurrentEvaluations(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				v, err := x.Eval(Env{Var: varMap{"v": s}.get})
+				v, err := x.Eval(Env{Vars: varMap{"v": s}})
 				assert.NoError(t, err)
 				assert.Equal(t, strings.ToUpper(s)+"1", v)
 			}
@@ -180,7 +180,7 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 			continue
 		}
 		fastSeen++
-		env := Env{Var: vars.get}
+		env := Env{Vars: vars}
 		fv, ferr := x.fast.eval(env)
 		if errors.Is(ferr, errNotSure) {
 			continue

@@ -432,7 +432,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		for _, f := range jsonataFieldsByType[typ] {
 			allowed[f] = true
 		}
-		for _, f := range distributedOnly {
+		for _, f := range jsonataUnsupported {
 			delete(allowed, f)
 		}
 	}
@@ -448,7 +448,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 			c.add(where, k, "%s is a JSONata field, allowed only when the state's QueryLanguage is JSONata", k)
 			continue
 		}
-		if isJSONata && containsString(distributedOnly, k) {
+		if isJSONata && containsString(jsonataUnsupported, k) {
 			c.add(where, k, "%s is not supported by the embedded runtime in a JSONata state", k)
 			continue
 		}

@@ -42,21 +42,11 @@ func BenchmarkTransitions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	start := time.Now()
-	for range b.N {
-		x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ex, err := e.Wait(ctx, x)
-		if err != nil || ex.Status != StatusSucceeded {
-			b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
-		}
-	}
+	runChains(b, e, arn)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	runtime.ReadMemStats(&ms1)
@@ -225,20 +215,26 @@ func BenchmarkQueryLanguages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range b.N {
-				x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
-				if err != nil {
-					b.Fatal(err)
-				}
-				ex, err := e.Wait(ctx, x)
-				if err != nil || ex.Status != StatusSucceeded {
-					b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
-				}
-			}
+			runChains(b, e, arn)
 			b.ReportMetric(float64(b.N*transitions)/b.Elapsed().Seconds(), "transitions/s")
 		})
+	}
+}
+
+// runChains runs b.N executions of a chain machine to success.
+func runChains(b *testing.B, e *Engine, arn string) {
+	b.Helper()
+	ctx := context.Background()
+	for range b.N {
+		x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ex, err := e.Wait(ctx, x)
+		if err != nil || ex.Status != StatusSucceeded {
+			b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
+		}
 	}
 }

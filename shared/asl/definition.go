@@ -528,11 +528,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	case typeTask:
 		c.task(st, m, where)
 	case typeChoice:
-		if isJSONata {
-			c.jsonataChoice(st, m, where)
-		} else {
-			c.choice(st, m, where)
-		}
+		c.choice(st, m, where, isJSONata)
 	case typeWait:
 		c.wait(st, m, where, isJSONata)
 	case typeFail:
@@ -724,12 +720,7 @@ func (c *compiler) catchers(m map[string]any, where string, isJSONata bool) []*c
 				ct.j.assign = c.jsonataAssign(v, where, field+"/Assign")
 			}
 			if v, ok := cm["Output"]; ok {
-				var probs []string
-				ct.j.output = compileJValue(v, field+"/Output", &probs)
-				for _, p := range probs {
-					f, msg, _ := strings.Cut(p, ": ")
-					c.add(where, f, "%s", msg)
-				}
+				ct.j.output = c.jvalue(v, where, field+"/Output")
 			}
 		} else if v, ok := cm["Assign"]; ok {
 			ct.assign = c.assignField(v, where, field+".Assign")
@@ -859,7 +850,7 @@ func (c *compiler) refPathField(m map[string]any, where, field string) *path {
 	return p
 }
 
-func (c *compiler) choice(st *state, m map[string]any, where string) {
+func (c *compiler) choice(st *state, m map[string]any, where string, isJSONata bool) {
 	list, ok := m["Choices"].([]any)
 	if !ok || len(list) == 0 {
 		c.add(where, "Choices", "is required and must be a non-empty array of rules")
@@ -871,12 +862,13 @@ func (c *compiler) choice(st *state, m map[string]any, where string) {
 			c.add(where, field, "must be a rule object")
 			continue
 		}
+		if isJSONata {
+			st.choices = append(st.choices, c.jsonataRule(rm, where, field))
+			continue
+		}
 		var probs []string
 		r := compileChoiceRule(rm, field, true, &probs)
-		for _, p := range probs {
-			f, msg, _ := strings.Cut(p, ": ")
-			c.add(where, f, "%s", msg)
-		}
+		c.addAll(where, probs)
 		st.choices = append(st.choices, r)
 	}
 	if v, ok := m["Default"]; ok {

@@ -1,6 +1,9 @@
 package asl
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // jsonataFinish ends a JSONata state's visit: Assign, then Output (def
 // when the state has none), both evaluated against the variables as they
@@ -119,9 +122,10 @@ func (r *stateRun) jsonataCatch(c *catcher, errOut any) (any, *failure) {
 	return out, nil
 }
 
-// jsonataSeconds evaluates a TimeoutSeconds or HeartbeatSeconds expression
-// (1 to 99999999), or returns def when the field is not one.
-func (r *stateRun) jsonataSeconds(v *jvalue, def int64) (int64, *failure) {
+// jsonataInt evaluates a number field written as an expression, which
+// must give an integer from lo to hi, or returns def when the field is
+// not an expression.
+func (r *stateRun) jsonataInt(v *jvalue, def, lo, hi int64) (int64, *failure) {
 	if v == nil {
 		return def, nil
 	}
@@ -130,8 +134,8 @@ func (r *stateRun) jsonataSeconds(v *jvalue, def int64) (int64, *failure) {
 		return 0, f
 	}
 	n, isInt := isInteger(got)
-	if !isInt || n <= 0 || n > 99999999 {
-		return 0, r.unexpectedType(v, "integer from 1 to 99999999", got)
+	if !isInt || n < lo || n > hi {
+		return 0, r.unexpectedType(v, fmt.Sprintf("integer from %d to %d", lo, hi), got)
 	}
 	return n, nil
 }
@@ -140,20 +144,7 @@ func (r *stateRun) jsonataSeconds(v *jvalue, def int64) (int64, *failure) {
 // failure thresholds written as expressions; the others keep their values.
 func (r *stateRun) jsonataMapLimits(maxConc, tolCount int64, tolPct float64) (int64, int64, float64, *failure) {
 	j := r.st.j
-	whole := func(v *jvalue, def int64) (int64, *failure) {
-		if v == nil {
-			return def, nil
-		}
-		got, f := v.eval(r, jstates{})
-		if f != nil {
-			return 0, f
-		}
-		n, isInt := isInteger(got)
-		if !isInt || n < 0 {
-			return 0, r.unexpectedType(v, "non-negative integer", got)
-		}
-		return n, nil
-	}
+	whole := func(v *jvalue, def int64) (int64, *failure) { return r.jsonataInt(v, def, 0, math.MaxInt32) }
 	var f *failure
 	if maxConc, f = whole(j.maxConcurrency, maxConc); f != nil {
 		return 0, 0, 0, f

@@ -301,13 +301,7 @@ func (c *compiler) compileJSONataFields(st *state, m map[string]any, where strin
 		if !ok {
 			return nil
 		}
-		var probs []string
-		jv := compileJValue(v, name, &probs)
-		for _, p := range probs {
-			f, msg, _ := strings.Cut(p, ": ")
-			c.add(where, f, "%s", msg)
-		}
-		return jv
+		return c.jvalue(v, where, name)
 	}
 	j.output = field("Output")
 	j.arguments = field("Arguments")
@@ -354,76 +348,56 @@ func (c *compiler) jsonataAssign(v any, where, field string) *jvalue {
 			c.add(where, field, "%q is not a valid variable name (a letter or '_' first, then letters, digits or '_'; not \"states\"; no \".$\" in a JSONata state)", k)
 		}
 	}
-	var probs []string
-	jv := compileJValue(obj, field, &probs)
-	for _, p := range probs {
-		f, msg, _ := strings.Cut(p, ": ")
-		c.add(where, f, "%s", msg)
+	return c.jvalue(obj, where, field)
+}
+
+// jsonataRule compiles one rule of a JSONata Choice state: a Condition
+// with Next, and optionally Assign and Output.
+func (c *compiler) jsonataRule(rm map[string]any, where, field string) *choiceRule {
+	r := &choiceRule{j: &jsonataState{}}
+	for _, k := range sortedKeys(rm) {
+		switch k {
+		case "Condition", "Next", "Assign", "Output", "Comment":
+		default:
+			c.add(where, field+"."+k, "is not a field of a JSONata Choice rule (Condition, Next, Assign, Output, Comment)")
+		}
 	}
+	if cond, has := rm["Condition"]; !has {
+		c.add(where, field+".Condition", "is required in a JSONata Choice rule")
+	} else {
+		r.j.condition = c.jvalue(cond, where, field+"/Condition")
+		if r.j.condition.kind == jLiteral {
+			if _, isBool := r.j.condition.lit.(bool); !isBool {
+				c.add(where, field+".Condition", "must be a boolean or a JSONata expression")
+			}
+		}
+	}
+	next, _ := rm["Next"].(string)
+	if next == "" {
+		c.add(where, field+".Next", "is required and must be a state name")
+	}
+	r.next = next
+	if v, ok := rm["Assign"]; ok {
+		r.j.assign = c.jsonataAssign(v, where, field+"/Assign")
+	}
+	if v, ok := rm["Output"]; ok {
+		r.j.output = c.jvalue(v, where, field+"/Output")
+	}
+	return r
+}
+
+// jvalue compiles a JSONata field value, reporting its problems.
+func (c *compiler) jvalue(v any, where, field string) *jvalue {
+	var probs []string
+	jv := compileJValue(v, field, &probs)
+	c.addAll(where, probs)
 	return jv
 }
 
-// jsonataChoice compiles the Choices of a JSONata Choice state: each rule
-// is a Condition with Next, and optionally Assign and Output.
-func (c *compiler) jsonataChoice(st *state, m map[string]any, where string) {
-	list, ok := m["Choices"].([]any)
-	if !ok || len(list) == 0 {
-		c.add(where, "Choices", "is required and must be a non-empty array of rules")
-	}
-	for i, e := range list {
-		field := fmt.Sprintf("Choices[%d]", i)
-		rm, ok := e.(map[string]any)
-		if !ok {
-			c.add(where, field, "must be a rule object")
-			continue
-		}
-		r := &choiceRule{j: &jsonataState{}}
-		for _, k := range sortedKeys(rm) {
-			switch k {
-			case "Condition", "Next", "Assign", "Output", "Comment":
-			default:
-				c.add(where, field+"."+k, "is not a field of a JSONata Choice rule (Condition, Next, Assign, Output, Comment)")
-			}
-		}
-		cond, has := rm["Condition"]
-		if !has {
-			c.add(where, field+".Condition", "is required in a JSONata Choice rule")
-		} else {
-			var probs []string
-			r.j.condition = compileJValue(cond, field+"/Condition", &probs)
-			for _, p := range probs {
-				f, msg, _ := strings.Cut(p, ": ")
-				c.add(where, f, "%s", msg)
-			}
-			if r.j.condition.kind == jLiteral {
-				if _, isBool := r.j.condition.lit.(bool); !isBool {
-					c.add(where, field+".Condition", "must be a boolean or a JSONata expression")
-				}
-			}
-		}
-		next, _ := rm["Next"].(string)
-		if next == "" {
-			c.add(where, field+".Next", "is required and must be a state name")
-		}
-		r.next = next
-		if v, ok := rm["Assign"]; ok {
-			r.j.assign = c.jsonataAssign(v, where, field+"/Assign")
-		}
-		if v, ok := rm["Output"]; ok {
-			var probs []string
-			r.j.output = compileJValue(v, field+"/Output", &probs)
-			for _, p := range probs {
-				f, msg, _ := strings.Cut(p, ": ")
-				c.add(where, f, "%s", msg)
-			}
-		}
-		st.choices = append(st.choices, r)
-	}
-	if v, ok := m["Default"]; ok {
-		s, isStr := v.(string)
-		if !isStr || s == "" {
-			c.add(where, "Default", "must be a state name")
-		}
-		st.defaultNext = s
+// addAll reports problems written "field: message".
+func (c *compiler) addAll(where string, probs []string) {
+	for _, p := range probs {
+		f, msg, _ := strings.Cut(p, ": ")
+		c.add(where, f, "%s", msg)
 	}
 }

@@ -304,10 +304,10 @@ func (r *stateRun) taskTimeouts(eff any) (time.Duration, time.Duration, *failure
 		}
 	}
 	if j := st.j; j != nil {
-		if timeout, f = r.jsonataSeconds(j.timeout, timeout); f != nil {
+		if timeout, f = r.jsonataInt(j.timeout, timeout, 1, 99999999); f != nil {
 			return 0, 0, f
 		}
-		if heartbeat, f = r.jsonataSeconds(j.heartbeat, heartbeat); f != nil {
+		if heartbeat, f = r.jsonataInt(j.heartbeat, heartbeat, 1, 99999999); f != nil {
 			return 0, 0, f
 		}
 	}

@@ -1,23 +1,20 @@
 package jsonata
 
 import (
-	"crypto/md5" //nolint:gosec // $hash offers MD5 because Step Functions does; it is not used for security here.
 	"crypto/rand"
-	"crypto/sha1" //nolint:gosec // $hash offers SHA-1 because Step Functions does; it is not used for security here.
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
 	mrand "math/rand/v2"
 	"reflect"
 
 	"github.com/blues/jsonata-go/jtypes"
+
+	"github.com/maasflow/maasflow/shared/asl/intrinsic"
 )
 
 // fn is one function Step Functions adds to JSONata. It implements the
@@ -182,23 +179,12 @@ func hashFn(args []reflect.Value) (any, error) {
 		return nil, errors.New("the data must be a string")
 	}
 	alg, _ := arg(args, 1)
-	var h hash.Hash
-	switch alg {
-	case "MD5":
-		h = md5.New() //nolint:gosec // offered as Step Functions offers it
-	case "SHA-1":
-		h = sha1.New() //nolint:gosec // offered as Step Functions offers it
-	case "SHA-256":
-		h = sha256.New()
-	case "SHA-384":
-		h = sha512.New384()
-	case "SHA-512":
-		h = sha512.New()
-	default:
+	name, _ := alg.(string)
+	digest, ok := intrinsic.Digest(s, name)
+	if !ok {
 		return nil, fmt.Errorf("the algorithm must be one of MD5, SHA-1, SHA-256, SHA-384, SHA-512, not %v", alg)
 	}
-	h.Write([]byte(s)) // hash.Hash.Write never returns an error
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return digest, nil
 }
 
 // random implements $random([seed]): a uniform number in [0,1); with a

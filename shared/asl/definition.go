@@ -432,9 +432,6 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		for _, f := range jsonataFieldsByType[typ] {
 			allowed[f] = true
 		}
-		for _, f := range jsonataUnsupported {
-			delete(allowed, f)
-		}
 	}
 	for _, k := range sortedKeys(m) {
 		if commonFields[k] || allowed[k] {
@@ -446,10 +443,6 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		}
 		if jsonataOnlyFields[k] && !isJSONata && containsString(jsonataFieldsByType[typ], k) {
 			c.add(where, k, "%s is a JSONata field, allowed only when the state's QueryLanguage is JSONata", k)
-			continue
-		}
-		if isJSONata && containsString(jsonataUnsupported, k) {
-			c.add(where, k, "%s is not supported by the embedded runtime in a JSONata state", k)
 			continue
 		}
 		switch k {
@@ -548,7 +541,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 			st.branches = append(st.branches, c.machine(bm, fmt.Sprintf("%s/Branch %d/", where, i), false))
 		}
 	case typeMap:
-		c.mapState(st, m, where)
+		c.mapState(st, m, where, isJSONata)
 	}
 	return st
 }
@@ -977,7 +970,7 @@ func (c *compiler) dynamic(m map[string]any, where, field string) *dynamicValue 
 	return d
 }
 
-func (c *compiler) mapState(st *state, m map[string]any, where string) {
+func (c *compiler) mapState(st *state, m map[string]any, where string, isJSONata bool) {
 	proc, hasProc := m["ItemProcessor"]
 	iter, hasIter := m["Iterator"]
 	switch {
@@ -998,7 +991,7 @@ func (c *compiler) mapState(st *state, m map[string]any, where string) {
 			if field == "Iterator" {
 				c.add(where, "Iterator", "a DISTRIBUTED Map needs ItemProcessor, not the legacy Iterator")
 			}
-			st.dist = c.distributed(m, where, execType)
+			st.dist = c.distributed(m, where, execType, isJSONata)
 		}
 		st.processor = c.machine(pm, where+"/"+field+"/", false)
 	} else if hasProc || hasIter {

@@ -146,15 +146,3 @@ func TestValidDefinitionsParse(t *testing.T) {
 		assert.NoError(t, err)
 	}
 }
-
-// A distributed Map in a JSONata state keeps its Label; its reader,
-// batcher and writer are refused with a message naming them.
-func TestJSONataDistributedMapFields(t *testing.T) {
-	proc := `"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"STANDARD"},"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}`
-	_, err := Parse([]byte(`{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","Label":"Rows",`+proc+`,"End":true}}}`), nil)
-	require.NoError(t, err)
-	_, err = Parse([]byte(`{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","ItemBatcher":{"MaxItemsPerBatch":2},`+proc+`,"End":true}}}`), nil)
-	var de *DefinitionError
-	require.ErrorAs(t, err, &de)
-	assert.Contains(t, de.Error(), `field "ItemBatcher": ItemBatcher is not supported by the embedded runtime in a JSONata state`)
-}

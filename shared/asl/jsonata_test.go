@@ -1,6 +1,7 @@
 package asl
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -360,4 +361,33 @@ func TestJSONataNumberFields(t *testing.T) {
 	r = run(t, def, `{"t":30,"items":[1,2,3],"c":1,"tol":0}`, echoTasks())
 	require.Equal(t, StatusFailed, r.Exec.Status)
 	assert.Equal(t, ErrExceedToleratedFailureThreshold, r.Exec.Error)
+}
+
+// A distributed Map in a JSONata state: ItemReader and ResultWriter take
+// Arguments with expressions, ItemBatcher's BatchInput holds expressions.
+func TestJSONataDistributedMap(t *testing.T) {
+	dir := t.TempDir()
+	writeObject(t, dir, "data", "rows.csv", "a,b\n1,2\n3,4\n5,6\n")
+	def := `{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","Label":"Rows",
+	  "ItemReader":{"Resource":"arn:aws:states:::s3:getObject","ReaderConfig":{"InputType":"CSV","CSVHeaderLocation":"FIRST_ROW"},
+	    "Arguments":{"Bucket":"data","Key":"{% $states.input.key %}"}},
+	  "ItemBatcher":{"MaxItemsPerBatch":2,"BatchInput":{"site":"{% $states.input.site %}"}},
+	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"},"StartAt":"P",
+	    "States":{"P":{"Type":"Pass","Output":{"site":"{% $states.input.BatchInput.site %}","n":"{% $count($states.input.Items) %}"},"End":true}}},
+	  "End":true}}}`
+	r := runOpts(t, def, `{"key":"rows.csv","site":"ams1"}`, Options{BucketDir: dir})
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	assert.JSONEq(t, `[{"site":"ams1","n":2},{"site":"ams1","n":1}]`, r.Exec.Output)
+
+	withWriter := strings.Replace(def, `"Label":"Rows",`, `"Label":"Rows","ResultWriter":{"Resource":"arn:aws:states:::s3:putObject","Arguments":{"Bucket":"results","Prefix":"{% $states.input.site %}"}},`, 1)
+	r = runOpts(t, withWriter, `{"key":"rows.csv","site":"ams1"}`, Options{BucketDir: dir})
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	var out struct{ ResultWriterDetails struct{ Bucket, Key string } }
+	require.NoError(t, jsonUnmarshal(r.Exec.Output, &out))
+	assert.Equal(t, "results", out.ResultWriterDetails.Bucket)
+	assert.True(t, strings.HasPrefix(out.ResultWriterDetails.Key, "ams1/"), out.ResultWriterDetails.Key)
+
+	_, err := Parse([]byte(strings.Replace(def, `"Arguments":{"Bucket"`, `"Parameters":{"Bucket"`, 1)), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `field "ItemReader.Parameters": unknown field`)
 }

@@ -274,10 +274,6 @@ var jsonPathOnlyFields = map[string]string{
 	"ToleratedFailureCountPath": "", "ToleratedFailurePercentagePath": "",
 }
 
-// jsonataUnsupported are the fields this runtime does not run in a
-// JSONata state yet: a distributed Map's reader, batcher and writer.
-var jsonataUnsupported = []string{"ItemReader", "ItemBatcher", "ResultWriter"}
-
 // jsonataOnlyFields are refused in a JSONPath state.
 var jsonataOnlyFields = map[string]bool{"Arguments": true, "Output": true, "Items": true}
 

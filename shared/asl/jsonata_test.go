@@ -1,8 +1,10 @@
 package asl
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -390,4 +392,34 @@ func TestJSONataDistributedMap(t *testing.T) {
 	_, err := Parse([]byte(strings.Replace(def, `"Arguments":{"Bucket"`, `"Parameters":{"Bucket"`, 1)), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `field "ItemReader.Parameters": unknown field`)
+}
+
+// The callback pattern in JSONata: Arguments pass $states.context.Task.Token
+// to the function, whose answer through the token is the task's result.
+func TestJSONataTaskToken(t *testing.T) {
+	const fn = "arn:aws:lambda:us-east-1:123456789012:function:Park"
+	def := `{"QueryLanguage":"JSONata","StartAt":"Park","States":{"Park":{"Type":"Task","Resource":"arn:aws:states:::lambda:invoke.waitForTaskToken",
+	  "Arguments":{"FunctionName":"` + fn + `","Payload":{"token":"{% $states.context.Task.Token %}","node":"{% $states.input.node %}"}},
+	  "TimeoutSeconds":"{% $states.context.Execution.Input.timeout %}",
+	  "Output":{"node":"{% $states.input.node %}","answer":"{% $states.result.by %}"},"End":true}}}`
+	vc := NewVirtualClock(epoch)
+	var e *Engine
+	park := lambda.NewHandler(func(_ context.Context, in map[string]any) error {
+		token, _ := in["token"].(string)
+		assert.NotEmpty(t, token)
+		assert.Equal(t, "gpu-01", in["node"])
+		vc.AfterFunc(30*time.Second, func() { assert.NoError(t, e.SendTaskSuccess(token, []byte(`{"by":"timer"}`))) })
+		return nil
+	})
+	e = NewEngine(Options{Clock: vc, Tasks: map[string]TaskHandler{fn: park}, IdleTokenFunctions: map[string]bool{fn: true}})
+	sm, err := Parse([]byte(def), nil)
+	require.NoError(t, err)
+	arn, err := e.CreateStateMachine("park", sm)
+	require.NoError(t, err)
+	x, err := e.StartExecution(context.Background(), arn, "run-1", []byte(`{"node":"gpu-01","timeout":600}`))
+	require.NoError(t, err)
+	ex, err := e.Wait(ctxT(t), x)
+	require.NoError(t, err)
+	require.Equal(t, StatusSucceeded, ex.Status, ex.Cause)
+	assert.JSONEq(t, `{"node":"gpu-01","answer":"timer"}`, ex.Output)
 }

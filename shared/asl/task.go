@@ -117,6 +117,9 @@ func (r *stateRun) task() (any, *failure) {
 	res := st.taskRes
 	if res.kind == resLambdaCallback {
 		r.token = e.newToken()
+		// The context object (and a JSONata $states holding it) may have
+		// been built for the timeouts, before the token existed.
+		r.ctxObj, r.jsStates = nil, nil
 	}
 	if eff, f = r.parameters(eff); f != nil {
 		return nil, f

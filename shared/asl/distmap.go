@@ -26,6 +26,7 @@ type itemReader struct {
 	delimiter      rune
 	maxItems       int64 // 0: all
 	maxItemsPath   *path
+	jMaxItems      *jvalue // MaxItems as a JSONata expression
 }
 
 // itemBatcher is a Map's ItemBatcher: items grouped into one child input
@@ -37,6 +38,8 @@ type itemBatcher struct {
 	maxBytesPath *path
 	batchInput   *template
 	jBatchInput  *jvalue // BatchInput in a JSONata state
+	// The limits as JSONata expressions.
+	jMaxItems, jMaxBytes *jvalue
 }
 
 // resultWriter is a Map's ResultWriter: the child executions' results
@@ -270,6 +273,10 @@ func (c *compiler) itemReader(v any, where, params string) *itemReader {
 	}
 	delims := map[string]rune{"COMMA": ',', "PIPE": '|', "SEMICOLON": ';', "SPACE": ' ', "TAB": '\t'}
 	r.delimiter = delims[c.enum(cfg, where, f, "CSVDelimiter", "COMMA", "COMMA", "PIPE", "SEMICOLON", "SPACE", "TAB")]
+	if params == "Arguments" {
+		r.jMaxItems = c.jsonataExpr(cfg, where, f, "MaxItems")
+		cfg = withoutExpressions(cfg, []string{"MaxItems"})
+	}
 	c.exclusive(cfg, where, f, "MaxItems")
 	r.maxItems = c.positive(cfg, where, f, "MaxItems", 100_000_000)
 	r.maxItemsPath = c.refPathField(cfg, where, "MaxItemsPath")
@@ -283,13 +290,18 @@ func (c *compiler) itemBatcher(v any, where string, isJSONata bool) *itemBatcher
 		return nil
 	}
 	b := &itemBatcher{}
+	if isJSONata {
+		b.jMaxItems = c.jsonataExpr(m, where, f, "MaxItemsPerBatch")
+		b.jMaxBytes = c.jsonataExpr(m, where, f, "MaxInputBytesPerBatch")
+		m = withoutExpressions(m, []string{"MaxItemsPerBatch", "MaxInputBytesPerBatch"})
+	}
 	c.exclusive(m, where, f, "MaxItemsPerBatch")
 	c.exclusive(m, where, f, "MaxInputBytesPerBatch")
 	b.maxItems = c.positive(m, where, f, "MaxItemsPerBatch", 0)
 	b.maxItemsPath = c.refPathField(m, where, "MaxItemsPerBatchPath")
 	b.maxBytes = c.positive(m, where, f, "MaxInputBytesPerBatch", MaxPayloadBytes)
 	b.maxBytesPath = c.refPathField(m, where, "MaxInputBytesPerBatchPath")
-	if b.maxItems == 0 && b.maxItemsPath == nil && b.maxBytes == 0 && b.maxBytesPath == nil {
+	if b.maxItems == 0 && b.maxItemsPath == nil && b.maxBytes == 0 && b.maxBytesPath == nil && b.jMaxItems == nil && b.jMaxBytes == nil {
 		c.add(where, f, "needs at least one of MaxItemsPerBatch(Path) or MaxInputBytesPerBatch(Path)")
 	}
 	if bi, ok := m["BatchInput"]; ok {

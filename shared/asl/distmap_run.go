@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -312,6 +313,13 @@ func (r *stateRun) readItems(eff any) ([]any, *failure) {
 		}
 		maxItems = n
 	}
+	if rd.jMaxItems != nil {
+		n, f := r.jsonataInt(rd.jMaxItems, maxItems, 0, 100_000_000)
+		if f != nil {
+			return nil, f
+		}
+		maxItems = n
+	}
 	var items []any
 	var err error
 	if rd.resource == readerListObjects {
@@ -487,6 +495,13 @@ func (r *stateRun) batches(eff any, inputs []any) ([]any, []int, *failure) {
 			return nil, nil, runtimeFailure(fmt.Sprintf("The path '%s' must reference a positive integer%s", pf.p.text, limitText(pf.most)))
 		}
 		*pf.dst = n
+	}
+	var f *failure
+	if maxItems, f = r.jsonataInt(b.jMaxItems, maxItems, 1, math.MaxInt32); f != nil {
+		return nil, nil, f
+	}
+	if maxBytes, f = r.jsonataInt(b.jMaxBytes, maxBytes, 1, MaxPayloadBytes); f != nil {
+		return nil, nil, f
 	}
 	var batchInput any
 	if b.jBatchInput != nil {

@@ -373,16 +373,21 @@ func TestJSONataDistributedMap(t *testing.T) {
 	def := `{"QueryLanguage":"JSONata","StartAt":"M","States":{"M":{"Type":"Map","Label":"Rows",
 	  "ItemReader":{"Resource":"arn:aws:states:::s3:getObject","ReaderConfig":{"InputType":"CSV","CSVHeaderLocation":"FIRST_ROW"},
 	    "Arguments":{"Bucket":"data","Key":"{% $states.input.key %}"}},
-	  "ItemBatcher":{"MaxItemsPerBatch":2,"BatchInput":{"site":"{% $states.input.site %}"}},
+	  "ItemBatcher":{"MaxItemsPerBatch":"{% $states.input.perBatch %}","BatchInput":{"site":"{% $states.input.site %}"}},
 	  "ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED","ExecutionType":"EXPRESS"},"StartAt":"P",
 	    "States":{"P":{"Type":"Pass","Output":{"site":"{% $states.input.BatchInput.site %}","n":"{% $count($states.input.Items) %}"},"End":true}}},
 	  "End":true}}}`
-	r := runOpts(t, def, `{"key":"rows.csv","site":"ams1"}`, Options{BucketDir: dir})
+	r := runOpts(t, def, `{"key":"rows.csv","site":"ams1","perBatch":2}`, Options{BucketDir: dir})
 	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
 	assert.JSONEq(t, `[{"site":"ams1","n":2},{"site":"ams1","n":1}]`, r.Exec.Output)
 
+	withMax := strings.Replace(def, `"CSVHeaderLocation":"FIRST_ROW"`, `"CSVHeaderLocation":"FIRST_ROW","MaxItems":"{% $states.input.max %}"`, 1)
+	r = runOpts(t, withMax, `{"key":"rows.csv","site":"ams1","perBatch":1,"max":2}`, Options{BucketDir: dir})
+	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
+	assert.JSONEq(t, `[{"site":"ams1","n":1},{"site":"ams1","n":1}]`, r.Exec.Output)
+
 	withWriter := strings.Replace(def, `"Label":"Rows",`, `"Label":"Rows","ResultWriter":{"Resource":"arn:aws:states:::s3:putObject","Arguments":{"Bucket":"results","Prefix":"{% $states.input.site %}"}},`, 1)
-	r = runOpts(t, withWriter, `{"key":"rows.csv","site":"ams1"}`, Options{BucketDir: dir})
+	r = runOpts(t, withWriter, `{"key":"rows.csv","site":"ams1","perBatch":2}`, Options{BucketDir: dir})
 	require.Equal(t, StatusSucceeded, r.Exec.Status, r.Exec.Cause)
 	var out struct{ ResultWriterDetails struct{ Bucket, Key string } }
 	require.NoError(t, jsonUnmarshal(r.Exec.Output, &out))

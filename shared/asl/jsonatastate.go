@@ -382,6 +382,19 @@ func (c *compiler) jsonataRule(rm map[string]any, where, field string) *choiceRu
 	return r
 }
 
+// jsonataExpr compiles m[key] when it is a "{% %}" expression (nil
+// otherwise), naming it field/key.
+func (c *compiler) jsonataExpr(m map[string]any, where, field, key string) *jvalue {
+	s, isStr := m[key].(string)
+	if !isStr {
+		return nil
+	}
+	if _, isExpr := jsonataExpression(s); !isExpr {
+		return nil
+	}
+	return c.jvalue(s, where, field+"/"+key)
+}
+
 // jvalue compiles a JSONata field value, reporting its problems.
 func (c *compiler) jvalue(v any, where, field string) *jvalue {
 	var probs []string

@@ -95,7 +95,14 @@ type Env struct {
 // Eval evaluates the expression. Values are the generic JSON model (nil,
 // bool, int64, float64, string, []any, map[string]any); a whole number
 // comes back as int64. An undefined result returns ErrUndefined.
-func (x *Expr) Eval(env Env) (any, error) {
+func (x *Expr) Eval(env Env) (v any, err error) {
+	// The library is a reflection-based interpreter of arbitrary input; a
+	// panic in it fails this evaluation, not the process.
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("the JSONata library failed: %v", p)
+		}
+	}()
 	if x.fast != nil {
 		if v, err := x.fast.eval(env); !errors.Is(err, errNotSure) {
 			return v, err
@@ -137,7 +144,7 @@ func (x *Expr) Eval(env Env) (any, error) {
 			return nil, err
 		}
 	}
-	v, err := e.Eval(nil)
+	v, err = e.Eval(nil)
 	if errors.Is(err, blues.ErrUndefined) {
 		return nil, ErrUndefined
 	}

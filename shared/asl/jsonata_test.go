@@ -211,6 +211,16 @@ func TestJSONataFailures(t *testing.T) {
 			cause:   `An error occurred while executing the state 'Run S3 Data Push' (entered at the event id #6). The JSONata expression '$states.input.pushLocation' specified for the field 'Arguments/Input/pushLocation' returned nothing (undefined).`,
 		},
 		{
+			// Recorded from AWS: a variable no state assigns is not refused
+			// when the state machine is created; the state fails.
+			name: "a variable no state assigns",
+			def: `{"QueryLanguage":"JSONata","StartAt":"State0","States":{
+			  "State0":{"Type":"Pass","Assign":{"result":"{% $doesNotExist %}"},"End":true}}}`,
+			input:   `{}`,
+			errName: "States.QueryEvaluationError",
+			cause:   `An error occurred while executing the state 'State0' (entered at the event id #2). The JSONata expression '$doesNotExist' specified for the field 'Assign/result' returned nothing (undefined).`,
+		},
+		{
 			name: "an undefined Output",
 			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{
 			  "P":{"Type":"Pass","Output":"{% $states.input.absent %}","End":true}}}`,

@@ -22,6 +22,7 @@ require (
 	github.com/aws/jsii-runtime-go v1.140.0
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/blues/jsonata-go v1.5.4
 	github.com/canonical/gomaasclient v0.20.0
 	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327

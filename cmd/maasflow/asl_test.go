@@ -236,6 +236,32 @@ func TestASLValidateVariables(t *testing.T) {
 	assert.Contains(t, stderr, `state "A": field "Parameters": references the variable $m, which no state assigns`)
 }
 
+// validate accepts JSONata states and refuses the JSONPath fields in them,
+// as AWS does; run evaluates them.
+func TestASLJSONata(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"jsonata.asl.json": `{"QueryLanguage":"JSONata","StartAt":"A","States":{
+		  "A":{"Type":"Pass","Assign":{"who":"{% $states.input.who %}"},"Next":"B"},
+		  "B":{"Type":"Pass","Output":{"msg":"{% 'hi ' & $who %}"},"End":true}}}`,
+		"mixed.asl.json": `{"QueryLanguage":"JSONata","StartAt":"A","States":{
+		  "A":{"Type":"Pass","Parameters":{"a":1},"Next":"B"},
+		  "B":{"Type":"Pass","QueryLanguage":"JSONPath","End":true}}}`,
+	})
+	code, _, stderr := runCLI(t, "validate", filepath.Join(dir, "jsonata.asl.json"))
+	assert.Equal(t, 0, code, stderr)
+
+	code, _, stderr = runCLI(t, "validate", filepath.Join(dir, "mixed.asl.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `state "A": field "Parameters": Parameters is a JSONPath field`)
+	assert.Contains(t, stderr, `state "B": field "QueryLanguage"`)
+
+	code, stdout, stderr := runCLI(t, "run", "--definition", filepath.Join(dir, "jsonata.asl.json"), "--input", `{"who":"ops"}`)
+	require.Equal(t, 0, code, stderr)
+	o := parseRun(t, stdout)
+	assert.Equal(t, "SUCCEEDED", o.Status)
+	assert.JSONEq(t, `{"msg":"hi ops"}`, string(o.Output))
+}
+
 // validate accepts a distributed Map and refuses a distributed-only field
 // on an inline one; run reads ItemReader objects from --buckets.
 func TestASLDistributedMap(t *testing.T) {

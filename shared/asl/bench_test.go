@@ -42,21 +42,11 @@ func BenchmarkTransitions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	start := time.Now()
-	for range b.N {
-		x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ex, err := e.Wait(ctx, x)
-		if err != nil || ex.Status != StatusSucceeded {
-			b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
-		}
-	}
+	runChains(b, e, arn)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	runtime.ReadMemStats(&ms1)
@@ -178,4 +168,73 @@ func memInUse() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc + ms.StackInuse
+}
+
+// jsonataChainDef is chainDef in JSONata: each Pass builds the same output
+// (the input's fields and the payload under "step"), with an object
+// template when merge is false and with $merge otherwise; each Choice tests
+// it.
+func jsonataChainDef(n int, merge bool) string {
+	var b strings.Builder
+	b.WriteString(`{"QueryLanguage":"JSONata","StartAt":"P0","States":{`)
+	for i := range n {
+		next := fmt.Sprintf("P%d", i+1)
+		if i == n-1 {
+			next = "Done"
+		}
+		if merge {
+			fmt.Fprintf(&b, `"P%d":{"Type":"Pass","Output":"{%% $merge([$states.input, {'step': {'i': %d, 'node': $states.input.node, 'tag': 'x'}}]) %%}","Next":"C%d"},`, i, i, i)
+		} else {
+			fmt.Fprintf(&b, `"P%d":{"Type":"Pass","Output":{"node":"{%% $states.input.node %%}","site":"{%% $states.input.site %%}","step":{"i":%d,"node":"{%% $states.input.node %%}","tag":"x"}},"Next":"C%d"},`, i, i, i)
+		}
+		fmt.Fprintf(&b, `"C%d":{"Type":"Choice","Choices":[{"Condition":"{%% $states.input.step.i = %d %%}","Next":"%s"}],"Default":"Done"},`, i, i, next)
+	}
+	b.WriteString(`"Done":{"Type":"Succeed"}}}`)
+	return b.String()
+}
+
+// BenchmarkQueryLanguages runs the same 401-transition Pass/Choice chain
+// written in JSONPath and in JSONata, to compare a JSONata state's cost
+// with the equivalent JSONPath state's: "JSONata" builds the Pass output
+// with an object template, "JSONata-merge" with $merge (which the JSONata
+// library evaluates).
+func BenchmarkQueryLanguages(b *testing.B) {
+	const pairs = 200
+	transitions := 2*pairs + 1
+	for _, lang := range []struct {
+		name string
+		def  string
+	}{{"JSONPath", chainDef(pairs)}, {"JSONata", jsonataChainDef(pairs, false)}, {"JSONata-merge", jsonataChainDef(pairs, true)}} {
+		b.Run(lang.name, func(b *testing.B) {
+			sm, err := Parse([]byte(lang.def), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e := NewEngine(Options{Clock: NewVirtualClock(epoch)})
+			arn, err := e.CreateStateMachine("chain", sm)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			runChains(b, e, arn)
+			b.ReportMetric(float64(b.N*transitions)/b.Elapsed().Seconds(), "transitions/s")
+		})
+	}
+}
+
+// runChains runs b.N executions of a chain machine to success.
+func runChains(b *testing.B, e *Engine, arn string) {
+	b.Helper()
+	ctx := context.Background()
+	for range b.N {
+		x, err := e.StartExecution(ctx, arn, "", []byte(`{"node":"gpu-01","site":"ams1"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ex, err := e.Wait(ctx, x)
+		if err != nil || ex.Status != StatusSucceeded {
+			b.Fatalf("%v %s %s", err, ex.Status, ex.Cause)
+		}
+	}
 }

@@ -157,6 +157,15 @@ func (r *stateRun) mapState() (any, *failure) {
 	// ItemSelector fails the state without running anything.
 	inputs := make([]any, len(items))
 	for i, item := range items {
+		if st.j != nil && st.j.itemSelector != nil {
+			ir := &stateRun{t: t, st: st, raw: r.raw, entered: r.entered, enteredID: r.enteredID, mapItem: &mapItem{index: i, value: item}}
+			v, f := st.j.itemSelector.eval(ir, jstates{})
+			if f != nil {
+				return nil, f
+			}
+			inputs[i] = v
+			continue
+		}
 		if st.itemSelector == nil {
 			inputs[i] = item
 			continue
@@ -253,7 +262,7 @@ func (r *stateRun) mapEnd(g *group, run *mapRun, tolerated bool, failedItems, to
 		f := g.first
 		if tolerated {
 			f = &failure{Error: ErrExceedToleratedFailureThreshold, HasCause: true,
-				Cause: fmt.Sprintf("The specified tolerated failure threshold was exceeded: %d of %d items failed", failedItems, total)}
+				Cause: "The specified tolerated failure threshold was exceeded"}
 		}
 		t.record(event{typ: prefix + "Failed", err: f.Error, cause: f.Cause, hasCause: f.HasCause})
 		return nil, f
@@ -278,6 +287,24 @@ func (r *stateRun) mapItems(eff any) ([]any, *failure) {
 		return r.readItems(eff)
 	}
 	itemsVal := eff
+	if st.j != nil {
+		if st.j.items == nil {
+			items, ok := eff.([]any)
+			if !ok {
+				return nil, r.queryFailure("", "Map state input must be an array but was: "+toJSON(eff))
+			}
+			return items, nil
+		}
+		v, f := st.j.items.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return nil, r.unexpectedType(st.j.items, "array", v)
+		}
+		return items, nil
+	}
 	if st.itemsPath != nil {
 		v, ok := st.itemsPath.get(eff, r)
 		if !ok {
@@ -297,38 +324,54 @@ func (r *stateRun) mapItems(eff any) ([]any, *failure) {
 func (r *stateRun) mapLimits(eff any) (int64, int64, float64, *failure) {
 	st := r.st
 	maxConc, tolCount, tolPct := st.maxConcurrency, st.toleratedCount, st.toleratedPercent
-	num := func(p *path) (float64, *failure) {
+	if st.j != nil {
+		return r.jsonataMapLimits(maxConc, tolCount, tolPct)
+	}
+	// The causes are AWS's recorded ones ("The MaxConcurrencyPath field
+	// refers to value "NoNumber" which is not a valid integer: $.x",
+	// "ToleratedFailureCount cannot be negative.").
+	num := func(field string, p *path, float bool) (float64, *failure) {
 		v, ok := p.get(eff, r)
 		if !ok {
 			return 0, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", p.text, p.normalized()))
 		}
 		n, isNum := toFloat(v)
-		if !isNum || n < 0 || math.IsNaN(n) {
-			return 0, runtimeFailure(fmt.Sprintf("The path '%s' must reference a non-negative number, got %s", p.text, toJSON(v)))
+		kind := "integer"
+		if float {
+			kind = "float"
+		}
+		if !isNum || math.IsNaN(n) || (!float && n != math.Trunc(n)) {
+			return 0, runtimeFailure(fmt.Sprintf("The %s field refers to value \"%s\" which is not a valid %s: %s", field, rawText(v), kind, p.text))
 		}
 		return n, nil
 	}
 	if st.maxConcurrencyPath != nil {
-		n, f := num(st.maxConcurrencyPath)
+		n, f := num("MaxConcurrencyPath", st.maxConcurrencyPath, false)
 		if f != nil {
 			return 0, 0, 0, f
+		}
+		if n < 0 {
+			return 0, 0, 0, runtimeFailure("MaxConcurrency cannot be negative.")
 		}
 		maxConc = int64(n)
 	}
 	if st.toleratedCountPath != nil {
-		n, f := num(st.toleratedCountPath)
+		n, f := num("ToleratedFailureCountPath", st.toleratedCountPath, false)
 		if f != nil {
 			return 0, 0, 0, f
+		}
+		if n < 0 {
+			return 0, 0, 0, runtimeFailure("ToleratedFailureCount cannot be negative.")
 		}
 		tolCount = int64(n)
 	}
 	if st.toleratedPercentPath != nil {
-		n, f := num(st.toleratedPercentPath)
+		n, f := num("ToleratedFailurePercentagePath", st.toleratedPercentPath, true)
 		if f != nil {
 			return 0, 0, 0, f
 		}
-		if n > 100 {
-			return 0, 0, 0, runtimeFailure(fmt.Sprintf("The path '%s' must reference a percentage from 0 to 100", st.toleratedPercentPath.text))
+		if n < 0 || n > 100 {
+			return 0, 0, 0, runtimeFailure("ToleratedFailurePercentage must be between 0 and 100.")
 		}
 		tolPct = n
 	}

@@ -93,7 +93,8 @@ type choiceRule struct {
 	pattern   []patternPart
 	rules     []*choiceRule // And, Or; Not uses rules[0]
 	next      string
-	assign    *template // top-level rule's Assign, applied when it matches
+	assign    *template     // top-level rule's Assign, applied when it matches
+	j         *jsonataState // a JSONata rule: Condition, Assign, Output
 }
 
 type patternPart struct {

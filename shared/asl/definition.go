@@ -54,8 +54,11 @@ type state struct {
 	name     string
 	typ      stateType
 	typeName string
-	next     string
-	end      bool
+	// The history event types of a visit, named once rather than at
+	// every transition.
+	enteredType, exitedType, abortedType string
+	next                                 string
+	end                                  bool
 
 	inputPath, outputPath *path
 	inputNull, outputNull bool
@@ -64,6 +67,9 @@ type state struct {
 	parameters            *template
 	resultSelector        *template
 	assign                *template // Assign; nil when absent
+	// j holds the fields of a JSONata state (nil for a JSONPath state),
+	// which replace the paths, Parameters, ResultSelector and Assign above.
+	j *jsonataState
 
 	// Pass
 	result    any
@@ -127,7 +133,8 @@ type catcher struct {
 	next        string
 	resultPath  *path
 	resultNull  bool
-	assign      *template // Assign; nil when absent
+	assign      *template     // Assign; nil when absent
+	j           *jsonataState // Assign and Output in a JSONata state
 }
 
 // dynamicValue is a path or an intrinsic call (Fail's ErrorPath/CausePath).
@@ -193,6 +200,9 @@ type compiler struct {
 	// where maps every state name seen so far to the scope that declared
 	// it: names are unique across the whole machine, branches included.
 	where map[string]string
+	// jsonata is the top level's QueryLanguage: every state without its
+	// own inherits it, those inside Parallel branches and Map processors too.
+	jsonata bool
 }
 
 // unique refuses a state name declared earlier anywhere in the machine, as
@@ -247,6 +257,7 @@ func (c *compiler) machine(m map[string]any, prefix string, top bool) *machine {
 	}
 	if top {
 		c.queryLanguage(m, "")
+		c.jsonata = m["QueryLanguage"] == "JSONata"
 		if v, ok := m["TimeoutSeconds"]; ok {
 			n, ok := isInteger(v)
 			if !ok || n <= 0 || n > 99999999 {
@@ -369,10 +380,14 @@ func (c *compiler) queryLanguage(m map[string]any, state string) {
 	}
 	switch v {
 	case "JSONPath":
+		// A state machine whose top level is JSONata cannot hold a JSONPath
+		// state: only the reverse mix is allowed, as Step Functions says.
+		if state != "" && c.jsonata {
+			c.add(state, "QueryLanguage", "a state cannot use JSONPath when the state machine's QueryLanguage is JSONata")
+		}
 	case "JSONata":
-		c.add(state, "QueryLanguage", "JSONata is not supported by the embedded runtime: only JSONPath is supported, for now")
 	default:
-		c.add(state, "QueryLanguage", "must be \"JSONPath\" (JSONata is not supported by the embedded runtime)")
+		c.add(state, "QueryLanguage", "must be \"JSONPath\" or \"JSONata\"")
 	}
 }
 
@@ -389,13 +404,6 @@ var fieldsByType = map[stateType][]string{
 	typeMap:      {"Assign", "Next", "End", "InputPath", "OutputPath", "ResultPath", "Parameters", "ResultSelector", "ItemsPath", "ItemSelector", "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath", "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "Retry", "Catch", "ItemReader", "ItemBatcher", "ResultWriter", "Label"},
 }
 
-// unsupportedFields are valid ASL that this runtime refuses explicitly
-// rather than ignore.
-var unsupportedFields = map[string]string{
-	"Arguments": "Arguments is a JSONata field; only JSONPath is supported",
-	"Output":    "Output is a JSONata field; only JSONPath is supported",
-}
-
 func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	where := prefix + name
 	typeName, _ := m["Type"].(string)
@@ -408,17 +416,33 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		}
 		return nil
 	}
-	st := &state{name: name, typ: typ, typeName: typeName}
+	st := &state{name: name, typ: typ, typeName: typeName,
+		enteredType: typeName + "StateEntered", exitedType: typeName + "StateExited", abortedType: typeName + "StateAborted"}
+	isJSONata := c.jsonata
+	if ql, ok := m["QueryLanguage"].(string); ok {
+		isJSONata = ql == "JSONata"
+	}
 	allowed := map[string]bool{}
 	for _, f := range fieldsByType[typ] {
-		allowed[f] = true
+		if _, pathOnly := jsonPathOnlyFields[f]; !isJSONata || !pathOnly {
+			allowed[f] = true
+		}
+	}
+	if isJSONata {
+		for _, f := range jsonataFieldsByType[typ] {
+			allowed[f] = true
+		}
 	}
 	for _, k := range sortedKeys(m) {
 		if commonFields[k] || allowed[k] {
 			continue
 		}
-		if msg := unsupportedFields[k]; msg != "" {
-			c.add(where, k, "%s", msg)
+		if _, pathOnly := jsonPathOnlyFields[k]; pathOnly && isJSONata && containsString(fieldsByType[typ], k) {
+			c.add(where, k, "%s is a JSONPath field, not allowed in a JSONata state (use Arguments, Output, Items or a {%% %%} expression)", k)
+			continue
+		}
+		if jsonataOnlyFields[k] && !isJSONata && containsString(jsonataFieldsByType[typ], k) {
+			c.add(where, k, "%s is a JSONata field, allowed only when the state's QueryLanguage is JSONata", k)
 			continue
 		}
 		switch k {
@@ -455,6 +479,12 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 		}
 	}
 
+	if isJSONata {
+		c.compileJSONataFields(st, m, where)
+		// The literal checks below see only the numbers written as numbers.
+		m = withoutExpressions(m, jsonataNumberFields)
+	}
+
 	// Input and output processing.
 	if allowed["InputPath"] {
 		st.inputPath, st.inputNull = c.pathField(m, where, "InputPath", false)
@@ -463,7 +493,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	if allowed["ResultPath"] {
 		st.resultPath, st.resultNull = c.pathField(m, where, "ResultPath", true)
 	}
-	if v, ok := m["Assign"]; ok && allowed["Assign"] {
+	if v, ok := m["Assign"]; ok && allowed["Assign"] && !isJSONata {
 		st.assign = c.assignField(v, where, "Assign")
 	}
 	if allowed["Parameters"] {
@@ -482,7 +512,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	}
 	if allowed["Retry"] {
 		st.retry = c.retriers(m, where)
-		st.catch = c.catchers(m, where)
+		st.catch = c.catchers(m, where, isJSONata)
 	}
 
 	switch typ {
@@ -491,9 +521,9 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 	case typeTask:
 		c.task(st, m, where)
 	case typeChoice:
-		c.choice(st, m, where)
+		c.choice(st, m, where, isJSONata)
 	case typeWait:
-		c.wait(st, m, where)
+		c.wait(st, m, where, isJSONata)
 	case typeFail:
 		c.fail(st, m, where)
 	case typeParallel:
@@ -511,7 +541,7 @@ func (c *compiler) state(name, prefix string, m map[string]any) *state {
 			st.branches = append(st.branches, c.machine(bm, fmt.Sprintf("%s/Branch %d/", where, i), false))
 		}
 	case typeMap:
-		c.mapState(st, m, where)
+		c.mapState(st, m, where, isJSONata)
 	}
 	return st
 }
@@ -656,22 +686,36 @@ func (c *compiler) retriers(m map[string]any, where string) []*retrier {
 	return out
 }
 
-func (c *compiler) catchers(m map[string]any, where string) []*catcher {
+func (c *compiler) catchers(m map[string]any, where string, isJSONata bool) []*catcher {
 	items, n := c.objectList(m, "Catch", "catchers", where)
 	var out []*catcher
 	for _, it := range items {
 		i, field, cm := it.index, it.field, it.m
 		for _, k := range sortedKeys(cm) {
 			switch k {
-			case "ErrorEquals", "Next", "ResultPath", "Comment", "Assign":
+			case "ErrorEquals", "Next", "Comment", "Assign":
+			case "ResultPath":
+				if isJSONata {
+					c.add(where, field+"."+k, "ResultPath is a JSONPath field, not allowed in a JSONata state (use Output)")
+				}
 			case "Output":
-				c.add(where, field+"."+k, "Output is a JSONata field; not supported by the embedded runtime")
+				if !isJSONata {
+					c.add(where, field+"."+k, "Output is a JSONata field, allowed only when the state's QueryLanguage is JSONata")
+				}
 			default:
 				c.add(where, field+"."+k, "unknown catcher field")
 			}
 		}
 		ct := &catcher{}
-		if v, ok := cm["Assign"]; ok {
+		if isJSONata {
+			ct.j = &jsonataState{}
+			if v, ok := cm["Assign"]; ok {
+				ct.j.assign = c.jsonataAssign(v, where, field+"/Assign")
+			}
+			if v, ok := cm["Output"]; ok {
+				ct.j.output = c.jvalue(v, where, field+"/Output")
+			}
+		} else if v, ok := cm["Assign"]; ok {
 			ct.assign = c.assignField(v, where, field+".Assign")
 		}
 		ct.errorEquals = c.errorEquals(cm["ErrorEquals"], where, field+".ErrorEquals")
@@ -799,7 +843,7 @@ func (c *compiler) refPathField(m map[string]any, where, field string) *path {
 	return p
 }
 
-func (c *compiler) choice(st *state, m map[string]any, where string) {
+func (c *compiler) choice(st *state, m map[string]any, where string, isJSONata bool) {
 	list, ok := m["Choices"].([]any)
 	if !ok || len(list) == 0 {
 		c.add(where, "Choices", "is required and must be a non-empty array of rules")
@@ -811,12 +855,13 @@ func (c *compiler) choice(st *state, m map[string]any, where string) {
 			c.add(where, field, "must be a rule object")
 			continue
 		}
+		if isJSONata {
+			st.choices = append(st.choices, c.jsonataRule(rm, where, field))
+			continue
+		}
 		var probs []string
 		r := compileChoiceRule(rm, field, true, &probs)
-		for _, p := range probs {
-			f, msg, _ := strings.Cut(p, ": ")
-			c.add(where, f, "%s", msg)
-		}
+		c.addAll(where, probs)
 		st.choices = append(st.choices, r)
 	}
 	if v, ok := m["Default"]; ok {
@@ -828,7 +873,7 @@ func (c *compiler) choice(st *state, m map[string]any, where string) {
 	}
 }
 
-func (c *compiler) wait(st *state, m map[string]any, where string) {
+func (c *compiler) wait(st *state, m map[string]any, where string, isJSONata bool) {
 	n := 0
 	for _, f := range []string{"Seconds", "SecondsPath", "Timestamp", "TimestampPath"} {
 		if _, ok := m[f]; ok {
@@ -837,6 +882,19 @@ func (c *compiler) wait(st *state, m map[string]any, where string) {
 	}
 	if n != 1 {
 		c.add(where, "Seconds", "a Wait state needs exactly one of Seconds, SecondsPath, Timestamp or TimestampPath")
+	}
+	if isJSONata {
+		// Seconds and Timestamp may be expressions, checked when evaluated.
+		lits := make(map[string]any, len(m))
+		for k, v := range m {
+			if s, isStr := v.(string); isStr && (k == "Seconds" || k == "Timestamp") {
+				if _, isExpr := jsonataExpression(s); isExpr {
+					continue
+				}
+			}
+			lits[k] = v
+		}
+		m = lits
 	}
 	if v, ok := m["Seconds"]; ok {
 		s, ok := isInteger(v)
@@ -912,7 +970,7 @@ func (c *compiler) dynamic(m map[string]any, where, field string) *dynamicValue 
 	return d
 }
 
-func (c *compiler) mapState(st *state, m map[string]any, where string) {
+func (c *compiler) mapState(st *state, m map[string]any, where string, isJSONata bool) {
 	proc, hasProc := m["ItemProcessor"]
 	iter, hasIter := m["Iterator"]
 	switch {
@@ -933,7 +991,7 @@ func (c *compiler) mapState(st *state, m map[string]any, where string) {
 			if field == "Iterator" {
 				c.add(where, "Iterator", "a DISTRIBUTED Map needs ItemProcessor, not the legacy Iterator")
 			}
-			st.dist = c.distributed(m, where, execType)
+			st.dist = c.distributed(m, where, execType, isJSONata)
 		}
 		st.processor = c.machine(pm, where+"/"+field+"/", false)
 	} else if hasProc || hasIter {

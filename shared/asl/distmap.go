@@ -19,12 +19,14 @@ type distributedMap struct {
 type itemReader struct {
 	resource       string // readerGetObject or readerListObjects
 	params         *template
-	inputType      string // CSV, JSON, JSONL (MANIFEST and PARQUET are refused when run)
-	headerLocation string // FIRST_ROW or GIVEN
+	args           *jvalue // Arguments, in a JSONata state (instead of Parameters)
+	inputType      string  // CSV, JSON, JSONL (MANIFEST and PARQUET are refused when run)
+	headerLocation string  // FIRST_ROW or GIVEN
 	headers        []string
 	delimiter      rune
 	maxItems       int64 // 0: all
 	maxItemsPath   *path
+	jMaxItems      *jvalue // MaxItems as a JSONata expression
 }
 
 // itemBatcher is a Map's ItemBatcher: items grouped into one child input
@@ -35,14 +37,18 @@ type itemBatcher struct {
 	maxBytes     int64
 	maxBytesPath *path
 	batchInput   *template
+	jBatchInput  *jvalue // BatchInput in a JSONata state
+	// The limits as JSONata expressions.
+	jMaxItems, jMaxBytes *jvalue
 }
 
 // resultWriter is a Map's ResultWriter: the child executions' results
 // written to files under Options.BucketDir instead of the state's output.
 type resultWriter struct {
 	params         *template
-	outputType     string // JSON or JSONL
-	transformation string // NONE, COMPACT or FLATTEN
+	args           *jvalue // Arguments, in a JSONata state (instead of Parameters)
+	outputType     string  // JSON or JSONL
+	transformation string  // NONE, COMPACT or FLATTEN
 }
 
 const (
@@ -97,7 +103,7 @@ func (c *compiler) processorMode(pm map[string]any, where, field string) (string
 }
 
 // distributed compiles the fields of a DISTRIBUTED Map.
-func (c *compiler) distributed(m map[string]any, where, execType string) *distributedMap {
+func (c *compiler) distributed(m map[string]any, where, execType string, isJSONata bool) *distributedMap {
 	d := &distributedMap{executionType: execType}
 	if v, ok := m["Label"]; ok {
 		s, isStr := v.(string)
@@ -111,14 +117,20 @@ func (c *compiler) distributed(m map[string]any, where, execType string) *distri
 		}
 		d.label = s
 	}
+	// A JSONata state writes the reader's and writer's Parameters as
+	// Arguments, with {% %} expressions instead of ".$" keys.
+	params := "Parameters"
+	if isJSONata {
+		params = "Arguments"
+	}
 	if v, ok := m["ItemReader"]; ok {
-		d.reader = c.itemReader(v, where)
+		d.reader = c.itemReader(v, where, params)
 	}
 	if v, ok := m["ItemBatcher"]; ok {
-		d.batcher = c.itemBatcher(v, where)
+		d.batcher = c.itemBatcher(v, where, isJSONata)
 	}
 	if v, ok := m["ResultWriter"]; ok {
-		d.writer = c.resultWriter(v, where)
+		d.writer = c.resultWriter(v, where, params)
 	}
 	return d
 }
@@ -188,8 +200,8 @@ func (c *compiler) exclusive(m map[string]any, where, field, key string) {
 	}
 }
 
-func (c *compiler) itemReader(v any, where string) *itemReader {
-	m, ok := c.object(v, where, "ItemReader", "Resource", "ReaderConfig", "Parameters")
+func (c *compiler) itemReader(v any, where, params string) *itemReader {
+	m, ok := c.object(v, where, "ItemReader", "Resource", "ReaderConfig", params)
 	if !ok {
 		return nil
 	}
@@ -202,14 +214,17 @@ func (c *compiler) itemReader(v any, where string) *itemReader {
 	default:
 		c.add(where, "ItemReader.Resource", "must be %q or %q", readerGetObject, readerListObjects)
 	}
-	if p, ok := m["Parameters"]; ok {
-		if _, isObj := p.(map[string]any); !isObj {
-			c.add(where, "ItemReader.Parameters", "must be an object")
-		} else {
+	if p, ok := m[params]; ok {
+		switch _, isObj := p.(map[string]any); {
+		case !isObj:
+			c.add(where, "ItemReader."+params, "must be an object")
+		case params == "Arguments":
+			r.args = c.jvalue(p, where, "ItemReader/Arguments")
+		default:
 			r.params = c.template(p, where, "ItemReader.Parameters")
 		}
 	} else {
-		c.add(where, "ItemReader.Parameters", "is required (Bucket, and Key or Prefix)")
+		c.add(where, "ItemReader."+params, "is required (Bucket, and Key or Prefix)")
 	}
 	cfgRaw, hasCfg := m["ReaderConfig"]
 	if !hasCfg {
@@ -258,31 +273,42 @@ func (c *compiler) itemReader(v any, where string) *itemReader {
 	}
 	delims := map[string]rune{"COMMA": ',', "PIPE": '|', "SEMICOLON": ';', "SPACE": ' ', "TAB": '\t'}
 	r.delimiter = delims[c.enum(cfg, where, f, "CSVDelimiter", "COMMA", "COMMA", "PIPE", "SEMICOLON", "SPACE", "TAB")]
+	if params == "Arguments" {
+		r.jMaxItems = c.jsonataExpr(cfg, where, f, "MaxItems")
+		cfg = withoutExpressions(cfg, []string{"MaxItems"})
+	}
 	c.exclusive(cfg, where, f, "MaxItems")
 	r.maxItems = c.positive(cfg, where, f, "MaxItems", 100_000_000)
 	r.maxItemsPath = c.refPathField(cfg, where, "MaxItemsPath")
 	return r
 }
 
-func (c *compiler) itemBatcher(v any, where string) *itemBatcher {
+func (c *compiler) itemBatcher(v any, where string, isJSONata bool) *itemBatcher {
 	const f = "ItemBatcher"
 	m, ok := c.object(v, where, f, "MaxItemsPerBatch", "MaxItemsPerBatchPath", "MaxInputBytesPerBatch", "MaxInputBytesPerBatchPath", "BatchInput")
 	if !ok {
 		return nil
 	}
 	b := &itemBatcher{}
+	if isJSONata {
+		b.jMaxItems = c.jsonataExpr(m, where, f, "MaxItemsPerBatch")
+		b.jMaxBytes = c.jsonataExpr(m, where, f, "MaxInputBytesPerBatch")
+		m = withoutExpressions(m, []string{"MaxItemsPerBatch", "MaxInputBytesPerBatch"})
+	}
 	c.exclusive(m, where, f, "MaxItemsPerBatch")
 	c.exclusive(m, where, f, "MaxInputBytesPerBatch")
 	b.maxItems = c.positive(m, where, f, "MaxItemsPerBatch", 0)
 	b.maxItemsPath = c.refPathField(m, where, "MaxItemsPerBatchPath")
 	b.maxBytes = c.positive(m, where, f, "MaxInputBytesPerBatch", MaxPayloadBytes)
 	b.maxBytesPath = c.refPathField(m, where, "MaxInputBytesPerBatchPath")
-	if b.maxItems == 0 && b.maxItemsPath == nil && b.maxBytes == 0 && b.maxBytesPath == nil {
+	if b.maxItems == 0 && b.maxItemsPath == nil && b.maxBytes == 0 && b.maxBytesPath == nil && b.jMaxItems == nil && b.jMaxBytes == nil {
 		c.add(where, f, "needs at least one of MaxItemsPerBatch(Path) or MaxInputBytesPerBatch(Path)")
 	}
 	if bi, ok := m["BatchInput"]; ok {
 		if _, isObj := bi.(map[string]any); !isObj {
 			c.add(where, f+".BatchInput", "must be an object")
+		} else if isJSONata {
+			b.jBatchInput = c.jvalue(bi, where, f+"/BatchInput")
 		} else {
 			b.batchInput = c.template(bi, where, f+".BatchInput")
 		}
@@ -290,27 +316,30 @@ func (c *compiler) itemBatcher(v any, where string) *itemBatcher {
 	return b
 }
 
-func (c *compiler) resultWriter(v any, where string) *resultWriter {
+func (c *compiler) resultWriter(v any, where, params string) *resultWriter {
 	const f = "ResultWriter"
-	m, ok := c.object(v, where, f, "Resource", "Parameters", "WriterConfig")
+	m, ok := c.object(v, where, f, "Resource", params, "WriterConfig")
 	if !ok {
 		return nil
 	}
 	w := &resultWriter{outputType: "JSON", transformation: "NONE"}
 	res, hasRes := m["Resource"]
-	p, hasParams := m["Parameters"]
+	p, hasParams := m[params]
 	switch {
 	case hasRes && res != writerPutObject:
 		c.add(where, f+".Resource", "must be %q", writerPutObject)
 	case hasRes && !hasParams:
-		c.add(where, f+".Parameters", "is required with Resource (Bucket and Prefix)")
+		c.add(where, f+"."+params, "is required with Resource (Bucket and Prefix)")
 	case !hasRes && hasParams:
-		c.add(where, f+".Resource", "is required with Parameters")
+		c.add(where, f+".Resource", "is required with %s", params)
 	}
 	if hasParams {
-		if _, isObj := p.(map[string]any); !isObj {
-			c.add(where, f+".Parameters", "must be an object")
-		} else {
+		switch _, isObj := p.(map[string]any); {
+		case !isObj:
+			c.add(where, f+"."+params, "must be an object")
+		case params == "Arguments":
+			w.args = c.jvalue(p, where, f+"/Arguments")
+		default:
 			w.params = c.template(p, where, f+".Parameters")
 		}
 	}

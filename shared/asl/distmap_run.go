@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -108,7 +109,7 @@ func (m *mapRun) results(r *stateRun, outputs []any) (any, *failure) {
 			failed = append(failed, rec)
 		}
 	}
-	if w.params == nil {
+	if w.params == nil && w.args == nil {
 		// WriterConfig alone shapes the state's output instead of files.
 		return transform(w.transformation, succeeded), nil
 	}
@@ -184,7 +185,13 @@ func (m *mapRun) write(r *stateRun, w *resultWriter, succeeded, failed []any) (a
 	fail := func(format string, args ...any) *failure {
 		return &failure{Error: ErrResultWriterFailed, HasCause: true, Cause: "ResultWriter: " + fmt.Sprintf(format, args...)}
 	}
-	params, f := w.params.eval(r.raw, r, r.t.x.e.entropy)
+	var params any
+	var f *failure
+	if w.args != nil {
+		params, f = w.args.eval(r, jstates{})
+	} else {
+		params, f = w.params.eval(r.raw, r, r.t.x.e.entropy)
+	}
 	if f != nil {
 		return nil, f
 	}
@@ -279,7 +286,14 @@ func (r *stateRun) readItems(eff any) ([]any, *failure) {
 		return &failure{Error: ErrItemReaderFailed, HasCause: true, Cause: "ItemReader: " + fmt.Sprintf(format, args...)}
 	}
 	var pm map[string]any
-	if rd.params != nil {
+	switch {
+	case rd.args != nil:
+		v, f := rd.args.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		pm, _ = v.(map[string]any)
+	case rd.params != nil:
 		v, f := rd.params.eval(eff, r, e.entropy)
 		if f != nil {
 			return nil, f
@@ -296,6 +310,13 @@ func (r *stateRun) readItems(eff any) ([]any, *failure) {
 		n, isInt := isInteger(v)
 		if !ok || !isInt || n < 0 {
 			return nil, runtimeFailure(fmt.Sprintf("The path '%s' (ItemReader.ReaderConfig.MaxItemsPath) must reference a non-negative integer", rd.maxItemsPath.text))
+		}
+		maxItems = n
+	}
+	if rd.jMaxItems != nil {
+		n, f := r.jsonataInt(rd.jMaxItems, maxItems, 0, 100_000_000)
+		if f != nil {
+			return nil, f
 		}
 		maxItems = n
 	}
@@ -475,8 +496,21 @@ func (r *stateRun) batches(eff any, inputs []any) ([]any, []int, *failure) {
 		}
 		*pf.dst = n
 	}
+	var f *failure
+	if maxItems, f = r.jsonataInt(b.jMaxItems, maxItems, 1, math.MaxInt32); f != nil {
+		return nil, nil, f
+	}
+	if maxBytes, f = r.jsonataInt(b.jMaxBytes, maxBytes, 1, MaxPayloadBytes); f != nil {
+		return nil, nil, f
+	}
 	var batchInput any
-	if b.batchInput != nil {
+	if b.jBatchInput != nil {
+		v, f := b.jBatchInput.eval(r, jstates{})
+		if f != nil {
+			return nil, nil, f
+		}
+		batchInput = v
+	} else if b.batchInput != nil {
 		v, f := b.batchInput.eval(eff, r, r.t.x.e.entropy)
 		if f != nil {
 			return nil, nil, f

@@ -419,12 +419,12 @@ func (e *Engine) History(executionARN string) ([]HistoryEvent, error) {
 		return nil, err
 	}
 	x.mu.Lock()
-	evs := x.events
+	evs := x.events.snapshot()
 	x.mu.Unlock()
-	out := make([]HistoryEvent, len(evs))
+	out := make([]HistoryEvent, evs.len())
 	role := e.roleARN()
-	for i := range evs {
-		out[i] = evs[i].public(e.region, role)
+	for i := range out {
+		out[i] = evs.at(i).public(e.region, role)
 	}
 	return out, nil
 }

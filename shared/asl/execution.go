@@ -26,7 +26,7 @@ type execution struct {
 	errName    string
 	cause      string
 	stopTime   time.Time
-	events     []event
+	events     eventLog
 	limitHit   bool
 	root       *thread
 	timeoutTmr interface{ Stop() bool }
@@ -50,8 +50,8 @@ func newExecution(e *Engine, r *registered, arn, name string, in any, inText str
 
 func (x *execution) start() {
 	x.mu.Lock()
-	x.events = make([]event, 0, x.sm.historyCapacity(x.e.maxHist))
-	x.events = append(x.events, event{id: 1, at: x.startTime, typ: "ExecutionStarted", value: x.input, hasValue: true})
+	x.events = newEventLog(x.sm.historyCapacity(x.e.maxHist))
+	x.events.append(event{id: 1, at: x.startTime, typ: "ExecutionStarted", value: x.input, hasValue: true})
 	if t := x.sm.sm.root.timeout; t > 0 {
 		x.timeoutTmr = x.e.clock.AfterFunc(time.Duration(t)*time.Second, func() {
 			x.mu.Lock()
@@ -134,9 +134,9 @@ func (x *execution) finish(out any, f *failure) {
 		x.output = out
 		ev.typ, ev.value, ev.hasValue = "ExecutionSucceeded", out, true
 	}
-	ev.id = int64(len(x.events) + 1)
-	x.events = append(x.events, ev)
-	x.sm.histLen.Store(int64(len(x.events)))
+	ev.id = int64(x.events.len() + 1)
+	x.events.append(ev)
+	x.sm.histLen.Store(int64(x.events.len()))
 	for _, h := range x.endHooks {
 		h()
 	}
@@ -197,6 +197,10 @@ type thread struct {
 	// its identity in the context object; its events stay out of the
 	// parent's history, as a child execution's have a history of their own.
 	cx *childRun
+	// visiting is the state visit under way, reused from one visit to
+	// the next: nothing keeps a visit's stateRun once it has returned,
+	// and a transition then allocates nothing for it.
+	visiting stateRun
 }
 
 func (t *thread) reason() *cancelReason { return t.canceled.Load() }
@@ -353,22 +357,22 @@ func (t *thread) record(ev event) int64 {
 	if x.limitHit || x.status != StatusRunning {
 		return t.last
 	}
-	if len(x.events) >= x.e.maxHist-1 {
+	if x.events.len() >= x.e.maxHist-1 {
 		x.limitHit = true
 		x.cancelLocked(x.root, &cancelReason{status: StatusFailed, f: &failure{
 			Error: ErrRuntime, HasCause: true,
 			Cause: fmt.Sprintf("The execution reached the maximum number of history events (%d).", x.e.maxHist),
 		}})
 		// The root's last event id becomes the one before the failure.
-		x.root.last = int64(len(x.events))
+		x.root.last = int64(x.events.len())
 		return t.last
 	}
 	if ev.at.IsZero() {
 		ev.at = x.e.clock.Now()
 	}
-	ev.id = int64(len(x.events) + 1)
+	ev.id = int64(x.events.len() + 1)
 	ev.prev = t.last
 	t.last = ev.id
-	x.events = append(x.events, ev)
+	x.events.append(ev)
 	return ev.id
 }

@@ -52,6 +52,29 @@ func TestFailureTextsAsAWSRecordsThem(t *testing.T) {
 			`{"StartAt":"State_1","States":{"State_1":{"Type":"Pass","Result":"` + strings.Repeat("x", MaxPayloadBytes) + `","End":true}}}`,
 			`{}`, ErrDataLimitExceeded,
 			`The state/task 'State_1' returned a result with a size exceeding the maximum number of bytes service limit.`},
+		{"MaxConcurrencyPath not a number (LocalStack's snapshot against AWS)",
+			mapWith(`"MaxConcurrencyPath":"$.MaxConcurrencyValue"`), `{"Values":[1],"MaxConcurrencyValue":"NoNumber"}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). The MaxConcurrencyPath field refers to value "NoNumber" which is not a valid integer: $.MaxConcurrencyValue`},
+		{"MaxConcurrencyPath an object",
+			mapWith(`"MaxConcurrencyPath":"$.MaxConcurrencyValue"`), `{"Values":[1],"MaxConcurrencyValue":{}}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). The MaxConcurrencyPath field refers to value "{}" which is not a valid integer: $.MaxConcurrencyValue`},
+		{"ToleratedFailureCountPath not a number",
+			mapWith(`"ToleratedFailureCountPath":"$.ToleratedFailureCount"`), `{"Values":[1],"ToleratedFailureCount":"NoNumber"}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). The ToleratedFailureCountPath field refers to value "NoNumber" which is not a valid integer: $.ToleratedFailureCount`},
+		{"ToleratedFailurePercentagePath not a number",
+			mapWith(`"ToleratedFailurePercentagePath":"$.ToleratedFailurePercentage"`), `{"Values":[1],"ToleratedFailurePercentage":{}}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). The ToleratedFailurePercentagePath field refers to value "{}" which is not a valid float: $.ToleratedFailurePercentage`},
+		{"ToleratedFailureCountPath negative",
+			mapWith(`"ToleratedFailureCountPath":"$.ToleratedFailureCount"`), `{"Values":[1],"ToleratedFailureCount":-1}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). ToleratedFailureCount cannot be negative.`},
+		{"ToleratedFailurePercentagePath above 100",
+			mapWith(`"ToleratedFailurePercentagePath":"$.ToleratedFailurePercentage"`), `{"Values":[1],"ToleratedFailurePercentage":101}`, ErrRuntime,
+			`An error occurred while executing the state 'MapState' (entered at the event id #2). ToleratedFailurePercentage must be between 0 and 100.`},
+		{"tolerated failure threshold exceeded",
+			`{"StartAt":"MapState","States":{"MapState":{"Type":"Map","ItemsPath":"$.Values","ToleratedFailureCount":0,
+			  "ItemProcessor":{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"E"}}},"End":true}}}`,
+			`{"Values":[1]}`, ErrExceedToleratedFailureThreshold,
+			`The specified tolerated failure threshold was exceeded`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,4 +94,11 @@ func TestRuntimeCauseNamesTheInnerState(t *testing.T) {
 	require.Equal(t, StatusFailed, r.Exec.Status)
 	assert.Equal(t, ErrRuntime, r.Exec.Error)
 	assert.Equal(t, `An error occurred while executing the state 'In' (entered at the event id #5). Invalid path '$.nope' : No results for path: $['nope']`, r.Exec.Cause)
+}
+
+// mapWith is a Map state named as in LocalStack's recordings, with extra
+// fields.
+func mapWith(fields string) string {
+	return `{"StartAt":"MapState","States":{"MapState":{"Type":"Map","ItemsPath":"$.Values",` + fields + `,
+	  "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}}}`
 }

@@ -36,6 +36,10 @@ type EventDetails struct {
 	HeartbeatInSeconds int64  `json:"heartbeatInSeconds,omitempty"`
 	RoleARN            string `json:"roleArn,omitempty"`
 	MapRunARN          string `json:"mapRunArn,omitempty"`
+	// State and Location name the state and field of an EvaluationFailed
+	// event (a JSONata expression that failed).
+	State    string `json:"state,omitempty"`
+	Location string `json:"location,omitempty"`
 	// AssignedVariables maps each variable a state assigned to its value
 	// as JSON text (*StateExited events of states with Assign).
 	AssignedVariables        map[string]string         `json:"assignedVariables,omitempty"`
@@ -60,6 +64,8 @@ func (h HistoryEvent) DetailsKey() string {
 		return "stateExitedEventDetails"
 	case t == "MapStateStarted":
 		return "mapStateStartedEventDetails"
+	case t == "EvaluationFailed":
+		return "evaluationFailedEventDetails"
 	case t == "MapRunStarted", t == "MapRunFailed":
 		return "map" + t[3:] + "EventDetails"
 	case strings.HasPrefix(t, "MapIteration"), strings.HasPrefix(t, "Execution"),
@@ -160,6 +166,8 @@ func (ev *event) public(region, roleARN string) HistoryEvent {
 		d.MapRunARN = ev.name
 	case t == "MapRunFailed":
 		d.Error, d.Cause = ev.err, ev.cause
+	case t == "EvaluationFailed":
+		d.State, d.Location, d.Error, d.Cause = ev.name, ev.text, ev.err, ev.cause
 	case strings.HasPrefix(t, "MapIteration"):
 		n := ev.index
 		d.Name, d.Index = ev.name, &n

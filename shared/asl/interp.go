@@ -15,17 +15,27 @@ var errCanceled = &failure{Error: "States.Canceled"}
 // stateRun carries what one visit to a state needs: the raw input, the
 // entered time and a lazily built context object.
 type stateRun struct {
-	t          *thread
-	st         *state
-	raw        any
-	entered    time.Time
-	retryCount int
-	token      string
-	mapItem    *mapItem
-	ctxObj     any
-	pending    map[string]any // Assign values, stored when the state succeeds
+	t         *thread
+	st        *state
+	raw       any
+	entered   time.Time
+	enteredID int64 // id of the *StateEntered event
+	// enteredPrev is the previous event id of the *StateEntered event.
+	enteredPrev int64
+	retryCount  int
+	token       string
+	mapItem     *mapItem
+	ctxObj      any
+	pending     map[string]any // Assign values, stored when the state succeeds
 	// pendingSizes are their serialized sizes.
 	pendingSizes map[string]int
+	// What JSONata expressions of the visit see (see stateRun.Var): the
+	// phase's $states, built once, and what the evaluation under way
+	// needs.
+	jsStates  map[string]any
+	jsFor     uint8
+	jsNow     jstates
+	jsContext bool
 }
 
 type mapItem struct {
@@ -106,8 +116,10 @@ func (t *thread) runState(st *state, raw any, measured bool) (any, string, *fail
 // visit is runState's work; it stores the id of the *StateEntered event
 // in entered.
 func (t *thread) visit(st *state, raw any, measured bool, entered *int64) (any, string, *failure) {
-	r := &stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now()}
-	*entered = t.record(event{at: r.entered, typ: st.typeName + "StateEntered", name: st.name, value: raw, hasValue: true})
+	r := &t.visiting
+	*r = stateRun{t: t, st: st, raw: raw, entered: t.x.e.clock.Now(), enteredPrev: t.last}
+	*entered = t.record(event{at: r.entered, typ: st.enteredType, name: st.name, value: raw, hasValue: true})
+	r.enteredID = *entered
 	if !measured && jsonSize(raw) > MaxPayloadBytes {
 		return nil, "", dataLimit(st.name)
 	}
@@ -206,8 +218,12 @@ func (r *stateRun) resultPath(result any) (any, *failure) {
 	return out, nil
 }
 
-// finishResult runs ResultSelector, ResultPath and OutputPath on a result.
+// finishResult runs ResultSelector, ResultPath and OutputPath on a result
+// (Assign and Output in a JSONata state).
 func (r *stateRun) finishResult(result any) (any, *failure) {
+	if r.st.j != nil {
+		return r.jsonataFinish(jstates{result: result, hasResult: true}, result)
+	}
 	if r.st.resultSelector != nil {
 		v, f := r.st.resultSelector.eval(result, r, r.t.x.e.entropy)
 		if f != nil {
@@ -230,6 +246,12 @@ func (r *stateRun) finishResult(result any) (any, *failure) {
 }
 
 func (r *stateRun) parameters(eff any) (any, *failure) {
+	if j := r.st.j; j != nil {
+		if j.arguments == nil {
+			return eff, nil
+		}
+		return j.arguments.eval(r, jstates{})
+	}
 	if r.st.parameters == nil {
 		return eff, nil
 	}
@@ -237,6 +259,9 @@ func (r *stateRun) parameters(eff any) (any, *failure) {
 }
 
 func (r *stateRun) pass() (any, *failure) {
+	if r.st.j != nil {
+		return r.jsonataFinish(jstates{}, r.raw)
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, f
@@ -260,6 +285,9 @@ func (r *stateRun) pass() (any, *failure) {
 
 // passThrough is Succeed's processing: InputPath then OutputPath.
 func (r *stateRun) passThrough() (any, *failure) {
+	if j := r.st.j; j != nil && j.output != nil {
+		return j.output.eval(r, jstates{})
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, f
@@ -268,6 +296,9 @@ func (r *stateRun) passThrough() (any, *failure) {
 }
 
 func (r *stateRun) choice() (any, string, *failure) {
+	if r.st.j != nil {
+		return r.jsonataChoice()
+	}
 	eff, f := r.inputPath()
 	if f != nil {
 		return nil, "", f
@@ -313,15 +344,40 @@ func (r *stateRun) wait() (any, *failure) {
 	case st.hasTimestamp:
 		until = st.timestamp
 	case st.secondsPath != nil:
+		// AWS's recorded causes, one per way the value can be wrong.
 		v, ok := st.secondsPath.get(eff, r)
 		if !ok {
-			return nil, runtimeFailure(fmt.Sprintf("Invalid path '%s' : No results for path: %s", st.secondsPath.text, st.secondsPath.normalized()))
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference an input value: %s", st.secondsPath.text))
 		}
 		n, isInt := isInteger(v)
-		if !isInt || n < 0 {
-			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter does not reference a valid non-negative integer: %s == %s", st.secondsPath.text, toJSON(v)))
+		if !isInt {
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter cannot be parsed as a long value: %s == %s", st.secondsPath.text, rawText(v)))
+		}
+		if n < 0 {
+			return nil, runtimeFailure(fmt.Sprintf("The SecondsPath parameter references a negative value: %s == %d", st.secondsPath.text, n))
 		}
 		until = now.Add(time.Duration(n) * time.Second)
+	case st.j != nil && st.j.seconds != nil:
+		v, f := st.j.seconds.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		n, isInt := isInteger(v)
+		if !isInt || n < 0 || n > 99999999 {
+			return nil, r.unexpectedType(st.j.seconds, "integer from 0 to 99999999", v)
+		}
+		until = now.Add(time.Duration(n) * time.Second)
+	case st.j != nil && st.j.timestamp != nil:
+		v, f := st.j.timestamp.eval(r, jstates{})
+		if f != nil {
+			return nil, f
+		}
+		s, isStr := v.(string)
+		ts, valid := parseTimestamp(s)
+		if !isStr || !valid {
+			return nil, r.unexpectedType(st.j.timestamp, "ISO-8601 extended offset date-time string", v)
+		}
+		until = ts
 	case st.timestampPath != nil:
 		v, ok := st.timestampPath.get(eff, r)
 		if !ok {
@@ -330,7 +386,7 @@ func (r *stateRun) wait() (any, *failure) {
 		s, isStr := v.(string)
 		ts, valid := parseTimestamp(s)
 		if !isStr || !valid {
-			return nil, runtimeFailure(fmt.Sprintf("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.timestampPath.text, toJSON(v)))
+			return nil, runtimeFailure(fmt.Sprintf("The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: %s == %s", st.timestampPath.text, rawText(v)))
 		}
 		until = ts
 	}
@@ -339,6 +395,9 @@ func (r *stateRun) wait() (any, *failure) {
 			r.t.record(event{typ: "WaitStateAborted", name: st.name})
 			return nil, errCanceled
 		}
+	}
+	if st.j != nil {
+		return r.jsonataFinish(jstates{}, eff)
 	}
 	if f := r.evalAssign(eff); f != nil {
 		return nil, f
@@ -349,6 +408,9 @@ func (r *stateRun) wait() (any, *failure) {
 func (r *stateRun) fail() *failure {
 	st := r.st
 	f := &failure{Error: st.errorName, Cause: st.cause, HasCause: st.hasCause}
+	if st.j != nil {
+		return r.jsonataFail(f)
+	}
 	if st.errorExpr != nil {
 		s, ff := r.dynamicString(st.errorExpr, "ErrorPath")
 		if ff != nil {
@@ -408,7 +470,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 		perName = map[retryKey]int64{}
 	}
 	for {
-		r.ctxObj = nil
+		r.ctxObj, r.jsStates = nil, nil
 		var out any
 		var f *failure
 		switch st.typ {
@@ -455,7 +517,7 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 			perName[retryKey{idx, f.Error}]++
 			r.retryCount++
 			if !r.t.sleep(time.Duration(delay * float64(time.Second))) {
-				r.t.record(event{typ: st.typeName + "StateAborted", name: st.name})
+				r.t.record(event{typ: st.abortedType, name: st.name})
 				return nil, "", errCanceled
 			}
 			continue
@@ -465,8 +527,13 @@ func (r *stateRun) withRetry() (any, string, *failure) {
 				continue
 			}
 			var out any = errorOutput(f)
-			// A catcher's Assign sees the error output, as its ResultPath does.
-			if af := r.evalAssignOf(c.assign, out); af != nil {
+			if c.j != nil {
+				out, f = r.jsonataCatch(c, out)
+				if f != nil {
+					return nil, "", f
+				}
+			} else if af := r.evalAssignOf(c.assign, out); af != nil {
+				// A catcher's Assign sees the error output, as its ResultPath does.
 				return nil, "", af
 			}
 			switch {

@@ -117,6 +117,9 @@ func (r *stateRun) task() (any, *failure) {
 	res := st.taskRes
 	if res.kind == resLambdaCallback {
 		r.token = e.newToken()
+		// The context object (and a JSONata $states holding it) may have
+		// been built for the timeouts, before the token existed.
+		r.ctxObj, r.jsStates = nil, nil
 	}
 	if eff, f = r.parameters(eff); f != nil {
 		return nil, f
@@ -270,7 +273,7 @@ func (r *stateRun) task() (any, *failure) {
 }
 
 func timeoutSecondsOf(st *state, d time.Duration) int64 {
-	if st.timeoutSeconds == 0 && st.timeoutPath == nil {
+	if st.timeoutSeconds == 0 && st.timeoutPath == nil && (st.j == nil || st.j.timeout == nil) {
 		return 0
 	}
 	return int64(d / time.Second)
@@ -300,6 +303,14 @@ func (r *stateRun) taskTimeouts(eff any) (time.Duration, time.Duration, *failure
 	}
 	if st.heartbeatPath != nil {
 		if heartbeat, f = resolve(st.heartbeatPath, "HeartbeatSecondsPath"); f != nil {
+			return 0, 0, f
+		}
+	}
+	if j := st.j; j != nil {
+		if timeout, f = r.jsonataInt(j.timeout, timeout, 1, 99999999); f != nil {
+			return 0, 0, f
+		}
+		if heartbeat, f = r.jsonataInt(j.heartbeat, heartbeat, 1, 99999999); f != nil {
 			return 0, 0, f
 		}
 	}

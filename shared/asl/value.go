@@ -28,6 +28,15 @@ var jsonOptions = &oj.Options{Sort: true}
 // call, and the runtime renders a value at nearly every transition.
 var jsonWriters = sync.Pool{New: func() any { return &oj.Writer{Options: *jsonOptions} }}
 
+// rawText renders a value as AWS quotes it in a cause: a string as it is,
+// anything else as JSON.
+func rawText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return toJSON(v)
+}
+
 // parseJSON parses JSON text into the generic model.
 func parseJSON(b []byte) (any, error) {
 	v, err := oj.Parse(b)

@@ -56,6 +56,12 @@ func (r *stateRun) evalAssignOf(assign *template, v any) *failure {
 		return f
 	}
 	vals, _ := out.(map[string]any)
+	return r.holdAssign(vals)
+}
+
+// holdAssign checks the size limits of the values one Assign computed and
+// holds them until commitAssign.
+func (r *stateRun) holdAssign(vals map[string]any) *failure {
 	total, delta := 0, 0
 	sizes := make(map[string]int, len(vals))
 	for _, name := range sortedKeys(vals) {
@@ -111,5 +117,5 @@ func (r *stateRun) commitAssign() {
 // exited records the state's *StateExited event with the variables it
 // assigns, as AWS's stateExitedEventDetails.assignedVariables does.
 func (r *stateRun) exited(out any) {
-	r.t.record(event{typ: r.st.typeName + "StateExited", name: r.st.name, value: out, hasValue: true, vars: r.pending})
+	r.t.record(event{typ: r.st.exitedType, name: r.st.name, value: out, hasValue: true, vars: r.pending})
 }

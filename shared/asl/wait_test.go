@@ -42,13 +42,19 @@ func TestWaitInvalidValues(t *testing.T) {
 		input string
 		cause string
 	}{
+		// The causes AWS recorded for these inputs (quoted by LocalStack's
+		// snapshot tests of the Wait state against AWS).
 		{"timestamp without T", `"TimestampPath":"$.TimestampValue"`, `{"TimestampValue":"2016-12-05 21:29:29Z"}`,
-			`The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.TimestampValue == "2016-12-05 21:29:29Z"`},
+			`The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.TimestampValue == 2016-12-05 21:29:29Z`},
 		{"timestamp without zone", `"TimestampPath":"$.TimestampValue"`, `{"TimestampValue":"2016-12-05T21:29:29"}`,
-			`The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.TimestampValue == "2016-12-05T21:29:29"`},
-		{"negative seconds", `"SecondsPath":"$.s"`, `{"s":-1}`,
-			`The SecondsPath parameter does not reference a valid non-negative integer: $.s == -1`},
-		{"missing path", `"SecondsPath":"$.nope"`, `{}`, `Invalid path '$.nope' : No results for path: $['nope']`},
+			`The TimestampPath parameter does not reference a valid ISO-8601 extended offset date-time format string: $.TimestampValue == 2016-12-05T21:29:29`},
+		{"negative seconds", `"SecondsPath":"$.input.waitSeconds"`, `{"input":{"waitSeconds":-1}}`,
+			`The SecondsPath parameter references a negative value: $.input.waitSeconds == -1`},
+		{"fractional seconds", `"SecondsPath":"$.input.waitSeconds"`, `{"input":{"waitSeconds":1.5}}`,
+			`The SecondsPath parameter cannot be parsed as a long value: $.input.waitSeconds == 1.5`},
+		{"negative fractional seconds", `"SecondsPath":"$.input.waitSeconds"`, `{"input":{"waitSeconds":-1.5}}`,
+			`The SecondsPath parameter cannot be parsed as a long value: $.input.waitSeconds == -1.5`},
+		{"missing path", `"SecondsPath":"$.input.waitSeconds"`, `{}`, `The SecondsPath parameter does not reference an input value: $.input.waitSeconds`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

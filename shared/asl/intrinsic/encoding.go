@@ -75,6 +75,18 @@ func statesHash(_ *env, _ *Call, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	digest, ok := Digest(data, alg)
+	if !ok {
+		return nil, fail(name, "argument 2 must name an algorithm: MD5, SHA-1, SHA-256, SHA-384 or SHA-512")
+	}
+	return digest, nil
+}
+
+// Digest returns the lower-case hex digest of data's UTF-8 bytes with one
+// of the algorithms Step Functions offers (MD5, SHA-1, SHA-256, SHA-384,
+// SHA-512; States.Hash and JSONata's $hash alike); ok is false for any
+// other name.
+func Digest(data, alg string) (string, bool) {
 	var h hash.Hash
 	switch alg {
 	case "MD5":
@@ -88,8 +100,8 @@ func statesHash(_ *env, _ *Call, args []any) (any, error) {
 	case "SHA-512":
 		h = sha512.New()
 	default:
-		return nil, fail(name, "argument 2 must name an algorithm: MD5, SHA-1, SHA-256, SHA-384 or SHA-512")
+		return "", false
 	}
 	h.Write([]byte(data)) // hash.Hash.Write never returns an error
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), true
 }

@@ -1,0 +1,206 @@
+package jsonata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type varMap map[string]any
+
+func (m varMap) Var(name string) (any, bool) {
+	v, ok := m[name]
+	return v, ok
+}
+
+func mustJSON(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(s), &v))
+	return v
+}
+
+func eval(t *testing.T, src string, vars varMap) (string, error) {
+	t.Helper()
+	x, err := Compile(src)
+	require.NoError(t, err, src)
+	v, err := x.Eval(Env{Vars: vars, Entropy: bytes.NewReader(bytes.Repeat([]byte{7}, 64))})
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b), nil
+}
+
+// TestStepFunctionsFunctions checks the functions Step Functions adds,
+// with the examples and outputs of the developer guide's "JSONata
+// functions provided by Step Functions".
+func TestStepFunctionsFunctions(t *testing.T) {
+	for _, c := range []struct{ expr, want string }{
+		{`$partition([1,2,3,4], 2)`, `[[1,2],[3,4]]`},
+		{`$partition([1,2,3,4,5,6,7,8,9], 3)`, `[[1,2,3],[4,5,6],[7,8,9]]`},
+		{`$partition([1,2,3], 2)`, `[[1,2],[3]]`},
+		{`$range(0, 10, 2)`, `[0,2,4,6,8,10]`},
+		{`$range(5, 1, -2)`, `[5,3,1]`},
+		{`$hash("input data", "SHA-1")`, `"aaff4a450a104cd177d28d18d74485e8cae074b7"`},
+		{`$parse('{"foo":"bar","n":[1,2.5]}')`, `{"foo":"bar","n":[1,2.5]}`},
+		{`$parse('null')`, `null`},
+		{`{"v": $parse('null')}`, `{"v":null}`},
+		{`$random(42) = $random(42)`, `true`},
+		{`$random() >= 0 and $random() < 1`, `true`},
+		{`$length($uuid())`, `36`},
+		{`$substring($uuid(), 14, 1)`, `"4"`},
+	} {
+		got, err := eval(t, c.expr, nil)
+		require.NoError(t, err, c.expr)
+		assert.JSONEq(t, c.want, got, c.expr)
+	}
+}
+
+// TestLanguage checks the language as Step Functions states use it.
+func TestLanguage(t *testing.T) {
+	states := varMap{"states": map[string]any{"input": mustJSON(t, `{"title":"Doctor","items":[{"name":"a","price":2},{"name":"b","price":3.5}],"n":3}`)}}
+	for _, c := range []struct{ expr, want string }{
+		{`$states.input.title`, `"Doctor"`},
+		{`$sum($states.input.items.price)`, `5.5`},
+		{`$states.input.items[price > 2].name`, `"b"`},
+		{`'Hello ' & $states.input.title`, `"Hello Doctor"`},
+		{`{'a': 1+1}`, `{"a":2}`},
+		{`$map($states.input.items, function($v){$v.price*2})`, `[4,7]`},
+		{`($x := 5; $x * 2)`, `10`},
+		{`$states.input.n = 3 ? 'three' : 'other'`, `"three"`},
+		{`$states.input.items ~> $count()`, `2`},
+		{`$states.input.items^(price).name`, `["a","b"]`},
+		{`$count($states.input.items)`, `2`},
+	} {
+		got, err := eval(t, c.expr, states)
+		require.NoError(t, err, c.expr)
+		assert.JSONEq(t, c.want, got, c.expr)
+	}
+}
+
+// TestChainedCallEvaluatesTwice pins the work-around for the library's
+// in-place rewrite of `a ~> $f()`: the second evaluation must see the
+// expression as written.
+func TestChainedCallEvaluatesTwice(t *testing.T) {
+	x, err := Compile(`'ab' ~> $uppercase()`)
+	require.NoError(t, err)
+	for range 3 {
+		v, err := x.Eval(Env{})
+		require.NoError(t, err)
+		assert.Equal(t, "AB", v)
+	}
+}
+
+func TestUndefined(t *testing.T) {
+	_, err := eval(t, `$states.input.missing`, varMap{"states": map[string]any{"input": map[string]any{}}})
+	assert.ErrorIs(t, err, ErrUndefined)
+}
+
+func TestCompileErrors(t *testing.T) {
+	_, err := Compile(`$states.input.(`)
+	assert.Error(t, err)
+}
+
+// $eval is not offered: AWS accepts the definition and fails the state.
+func TestEvalIsNotAFunction(t *testing.T) {
+	_, err := eval(t, `$eval('1+1')`, nil)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrUndefined)
+}
+
+func TestEvaluationErrors(t *testing.T) {
+	for _, src := range []string{`$partition('x', 2)`, `$hash('x', 'SHA-3')`, `$parse('{')`, `$range(1, 2, 0)`, `'a' + 1`} {
+		_, err := eval(t, src, nil)
+		assert.Error(t, err, src)
+	}
+}
+
+func TestWholeNumbersAreIntegers(t *testing.T) {
+	x, err := Compile(`$v * 2`)
+	require.NoError(t, err)
+	v, err := x.Eval(Env{Vars: varMap{"v": int64(21)}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(42), v)
+	x, err = Compile(`$v / 4`)
+	require.NoError(t, err)
+	v, err = x.Eval(Env{Vars: varMap{"v": int64(2)}})
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, v, 0)
+}
+
+// TestConcurrentEvaluations must stay clean under the race detector.
+func TestConcurrentEvaluations(t *testing.T) {
+	x, err := Compile(`$uppercase($v) & $string($count($split($v, '')))`)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	letters := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, s := range letters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				v, err := x.Eval(Env{Vars: varMap{"v": s}})
+				assert.NoError(t, err)
+				assert.Equal(t, strings.ToUpper(s)+"1", v)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestFastPathAgreesWithTheLibrary evaluates every expression the fast
+// path takes both ways: the answers (or the undefinedness) must agree.
+func TestFastPathAgreesWithTheLibrary(t *testing.T) {
+	input := mustJSON(t, `{"s":"b","n":3,"f":2.5,"t":true,"z":null,"o":{"k":"v","n":1},"a":[1,2],"e":"é"}`)
+	vars := varMap{"states": map[string]any{"input": input}, "v": "x"}
+	exprs := []string{
+		`$states.input`, `$states.input.s`, `$states.input.o.k`, `$states.input.o.n`, `$states.input.missing`,
+		`$states.input.s.deeper`, `$states.input.z`, `$v`, `$states.input.a`, `$states.input.a.x`,
+	}
+	for _, op := range []string{"=", "!=", "<", "<=", ">", ">="} {
+		for _, lhs := range []string{"$states.input.s", "$states.input.n", "$states.input.f", "$states.input.t", "$states.input.missing", "$states.input.o", "$states.input.e", "$v"} {
+			for _, lit := range []string{"'b'", "'a'", "3", "2.5", "true", "'é'"} {
+				exprs = append(exprs, lhs+" "+op+" "+lit)
+			}
+		}
+	}
+	fastSeen := 0
+	for _, src := range exprs {
+		x, err := Compile(src)
+		require.NoError(t, err, src)
+		if x.fast == nil {
+			continue
+		}
+		fastSeen++
+		env := Env{Vars: vars}
+		fv, ferr := x.fast.eval(env)
+		if errors.Is(ferr, errNotSure) {
+			continue
+		}
+		slow := *x
+		slow.fast = nil
+		lv, lerr := slow.Eval(env)
+		if lerr != nil {
+			if src == `$states.input.z` {
+				// The library reads a null field as undefined; jsonata-js
+				// (and so Step Functions) reads null, as the fast path does.
+				require.NoError(t, ferr)
+				assert.Nil(t, fv)
+				continue
+			}
+			require.Error(t, ferr, "%s: the library fails (%v), the fast path does not", src, lerr)
+			continue
+		}
+		require.NoError(t, ferr, src)
+		assert.Equal(t, lv, fv, src)
+	}
+	assert.Greater(t, fastSeen, 250)
+}

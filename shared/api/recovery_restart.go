@@ -155,12 +155,7 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
 	defer cancel()
-	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
-		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
-		Outcome: string(domain.OnboardingPending), Source: string(r.op), Detail: r.detail(prev, reopened),
-	}); err != nil {
-		log.ErrorContext(ctx, "record the recovery on the timeline", "op", r.op, "error", err.Error())
-	}
+	noteOp(s, wctx, rq, onboardingKind(), reopened, r.op, r.detail(prev, reopened))
 	if o.NodeID != "" {
 		if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
 			// An enrolled node stays active: the enrollment wait and the
@@ -186,27 +181,9 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 	if err != nil {
 		return o, s.startFailed(rq, log, reopened, err)
 	}
-	var lost *domain.Onboarding
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
-		lost = nil // the store calls this again on a write conflict, with the record read anew
-		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
-			won := *cur
-			lost = &won
-			return nil
-		}
-		cur.ExecutionID = execID
-		return nil
-	})
+	updated, err := recordExecution(s, rq, onboardingKind(), reopened, r.op, execID)
 	if err != nil {
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		reopened.ExecutionID = execID
-		updated = reopened
-	}
-	if lost != nil {
-		// A cancel or another run moved the record between this run's start
-		// and its answer: say what won, not 200 with someone else's state.
-		return o, conflictf("onboarding %s: %s started attempt %d run %d, but a concurrent operation won: the onboarding is now %s at stage %s (attempt %d run %d); read it again",
-			o.ID, r.op, reopened.Attempt, reopened.Run, lost.Status, stageOrStart(string(lost.Stage)), lost.Attempt, lost.Run)
+		return o, err
 	}
 	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run,
 		"start_stage", r.start, "previous_status", prev.Status)
@@ -227,22 +204,15 @@ func (s *server) startFailed(rq *request, log *slog.Logger, o domain.Onboarding,
 // (A new attempt's first note is op's own; a run of the same attempt is
 // told apart from the runs other operations started.)
 func startedLast(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
-	return func(s *server, rq *request, o domain.Onboarding) bool {
-		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
-			return false
-		}
-		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
-		if err != nil {
-			return false
-		}
+	return startedWhere(onboardingKind, func(st recordState, rows []timelineNote) bool {
 		last := ""
 		for _, r := range rows {
-			if r.Kind == domain.TimelineNote && r.Attempt == o.Attempt && r.Outcome == string(domain.OnboardingPending) && isRecoveryOp(r.Source) {
-				last = r.Source
+			if r.kind == domain.TimelineNote && r.attempt == st.attempt && r.outcome == string(domain.OnboardingPending) && isRecoveryOp(r.source) {
+				last = r.source
 			}
 		}
 		return last == string(op)
-	}
+	})
 }
 
 func isRecoveryOp(source string) bool {

@@ -1,10 +1,7 @@
 package domain
 
-// DecommissionAllowedOperations is the one rule of which recovery
-// operations a decommission in status st, stopped at stage, accepts; the
-// API's 409, the GET's allowed_operations and the CLI read it, as they
-// read AllowedOperations for onboardings. It differs from the onboarding's
-// rule where a decommission differs:
+// DecommissionRecovery is the decommission's recovery table. It differs
+// from the onboarding's where a decommission differs:
 //
 //   - pending/running: the run is live; it can only be frozen or
 //     cancelled.
@@ -22,33 +19,30 @@ package domain
 //
 // restart-clean is never allowed: a decommission already releases the
 // machine with erase from the top, so rerun is its clean restart.
+var DecommissionRecovery = RecoveryTable[OnboardingStatus, DecommissionStage]{
+	{Status: OnboardingPending, Op: OpCancel},
+	{Status: OnboardingPending, Op: OpMarkManualIntervention},
+	{Status: OnboardingRunning, Op: OpCancel},
+	{Status: OnboardingRunning, Op: OpMarkManualIntervention},
+	{Status: OnboardingManualIntervention, Op: OpRetry, When: func(stage DecommissionStage) bool {
+		return stage != "" && stage != DecomStageFinish
+	}},
+	{Status: OnboardingManualIntervention, Op: OpResume},
+	{Status: OnboardingManualIntervention, Op: OpRerun},
+	{Status: OnboardingManualIntervention, Op: OpAdopt, When: DecommissionDrained},
+	{Status: OnboardingManualIntervention, Op: OpCancel},
+}
+
+// DecommissionAllowedOperations is DecommissionRecovery's list for a
+// decommission in status st, stopped at stage.
 func DecommissionAllowedOperations(st OnboardingStatus, stage DecommissionStage) []RecoveryOperation {
-	switch st {
-	case OnboardingPending, OnboardingRunning:
-		return []RecoveryOperation{OpCancel, OpMarkManualIntervention}
-	case OnboardingManualIntervention:
-		ops := []RecoveryOperation{}
-		if stage != "" && stage != DecomStageFinish {
-			ops = append(ops, OpRetry)
-		}
-		ops = append(ops, OpResume, OpRerun)
-		if DecommissionDrained(stage) {
-			ops = append(ops, OpAdopt)
-		}
-		return append(ops, OpCancel)
-	}
-	return []RecoveryOperation{}
+	return DecommissionRecovery.Allowed(st, stage)
 }
 
 // DecommissionAllows reports whether op is among
 // DecommissionAllowedOperations(st, stage).
 func DecommissionAllows(st OnboardingStatus, stage DecommissionStage, op RecoveryOperation) bool {
-	for _, a := range DecommissionAllowedOperations(st, stage) {
-		if a == op {
-			return true
-		}
-	}
-	return false
+	return DecommissionRecovery.Allows(st, stage, op)
 }
 
 // DecommissionRetryStage is where retry enters the decommission ASL to run

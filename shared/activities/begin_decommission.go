@@ -45,17 +45,17 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	}
 	// The start and its timeline row are one write.
 	startedRow := func(prev, next domain.Decommission) []domain.DecommissionEvent {
-		if prev.Status != domain.OnboardingPending {
+		if prev.Status != domain.DecommissionPending {
 			return nil
 		}
 		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
 			Detail: fmt.Sprintf("status running; mode %s; node was %s", next.Mode, next.NodeStatusBefore)})}
 	}
 	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
-		d.Status = domain.OnboardingRunning
+		d.Status = domain.DecommissionRunning
 		if d.Stage == "" {
 			d.Stage = domain.DecomStageStart
 		}

@@ -102,7 +102,7 @@ func TestDecommissionStageEntryAndItsRowSurviveACrashTogether(t *testing.T) {
 	require.NoError(t, s.CreateNode(ctx, domain.Node{ID: "node-d", SiteID: "site-1", Hostname: "gpu-d",
 		Status: domain.NodeDecommissioning, MAASSystemID: "abc123", CreatedAt: crashT0}))
 	require.NoError(t, s.CreateDecommission(ctx, domain.Decommission{ID: "dec-1", NodeID: "node-d", SiteID: "site-1",
-		Hostname: "gpu-d", Mode: domain.DecommissionStorageCleanup, Status: domain.OnboardingRunning,
+		Hostname: "gpu-d", Mode: domain.DecommissionStorageCleanup, Status: domain.DecommissionRunning,
 		Stage: domain.DecomStageStart, Attempt: 1, MAASSystemID: "abc123", CreatedAt: crashT0}))
 	require.NoError(t, db.Close())
 

@@ -85,7 +85,7 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 
 // requireRunning refuses a decommission that is not running.
 func (c *dcall) requireRunning() error {
-	if c.d.Status != domain.OnboardingRunning {
+	if c.d.Status != domain.DecommissionRunning {
 		return &DecommissionClosedError{DecommissionID: c.d.ID, Status: string(c.d.Status), Attempt: c.ref.Attempt, Current: c.d.Attempt}
 	}
 	return nil
@@ -108,7 +108,7 @@ func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) er
 		if ctx.Err() != nil {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
-		if !c.ref.onRun(d) || d.Status != domain.OnboardingRunning {
+		if !c.ref.onRun(d) || d.Status != domain.DecommissionRunning {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		prev = d.Stage
@@ -154,7 +154,7 @@ func (c *dcall) stillRunning(ctx context.Context) bool {
 	if err != nil {
 		return true // unknown: the write's own failure says more
 	}
-	return c.ref.onRun(&d) && (d.Status == domain.OnboardingRunning || d.Status == c.d.Status)
+	return c.ref.onRun(&d) && (d.Status == domain.DecommissionRunning || d.Status == c.d.Status)
 }
 
 // timeline appends rows stamped with the clock, the decommission, the

@@ -136,7 +136,7 @@ func (p cancellingPublisher) Publish(ctx context.Context, _ string, _ any) error
 func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	_, err := e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingPending
+		d.Status = domain.DecommissionPending
 		return nil
 	})
 	require.NoError(t, err)
@@ -157,16 +157,16 @@ func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 	// The record was cancelled by the operator meanwhile: the stopped
 	// run's last activity writes nothing either, and publishes nothing.
 	_, err = e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingCancelled
+		d.Status = domain.DecommissionCancelled
 		return nil
 	})
 	require.NoError(t, err)
 	before = len(e.timeline())
 	_, err = e.a.FinishDecommission(context.Background(), activities.FinishDecommissionInput{DecommissionRef: e.ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "EventPublishError", Cause: "{}"}})
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "EventPublishError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Len(t, e.timeline(), before, "nothing after the cancel")
-	assert.Equal(t, domain.OnboardingCancelled, e.record().Status)
+	assert.Equal(t, domain.DecommissionCancelled, e.record().Status)
 }
 
 // TestFailedRunAfterAReleaseRetiresTheNode: a run that takes the failed
@@ -180,7 +180,7 @@ func TestFailedRunAfterAReleaseRetiresTheNode(t *testing.T) {
 	require.Equal(t, activities.OutcomeEraseFailed, e.checkUntil().Outcome)
 	// rerun: attempt 2 from the top, evidence cleared, back at the start.
 	_, err = e.f.Store.UpdateDecommission(ctx, "dec-1", func(d *domain.Decommission) error {
-		d.Attempt, d.Run, d.Stage, d.Status = 2, 0, domain.DecomStageStart, domain.OnboardingRunning
+		d.Attempt, d.Run, d.Stage, d.Status = 2, 0, domain.DecomStageStart, domain.DecommissionRunning
 		d.Erase = domain.EraseEvidence{}
 		return nil
 	})
@@ -188,7 +188,7 @@ func TestFailedRunAfterAReleaseRetiresTheNode(t *testing.T) {
 	ref := e.ref
 	ref.Attempt = 2
 	out, err := e.a.FinishDecommission(ctx, activities.FinishDecommissionInput{DecommissionRef: ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Equal(t, domain.NodeRetired, out.NodeStatus)
 	assert.Equal(t, domain.NodeRetired, e.node().Status)
@@ -204,7 +204,7 @@ func TestFailedRunAfterAReleaseRetiresTheNode(t *testing.T) {
 func TestFailedRunBeforeAnyReleaseGivesTheNodeBack(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	out, err := e.a.FinishDecommission(context.Background(), activities.FinishDecommissionInput{DecommissionRef: e.ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Equal(t, domain.NodeActive, out.NodeStatus)
 	found := false

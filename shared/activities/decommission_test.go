@@ -42,7 +42,7 @@ func newDecomEnv(t *testing.T, faults maassim.Faults, policy domain.Policy) *dec
 		Status: domain.NodeDecommissioning, MAASSystemID: sid, CreatedAt: now}
 	require.NoError(t, f.Store.CreateNode(ctx, node))
 	d := domain.Decommission{ID: "dec-1", NodeID: node.ID, SiteID: node.SiteID, Hostname: node.Hostname,
-		Mode: domain.DecommissionStorageCleanup, Status: domain.OnboardingRunning, Stage: domain.DecomStageStart,
+		Mode: domain.DecommissionStorageCleanup, Status: domain.DecommissionRunning, Stage: domain.DecomStageStart,
 		Attempt: 1, MAASSystemID: sid, NodeStatusBefore: domain.NodeActive, CorrelationID: "corr-d", CreatedAt: now}
 	require.NoError(t, f.Store.CreateDecommission(ctx, d))
 	allocs := allocation.NewLocal(clk.Now)
@@ -166,7 +166,7 @@ func TestFallbackReleaseAbortsAHungEraseAndSaysNotErased(t *testing.T) {
 func TestClosedDecommissionIsLeftAlone(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	_, err := e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingManualIntervention
+		d.Status = domain.DecommissionManualIntervention
 		return nil
 	})
 	require.NoError(t, err)

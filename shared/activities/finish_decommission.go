@@ -14,20 +14,20 @@ import (
 // the caught error.
 type FinishDecommissionInput struct {
 	DecommissionRef
-	Status domain.OnboardingStatus `json:"status"`
-	Error  *CatchResult            `json:"error,omitempty"`
+	Status domain.DecommissionStatus `json:"status"`
+	Error  *CatchResult              `json:"error,omitempty"`
 }
 
 // FinishDecommissionOutput says what the decommission ended as.
 type FinishDecommissionOutput struct {
-	Status     domain.OnboardingStatus `json:"status"`
-	NodeStatus string                  `json:"node_status"`
+	Status     domain.DecommissionStatus `json:"status"`
+	NodeStatus string                    `json:"node_status"`
 }
 
-var decomDetailTypes = map[domain.OnboardingStatus]string{
-	domain.OnboardingCompleted:          events.DecommissionCompleted,
-	domain.OnboardingFailed:             events.DecommissionFailed,
-	domain.OnboardingManualIntervention: events.DecommissionManualInterventionRequired,
+var decomDetailTypes = map[domain.DecommissionStatus]string{
+	domain.DecommissionCompleted:          events.DecommissionCompleted,
+	domain.DecommissionFailed:             events.DecommissionFailed,
+	domain.DecommissionManualIntervention: events.DecommissionManualInterventionRequired,
 }
 
 // FinishDecommission ends the run and puts the node where the mode says:
@@ -56,7 +56,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	}
 	c.stage = c.d.Stage
 	if c.d.Status != in.Status {
-		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.OnboardingManualIntervention {
+		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.DecommissionManualIntervention {
 			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
 			return FinishDecommissionOutput{Status: c.d.Status}, nil
 		}
@@ -81,7 +81,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	detail := c.eventDetail()
 	detail.EraseOutcome = c.d.Erase.Outcome
 	detail.OnboardingID = c.d.OnboardingID
-	if f := c.d.Error; f != nil && in.Status != domain.OnboardingCompleted {
+	if f := c.d.Error; f != nil && in.Status != domain.DecommissionCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
 	if err := c.publishOnce(ctx, detailType, detail); err != nil {
@@ -91,7 +91,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 }
 
 // settleNode moves the node to where the outcome leaves it.
-func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) error {
+func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus) error {
 	st := c.a.d.Store
 	node, err := st.GetNode(ctx, c.d.NodeID)
 	if err != nil {
@@ -99,14 +99,14 @@ func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) 
 	}
 	target, why := "", ""
 	switch {
-	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionFull:
+	case status == domain.DecommissionCompleted && c.d.Mode == domain.DecommissionFull:
 		if err := c.revokeNodeTokens(ctx, node); err != nil {
 			return err
 		}
 		target = domain.NodeRemoved
-	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
+	case status == domain.DecommissionCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
 		target = domain.NodeRetired
-	case status == domain.OnboardingFailed && node.Status == domain.NodeDecommissioning:
+	case status == domain.DecommissionFailed && node.Status == domain.NodeDecommissioning:
 		target, why = c.failedNodeTarget(ctx)
 	}
 	if target == "" || node.Status == target {
@@ -153,7 +153,7 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
-	if in.Status != domain.OnboardingCompleted {
+	if in.Status != domain.DecommissionCompleted {
 		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
 	}
 	// The final status and its timeline rows are one write.
@@ -162,7 +162,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 			r.Stage = next.Stage
 			return c.row(r)
 		}
-		if in.Status == domain.OnboardingCompleted {
+		if in.Status == domain.DecommissionCompleted {
 			return []domain.DecommissionEvent{
 				row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev.Stage)}),
 				row(domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + next.Erase.Outcome}),
@@ -172,18 +172,18 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 			Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prev.Stage), failure.Code, failure.Message)})}
 	}
 	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
 			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status
-		if in.Status == domain.OnboardingCompleted {
+		if in.Status == domain.DecommissionCompleted {
 			d.Stage, d.Error = domain.DecomStageFinish, nil
 		} else {
 			f := *failure
 			f.Stage = domain.Stage(d.Stage)
 			d.Error = &f
 		}
-		if in.Status != domain.OnboardingManualIntervention {
+		if in.Status != domain.DecommissionManualIntervention {
 			d.CompletedAt = &now
 		}
 		return nil

@@ -49,8 +49,11 @@ func decommissionKind() recoveryKind[domain.Decommission] {
 			return s.store.GetDecommission(ctx, id)
 		},
 		state: func(d domain.Decommission) recordState {
-			return recordState{id: d.ID, status: d.Status, stage: string(d.Stage), attempt: d.Attempt, run: d.Run,
-				executionID: d.ExecutionID, frozen: d.Error != nil && d.Error.Code == domain.FrozenCode}
+			return recordState{id: d.ID, status: string(d.Status), stage: string(d.Stage), attempt: d.Attempt, run: d.Run,
+				executionID: d.ExecutionID,
+				open:        d.Status == domain.DecommissionPending || d.Status == domain.DecommissionRunning,
+				frozen:      d.Status == domain.DecommissionManualIntervention && d.Error != nil && d.Error.Code == domain.FrozenCode,
+				cancelled:   d.Status == domain.DecommissionCancelled}
 		},
 		allows: func(d domain.Decommission, op domain.RecoveryOperation) bool {
 			return domain.DecommissionAllows(d.Status, d.Stage, op)
@@ -59,7 +62,7 @@ func decommissionKind() recoveryKind[domain.Decommission] {
 			return domain.DecommissionAllowedOperations(d.Status, d.Stage)
 		},
 		why: func(d domain.Decommission, op domain.RecoveryOperation) string {
-			if op == domain.OpAdopt && d.Status == domain.OnboardingManualIntervention && !domain.DecommissionDrained(d.Stage) {
+			if op == domain.OpAdopt && d.Status == domain.DecommissionManualIntervention && !domain.DecommissionDrained(d.Stage) {
 				return " (it stopped before its drain finished, and adopt would skip the tenants' allocations: resume or retry drains first)"
 			}
 			return ""
@@ -72,7 +75,7 @@ func decommissionKind() recoveryKind[domain.Decommission] {
 			// The node stays out of service and held. A reimage's onboarding
 			// is its own workflow and is left as it is (its own operations
 			// freeze it).
-			cur.Status = domain.OnboardingManualIntervention
+			cur.Status = domain.DecommissionManualIntervention
 			cur.Error = &domain.Failure{Code: domain.FrozenCode, Message: reason, Stage: domain.Stage(cur.Stage)}
 		},
 		setExecution: func(cur *domain.Decommission, id string) { cur.ExecutionID = id },
@@ -166,7 +169,7 @@ func reasonOr(reason, def string) string {
 
 // isDecommissionCancelled recognises a decommission cancel already closed.
 func isDecommissionCancelled(_ *server, _ *request, d domain.Decommission) bool {
-	return d.Status == domain.OnboardingCancelled
+	return d.Status == domain.DecommissionCancelled
 }
 
 // abortable are the statuses MAAS's abort accepts (maas-behaviour §5):
@@ -211,7 +214,7 @@ func cancelDecommission(s *server, rq *request, d domain.Decommission, reason st
 			return decommissionNotAllowed(*cur, domain.OpCancel)
 		}
 		prev = cur.Status
-		cur.Status = domain.OnboardingCancelled
+		cur.Status = domain.DecommissionCancelled
 		cur.Error = &domain.Failure{Code: cancelledCode, Message: reason, Stage: domain.Stage(cur.Stage)}
 		cur.CompletedAt = &now
 		return nil
@@ -400,7 +403,7 @@ func (s *server) startRun(rq *request, d domain.Decommission, op domain.Recovery
 		}
 		prev = *cur
 		cur.Run++
-		cur.Status = domain.OnboardingPending
+		cur.Status = domain.DecommissionPending
 		cur.Error = nil
 		cur.ExecutionID = ""
 		cur.CorrelationID = rq.correlationID
@@ -434,10 +437,10 @@ func (s *server) startRun(rq *request, d domain.Decommission, op domain.Recovery
 // failing it (which would hand the node back) is not an option.
 func (s *server) unstartedRun(ctx context.Context, rq *request, d domain.Decommission) {
 	if _, err := s.store.UpdateDecommission(ctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt != d.Attempt || cur.Run != d.Run || cur.Status != domain.OnboardingPending {
+		if cur.Attempt != d.Attempt || cur.Run != d.Run || cur.Status != domain.DecommissionPending {
 			return nil
 		}
-		cur.Status = domain.OnboardingManualIntervention
+		cur.Status = domain.DecommissionManualIntervention
 		cur.Error = &domain.Failure{Code: startFailure, Message: "the decommission workflow could not be started", Stage: domain.Stage(cur.Stage)}
 		return nil
 	}); err != nil {

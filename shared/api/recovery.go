@@ -21,8 +21,11 @@ func onboardingKind() recoveryKind[domain.Onboarding] {
 			return s.store.GetOnboarding(ctx, id)
 		},
 		state: func(o domain.Onboarding) recordState {
-			return recordState{id: o.ID, status: o.Status, stage: string(o.Stage), attempt: o.Attempt, run: o.Run,
-				executionID: o.ExecutionID, frozen: o.Error != nil && o.Error.Code == domain.FrozenCode}
+			return recordState{id: o.ID, status: string(o.Status), stage: string(o.Stage), attempt: o.Attempt, run: o.Run,
+				executionID: o.ExecutionID,
+				open:        o.Status == domain.OnboardingPending || o.Status == domain.OnboardingRunning,
+				frozen:      o.Status == domain.OnboardingManualIntervention && o.Error != nil && o.Error.Code == domain.FrozenCode,
+				cancelled:   o.Status == domain.OnboardingCancelled}
 		},
 		allows: func(o domain.Onboarding, op domain.RecoveryOperation) bool {
 			return domain.Allows(o.Status, o.Stage, op)

@@ -31,17 +31,14 @@ type recoveryOpOf[R any] struct {
 // recordState is what the frame reads of a record of any kind.
 type recordState struct {
 	id          string
-	status      domain.OnboardingStatus
+	status      string
 	stage       string
 	attempt     int
 	run         int
 	executionID string
-	frozen      bool // mark-manual-intervention froze it
-}
-
-// open reports whether the record's run is live (pending or running).
-func (st recordState) open() bool {
-	return st.status == domain.OnboardingPending || st.status == domain.OnboardingRunning
+	// open: its run is live (pending or running); frozen:
+	// mark-manual-intervention froze it; cancelled: a cancel closed it.
+	open, frozen, cancelled bool
 }
 
 // timelineNote is what the frame reads of a timeline row of any kind.
@@ -201,8 +198,7 @@ func freezeOp[R any](kind func() recoveryKind[R]) recoveryOpOf[R] {
 	return recoveryOpOf[R]{
 		op: domain.OpMarkManualIntervention,
 		done: func(_ *server, _ *request, r R) bool {
-			st := kind().state(r)
-			return st.status == domain.OnboardingManualIntervention && st.frozen
+			return kind().state(r).frozen
 		},
 		handle: func(s *server, rq *request, r R, reason string) (R, error) {
 			k := kind()
@@ -249,7 +245,7 @@ func startedWhere[R any](kind func() recoveryKind[R], match func(st recordState,
 	return func(s *server, rq *request, r R) bool {
 		k := kind()
 		st := k.state(r)
-		if !st.open() {
+		if !st.open {
 			return false
 		}
 		rows, err := k.timeline(s, rq.ctx(), st.id)
@@ -272,7 +268,7 @@ func recordExecution[R any](s *server, rq *request, kind recoveryKind[R], reopen
 	updated, err := kind.update(s, wctx, started.id, func(cur *R) error {
 		lost = nil // the store calls this again on a write conflict, with the record read anew
 		c := kind.state(*cur)
-		if c.attempt != started.attempt || c.run != started.run || c.status == domain.OnboardingCancelled {
+		if c.attempt != started.attempt || c.run != started.run || c.cancelled {
 			lost = &c
 			return nil
 		}

@@ -19,29 +19,29 @@ package domain
 //
 // restart-clean is never allowed: a decommission already releases the
 // machine with erase from the top, so rerun is its clean restart.
-var DecommissionRecovery = RecoveryTable[OnboardingStatus, DecommissionStage]{
-	{Status: OnboardingPending, Op: OpCancel},
-	{Status: OnboardingPending, Op: OpMarkManualIntervention},
-	{Status: OnboardingRunning, Op: OpCancel},
-	{Status: OnboardingRunning, Op: OpMarkManualIntervention},
-	{Status: OnboardingManualIntervention, Op: OpRetry, When: func(stage DecommissionStage) bool {
+var DecommissionRecovery = RecoveryTable[DecommissionStatus, DecommissionStage]{
+	{Status: DecommissionPending, Op: OpCancel},
+	{Status: DecommissionPending, Op: OpMarkManualIntervention},
+	{Status: DecommissionRunning, Op: OpCancel},
+	{Status: DecommissionRunning, Op: OpMarkManualIntervention},
+	{Status: DecommissionManualIntervention, Op: OpRetry, When: func(stage DecommissionStage) bool {
 		return stage != "" && stage != DecomStageFinish
 	}},
-	{Status: OnboardingManualIntervention, Op: OpResume},
-	{Status: OnboardingManualIntervention, Op: OpRerun},
-	{Status: OnboardingManualIntervention, Op: OpAdopt, When: DecommissionDrained},
-	{Status: OnboardingManualIntervention, Op: OpCancel},
+	{Status: DecommissionManualIntervention, Op: OpResume},
+	{Status: DecommissionManualIntervention, Op: OpRerun},
+	{Status: DecommissionManualIntervention, Op: OpAdopt, When: DecommissionDrained},
+	{Status: DecommissionManualIntervention, Op: OpCancel},
 }
 
 // DecommissionAllowedOperations is DecommissionRecovery's list for a
 // decommission in status st, stopped at stage.
-func DecommissionAllowedOperations(st OnboardingStatus, stage DecommissionStage) []RecoveryOperation {
+func DecommissionAllowedOperations(st DecommissionStatus, stage DecommissionStage) []RecoveryOperation {
 	return DecommissionRecovery.Allowed(st, stage)
 }
 
 // DecommissionAllows reports whether op is among
 // DecommissionAllowedOperations(st, stage).
-func DecommissionAllows(st OnboardingStatus, stage DecommissionStage, op RecoveryOperation) bool {
+func DecommissionAllows(st DecommissionStatus, stage DecommissionStage, op RecoveryOperation) bool {
 	return DecommissionRecovery.Allows(st, stage, op)
 }
 

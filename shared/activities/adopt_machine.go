@@ -74,14 +74,14 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	if c.ob.MAASSystemID == "" {
+	if c.rec.MAASSystemID == "" {
 		return out, &AdoptionRefusedError{Status: "nothing", Reason: "no MAAS machine is recorded for this onboarding",
 			Fits: "rerun discovers it from the top"}
 	}
 	_, m, err := c.maasMachine(ctx)
 	var nf *maas.MAASNotFoundError
 	if errors.As(err, &nf) {
-		return out, &AdoptionRefusedError{SystemID: c.ob.MAASSystemID, Status: "no such machine",
+		return out, &AdoptionRefusedError{SystemID: c.rec.MAASSystemID, Status: "no such machine",
 			Reason: "the recorded machine is gone from MAAS", Fits: "rerun or restart-clean discovers the server again"}
 	}
 	if err != nil {
@@ -141,14 +141,14 @@ func (c *call) adopted(ctx context.Context, why string) error {
 // with the token this attempt handed out (by its deploy, or reissued by an
 // operator while the run was stopped), returning that token.
 func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, domain.EnrollmentToken, bool, error) {
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return node, domain.EnrollmentToken{}, false, storeError("read node", err)
 	}
-	if node.EnrolledAt == nil || c.ob.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
+	if node.EnrolledAt == nil || c.rec.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
 		return node, domain.EnrollmentToken{}, false, nil
 	}
-	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.rec.EnrollmentTokenHash)
 	var nf *store.ItemNotFoundError
 	if errors.As(err, &nf) {
 		return node, tok, false, nil
@@ -169,12 +169,12 @@ func (c *call) reactivate(ctx context.Context, node domain.Node, why string) err
 		return nil
 	}
 	if node.Status != domain.NodeOnboarding {
-		return &AdoptionRefusedError{SystemID: c.ob.MAASSystemID, Status: "Deployed",
+		return &AdoptionRefusedError{SystemID: c.rec.MAASSystemID, Status: "Deployed",
 			Reason: fmt.Sprintf("node %s is %s", node.ID, node.Status), Fits: "its lifecycle decides, not an onboarding"}
 	}
 	now := c.a.d.Clock.Now().UTC()
 	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.ob.ID, now
+		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.rec.ID, now
 		return nil
 	}); err != nil {
 		return storeError("reactivate node", err)

@@ -51,12 +51,12 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 		out.Skipped = true
 		return out, c.exit(ctx, "RoCE phase-2 is off in the policy")
 	}
-	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.ob.SiteID, c.ob.Hostname)
+	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.rec.SiteID, c.rec.Hostname)
 	if err != nil {
 		return out, storeError("list RoCE assignments", err)
 	}
 	if len(rows) == 0 {
-		return out, &RoCEAssignmentError{Hostname: c.ob.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
+		return out, &RoCEAssignmentError{Hostname: c.rec.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Interface < rows[j].Interface })
 
@@ -79,7 +79,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 
 	out.Interfaces = []string{}
 	for _, row := range rows {
-		linked, err := applyRoCERow(ctx, client, m.SystemID, c.ob.Hostname, row, ifaces, subnets)
+		linked, err := applyRoCERow(ctx, client, m.SystemID, c.rec.Hostname, row, ifaces, subnets)
 		if err != nil {
 			return out, err
 		}

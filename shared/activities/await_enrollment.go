@@ -92,10 +92,10 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 // the node is active with enrolled_at and the onboarding's token is
 // consumed.
 func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
-	if c.ob.NodeID == "" || c.ob.EnrollmentTokenHash == "" {
+	if c.rec.NodeID == "" || c.rec.EnrollmentTokenHash == "" {
 		return EnrollmentResult{}, false, nil
 	}
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return EnrollmentResult{}, false, storeError("read node", err)
 	}
@@ -107,7 +107,7 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 		// authenticated heartbeat is in; that heartbeat completes the wait.
 		return EnrollmentResult{}, false, nil
 	}
-	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.rec.EnrollmentTokenHash)
 	if err != nil {
 		return EnrollmentResult{}, false, storeError("read enrollment token", err)
 	}

@@ -33,14 +33,14 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if err != nil {
 		return out, err
 	}
-	node, err := a.d.Store.GetNode(ctx, c.d.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return out, storeError("read node", err)
 	}
 	if node.Status == domain.NodeRemoved {
 		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
 	}
-	if node.MAASSystemID == "" && c.d.MAASSystemID == "" {
+	if node.MAASSystemID == "" && c.rec.MAASSystemID == "" {
 		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
 	// The start and its timeline row are one write.
@@ -70,7 +70,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if err != nil {
 		return out, storeError("start decommission", err)
 	}
-	c.d = updated
+	c.rec = updated
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {
@@ -85,5 +85,5 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if err := c.publishOnce(ctx, events.DecommissionStarted, c.eventDetail()); err != nil {
 		return out, err
 	}
-	return BeginDecommissionOutput{Mode: c.d.Mode, MAASSystemID: c.d.MAASSystemID}, nil
+	return BeginDecommissionOutput{Mode: c.rec.Mode, MAASSystemID: c.rec.MAASSystemID}, nil
 }

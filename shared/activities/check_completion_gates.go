@@ -51,7 +51,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	if err != nil {
 		return out, err
 	}
-	if c.ob.Stage == domain.StageWaitEnrollment {
+	if c.rec.Stage == domain.StageWaitEnrollment {
 		// The enrollment API (or AwaitEnrollment) ended the wait; its exit
 		// is recorded here, where the workflow resumes.
 		// Stored with the move into this stage.
@@ -79,7 +79,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	}
 	out.Gates = append(out.Gates, GateMAASDeployed)
 
-	node, err := a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return out, storeError("read node", err)
 	}
@@ -96,17 +96,17 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	}
 	out.Gates = append(out.Gates, GateNodeActive)
 
-	if c.ob.EnrollmentTokenHash == "" {
+	if c.rec.EnrollmentTokenHash == "" {
 		return out, gate(GateTokenConsumed, "the onboarding records no enrollment token")
 	}
-	tok, err := a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := a.d.Store.GetEnrollmentToken(ctx, c.rec.EnrollmentTokenHash)
 	if err != nil {
 		return out, storeError("read enrollment token", err)
 	}
 	switch {
 	case tok.ConsumedAt == nil:
 		return out, gate(GateTokenConsumed, "this deploy's token was not consumed")
-	case tok.OnboardingID != c.ob.ID || tok.Attempt != c.ref.Attempt:
+	case tok.OnboardingID != c.rec.ID || tok.Attempt != c.ref.Attempt:
 		return out, gate(GateTokenConsumed, "the consumed token belongs to onboarding %s attempt %d", tok.OnboardingID, tok.Attempt)
 	case tok.NodeID != node.ID:
 		return out, gate(GateTokenConsumed, "the consumed token belongs to node %s", tok.NodeID)

@@ -175,7 +175,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
-		SystemID:   c.ob.MAASSystemID,
+		SystemID:   c.rec.MAASSystemID,
 		StatusName: status,
 		Outcome:    outcome,
 		Reason:     reason,
@@ -191,7 +191,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
 		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
-		if cp := targetCheckpoints[in.Target]; cp != "" && c.ob.Checkpoint != cp {
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.rec.Checkpoint != cp {
 			// The checkpoint goes with the stage's end, in one write.
 			c.later(rows...)
 			return out, c.update(ctx, func(o *domain.Onboarding) error {
@@ -224,7 +224,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
-		return out, &MachineWaitTimeoutError{SystemID: c.ob.MAASSystemID, Target: in.Target, Status: out.StatusName,
+		return out, &MachineWaitTimeoutError{SystemID: c.rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
@@ -375,9 +375,9 @@ type polled struct {
 // wakes it for that change rather than missing it.
 func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polled, error) {
 	out := polled{lastEventID: after}
-	sid := c.ob.MAASSystemID
+	sid := c.rec.MAASSystemID
 	if sid == "" {
-		return out, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
+		return out, &MachineNotRecordedError{OnboardingID: c.rec.ID, Activity: c.activity}
 	}
 	evs, rows, last, err := c.readMAASEvents(ctx, client, sid, after)
 	if err != nil {

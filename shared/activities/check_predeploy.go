@@ -78,7 +78,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 		}
 		return out, fail(check, bad.Error())
 	}
-	if c.ob.NodeID == "" {
+	if c.rec.NodeID == "" {
 		return out, fail(CheckBootstrapInputs, "the onboarding has no node record")
 	}
 	out.Checks = append(out.Checks, CheckBootstrapInputs, CheckCAMaterial)
@@ -110,7 +110,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	if err != nil {
 		return out, fail(CheckPayloadRender, "cannot make a token: "+err.Error())
 	}
-	p, err := a.renderPayload(pol, c.ob.NodeID, throwaway)
+	p, err := a.renderPayload(pol, c.rec.NodeID, throwaway)
 	if err != nil {
 		return out, fail(CheckPayloadRender, err.Error())
 	}

@@ -37,10 +37,10 @@ func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (ou
 	if err := c.enter(ctx); err != nil {
 		return out, err
 	}
-	if c.d.OnboardingID == "" {
+	if c.rec.OnboardingID == "" {
 		return out, &ActivityFailedError{Activity: c.activity, Message: "the reimage has no onboarding"}
 	}
-	ob, err := a.d.Store.GetOnboarding(ctx, c.d.OnboardingID)
+	ob, err := a.d.Store.GetOnboarding(ctx, c.rec.OnboardingID)
 	if err != nil {
 		return out, storeError("read reimage onboarding", err)
 	}

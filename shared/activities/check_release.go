@@ -50,7 +50,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	if err != nil {
 		return out, err
 	}
-	if c.d.Erase.Fallback {
+	if c.rec.Erase.Fallback {
 		c.stage = domain.DecomStageFallback
 	}
 	if err := c.enter(ctx); err != nil {
@@ -75,7 +75,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	if after == 0 {
 		// The first poll starts after the events the machine had before
 		// this decommission's release: older ones are not its evidence.
-		after = c.d.Erase.EventsAfter
+		after = c.rec.Erase.EventsAfter
 	}
 	lastID, eraseEvents, err := c.copyMAASEvents(ctx, client, m.SystemID, after)
 	if err != nil {
@@ -85,8 +85,8 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID}}
 
 	eraseSince := started
-	if c.d.Erase.StartedAt != nil {
-		eraseSince = *c.d.Erase.StartedAt
+	if c.rec.Erase.StartedAt != nil {
+		eraseSince = *c.rec.Erase.StartedAt
 	}
 	switch m.Status {
 	case maas.StatusReady, maas.StatusNew:
@@ -95,13 +95,13 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		out.Outcome, out.Reason = OutcomeInProgress, "releasing"
 	case maas.StatusDiskErasing:
 		out.Outcome, out.Reason = OutcomeInProgress, "erasing disks"
-		if limit := time.Duration(pol.EraseTimeoutSeconds) * time.Second; now.Sub(eraseSince) > limit && !c.d.Erase.Fallback {
+		if limit := time.Duration(pol.EraseTimeoutSeconds) * time.Second; now.Sub(eraseSince) > limit && !c.rec.Erase.Fallback {
 			out.Outcome = OutcomeEraseHung
 			out.Reason = fmt.Sprintf("still Disk erasing after %ds (limit %ds)", int(now.Sub(eraseSince).Seconds()), pol.EraseTimeoutSeconds)
 		}
 	case maas.StatusFailedDiskErasing:
 		out.Outcome, out.Reason = OutcomeEraseFailed, "Failed disk erasing: "+m.ErrorDescription
-		if c.d.Erase.Fallback {
+		if c.rec.Erase.Fallback {
 			out.Outcome = OutcomeFailed
 		}
 	default:
@@ -143,7 +143,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	}
 	switch out.Outcome {
 	case OutcomeDone:
-		return out, c.exit(ctx, fmt.Sprintf("machine %s; disks %s", out.StatusName, c.d.Erase.Outcome))
+		return out, c.exit(ctx, fmt.Sprintf("machine %s; disks %s", out.StatusName, c.rec.Erase.Outcome))
 	case OutcomeInProgress:
 		out.Poll.WaitSeconds = pollWait(in.Poll.Count)
 		return out, nil

@@ -100,7 +100,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	}
 	cls := domain.ClassifyDeployFailure(evidence)
 	out = ClassifyDeployFailureOutput{
-		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.ob.DeployAttempts, DeployRetries: pol.DeployRetries,
+		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.rec.DeployAttempts, DeployRetries: pol.DeployRetries,
 	}
 	// The summary says whether the class is one the state machine retries
 	// and the counts it compares; the decision itself is RetryDeploy's.

@@ -49,7 +49,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	}
 	// A Ready machine whose recorded hardware may be stale (a reimage, a
 	// retry after a repair) is commissioned again, as restart-clean does.
-	fresh := (in.Fresh || c.ob.RecommissionReady) && !retry
+	fresh := (in.Fresh || c.rec.RecommissionReady) && !retry
 	pol, _, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err

@@ -46,26 +46,29 @@ func (r DecommissionRef) onRun(d *domain.Decommission) bool {
 	return run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(d.Attempt, d.Run)
 }
 
-// dcall is one decommission activity invocation: the record as read at
-// the start, the stage the activity works in, and its logger. It checks
-// what it can observe — the record open and on this attempt — and never
-// which stage came before: the ASL orders the steps.
+// dcall is one decommission activity invocation: the frame (stageCall)
+// over the decommission as read at the start, and the execution's
+// reference.
 type dcall struct {
-	a        *Activities
-	activity string
-	stage    domain.DecommissionStage
-	ref      DecommissionRef
-	d        domain.Decommission
-	log      *slog.Logger
+	stageCall[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]
+	ref DecommissionRef
+}
+
+// closedError is the refusal of a step whose run no longer holds the
+// decommission (status names what it found: its status, or "stopped").
+func (r DecommissionRef) closedError(d domain.Decommission, status string) *DecommissionClosedError {
+	return &DecommissionClosedError{DecommissionID: d.ID, Status: status, Attempt: r.Attempt, Current: d.Attempt}
 }
 
 // beginDecom reads the decommission and fences the execution: a closed
 // record or another attempt → DecommissionClosedError, nothing written.
 func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
-	c := &dcall{a: a, activity: activity, stage: stage, ref: ref, log: a.d.Logger.With(
-		slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
-		slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
-		slog.String(logfield.SiteID, ref.SiteID), slog.String(logfield.CorrelationID, ref.CorrelationID))}
+	c := &dcall{ref: ref}
+	c.stageCall = stageCall[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+		a: a, activity: activity, stage: stage, rules: decommissionRules(a, ref, c), log: a.d.Logger.With(
+			slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
+			slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
+			slog.String(logfield.SiteID, ref.SiteID), slog.String(logfield.CorrelationID, ref.CorrelationID))}
 	if err := ref.validate(); err != nil {
 		return c, err
 	}
@@ -76,17 +79,68 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 	if err != nil {
 		return c, storeError("read decommission", err)
 	}
-	c.d = d
+	c.load(d)
 	if !ref.onRun(&d) {
-		return c, &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: ref.Attempt, Current: d.Attempt}
+		return c, ref.closedError(d, string(d.Status))
 	}
 	return c, nil
 }
 
+// decommissionRules is the decommission's record and timeline for the
+// frame.
+func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) recordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent] {
+	return recordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+		id:       func(d domain.Decommission) string { return d.ID },
+		stageOf:  func(d domain.Decommission) domain.DecommissionStage { return d.Stage },
+		setStage: func(d *domain.Decommission, s domain.DecommissionStage) { d.Stage = s },
+		running:  func(d domain.Decommission) bool { return d.Status == domain.DecommissionRunning },
+		refuse: func(ctx context.Context, d domain.Decommission) error {
+			// A cancelled context is a stopped execution: it writes nothing.
+			if ctx.Err() != nil {
+				return ref.closedError(d, "stopped")
+			}
+			if !ref.onRun(&d) || d.Status != domain.DecommissionRunning {
+				return ref.closedError(d, string(d.Status))
+			}
+			return nil
+		},
+		quiet: func(err error) bool {
+			var closed *DecommissionClosedError
+			return errors.As(err, &closed)
+		},
+		write: func(ctx context.Context, change func(*domain.Decommission) error, rows func(before, after domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error) {
+			return a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, ref.DecommissionID, change, rows)
+		},
+		appendRows: func(ctx context.Context, rows ...domain.DecommissionEvent) error {
+			return a.d.Decommissions.AppendDecommissionEvents(ctx, rows...)
+		},
+		mayAppend: func(ctx context.Context) error {
+			if !c.stillRunning(ctx) {
+				return &DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.rec.Attempt}
+			}
+			return nil
+		},
+		newRow: func(kind domain.TimelineKind, outcome, source, detail string) domain.DecommissionEvent {
+			return domain.DecommissionEvent{Kind: kind, Outcome: outcome, Source: source, Detail: detail}
+		},
+		stamp: func(r domain.DecommissionEvent, stage domain.DecommissionStage) domain.DecommissionEvent {
+			r.DecommissionID = ref.DecommissionID
+			r.Attempt = ref.Attempt
+			if r.Time.IsZero() {
+				r.Time = a.d.Clock.Now().UTC()
+			}
+			if r.Stage == "" {
+				r.Stage = stage
+			}
+			return r
+		},
+	}
+}
+
 // requireRunning refuses a decommission that is not running.
 func (c *dcall) requireRunning() error {
-	if c.d.Status != domain.DecommissionRunning {
-		return &DecommissionClosedError{DecommissionID: c.d.ID, Status: string(c.d.Status), Attempt: c.ref.Attempt, Current: c.d.Attempt}
+	if c.rec.Status != domain.DecommissionRunning {
+		return c.ref.closedError(c.rec, string(c.rec.Status))
 	}
 	return nil
 }
@@ -95,37 +149,7 @@ func (c *dcall) requireRunning() error {
 // into the activity's stage; a stage change and its stage_entered row are
 // one conditional write, so no crash leaves one without the other.
 func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
-	entered := func(before, _ domain.Decommission) []domain.DecommissionEvent {
-		if before.Stage == c.stage {
-			return nil
-		}
-		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{
-			Kind: domain.TimelineStageEntered, Detail: run.EnteredDetail(before.Stage)})}
-	}
-	var prev domain.DecommissionStage
-	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		// A cancelled context is a stopped execution: it writes nothing.
-		if ctx.Err() != nil {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: d.Attempt}
-		}
-		if !c.ref.onRun(d) || d.Status != domain.DecommissionRunning {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
-		}
-		prev = d.Stage
-		d.Stage = c.stage
-		if change != nil {
-			return change(d)
-		}
-		return nil
-	}, entered)
-	if err != nil {
-		return storeError("update decommission", err)
-	}
-	c.d = updated
-	if prev != c.stage {
-		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
-	}
-	return nil
+	return c.write(ctx, change, true, "update decommission")
 }
 
 // enter moves the running decommission into the activity's stage (a
@@ -134,10 +158,7 @@ func (c *dcall) enter(ctx context.Context) error {
 	if err := c.requireRunning(); err != nil {
 		return err
 	}
-	if c.d.Stage == c.stage {
-		return nil
-	}
-	return c.update(ctx, nil)
+	return c.enterStage(ctx, nil, "update decommission")
 }
 
 // stillRunning reports whether this execution may still write: its
@@ -154,78 +175,13 @@ func (c *dcall) stillRunning(ctx context.Context) bool {
 	if err != nil {
 		return true // unknown: the write's own failure says more
 	}
-	return c.ref.onRun(&d) && (d.Status == domain.DecommissionRunning || d.Status == c.d.Status)
-}
-
-// timeline appends rows stamped with the clock, the decommission, the
-// attempt and the stage. A stopped execution (stillRunning) appends
-// nothing.
-func (c *dcall) timeline(ctx context.Context, rows ...domain.DecommissionEvent) error {
-	if !c.stillRunning(ctx) {
-		return &DecommissionClosedError{DecommissionID: c.ref.DecommissionID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
-	}
-	for i := range rows {
-		rows[i] = c.row(rows[i])
-	}
-	if err := c.a.d.Decommissions.AppendDecommissionEvents(ctx, rows...); err != nil {
-		return storeError("append decommission timeline", err)
-	}
-	return nil
-}
-
-// row stamps a timeline row with the clock, the decommission, the attempt
-// and, when it names none, the activity's stage.
-func (c *dcall) row(r domain.DecommissionEvent) domain.DecommissionEvent {
-	r.DecommissionID = c.ref.DecommissionID
-	r.Attempt = c.ref.Attempt
-	if r.Time.IsZero() {
-		r.Time = c.a.d.Clock.Now().UTC()
-	}
-	if r.Stage == "" {
-		r.Stage = c.stage
-	}
-	return r
-}
-
-func (c *dcall) note(ctx context.Context, source, detail string) error {
-	c.log.InfoContext(ctx, detail, slog.String("source", source))
-	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: source, Detail: detail})
-}
-
-func (c *dcall) exit(ctx context.Context, detail string) error {
-	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
-}
-
-// finish is every decommission activity's boundary (deferred): the error
-// vocabulary, one log line, and the failed exit on the timeline when the
-// record is in this stage.
-func (c *dcall) finish(ctx context.Context, errp *error) {
-	if *errp == nil {
-		return
-	}
-	err := failAtBoundary(ctx, c.log, c.activity, *errp)
-	*errp = err
-	var closed *DecommissionClosedError
-	var invalid *InvalidInputError
-	if errors.As(err, &closed) || errors.As(err, &invalid) || c.d.ID == "" || c.d.Stage != c.stage {
-		return
-	}
-	outcome := exitOutcome(err)
-	if !c.stillRunning(ctx) {
-		return // stopped by an operator: its answer is the last word
-	}
-	ctx = context.WithoutCancel(ctx)
-	if terr := c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcome,
-		Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error())}); terr != nil {
-		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
-	}
+	return c.ref.onRun(&d) && (d.Status == domain.DecommissionRunning || d.Status == c.rec.Status)
 }
 
 // policy resolves the node's effective policy: the site's, then the
 // profile of the node's last onboarding when there is one.
 func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
-	site, err := c.a.d.Store.GetSite(ctx, c.d.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.rec.SiteID)
 	if err != nil {
 		return domain.EffectivePolicy{}, storeError("read site", err)
 	}
@@ -245,7 +201,7 @@ func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
 // lastOnboarding is the onboarding that last brought the node in (the
 // node's onboarding_id); ok is false when it has none.
 func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, error) {
-	node, err := c.a.d.Store.GetNode(ctx, c.d.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return domain.Onboarding{}, false, storeError("read node", err)
 	}
@@ -268,14 +224,14 @@ func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if c.a.d.MAAS == nil {
 		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
 	}
-	if c.d.MAASSystemID == "" {
+	if c.rec.MAASSystemID == "" {
 		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the node has no MAAS machine"}
 	}
-	client, err := c.a.d.MAAS.ForSite(ctx, c.d.SiteID)
+	client, err := c.a.d.MAAS.ForSite(ctx, c.rec.SiteID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	m, err := client.Get(ctx, c.d.MAASSystemID)
+	m, err := client.Get(ctx, c.rec.MAASSystemID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
@@ -284,17 +240,17 @@ func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
 
 // eventDetail is the decommission's event detail as it stands.
 func (c *dcall) eventDetail() events.DecommissionDetail {
-	cid := c.d.CorrelationID
+	cid := c.rec.CorrelationID
 	if cid == "" {
 		cid = c.ref.CorrelationID
 	}
 	if cid == "" {
-		cid = c.d.ID
+		cid = c.rec.ID
 	}
 	return events.DecommissionDetail{
-		SiteID: c.d.SiteID, DecommissionID: c.d.ID, NodeID: c.d.NodeID, MAASSystemID: c.d.MAASSystemID,
-		Hostname: c.d.Hostname, Mode: c.d.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
-		Status: string(c.d.Status), Stage: string(c.d.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
+		SiteID: c.rec.SiteID, DecommissionID: c.rec.ID, NodeID: c.rec.NodeID, MAASSystemID: c.rec.MAASSystemID,
+		Hostname: c.rec.Hostname, Mode: c.rec.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
+		Status: string(c.rec.Status), Stage: string(c.rec.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
 	}
 }
 

@@ -35,7 +35,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	if err := c.enter(ctx); err != nil {
 		return out, err
 	}
-	if c.d.MachineDeleted {
+	if c.rec.MachineDeleted {
 		return DeleteMachineOutput{Deleted: true}, nil
 	}
 	pol, err := c.policy(ctx)
@@ -65,5 +65,5 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	}); err != nil {
 		return out, err
 	}
-	return DeleteMachineOutput{Deleted: true}, c.exit(ctx, "machine "+c.d.MAASSystemID+" deleted from MAAS")
+	return DeleteMachineOutput{Deleted: true}, c.exit(ctx, "machine "+c.rec.MAASSystemID+" deleted from MAAS")
 }

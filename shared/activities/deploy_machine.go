@@ -81,17 +81,17 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		return out, err
 	}
 	now := a.d.Clock.Now().UTC()
-	if c.ob.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
+	if c.rec.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
 		c.log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
 		// The deploy began when its token was issued, just before MAAS was
 		// asked: the polls and the classifier read MAAS events from then
 		// on, so events between that start and this retry are not missed.
 		started := now
-		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
+		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.rec.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
 			started = tok.CreatedAt.UTC()
 		}
-		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
-			EventsAfter:          c.ob.DeployEventsAfter,
+		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.rec.DeployAttempts,
+			EventsAfter:          c.rec.DeployEventsAfter,
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
@@ -103,7 +103,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err != nil {
 		return out, &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
 	}
-	p, err := a.renderPayload(pol, c.ob.NodeID, token)
+	p, err := a.renderPayload(pol, c.rec.NodeID, token)
 	if err != nil {
 		return out, err
 	}
@@ -118,7 +118,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err != nil {
 		return out, err
 	}
-	superseded := c.ob.EnrollmentTokenHash
+	superseded := c.rec.EnrollmentTokenHash
 	if superseded != "" {
 		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
 			return out, storeError("revoke superseded enrollment token", err)
@@ -139,7 +139,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	}
 	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
 	rows := []domain.TimelineEntry{
-		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
+		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.rec.DeployAttempts)},
 		{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
 			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
 	}
@@ -164,14 +164,14 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		DistroSeries: profile.DistroSeries,
 		HWEKernel:    profile.HWEKernel,
 		EnableHWSync: pol.RequireHardwareSync,
-		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.ob.ID, c.ref.Attempt, c.ob.DeployAttempts),
+		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.rec.ID, c.ref.Attempt, c.rec.DeployAttempts),
 	}); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.ob.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
+	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.rec.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
 		return out, err
 	}
-	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts, EventsAfter: eventsAfter,
+	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.rec.DeployAttempts, EventsAfter: eventsAfter,
 		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
 }
 
@@ -183,7 +183,7 @@ const sourceEnrollmentToken = "enrollment_token"
 // enroll only if what it carries is stored, consistent and unconsumed.
 func (c *call) persistToken(ctx context.Context, hash string, expires time.Time) error {
 	want := domain.EnrollmentToken{
-		Hash: hash, NodeID: c.ob.NodeID, OnboardingID: c.ob.ID, Attempt: c.ref.Attempt,
+		Hash: hash, NodeID: c.rec.NodeID, OnboardingID: c.rec.ID, Attempt: c.ref.Attempt,
 		ExpiresAt: expires.UTC(), CreatedAt: c.a.d.Clock.Now().UTC(),
 	}
 	if err := c.a.d.Store.PutEnrollmentToken(ctx, want); err != nil {

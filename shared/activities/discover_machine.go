@@ -67,17 +67,17 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 		return out, err
 	}
 	in2 := domain.DiscoveryInput{
-		Hostname:     c.ob.Hostname,
+		Hostname:     c.rec.Hostname,
 		PXEMACKnown:  mac != "",
 		AutoClaimNew: pol.AutoClaimNew,
-		OwnSystemID:  c.ob.MAASSystemID,
+		OwnSystemID:  c.rec.MAASSystemID,
 	}
-	byHost, err := client.FindByHostname(ctx, c.ob.Hostname)
+	byHost, err := client.FindByHostname(ctx, c.rec.Hostname)
 	if err != nil {
 		return out, err
 	}
 	in2.ByHostname = candidates(byHost)
-	byPower, err := client.FindByPowerAddress(ctx, c.ob.IPMIIP)
+	byPower, err := client.FindByPowerAddress(ctx, c.rec.IPMIIP)
 	if err != nil {
 		return out, err
 	}
@@ -153,13 +153,13 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.ob.Hostname, c.ob.IPMIIP)); err != nil {
+	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.rec.Hostname, c.rec.IPMIIP)); err != nil {
 		return maas.Machine{}, err
 	}
 	p := maas.MachineCreateParams{
-		Hostname:     c.ob.Hostname,
+		Hostname:     c.rec.Hostname,
 		PowerType:    "ipmi",
-		PowerAddress: c.ob.IPMIIP,
+		PowerAddress: c.rec.IPMIIP,
 		PowerUser:    creds.Username,
 		PowerPass:    creds.Password,
 		// With power_type=ipmi MAAS drops the MACs unless an architecture is
@@ -169,8 +169,8 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		// policy's enable_ssh and skip_bmc_config.
 		Commission: false,
 	}
-	if c.ob.PXEMAC != "" {
-		p.MACAddresses = []string{strings.ToLower(c.ob.PXEMAC)}
+	if c.rec.PXEMAC != "" {
+		p.MACAddresses = []string{strings.ToLower(c.rec.PXEMAC)}
 	}
 	m, err := client.Create(ctx, p)
 	if err != nil {
@@ -191,7 +191,7 @@ func credentialsError(siteID string, err error) error {
 // recordMachine stores the machine on the onboarding and its node, and
 // with it the discovered checkpoint (domain.CheckpointDiscovered).
 func (c *call) recordMachine(ctx context.Context, systemID string) error {
-	if c.ob.MAASSystemID != systemID || c.ob.Checkpoint != domain.CheckpointDiscovered {
+	if c.rec.MAASSystemID != systemID || c.rec.Checkpoint != domain.CheckpointDiscovered {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = systemID
 			o.Checkpoint = domain.CheckpointDiscovered
@@ -200,13 +200,13 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 			return err
 		}
 	}
-	if c.ob.NodeID == "" {
+	if c.rec.NodeID == "" {
 		return nil
 	}
-	_, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	_, err := c.a.d.Store.UpdateNode(ctx, c.rec.NodeID, func(n *domain.Node) error {
 		n.MAASSystemID = systemID
 		if n.OnboardingID == "" {
-			n.OnboardingID = c.ob.ID
+			n.OnboardingID = c.rec.ID
 		}
 		return nil
 	})
@@ -217,10 +217,10 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 // onboarding's own, else the one kept on its node by an earlier onboarding
 // of the same node. Empty when none was observed.
 func (c *call) knownPXEMAC(ctx context.Context) (string, error) {
-	if c.ob.PXEMAC != "" || c.ob.NodeID == "" {
-		return c.ob.PXEMAC, nil
+	if c.rec.PXEMAC != "" || c.rec.NodeID == "" {
+		return c.rec.PXEMAC, nil
 	}
-	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	n, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
 		if errors.As(storeError("", err), &nf) {

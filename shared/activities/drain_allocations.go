@@ -53,7 +53,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
 		}
 	}
-	allocs, err := a.d.Allocations.List(ctx, c.d.NodeID)
+	allocs, err := a.d.Allocations.List(ctx, c.rec.NodeID)
 	if err != nil {
 		return out, allocationError(err)
 	}
@@ -63,10 +63,10 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		case domain.AllocationReleased:
 			continue
 		case domain.AllocationReleaseFailed:
-			return out, &DrainFailedError{NodeID: c.d.NodeID, AllocationID: al.ID, State: al.State}
+			return out, &DrainFailedError{NodeID: c.rec.NodeID, AllocationID: al.ID, State: al.State}
 		case domain.AllocationReleasing:
 		default:
-			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.d.ID, c.d.Mode))
+			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.rec.ID, c.rec.Mode))
 			if err != nil {
 				return out, allocationError(err)
 			}
@@ -74,7 +74,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 				return out, err
 			}
 			if got.State == domain.AllocationReleaseFailed {
-				return out, &DrainFailedError{NodeID: c.d.NodeID, AllocationID: al.ID, State: got.State}
+				return out, &DrainFailedError{NodeID: c.rec.NodeID, AllocationID: al.ID, State: got.State}
 			}
 			if got.State == domain.AllocationReleased {
 				continue
@@ -94,7 +94,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 	}
 	limit := time.Duration(pol.DrainTimeoutSeconds) * time.Second
 	if waited := now.Sub(started); waited > limit {
-		return out, &DrainTimeoutError{NodeID: c.d.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
+		return out, &DrainTimeoutError{NodeID: c.rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
 	}
 	c.log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
 	out.Outcome = OutcomeInProgress

@@ -66,10 +66,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.d.ID)
-	reason := c.d.Erase.FallbackReason
-	if reason == "" && c.d.Erase.Outcome == domain.EraseFailed {
-		reason = c.d.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
+	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.rec.ID)
+	reason := c.rec.Erase.FallbackReason
+	if reason == "" && c.rec.Erase.Outcome == domain.EraseFailed {
+		reason = c.rec.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
 	}
 	switch {
 	case m.Status == maas.StatusDiskErasing:
@@ -91,7 +91,7 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
 		return out, c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed sent")
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusReady:
-		if !c.d.Erase.Fallback {
+		if !c.rec.Erase.Fallback {
 			if err := c.fallbackEvidence(ctx, orElse(reason, "failed"), true); err != nil {
 				return out, err
 			}

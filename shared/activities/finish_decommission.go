@@ -54,18 +54,18 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	if !ok {
 		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.d.Stage
-	if c.d.Status != in.Status {
-		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.DecommissionManualIntervention {
-			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
-			return FinishDecommissionOutput{Status: c.d.Status}, nil
+	c.stage = c.rec.Stage
+	if c.rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.rec.Status) || c.rec.Status == domain.DecommissionManualIntervention {
+			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.rec.Status)))
+			return FinishDecommissionOutput{Status: c.rec.Status}, nil
 		}
 		// The node moves first, so whoever reads the record closed finds
 		// its node settled; a run an operator stopped meanwhile (cancel,
 		// freeze: the record moved on) moves no node, and the close below
 		// is conditional on the record still being this run's.
 		if !c.stillRunning(ctx) {
-			return out, &DecommissionClosedError{DecommissionID: c.d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
+			return out, &DecommissionClosedError{DecommissionID: c.rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.rec.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -74,14 +74,14 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 			return out, err
 		}
 	}
-	node, err := a.d.Store.GetNode(ctx, c.d.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return out, storeError("read node", err)
 	}
 	detail := c.eventDetail()
-	detail.EraseOutcome = c.d.Erase.Outcome
-	detail.OnboardingID = c.d.OnboardingID
-	if f := c.d.Error; f != nil && in.Status != domain.DecommissionCompleted {
+	detail.EraseOutcome = c.rec.Erase.Outcome
+	detail.OnboardingID = c.rec.OnboardingID
+	if f := c.rec.Error; f != nil && in.Status != domain.DecommissionCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
 	if err := c.publishOnce(ctx, detailType, detail); err != nil {
@@ -93,18 +93,18 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 // settleNode moves the node to where the outcome leaves it.
 func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus) error {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.d.NodeID)
+	node, err := st.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return storeError("read node", err)
 	}
 	target, why := "", ""
 	switch {
-	case status == domain.DecommissionCompleted && c.d.Mode == domain.DecommissionFull:
+	case status == domain.DecommissionCompleted && c.rec.Mode == domain.DecommissionFull:
 		if err := c.revokeNodeTokens(ctx, node); err != nil {
 			return err
 		}
 		target = domain.NodeRemoved
-	case status == domain.DecommissionCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
+	case status == domain.DecommissionCompleted && c.rec.Mode == domain.DecommissionStorageCleanup:
 		target = domain.NodeRetired
 	case status == domain.DecommissionFailed && node.Status == domain.NodeDecommissioning:
 		target, why = c.failedNodeTarget(ctx)
@@ -134,7 +134,7 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 	if err != nil {
 		return domain.NodeRetired, "the timeline could not be read, so the machine may have been released"
 	}
-	if c.d.ReleaseStarted(history) {
+	if c.rec.ReleaseStarted(history) {
 		return domain.NodeRetired, "an attempt of this decommission released the machine; it no longer runs the tenant's OS"
 	}
 	_, m, err := c.machine(ctx)
@@ -143,10 +143,10 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 		return domain.NodeRetired, "MAAS could not be read to confirm the machine is still Deployed"
 	case m.Status != maas.StatusDeployed:
 		return domain.NodeRetired, "MAAS shows the machine " + statusName(m) + ", not Deployed"
-	case !c.d.MayReturnToService(history, true):
+	case !c.rec.MayReturnToService(history, true):
 		return "", ""
 	}
-	return c.d.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
+	return c.rec.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
 }
 
 // close writes the final status and records it on the timeline.
@@ -154,7 +154,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.DecommissionCompleted {
-		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
+		failure = failureFrom(in.Error, domain.Stage(c.rec.Stage))
 	}
 	// The final status and its timeline rows are one write.
 	closed := func(prev, next domain.Decommission) []domain.DecommissionEvent {
@@ -191,7 +191,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	if err != nil {
 		return storeError("close decommission", err)
 	}
-	c.d = updated
+	c.rec = updated
 	c.stage = updated.Stage
 	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
 	return nil

@@ -70,13 +70,13 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	if !ok {
 		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.ob.Stage
+	c.stage = c.rec.Stage
 	out.Status = in.Status
 
-	if c.ob.Status != in.Status {
-		if !domain.IsOpenStatus(c.ob.Status) || c.ob.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.ob.Status)))
-			return FinishOnboardingOutput{Status: c.ob.Status}, nil
+	if c.rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.rec.Status) || c.rec.Status == domain.OnboardingManualIntervention {
+			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.rec.Status)))
+			return FinishOnboardingOutput{Status: c.rec.Status}, nil
 		}
 		if err := c.close(ctx, in); err != nil {
 			return out, err
@@ -88,11 +88,11 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 		}
 	}
 	detail := c.eventDetail()
-	if f := c.ob.Error; f != nil && in.Status != domain.OnboardingCompleted {
+	if f := c.rec.Error; f != nil && in.Status != domain.OnboardingCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
-	if in.Status == domain.OnboardingManualIntervention && c.ob.Stage == domain.StageVerifyHardware {
-		detail.HardwareDiff = hardwareDiffDetail(c.ob.HardwareDiff)
+	if in.Status == domain.OnboardingManualIntervention && c.rec.Stage == domain.StageVerifyHardware {
+		detail.HardwareDiff = hardwareDiffDetail(c.rec.HardwareDiff)
 	}
 	if out.Published, err = c.publishOnce(ctx, detailType, detail); err != nil {
 		return out, err
@@ -113,7 +113,7 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, c.ob.Stage)
+		failure = failureFrom(in.Error, c.rec.Stage)
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
@@ -188,20 +188,20 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 // onboarding activated is touched, and its enrolled_at stays: adopt reads
 // it. Repeating it changes nothing.
 func (c *call) standDownNode(ctx context.Context) error {
-	if c.ob.NodeID == "" {
+	if c.rec.NodeID == "" {
 		return nil
 	}
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return storeError("read node", err)
 	}
-	if node.Status != domain.NodeActive || node.OnboardingID != c.ob.ID {
+	if node.Status != domain.NodeActive || node.OnboardingID != c.rec.ID {
 		return nil
 	}
 	now := c.a.d.Clock.Now().UTC()
 	stood := false
 	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		if n.Status == domain.NodeActive && n.OnboardingID == c.ob.ID {
+		if n.Status == domain.NodeActive && n.OnboardingID == c.rec.ID {
 			n.Status, n.UpdatedAt, stood = domain.NodeOnboarding, now, true
 		}
 		return nil
@@ -212,5 +212,5 @@ func (c *call) standDownNode(ctx context.Context) error {
 		return nil
 	}
 	c.log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
-	return c.note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.ob.Status))
+	return c.note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.rec.Status))
 }

@@ -27,11 +27,11 @@ const (
 // policy resolves the onboarding's effective policy from its site and
 // profile as they are now (requirements readiness §3.2: never from the request).
 func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
-	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.rec.SiteID)
 	if err != nil {
 		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read site", err)
 	}
-	profile, err := c.a.d.Store.GetProfile(ctx, c.ob.SiteID, c.ob.ProfileID)
+	profile, err := c.a.d.Store.GetProfile(ctx, c.rec.SiteID, c.rec.ProfileID)
 	if err != nil {
 		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read profile", err)
 	}
@@ -49,7 +49,7 @@ func (c *call) maas(ctx context.Context) (MAAS, error) {
 			return sc.ForSiteRecord(ctx, r.Site)
 		}
 	}
-	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
+	return c.a.d.MAAS.ForSite(ctx, c.rec.SiteID)
 }
 
 // maasMachine returns the site's MAAS client and the onboarding's machine
@@ -59,10 +59,10 @@ func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	if c.ob.MAASSystemID == "" {
-		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
+	if c.rec.MAASSystemID == "" {
+		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.rec.ID, Activity: c.activity}
 	}
-	m, err := client.Get(ctx, c.ob.MAASSystemID)
+	m, err := client.Get(ctx, c.rec.MAASSystemID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
@@ -117,16 +117,16 @@ func (c *call) publishOnce(ctx context.Context, detailType string, detail events
 // eventDetail is the onboarding's event detail as it stands.
 func (c *call) eventDetail() events.OnboardingDetail {
 	return events.OnboardingDetail{
-		SiteID:        c.ob.SiteID,
-		OnboardingID:  c.ob.ID,
-		BatchID:       c.ob.BatchID,
-		NodeID:        c.ob.NodeID,
-		MAASSystemID:  c.ob.MAASSystemID,
-		Hostname:      c.ob.Hostname,
-		CorrelationID: correlationID(c.ob, c.ref),
+		SiteID:        c.rec.SiteID,
+		OnboardingID:  c.rec.ID,
+		BatchID:       c.rec.BatchID,
+		NodeID:        c.rec.NodeID,
+		MAASSystemID:  c.rec.MAASSystemID,
+		Hostname:      c.rec.Hostname,
+		CorrelationID: correlationID(c.rec, c.ref),
 		Attempt:       c.ref.Attempt,
-		Status:        string(c.ob.Status),
-		Stage:         string(c.ob.Stage),
+		Status:        string(c.rec.Status),
+		Stage:         string(c.rec.Stage),
 		OccurredAt:    c.a.d.Clock.Now().UTC(),
 	}
 }

@@ -13,24 +13,24 @@ import (
 // call's next write; the credentials never are.
 func (c *call) powerCredentials(ctx context.Context) (domain.PowerCredentials, error) {
 	for _, k := range []struct{ key, says string }{
-		{domain.PowerOverrideKeyHost(c.ob.Hostname), "the override for host " + c.ob.Hostname},
-		{domain.PowerOverrideKeyBMC(c.ob.IPMIIP), "the override for BMC " + c.ob.IPMIIP},
+		{domain.PowerOverrideKeyHost(c.rec.Hostname), "the override for host " + c.rec.Hostname},
+		{domain.PowerOverrideKeyBMC(c.rec.IPMIIP), "the override for BMC " + c.rec.IPMIIP},
 	} {
 		if k.key == domain.PowerOverrideKeyBMC("") {
 			continue
 		}
-		creds, ok, err := secrets.GetPowerOverride(ctx, c.a.d.Secrets, c.ob.SiteID, k.key)
+		creds, ok, err := secrets.GetPowerOverride(ctx, c.a.d.Secrets, c.rec.SiteID, k.key)
 		if err != nil {
-			return domain.PowerCredentials{}, credentialsError(c.ob.SiteID, err)
+			return domain.PowerCredentials{}, credentialsError(c.rec.SiteID, err)
 		}
 		if ok {
 			c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: "BMC credentials: " + k.says})
 			return creds, nil
 		}
 	}
-	site, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.ob.SiteID)
+	site, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.rec.SiteID)
 	if err != nil {
-		return domain.PowerCredentials{}, credentialsError(c.ob.SiteID, err)
+		return domain.PowerCredentials{}, credentialsError(c.rec.SiteID, err)
 	}
 	return domain.PowerCredentials{Username: site.BMCUsername, Password: site.BMCPassword}, nil
 }

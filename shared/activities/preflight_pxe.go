@@ -72,7 +72,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		return &PXEPreflightError{SystemID: m.SystemID, Interface: boot.Name, Reason: reason}
 	}
 	out.Interface, out.MACAddress = boot.Name, strings.ToLower(boot.MACAddress)
-	if out.MACAddress != "" && c.ob.PXEMAC != out.MACAddress {
+	if out.MACAddress != "" && c.rec.PXEMAC != out.MACAddress {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.PXEMAC = out.MACAddress
 			return nil
@@ -292,10 +292,10 @@ func unlinkedBootSubnet(ctx context.Context, client MAAS, boot maas.Interface) (
 // later onboarding of the node (a reimage is a new onboarding) can match
 // its machine by it (requirements readiness §4.1 step 3).
 func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
-	if mac == "" || c.ob.NodeID == "" {
+	if mac == "" || c.rec.NodeID == "" {
 		return nil
 	}
-	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	n, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
 		if errors.As(storeError("", err), &nf) {
@@ -306,7 +306,7 @@ func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
 	if n.PXEMAC == mac {
 		return nil
 	}
-	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.rec.NodeID, func(n *domain.Node) error {
 		n.PXEMAC = mac
 		return nil
 	}); err != nil {

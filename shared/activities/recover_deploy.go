@@ -49,7 +49,7 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	}
 	// Both the classified datasource retry and an operator's retry come
 	// through here: the comment names neither reason.
-	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.ob.ID)
+	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.rec.ID)
 	out.StatusName = statusName(m)
 	switch m.Status {
 	case maas.StatusDeploying:

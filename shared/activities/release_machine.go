@@ -78,8 +78,8 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.d.ID, c.d.Mode)
-	sent := c.d.Erase.StartedAt != nil
+	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.rec.ID, c.rec.Mode)
+	sent := c.rec.Erase.StartedAt != nil
 	var eventsAfter int64
 	if !sent {
 		// Read before anything is sent, so every event of this release is
@@ -90,7 +90,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	}
 
 	if acts := m.Status == maas.StatusBroken || m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing ||
-		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.d.ReleaseStartedAt == nil {
+		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.rec.ReleaseStartedAt == nil {
 		// Written before anything is sent: a run stopped between the request
 		// and its record still counts as having released the machine, so no
 		// later cancel or failure hands the node back to service.

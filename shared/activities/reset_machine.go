@@ -70,14 +70,14 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 		return out, err
 	}
 	out.EraseMode = pol.EraseMode
-	if c.ob.MAASSystemID == "" {
+	if c.rec.MAASSystemID == "" {
 		out.Action = ResetNoMachine
 		return out, c.exit(ctx, "no MAAS machine recorded: discovery starts afresh")
 	}
 	client, m, err := c.maasMachine(ctx)
 	var nf *maas.MAASNotFoundError
 	if errors.As(err, &nf) {
-		gone := c.ob.MAASSystemID
+		gone := c.rec.MAASSystemID
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = ""
 			return nil
@@ -94,7 +94,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow onboarding %s: restart-clean (attempt %d)", c.ob.ID, c.ref.Attempt)
+	comment := fmt.Sprintf("maasflow onboarding %s: restart-clean (attempt %d)", c.rec.ID, c.ref.Attempt)
 	out.StatusName = statusName(m)
 	switch {
 	case m.Status == maas.StatusNew || m.Status == maas.StatusFailedCommissioning || m.Status == maas.StatusFailedTesting:
@@ -132,7 +132,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 // releaseSent reports whether this attempt already asked MAAS for the
 // release (its note is on the timeline).
 func (c *call) releaseSent(ctx context.Context) (bool, error) {
-	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ob.ID)
+	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.rec.ID)
 	if err != nil {
 		return false, storeError("read timeline", err)
 	}

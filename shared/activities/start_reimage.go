@@ -39,7 +39,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 	if a.d.Starter == nil {
 		return out, &ActivityFailedError{Activity: c.activity, Message: "no onboarding workflow starter configured"}
 	}
-	if c.d.OnboardingID == "" {
+	if c.rec.OnboardingID == "" {
 		id := a.d.NewID()
 		if err := c.update(ctx, func(d *domain.Decommission) error {
 			if d.OnboardingID == "" {
@@ -50,7 +50,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 			return out, err
 		}
 	}
-	obID := c.d.OnboardingID
+	obID := c.rec.OnboardingID
 	ob, err := a.d.Store.GetOnboarding(ctx, obID)
 	switch {
 	case isStoreNotFound(err):
@@ -84,7 +84,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 // node's earlier tokens.
 func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.Onboarding, error) {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.d.NodeID)
+	node, err := st.GetNode(ctx, c.rec.NodeID)
 	if err != nil {
 		return domain.Onboarding{}, storeError("read node", err)
 	}
@@ -107,7 +107,7 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 	ob := domain.Onboarding{
 		ID: id, SiteID: node.SiteID, ProfileID: last.ProfileID, SKUID: sku, Hostname: node.Hostname,
 		IPMIIP: last.IPMIIP, NodeID: node.ID, Status: domain.OnboardingPending, Stage: domain.StageValidate,
-		Attempt: 1, CorrelationID: c.d.CorrelationID, CreatedBy: "decommission:" + c.d.ID, CreatedAt: now, UpdatedAt: now,
+		Attempt: 1, CorrelationID: c.rec.CorrelationID, CreatedBy: "decommission:" + c.rec.ID, CreatedAt: now, UpdatedAt: now,
 		// The machine may have changed while deployed: commission it again
 		// so the hardware verification sees what it is now.
 		RecommissionReady: true,

@@ -62,15 +62,15 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	if err != nil {
 		return out, err
 	}
-	site, err := a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := a.d.Store.GetSite(ctx, c.rec.SiteID)
 	if err != nil {
 		return out, storeError("read site", err)
 	}
 	if p := site.Policy.MaxConcurrentOnboardings; p != nil {
 		out.Limit = *p
 	}
-	prevStage := c.ob.Stage
-	held := c.ob.Slot != nil && c.ob.Slot.Attempt == c.ref.Attempt && c.ob.Slot.Held
+	prevStage := c.rec.Stage
+	held := c.rec.Slot != nil && c.rec.Slot.Attempt == c.ref.Attempt && c.rec.Slot.Held
 	res, err := a.d.Store.TakeSiteSlot(ctx, store.SlotRequest{
 		OnboardingID: c.ref.OnboardingID, Attempt: c.ref.Attempt, Limit: out.Limit,
 		Fence: func(o domain.Onboarding) error {
@@ -100,7 +100,7 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	case res.Queued:
 		c.log.InfoContext(ctx, "queued for a site slot", slog.Int("queue_position", res.Position), slog.Int("limit", out.Limit))
 		return out, c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered,
-			Detail: fmt.Sprintf("from %s; site %s full (%d held, %s): place %d in the queue", stageOrStart(prevStage), c.ob.SiteID, res.Held, limit, res.Position)})
+			Detail: fmt.Sprintf("from %s; site %s full (%d held, %s): place %d in the queue", stageOrStart(prevStage), c.rec.SiteID, res.Held, limit, res.Position)})
 	case res.Granted && prevStage == domain.StageQueued:
 		return out, c.exit(ctx, fmt.Sprintf("site slot taken (%d held, %s)", res.Held, limit))
 	case res.Granted && out.Limit > 0:

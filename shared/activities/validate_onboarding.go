@@ -57,11 +57,11 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if err := checkGuardrails(site, profile, pol); err != nil {
 		return out, err
 	}
-	sku, err := a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	sku, err := a.d.Store.GetSKU(ctx, c.rec.SKUID)
 	if err != nil {
 		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
-			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.ob.SKUID)}
+			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.rec.SKUID)}
 		}
 		return out, storeError("read SKU", err)
 	}
@@ -79,7 +79,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 		return out, err
 	}
 	return ValidateOnboardingOutput{
-		NodeID:                   c.ob.NodeID,
+		NodeID:                   c.rec.NodeID,
 		EnrollmentTimeoutSeconds: pol.EnrollmentTimeoutSeconds,
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
@@ -146,19 +146,19 @@ func checkGuardrails(site domain.Site, profile domain.Profile, pol domain.Effect
 // normally creates it with the onboarding; an onboarding started another
 // way gets the site's node for the hostname, or a new one.
 func (c *call) ensureNode(ctx context.Context) error {
-	if c.ob.NodeID != "" {
+	if c.rec.NodeID != "" {
 		return nil
 	}
 	st := c.a.d.Store
-	node, found, err := st.FindNodeByHost(ctx, c.ob.SiteID, c.ob.Hostname)
+	node, found, err := st.FindNodeByHost(ctx, c.rec.SiteID, c.rec.Hostname)
 	if err != nil {
 		return storeError("find node", err)
 	}
 	if !found {
 		now := c.a.d.Clock.Now().UTC()
 		node = domain.Node{
-			ID: c.a.d.NewID(), SiteID: c.ob.SiteID, Hostname: c.ob.Hostname, SKUID: c.ob.SKUID,
-			Status: domain.NodeOnboarding, OnboardingID: c.ob.ID, CreatedAt: now, UpdatedAt: now,
+			ID: c.a.d.NewID(), SiteID: c.rec.SiteID, Hostname: c.rec.Hostname, SKUID: c.rec.SKUID,
+			Status: domain.NodeOnboarding, OnboardingID: c.rec.ID, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := st.CreateNode(ctx, node); err != nil {
 			// A concurrent create for the host won: use its record.
@@ -166,11 +166,11 @@ func (c *call) ensureNode(ctx context.Context) error {
 			if !errors.As(err, &conflict) {
 				return storeError("create node", err)
 			}
-			if node, found, err = st.FindNodeByHost(ctx, c.ob.SiteID, c.ob.Hostname); err != nil {
+			if node, found, err = st.FindNodeByHost(ctx, c.rec.SiteID, c.rec.Hostname); err != nil {
 				return storeError("find node", err)
 			}
 			if !found {
-				return &RecordConflictError{Kind: "node", ID: c.ob.Hostname, Reason: "node created concurrently but not found"}
+				return &RecordConflictError{Kind: "node", ID: c.rec.Hostname, Reason: "node created concurrently but not found"}
 			}
 		}
 	}

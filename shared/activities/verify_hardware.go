@@ -104,7 +104,7 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	if diff := domain.CheckHardware(built, c.hardwareChecks(sku)...); len(diff) > 0 {
 		return out, c.recordMismatch(ctx, m.SystemID, sku.ID, diff)
 	}
-	if len(c.ob.HardwareDiff) > 0 || c.ob.RecommissionReady {
+	if len(c.rec.HardwareDiff) > 0 || c.rec.RecommissionReady {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.HardwareDiff, o.RecommissionReady = nil, false
 			return nil
@@ -131,7 +131,7 @@ func (c *call) siteRegion(ctx context.Context) (string, error) {
 	if r := c.runContext(); r != nil {
 		return r.Site.Region, nil
 	}
-	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.rec.SiteID)
 	if err != nil {
 		return "", storeError("read site", err)
 	}
@@ -158,12 +158,12 @@ func (c *call) recordMismatch(ctx context.Context, systemID, skuID string, diff 
 // keepAsBuilt stores the inventory on the node and returns how it differs
 // from the one the node had, each difference also noted on the timeline.
 func (c *call) keepAsBuilt(ctx context.Context, built domain.AsBuilt) ([]string, error) {
-	if c.ob.NodeID == "" {
+	if c.rec.NodeID == "" {
 		return nil, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no node record"}
 	}
 	now := c.a.d.Clock.Now().UTC()
 	var changes []string
-	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.rec.NodeID, func(n *domain.Node) error {
 		changes = nil
 		if n.AsBuilt != nil {
 			changes = domain.HardwareChanges(*n.AsBuilt, built)
@@ -232,12 +232,12 @@ func (r *RunContext) withSKU(sku domain.SKU) *RunContext {
 // runSKU is the onboarding's SKU: the run's, or read now when the
 // execution carries none.
 func (c *call) runSKU(ctx context.Context) (domain.SKU, error) {
-	if r := c.runContext(); r != nil && r.SKU != nil && r.SKU.ID == c.ob.SKUID {
+	if r := c.runContext(); r != nil && r.SKU != nil && r.SKU.ID == c.rec.SKUID {
 		return *r.SKU, nil
 	}
-	sku, err := c.a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	sku, err := c.a.d.Store.GetSKU(ctx, c.rec.SKUID)
 	if err != nil {
-		return domain.SKU{}, storeError("read SKU "+c.ob.SKUID, err)
+		return domain.SKU{}, storeError("read SKU "+c.rec.SKUID, err)
 	}
 	return sku, nil
 }

@@ -120,19 +120,12 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) recordRules
 			}
 			return nil
 		},
-		newRow: func(kind domain.TimelineKind, outcome, source, detail string) domain.DecommissionEvent {
-			return domain.DecommissionEvent{Kind: kind, Outcome: outcome, Source: source, Detail: detail}
-		},
-		stamp: func(r domain.DecommissionEvent, stage domain.DecommissionStage) domain.DecommissionEvent {
-			r.DecommissionID = ref.DecommissionID
-			r.Attempt = ref.Attempt
-			if r.Time.IsZero() {
-				r.Time = a.d.Clock.Now().UTC()
-			}
-			if r.Stage == "" {
-				r.Stage = stage
-			}
-			return r
+		recordID: ref.DecommissionID,
+		attempt:  ref.Attempt,
+		now:      a.d.Clock.Now,
+		fields: func(r *domain.DecommissionEvent) rowFields[domain.DecommissionStage] {
+			return rowFields[domain.DecommissionStage]{recordID: &r.DecommissionID, attempt: &r.Attempt, time: &r.Time, stage: &r.Stage,
+				kind: &r.Kind, outcome: &r.Outcome, source: &r.Source, detail: &r.Detail}
 		},
 	}
 }

@@ -15,6 +15,13 @@
 // ASL's alone: an activity decides from what it observes (MAAS's status and
 // the record), never from a list of stages it may follow.
 //
+// Every activity runs in one frame whatever its workflow (stageCall in
+// frame.go): a workflow states its record's rules once (how a stored
+// record refuses a stale or stopped run, its conditional write with
+// timeline rows, how a row is stamped), and onboarding's call and
+// decommission's dcall are thin users of it. A stage change and its
+// stage_entered row are always one conditional write.
+//
 // The same handlers run as Lambda functions (functions/<name>) and in the
 // embedded runtime of `maasflow local`; both wrap them with aws-lambda-go's
 // handler, so inputs are decoded with unknown fields refused.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/run"
@@ -50,12 +51,35 @@ type recordRules[R any, S ~string, E any] struct {
 	// mayAppend, when set, is checked before rows are appended without a
 	// record write: a stopped run appends nothing.
 	mayAppend func(ctx context.Context) error
-	// newRow is a timeline row; stamp fills in the record, the attempt,
-	// the time (when zero) and the stage (when empty).
-	newRow func(kind domain.TimelineKind, outcome, source, detail string) E
-	stamp  func(r E, stage S) E
+	// recordID and attempt are the execution's: every row is stamped with
+	// them, with now (when it has no time) and the activity's stage (when
+	// it names none). fields points at a row's members.
+	recordID string
+	attempt  int
+	now      func() time.Time
+	fields   func(r *E) rowFields[S]
 	// loaded, when set, is told of each record read or written.
 	loaded func(prev, next R)
+}
+
+// rowFields points at the members of a timeline row the frame fills in.
+type rowFields[S ~string] struct {
+	recordID *string
+	attempt  *int
+	time     *time.Time
+	stage    *S
+	kind     *domain.TimelineKind
+	outcome  *string
+	source   *string
+	detail   *string
+}
+
+// newRow is a timeline row of the workflow's row type.
+func (c *stageCall[R, S, E]) newRow(kind domain.TimelineKind, outcome, source, detail string) E {
+	var r E
+	f := c.rules.fields(&r)
+	*f.kind, *f.outcome, *f.source, *f.detail = kind, outcome, source, detail
+	return r
 }
 
 // load keeps the record as last read or written.
@@ -91,7 +115,7 @@ func (c *stageCall[R, S, E]) write(ctx context.Context, change func(*R) error, i
 		if !into || c.rules.stageOf(before) == c.stage {
 			return out
 		}
-		return append(out, c.row(c.rules.newRow(domain.TimelineStageEntered, "", "", run.EnteredDetail(c.rules.stageOf(before)))))
+		return append(out, c.row(c.newRow(domain.TimelineStageEntered, "", "", run.EnteredDetail(c.rules.stageOf(before)))))
 	}
 	updated, err := c.rules.write(ctx, func(r *R) error {
 		if err := c.rules.refuse(ctx, *r); err != nil {
@@ -121,7 +145,18 @@ func (c *stageCall[R, S, E]) write(ctx context.Context, change func(*R) error, i
 
 // row stamps a timeline row with the clock, the record, the attempt and,
 // when it names none, the activity's stage.
-func (c *stageCall[R, S, E]) row(r E) E { return c.rules.stamp(r, c.stage) }
+func (c *stageCall[R, S, E]) row(r E) E {
+	f := c.rules.fields(&r)
+	*f.recordID = c.rules.recordID
+	*f.attempt = c.rules.attempt
+	if f.time.IsZero() {
+		*f.time = c.rules.now().UTC()
+	}
+	if *f.stage == "" {
+		*f.stage = c.stage
+	}
+	return r
+}
 
 // timeline appends the pending rows and rows, stamped by row, in one write.
 func (c *stageCall[R, S, E]) timeline(ctx context.Context, rows ...E) error {
@@ -157,13 +192,13 @@ func (c *stageCall[R, S, E]) later(rows ...E) {
 
 // note records a workflow decision on the timeline.
 func (c *stageCall[R, S, E]) note(ctx context.Context, source, detail string) error {
-	return c.timeline(ctx, c.rules.newRow(domain.TimelineNote, "", source, detail))
+	return c.timeline(ctx, c.newRow(domain.TimelineNote, "", source, detail))
 }
 
 // exit records the stage's successful end.
 func (c *stageCall[R, S, E]) exit(ctx context.Context, detail string) error {
 	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-	return c.timeline(ctx, c.rules.newRow(domain.TimelineStageExited, outcomeOK, "", detail))
+	return c.timeline(ctx, c.newRow(domain.TimelineStageExited, outcomeOK, "", detail))
 }
 
 // finish is every activity's boundary (deferred): it turns *errp into the
@@ -191,7 +226,7 @@ func (c *stageCall[R, S, E]) finish(ctx context.Context, errp *error) {
 	}
 	// Best effort: the error that ends the activity is the one to report.
 	ctx = context.WithoutCancel(ctx)
-	if terr := c.timeline(ctx, c.rules.newRow(domain.TimelineStageExited, exitOutcome(err), "",
+	if terr := c.timeline(ctx, c.newRow(domain.TimelineStageExited, exitOutcome(err), "",
 		fmt.Sprintf("%s: %s", errorName(err), err.Error()))); terr != nil {
 		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
 	}

@@ -151,19 +151,12 @@ func onboardingRules(a *Activities, ref OnboardingRef, c *call) recordRules[doma
 		appendRows: func(ctx context.Context, rows ...domain.TimelineEntry) error {
 			return a.d.Store.AppendOnboardingEvents(ctx, rows...)
 		},
-		newRow: func(kind domain.TimelineKind, outcome, source, detail string) domain.TimelineEntry {
-			return domain.TimelineEntry{Kind: kind, Outcome: outcome, Source: source, Detail: detail}
-		},
-		stamp: func(r domain.TimelineEntry, stage domain.Stage) domain.TimelineEntry {
-			r.OnboardingID = ref.OnboardingID
-			r.Attempt = ref.Attempt
-			if r.Time.IsZero() {
-				r.Time = a.d.Clock.Now().UTC()
-			}
-			if r.Stage == "" {
-				r.Stage = stage
-			}
-			return r
+		recordID: ref.OnboardingID,
+		attempt:  ref.Attempt,
+		now:      a.d.Clock.Now,
+		fields: func(r *domain.TimelineEntry) rowFields[domain.Stage] {
+			return rowFields[domain.Stage]{recordID: &r.OnboardingID, attempt: &r.Attempt, time: &r.Time, stage: &r.Stage,
+				kind: &r.Kind, outcome: &r.Outcome, source: &r.Source, detail: &r.Detail}
 		},
 		loaded: func(prev, next domain.Onboarding) {
 			if next.NodeID != prev.NodeID || next.MAASSystemID != prev.MAASSystemID || prev.ID == "" {

@@ -145,7 +145,7 @@ func TestNodeIdentityRunbookValidations(t *testing.T) {
 	agentA, agentB := e.nodeClient(credA.CertificatePEM, keyA), e.nodeClient(credB.CertificatePEM, keyB)
 	require.Eventually(t, func() bool {
 		s, _ := e.nodeCall(agentA, "GET", heartbeatPath(a.NodeID), nil)
-		return s == http.StatusOK && e.admin("GET", "/api/v1/admin/onboardings/"+idA, nil, http.StatusOK)["status"] == "completed"
+		return s == http.StatusOK && e.onboarding(idA)["status"] == "completed"
 	}, terminalWait, 50*time.Millisecond, "the heartbeat completes the onboarding")
 	status, _ = e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil)
 	require.Equal(t, http.StatusOK, status)

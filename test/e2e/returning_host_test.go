@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
@@ -48,7 +49,7 @@ func TestReturningHostIsANewNode(t *testing.T) {
 		m, err := e.maasClient().Get(ctx, systemID)
 		return err == nil && m.Status == maas.StatusReady
 	}, terminalWait, 20*time.Millisecond, "the released machine becomes Ready")
-	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "released the old node's machine"}, http.StatusOK)
+	e.recoverOnboarding(id, domain.OpRerun, map[string]any{"reason": "released the old node's machine"})
 	done := e.waitTerminal(id)
 	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
 	assert.Equal(t, systemID, done["maas_system_id"], "the same MAAS machine, redeployed")

@@ -384,52 +384,44 @@ func runStartedBy(op domain.RecoveryOperation) func(s *server, rq *request, d do
 // recognises it.
 func runMark(attempt, run int) string { return fmt.Sprintf("attempt %d run %d: ", attempt, run) }
 
-// startRun is what retry, resume, rerun and adopt share: one conditional
-// write that reopens the record as pending for the new run (change sets
-// what differs), the note, then the execution entering at stage. A run
-// that does not start leaves the record in manual_intervention saying so.
+// startRun is what retry, resume, rerun and adopt share, in the frame's
+// startRun: one conditional write that reopens the record as pending for
+// the new run (change sets what differs), the note, then the execution
+// entering at stage. A run that does not start leaves the record in
+// manual_intervention saying so.
 func (s *server) startRun(rq *request, d domain.Decommission, op domain.RecoveryOperation, stage domain.DecommissionStage,
 	change func(cur *domain.Decommission), detail string) (domain.Decommission, error) {
 	runner, err := s.decommissionRunner()
 	if err != nil {
 		return d, err
 	}
-	ctx := rq.ctx()
-	log := s.decomLog(rq, d)
-	prev := d
-	reopened, err := s.store.UpdateDecommission(ctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt != d.Attempt || cur.Run != d.Run || !domain.DecommissionAllows(cur.Status, cur.Stage, op) {
-			return decommissionNotAllowed(*cur, op)
-		}
-		prev = *cur
-		cur.Run++
-		cur.Status = domain.DecommissionPending
-		cur.Error = nil
-		cur.ExecutionID = ""
-		cur.CorrelationID = rq.correlationID
-		change(cur)
-		return nil
+	return startRun(s, rq, decommissionKind(), d, runStart[domain.Decommission]{
+		op: op, at: string(stage),
+		reopen: func(cur *domain.Decommission) {
+			cur.Run++
+			cur.Status = domain.DecommissionPending
+			cur.Error = nil
+			cur.ExecutionID = ""
+			cur.CorrelationID = rq.correlationID
+			change(cur)
+		},
+		note: func(prev, reopened domain.Decommission) string {
+			return runMark(reopened.Attempt, reopened.Run) +
+				fmt.Sprintf("started by %s after %s at stage %s, entering at %s: %s", rq.actor, prev.Status, decomStage(prev.Stage), stage, detail)
+		},
+		start: func(ctx context.Context, reopened domain.Decommission) (string, error) {
+			return runner.StartDecommissionAt(ctx, reopened, stage)
+		},
+		unstarted: func(rq *request, reopened domain.Decommission, _ string) {
+			wctx, cancel := detachedCtx(s, rq)
+			defer cancel()
+			s.unstartedRun(wctx, rq, reopened)
+		},
+		failed: func(reopened domain.Decommission) error {
+			return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+				Message: fmt.Sprintf("the workflow service is unavailable; decommission %s is back in manual_intervention, retry later", reopened.ID)}
+		},
 	})
-	if err != nil {
-		return d, err
-	}
-	wctx, cancel := detachedCtx(s, rq)
-	defer cancel()
-	s.decomNote(wctx, rq, reopened, op, runMark(reopened.Attempt, reopened.Run)+
-		fmt.Sprintf("started by %s after %s at stage %s, entering at %s: %s", rq.actor, prev.Status, decomStage(prev.Stage), stage, detail))
-	execID, err := runner.StartDecommissionAt(ctx, reopened, stage)
-	if err != nil {
-		log.ErrorContext(ctx, "start decommission workflow", "error", err.Error())
-		s.unstartedRun(wctx, rq, reopened)
-		return d, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service is unavailable; decommission %s is back in manual_intervention, retry later", d.ID)}
-	}
-	updated, err := recordExecution(s, rq, decommissionKind(), reopened, op, execID)
-	if err != nil {
-		return d, err
-	}
-	log.InfoContext(ctx, "decommission run started", "op", string(op), "attempt", updated.Attempt, "run", updated.Run, "start_stage", string(stage))
-	return updated, nil
 }
 
 // unstartedRun puts a decommission whose new run never started back in

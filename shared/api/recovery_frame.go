@@ -302,3 +302,75 @@ func opList(ops []domain.RecoveryOperation) string {
 func detachedCtx(s *server, rq *request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
 }
+
+// runStart is how one recovery operation starts a run of a stopped record
+// (startRun): the conditional write that reopens it, the timeline note,
+// what is prepared before the execution starts, and the start itself.
+type runStart[R any] struct {
+	op domain.RecoveryOperation
+	// at names where the execution enters, for the log ("" is the top).
+	at string
+	// reopen changes the stored record into the new run: pending, its
+	// attempt or run counted, what the operation resets. It is called only
+	// on a record still on the read attempt and run whose table allows op.
+	reopen func(cur *R)
+	// note is the timeline note's text, given the record as it was and as
+	// it is reopened.
+	note func(prev, reopened R) string
+	// prepare, when set, runs after the note and before the execution
+	// starts; an error closes the run unstarted with why.
+	prepare func(ctx context.Context, reopened R) (why string, err error)
+	// start starts the execution of the reopened record.
+	start func(ctx context.Context, reopened R) (executionID string, err error)
+	// unstarted closes a reopened run whose execution never started with
+	// why; failed, when the start itself failed, is the answer (a 503).
+	unstarted func(rq *request, reopened R, why string)
+	failed    func(reopened R) error
+}
+
+// startRun is the one way a recovery operation starts a run, whatever the
+// record kind: the conditional write that reopens the record (refused with
+// the 409 when another operation moved it since it was read), the note on
+// the timeline, the preparation, the execution started, and its id
+// recorded (recordExecution). A start that fails leaves the record closed
+// the way its workflow says (r.unstarted) and answers 503.
+func startRun[R any](s *server, rq *request, kind recoveryKind[R], r R, rs runStart[R]) (R, error) {
+	ctx := rq.ctx()
+	read := kind.state(r)
+	prev := r
+	reopened, err := kind.update(s, ctx, read.id, func(cur *R) error {
+		c := kind.state(*cur)
+		if c.attempt != read.attempt || c.run != read.run || !kind.allows(*cur, rs.op) {
+			return kind.refuse(*cur, rs.op)
+		}
+		prev = *cur
+		rs.reopen(cur)
+		return nil
+	})
+	if err != nil {
+		return r, err
+	}
+	wctx, cancel := detachedCtx(s, rq)
+	defer cancel()
+	noteOp(s, wctx, rq, kind, reopened, rs.op, rs.note(prev, reopened))
+	if rs.prepare != nil {
+		if why, err := rs.prepare(wctx, reopened); err != nil {
+			rs.unstarted(rq, reopened, why)
+			return r, err
+		}
+	}
+	execID, err := rs.start(ctx, reopened)
+	if err != nil {
+		kind.log(rq, r).ErrorContext(ctx, "start "+kind.name+" workflow", "error", err.Error())
+		rs.unstarted(rq, reopened, "the "+kind.name+" workflow could not be started")
+		return r, rs.failed(reopened)
+	}
+	updated, err := recordExecution(s, rq, kind, reopened, rs.op, execID)
+	if err != nil {
+		return r, err
+	}
+	st := kind.state(updated)
+	kind.log(rq, r).InfoContext(ctx, kind.name+" run started", "op", string(rs.op), "attempt", st.attempt, "run", st.run,
+		"start_stage", rs.at, "previous_status", kind.state(prev).status)
+	return updated, nil
+}

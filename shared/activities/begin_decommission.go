@@ -29,18 +29,18 @@ type BeginDecommissionOutput struct {
 // DecommissionClosedError, store errors.
 func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommissionInput) (out BeginDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "BeginDecommission", domain.DecomStageStart, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	node, err := a.d.Store.GetNode(ctx, c.rec.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return out, storeError("read node", err)
 	}
 	if node.Status == domain.NodeRemoved {
 		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
 	}
-	if node.MAASSystemID == "" && c.rec.MAASSystemID == "" {
+	if node.MAASSystemID == "" && c.Rec.MAASSystemID == "" {
 		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
 	// The start and its timeline row are one write.
@@ -48,7 +48,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 		if prev.Status != domain.DecommissionPending {
 			return nil
 		}
-		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
+		return []domain.DecommissionEvent{c.Row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
 			Detail: fmt.Sprintf("status running; mode %s; node was %s", next.Mode, next.NodeStatusBefore)})}
 	}
 	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
@@ -70,7 +70,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if err != nil {
 		return out, storeError("start decommission", err)
 	}
-	c.rec = updated
+	c.Rec = updated
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {
@@ -85,5 +85,5 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if err := c.publishOnce(ctx, events.DecommissionStarted, c.eventDetail()); err != nil {
 		return out, err
 	}
-	return BeginDecommissionOutput{Mode: c.rec.Mode, MAASSystemID: c.rec.MAASSystemID}, nil
+	return BeginDecommissionOutput{Mode: c.Rec.Mode, MAASSystemID: c.Rec.MAASSystemID}, nil
 }

@@ -133,7 +133,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "CheckMachine", in.Stage, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -175,34 +175,34 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
-		SystemID:   c.rec.MAASSystemID,
+		SystemID:   c.Rec.MAASSystemID,
 		StatusName: status,
 		Outcome:    outcome,
 		Reason:     reason,
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: seen.lastEventID,
 			EventsAfter: in.Poll.EventsAfter, Status: status, BootSeen: bootSeen},
 	}
-	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
+	c.Log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
 	// The poll's MAAS events and the stage's end, if this is it, are one
 	// timeline write.
 	switch outcome {
 	case OutcomeDone:
 		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
-		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
+		c.Log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
-		if cp := targetCheckpoints[in.Target]; cp != "" && c.rec.Checkpoint != cp {
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.Rec.Checkpoint != cp {
 			// The checkpoint goes with the stage's end, in one write.
-			c.later(rows...)
+			c.Later(rows...)
 			return out, c.update(ctx, func(o *domain.Onboarding) error {
 				o.Checkpoint = cp
 				return nil
 			})
 		}
-		return out, c.timeline(ctx, rows...)
+		return out, c.Timeline(ctx, rows...)
 	case OutcomeNotBooted:
-		c.later(maasRows...)
-		return out, c.note(ctx, sourcePowerCycle, reason)
+		c.Later(maasRows...)
+		return out, c.Note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (requirements readiness §8.3).
@@ -215,16 +215,16 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		}
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
 			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
-		return out, c.timeline(ctx, append(rows, diag...)...)
+		return out, c.Timeline(ctx, append(rows, diag...)...)
 	}
 	if len(maasRows) > 0 {
-		if err := c.timeline(ctx, maasRows...); err != nil {
+		if err := c.Timeline(ctx, maasRows...); err != nil {
 			return out, err
 		}
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
-		return out, &MachineWaitTimeoutError{SystemID: c.rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
+		return out, &MachineWaitTimeoutError{SystemID: c.Rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
@@ -375,9 +375,9 @@ type polled struct {
 // wakes it for that change rather than missing it.
 func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polled, error) {
 	out := polled{lastEventID: after}
-	sid := c.rec.MAASSystemID
+	sid := c.Rec.MAASSystemID
 	if sid == "" {
-		return out, &MachineNotRecordedError{OnboardingID: c.rec.ID, Activity: c.activity}
+		return out, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
 	evs, rows, last, err := c.readMAASEvents(ctx, client, sid, after)
 	if err != nil {
@@ -388,7 +388,7 @@ func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polle
 	if err != nil {
 		return out, err
 	}
-	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
 	out.machine = m
 	return out, nil
 }

@@ -30,17 +30,17 @@ type CheckReimageOutput struct {
 // Errors: store errors.
 func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (out CheckReimageOutput, err error) {
 	c, err := a.beginDecom(ctx, "CheckReimage", domain.DecomStageReimage, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
 	if err := c.enter(ctx); err != nil {
 		return out, err
 	}
-	if c.rec.OnboardingID == "" {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "the reimage has no onboarding"}
+	if c.Rec.OnboardingID == "" {
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "the reimage has no onboarding"}
 	}
-	ob, err := a.d.Store.GetOnboarding(ctx, c.rec.OnboardingID)
+	ob, err := a.d.Store.GetOnboarding(ctx, c.Rec.OnboardingID)
 	if err != nil {
 		return out, storeError("read reimage onboarding", err)
 	}
@@ -52,7 +52,7 @@ func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (ou
 	switch ob.Status {
 	case domain.OnboardingCompleted:
 		out.Outcome, out.Reason = OutcomeDone, "onboarding "+ob.ID+" completed"
-		return out, c.exit(ctx, out.Reason+": node active again")
+		return out, c.Exit(ctx, out.Reason+": node active again")
 	case domain.OnboardingPending, domain.OnboardingRunning:
 		out.Outcome, out.Reason = OutcomeInProgress, "onboarding "+ob.ID+" at stage "+string(ob.Stage)
 		out.Poll.WaitSeconds = pollWait(in.Poll.Count)
@@ -63,5 +63,5 @@ func (a *Activities) CheckReimage(ctx context.Context, in CheckReimageInput) (ou
 		out.Reason += ": " + ob.Error.Code + ": " + ob.Error.Message
 	}
 	out.Reason = truncate(out.Reason, maxFailureMessage)
-	return out, c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed, Detail: out.Reason})
+	return out, c.Timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed, Detail: out.Reason})
 }

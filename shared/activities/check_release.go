@@ -46,12 +46,12 @@ type CheckReleaseOutput struct {
 // Errors: MAAS errors, store errors.
 func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (out CheckReleaseOutput, err error) {
 	c, err := a.beginDecom(ctx, "CheckRelease", domain.DecomStageRelease, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if c.rec.Erase.Fallback {
-		c.stage = domain.DecomStageFallback
+	if c.Rec.Erase.Fallback {
+		c.Stage = domain.DecomStageFallback
 	}
 	if err := c.enter(ctx); err != nil {
 		return out, err
@@ -75,7 +75,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	if after == 0 {
 		// The first poll starts after the events the machine had before
 		// this decommission's release: older ones are not its evidence.
-		after = c.rec.Erase.EventsAfter
+		after = c.Rec.Erase.EventsAfter
 	}
 	lastID, eraseEvents, err := c.copyMAASEvents(ctx, client, m.SystemID, after)
 	if err != nil {
@@ -85,8 +85,8 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: lastID}}
 
 	eraseSince := started
-	if c.rec.Erase.StartedAt != nil {
-		eraseSince = *c.rec.Erase.StartedAt
+	if c.Rec.Erase.StartedAt != nil {
+		eraseSince = *c.Rec.Erase.StartedAt
 	}
 	switch m.Status {
 	case maas.StatusReady, maas.StatusNew:
@@ -95,13 +95,13 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		out.Outcome, out.Reason = OutcomeInProgress, "releasing"
 	case maas.StatusDiskErasing:
 		out.Outcome, out.Reason = OutcomeInProgress, "erasing disks"
-		if limit := time.Duration(pol.EraseTimeoutSeconds) * time.Second; now.Sub(eraseSince) > limit && !c.rec.Erase.Fallback {
+		if limit := time.Duration(pol.EraseTimeoutSeconds) * time.Second; now.Sub(eraseSince) > limit && !c.Rec.Erase.Fallback {
 			out.Outcome = OutcomeEraseHung
 			out.Reason = fmt.Sprintf("still Disk erasing after %ds (limit %ds)", int(now.Sub(eraseSince).Seconds()), pol.EraseTimeoutSeconds)
 		}
 	case maas.StatusFailedDiskErasing:
 		out.Outcome, out.Reason = OutcomeEraseFailed, "Failed disk erasing: "+m.ErrorDescription
-		if c.rec.Erase.Fallback {
+		if c.Rec.Erase.Fallback {
 			out.Outcome = OutcomeFailed
 		}
 	default:
@@ -143,12 +143,12 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 	}
 	switch out.Outcome {
 	case OutcomeDone:
-		return out, c.exit(ctx, fmt.Sprintf("machine %s; disks %s", out.StatusName, c.rec.Erase.Outcome))
+		return out, c.Exit(ctx, fmt.Sprintf("machine %s; disks %s", out.StatusName, c.Rec.Erase.Outcome))
 	case OutcomeInProgress:
 		out.Poll.WaitSeconds = pollWait(in.Poll.Count)
 		return out, nil
 	}
-	return out, c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
+	return out, c.Timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
 		Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
 }
 
@@ -226,7 +226,7 @@ func (c *dcall) releaseScripts(ctx context.Context, client MAAS, systemID string
 	}
 	set, err := r.ReleaseScriptResults(ctx, systemID)
 	if err != nil {
-		c.log.InfoContext(ctx, "no release script results", "error", err.Error())
+		c.Log.InfoContext(ctx, "no release script results", "error", err.Error())
 		return nil
 	}
 	out := make([]domain.EraseScriptResult, 0, len(set.Results))
@@ -269,7 +269,7 @@ func (c *dcall) copyMAASEvents(ctx context.Context, client MAAS, systemID string
 		}
 	}
 	if len(rows) > 0 {
-		if err := c.timeline(ctx, rows...); err != nil {
+		if err := c.Timeline(ctx, rows...); err != nil {
 			return after, nil, err
 		}
 	}

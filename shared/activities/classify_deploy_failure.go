@@ -64,7 +64,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "ClassifyDeployFailure", domain.StageWaitDeployed, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -100,7 +100,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	}
 	cls := domain.ClassifyDeployFailure(evidence)
 	out = ClassifyDeployFailureOutput{
-		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.rec.DeployAttempts, DeployRetries: pol.DeployRetries,
+		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.Rec.DeployAttempts, DeployRetries: pol.DeployRetries,
 	}
 	// The summary says whether the class is one the state machine retries
 	// and the counts it compares; the decision itself is RetryDeploy's.
@@ -110,7 +110,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	}
 	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy %d, deploy_retries %d): %s",
 		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, retryable, out.DeployAttempts, pol.DeployRetries, cls.Reason), 1024)
-	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
+	c.Log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
 		slog.Int("deploy_attempts", out.DeployAttempts), slog.Int("deploy_retries", out.DeployRetries))
 
 	rows := []domain.TimelineEntry{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
@@ -120,7 +120,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if lines := failingEvents(evs); lines != "" {
 		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceFailingEvents, Detail: lines})
 	}
-	return out, c.timeline(ctx, rows...)
+	return out, c.Timeline(ctx, rows...)
 }
 
 // installationOutput reads curtin's install log from the current

@@ -46,11 +46,12 @@ func (r DecommissionRef) onRun(d *domain.Decommission) bool {
 	return run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(d.Attempt, d.Run)
 }
 
-// dcall is one decommission activity invocation: the frame (stageCall)
+// dcall is one decommission activity invocation: the frame (Frame)
 // over the decommission as read at the start, and the execution's
 // reference.
 type dcall struct {
-	stageCall[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]
+	Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]
+	a   *Activities
 	ref DecommissionRef
 }
 
@@ -63,9 +64,9 @@ func (r DecommissionRef) closedError(d domain.Decommission, status string) *Deco
 // beginDecom reads the decommission and fences the execution: a closed
 // record or another attempt → DecommissionClosedError, nothing written.
 func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
-	c := &dcall{ref: ref}
-	c.stageCall = stageCall[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
-		a: a, activity: activity, stage: stage, rules: decommissionRules(a, ref, c), log: a.d.Logger.With(
+	c := &dcall{a: a, ref: ref}
+	c.Frame = Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+		Activity: activity, Stage: stage, Rules: decommissionRules(a, ref, c), Log: a.d.Logger.With(
 			slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
 			slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
 			slog.String(logfield.SiteID, ref.SiteID), slog.String(logfield.CorrelationID, ref.CorrelationID))}
@@ -79,7 +80,7 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 	if err != nil {
 		return c, storeError("read decommission", err)
 	}
-	c.load(d)
+	c.Load(d)
 	if !ref.onRun(&d) {
 		return c, ref.closedError(d, string(d.Status))
 	}
@@ -88,13 +89,13 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 
 // decommissionRules is the decommission's record and timeline for the
 // frame.
-func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) recordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent] {
-	return recordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
-		id:       func(d domain.Decommission) string { return d.ID },
-		stageOf:  func(d domain.Decommission) domain.DecommissionStage { return d.Stage },
-		setStage: func(d *domain.Decommission, s domain.DecommissionStage) { d.Stage = s },
-		running:  func(d domain.Decommission) bool { return d.Status == domain.DecommissionRunning },
-		refuse: func(ctx context.Context, d domain.Decommission) error {
+func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent] {
+	return RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+		ID:       func(d domain.Decommission) string { return d.ID },
+		StageOf:  func(d domain.Decommission) domain.DecommissionStage { return d.Stage },
+		SetStage: func(d *domain.Decommission, s domain.DecommissionStage) { d.Stage = s },
+		Running:  func(d domain.Decommission) bool { return d.Status == domain.DecommissionRunning },
+		Refuse: func(ctx context.Context, d domain.Decommission) error {
 			// A cancelled context is a stopped execution: it writes nothing.
 			if ctx.Err() != nil {
 				return ref.closedError(d, "stopped")
@@ -104,36 +105,36 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) recordRules
 			}
 			return nil
 		},
-		quiet: func(err error) bool {
+		Quiet: func(err error) bool {
 			var closed *DecommissionClosedError
 			return errors.As(err, &closed)
 		},
-		write: func(ctx context.Context, change func(*domain.Decommission) error, rows func(before, after domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error) {
+		WriteRecord: func(ctx context.Context, change func(*domain.Decommission) error, rows func(before, after domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error) {
 			return a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, ref.DecommissionID, change, rows)
 		},
-		appendRows: func(ctx context.Context, rows ...domain.DecommissionEvent) error {
+		AppendRows: func(ctx context.Context, rows ...domain.DecommissionEvent) error {
 			return a.d.Decommissions.AppendDecommissionEvents(ctx, rows...)
 		},
-		mayAppend: func(ctx context.Context) error {
+		MayAppend: func(ctx context.Context) error {
 			if !c.stillRunning(ctx) {
-				return &DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.rec.Attempt}
+				return &DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.Rec.Attempt}
 			}
 			return nil
 		},
-		recordID: ref.DecommissionID,
-		attempt:  ref.Attempt,
-		now:      a.d.Clock.Now,
-		fields: func(r *domain.DecommissionEvent) rowFields[domain.DecommissionStage] {
-			return rowFields[domain.DecommissionStage]{recordID: &r.DecommissionID, attempt: &r.Attempt, time: &r.Time, stage: &r.Stage,
-				kind: &r.Kind, outcome: &r.Outcome, source: &r.Source, detail: &r.Detail}
+		RecordID: ref.DecommissionID,
+		Attempt:  ref.Attempt,
+		Now:      a.d.Clock.Now,
+		Fields: func(r *domain.DecommissionEvent) RowFields[domain.DecommissionStage] {
+			return RowFields[domain.DecommissionStage]{RecordID: &r.DecommissionID, Attempt: &r.Attempt, Time: &r.Time, Stage: &r.Stage,
+				Kind: &r.Kind, Outcome: &r.Outcome, Source: &r.Source, Detail: &r.Detail}
 		},
 	}
 }
 
 // requireRunning refuses a decommission that is not running.
 func (c *dcall) requireRunning() error {
-	if c.rec.Status != domain.DecommissionRunning {
-		return c.ref.closedError(c.rec, string(c.rec.Status))
+	if c.Rec.Status != domain.DecommissionRunning {
+		return c.ref.closedError(c.Rec, string(c.Rec.Status))
 	}
 	return nil
 }
@@ -142,7 +143,7 @@ func (c *dcall) requireRunning() error {
 // into the activity's stage; a stage change and its stage_entered row are
 // one conditional write, so no crash leaves one without the other.
 func (c *dcall) update(ctx context.Context, change func(*domain.Decommission) error) error {
-	return c.write(ctx, change, true, "update decommission")
+	return c.Write(ctx, change, true, "update decommission")
 }
 
 // enter moves the running decommission into the activity's stage (a
@@ -151,7 +152,7 @@ func (c *dcall) enter(ctx context.Context) error {
 	if err := c.requireRunning(); err != nil {
 		return err
 	}
-	return c.enterStage(ctx, nil, "update decommission")
+	return c.EnterStage(ctx, nil, "update decommission")
 }
 
 // stillRunning reports whether this execution may still write: its
@@ -168,13 +169,13 @@ func (c *dcall) stillRunning(ctx context.Context) bool {
 	if err != nil {
 		return true // unknown: the write's own failure says more
 	}
-	return c.ref.onRun(&d) && (d.Status == domain.DecommissionRunning || d.Status == c.rec.Status)
+	return c.ref.onRun(&d) && (d.Status == domain.DecommissionRunning || d.Status == c.Rec.Status)
 }
 
 // policy resolves the node's effective policy: the site's, then the
 // profile of the node's last onboarding when there is one.
 func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
-	site, err := c.a.d.Store.GetSite(ctx, c.rec.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
 		return domain.EffectivePolicy{}, storeError("read site", err)
 	}
@@ -194,7 +195,7 @@ func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
 // lastOnboarding is the onboarding that last brought the node in (the
 // node's onboarding_id); ok is false when it has none.
 func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, error) {
-	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return domain.Onboarding{}, false, storeError("read node", err)
 	}
@@ -215,16 +216,16 @@ func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, er
 // MAAS reports it now.
 func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if c.a.d.MAAS == nil {
-		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.Activity, Message: "no MAAS connector configured"}
 	}
-	if c.rec.MAASSystemID == "" {
-		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.activity, Message: "the node has no MAAS machine"}
+	if c.Rec.MAASSystemID == "" {
+		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.Activity, Message: "the node has no MAAS machine"}
 	}
-	client, err := c.a.d.MAAS.ForSite(ctx, c.rec.SiteID)
+	client, err := c.a.d.MAAS.ForSite(ctx, c.Rec.SiteID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	m, err := client.Get(ctx, c.rec.MAASSystemID)
+	m, err := client.Get(ctx, c.Rec.MAASSystemID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
@@ -233,17 +234,17 @@ func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
 
 // eventDetail is the decommission's event detail as it stands.
 func (c *dcall) eventDetail() events.DecommissionDetail {
-	cid := c.rec.CorrelationID
+	cid := c.Rec.CorrelationID
 	if cid == "" {
 		cid = c.ref.CorrelationID
 	}
 	if cid == "" {
-		cid = c.rec.ID
+		cid = c.Rec.ID
 	}
 	return events.DecommissionDetail{
-		SiteID: c.rec.SiteID, DecommissionID: c.rec.ID, NodeID: c.rec.NodeID, MAASSystemID: c.rec.MAASSystemID,
-		Hostname: c.rec.Hostname, Mode: c.rec.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
-		Status: string(c.rec.Status), Stage: string(c.rec.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
+		SiteID: c.Rec.SiteID, DecommissionID: c.Rec.ID, NodeID: c.Rec.NodeID, MAASSystemID: c.Rec.MAASSystemID,
+		Hostname: c.Rec.Hostname, Mode: c.Rec.Mode, CorrelationID: cid, Attempt: c.ref.Attempt,
+		Status: string(c.Rec.Status), Stage: string(c.Rec.Stage), OccurredAt: c.a.d.Clock.Now().UTC(),
 	}
 }
 
@@ -251,7 +252,7 @@ func (c *dcall) eventDetail() events.DecommissionDetail {
 // did (a timeline marker), then marks it: at least once, never lost.
 func (c *dcall) publishOnce(ctx context.Context, detailType string, detail events.DecommissionDetail) error {
 	if c.a.d.Events == nil {
-		return &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+		return &ActivityFailedError{Activity: c.Activity, Message: "no event publisher configured"}
 	}
 	// The event tells of the record as this run left it: a run an operator
 	// stopped meanwhile (cancel, freeze, a new run) announces nothing.
@@ -269,12 +270,12 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
 		if events.IsInvalidDetail(err) {
-			return &ActivityFailedError{Activity: c.activity, Message: err.Error()}
+			return &ActivityFailedError{Activity: c.Activity, Message: err.Error()}
 		}
 		return &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
-	c.log.InfoContext(ctx, detailType, slog.String("source", sourceEvent))
-	return c.timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType, Outcome: runTag(c.ref.Run)})
+	c.Log.InfoContext(ctx, detailType, slog.String("source", sourceEvent))
+	return c.Timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType, Outcome: runTag(c.ref.Run)})
 }
 
 // publishedThisRun reports whether the timeline marks detailType as

@@ -28,14 +28,14 @@ type DeleteMachineOutput struct {
 // Errors: MachineStateUnsafeError (not released), MAAS errors, store errors.
 func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (out DeleteMachineOutput, err error) {
 	c, err := a.beginDecom(ctx, "DeleteMachine", domain.DecomStageDelete, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
 	if err := c.enter(ctx); err != nil {
 		return out, err
 	}
-	if c.rec.MachineDeleted {
+	if c.Rec.MachineDeleted {
 		return DeleteMachineOutput{Deleted: true}, nil
 	}
 	pol, err := c.policy(ctx)
@@ -43,7 +43,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 		return out, err
 	}
 	if !pol.DeleteOnFull {
-		return out, c.exit(ctx, "policy delete_on_full is off: the machine stays Ready in MAAS")
+		return out, c.Exit(ctx, "policy delete_on_full is off: the machine stays Ready in MAAS")
 	}
 	client, m, err := c.machine(ctx)
 	var nf *maas.MAASNotFoundError
@@ -65,5 +65,5 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	}); err != nil {
 		return out, err
 	}
-	return DeleteMachineOutput{Deleted: true}, c.exit(ctx, "machine "+c.rec.MAASSystemID+" deleted from MAAS")
+	return DeleteMachineOutput{Deleted: true}, c.Exit(ctx, "machine "+c.Rec.MAASSystemID+" deleted from MAAS")
 }

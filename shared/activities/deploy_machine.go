@@ -65,7 +65,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "DeployMachine", domain.StageDeploy, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -81,17 +81,17 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		return out, err
 	}
 	now := a.d.Clock.Now().UTC()
-	if c.rec.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
-		c.log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
+	if c.Rec.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
+		c.Log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
 		// The deploy began when its token was issued, just before MAAS was
 		// asked: the polls and the classifier read MAAS events from then
 		// on, so events between that start and this retry are not missed.
 		started := now
-		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.rec.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
+		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
 			started = tok.CreatedAt.UTC()
 		}
-		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.rec.DeployAttempts,
-			EventsAfter:          c.rec.DeployEventsAfter,
+		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.Rec.DeployAttempts,
+			EventsAfter:          c.Rec.DeployEventsAfter,
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
@@ -103,7 +103,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err != nil {
 		return out, &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
 	}
-	p, err := a.renderPayload(pol, c.rec.NodeID, token)
+	p, err := a.renderPayload(pol, c.Rec.NodeID, token)
 	if err != nil {
 		return out, err
 	}
@@ -118,12 +118,12 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err != nil {
 		return out, err
 	}
-	superseded := c.rec.EnrollmentTokenHash
+	superseded := c.Rec.EnrollmentTokenHash
 	if superseded != "" {
 		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
 			return out, storeError("revoke superseded enrollment token", err)
 		}
-		c.log.InfoContext(ctx, "superseded enrollment token revoked")
+		c.Log.InfoContext(ctx, "superseded enrollment token revoked")
 	}
 
 	if err := c.enter(ctx, func(o *domain.Onboarding) error {
@@ -139,7 +139,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	}
 	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
 	rows := []domain.TimelineEntry{
-		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.rec.DeployAttempts)},
+		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.Rec.DeployAttempts)},
 		{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
 			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
 	}
@@ -151,7 +151,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 			Source: sourceEnrollmentToken, Detail: "superseded enrollment token revoked"})
 	}
 	// Stored with the deploy's outcome (its stage exit, or its failure).
-	c.later(rows...)
+	c.Later(rows...)
 
 	if m.Status == maas.StatusReady {
 		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
@@ -164,14 +164,14 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		DistroSeries: profile.DistroSeries,
 		HWEKernel:    profile.HWEKernel,
 		EnableHWSync: pol.RequireHardwareSync,
-		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.rec.ID, c.ref.Attempt, c.rec.DeployAttempts),
+		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.Rec.ID, c.ref.Attempt, c.Rec.DeployAttempts),
 	}); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.rec.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.Rec.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
 		return out, err
 	}
-	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.rec.DeployAttempts, EventsAfter: eventsAfter,
+	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.Rec.DeployAttempts, EventsAfter: eventsAfter,
 		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
 }
 
@@ -183,7 +183,7 @@ const sourceEnrollmentToken = "enrollment_token"
 // enroll only if what it carries is stored, consistent and unconsumed.
 func (c *call) persistToken(ctx context.Context, hash string, expires time.Time) error {
 	want := domain.EnrollmentToken{
-		Hash: hash, NodeID: c.rec.NodeID, OnboardingID: c.rec.ID, Attempt: c.ref.Attempt,
+		Hash: hash, NodeID: c.Rec.NodeID, OnboardingID: c.Rec.ID, Attempt: c.ref.Attempt,
 		ExpiresAt: expires.UTC(), CreatedAt: c.a.d.Clock.Now().UTC(),
 	}
 	if err := c.a.d.Store.PutEnrollmentToken(ctx, want); err != nil {

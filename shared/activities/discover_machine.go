@@ -49,7 +49,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -67,17 +67,17 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 		return out, err
 	}
 	in2 := domain.DiscoveryInput{
-		Hostname:     c.rec.Hostname,
+		Hostname:     c.Rec.Hostname,
 		PXEMACKnown:  mac != "",
 		AutoClaimNew: pol.AutoClaimNew,
-		OwnSystemID:  c.rec.MAASSystemID,
+		OwnSystemID:  c.Rec.MAASSystemID,
 	}
-	byHost, err := client.FindByHostname(ctx, c.rec.Hostname)
+	byHost, err := client.FindByHostname(ctx, c.Rec.Hostname)
 	if err != nil {
 		return out, err
 	}
 	in2.ByHostname = candidates(byHost)
-	byPower, err := client.FindByPowerAddress(ctx, c.rec.IPMIIP)
+	byPower, err := client.FindByPowerAddress(ctx, c.Rec.IPMIIP)
 	if err != nil {
 		return out, err
 	}
@@ -94,10 +94,10 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	}
 
 	d := domain.DecideDiscovery(in2)
-	c.log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
+	c.Log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
 		slog.String("candidate", d.Machine.SystemID), slog.String("reason", d.Reason))
 	// Stored with the create marker, the machine's record or the failure.
-	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)})
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)})
 
 	switch d.Action {
 	case domain.DiscoveryAmbiguous:
@@ -117,7 +117,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	if err := c.recordMachine(ctx, m.SystemID); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, statusName(m), d.Action, d.Rule)); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, statusName(m), d.Action, d.Rule)); err != nil {
 		return out, err
 	}
 	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: statusName(m), Claimed: d.Claimed}, nil
@@ -153,13 +153,13 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.rec.Hostname, c.rec.IPMIIP)); err != nil {
+	if err := c.Note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.Rec.Hostname, c.Rec.IPMIIP)); err != nil {
 		return maas.Machine{}, err
 	}
 	p := maas.MachineCreateParams{
-		Hostname:     c.rec.Hostname,
+		Hostname:     c.Rec.Hostname,
 		PowerType:    "ipmi",
-		PowerAddress: c.rec.IPMIIP,
+		PowerAddress: c.Rec.IPMIIP,
 		PowerUser:    creds.Username,
 		PowerPass:    creds.Password,
 		// With power_type=ipmi MAAS drops the MACs unless an architecture is
@@ -169,14 +169,14 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		// policy's enable_ssh and skip_bmc_config.
 		Commission: false,
 	}
-	if c.rec.PXEMAC != "" {
-		p.MACAddresses = []string{strings.ToLower(c.rec.PXEMAC)}
+	if c.Rec.PXEMAC != "" {
+		p.MACAddresses = []string{strings.ToLower(c.Rec.PXEMAC)}
 	}
 	m, err := client.Create(ctx, p)
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	c.log.InfoContext(ctx, "machine created", slog.String(logfield.MAASSystemID, m.SystemID))
+	c.Log.InfoContext(ctx, "machine created", slog.String(logfield.MAASSystemID, m.SystemID))
 	return m, nil
 }
 
@@ -191,7 +191,7 @@ func credentialsError(siteID string, err error) error {
 // recordMachine stores the machine on the onboarding and its node, and
 // with it the discovered checkpoint (domain.CheckpointDiscovered).
 func (c *call) recordMachine(ctx context.Context, systemID string) error {
-	if c.rec.MAASSystemID != systemID || c.rec.Checkpoint != domain.CheckpointDiscovered {
+	if c.Rec.MAASSystemID != systemID || c.Rec.Checkpoint != domain.CheckpointDiscovered {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = systemID
 			o.Checkpoint = domain.CheckpointDiscovered
@@ -200,13 +200,13 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 			return err
 		}
 	}
-	if c.rec.NodeID == "" {
+	if c.Rec.NodeID == "" {
 		return nil
 	}
-	_, err := c.a.d.Store.UpdateNode(ctx, c.rec.NodeID, func(n *domain.Node) error {
+	_, err := c.a.d.Store.UpdateNode(ctx, c.Rec.NodeID, func(n *domain.Node) error {
 		n.MAASSystemID = systemID
 		if n.OnboardingID == "" {
-			n.OnboardingID = c.rec.ID
+			n.OnboardingID = c.Rec.ID
 		}
 		return nil
 	})
@@ -217,10 +217,10 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 // onboarding's own, else the one kept on its node by an earlier onboarding
 // of the same node. Empty when none was observed.
 func (c *call) knownPXEMAC(ctx context.Context) (string, error) {
-	if c.rec.PXEMAC != "" || c.rec.NodeID == "" {
-		return c.rec.PXEMAC, nil
+	if c.Rec.PXEMAC != "" || c.Rec.NodeID == "" {
+		return c.Rec.PXEMAC, nil
 	}
-	n, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
+	n, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
 		if errors.As(storeError("", err), &nf) {

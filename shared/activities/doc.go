@@ -15,7 +15,7 @@
 // ASL's alone: an activity decides from what it observes (MAAS's status and
 // the record), never from a list of stages it may follow.
 //
-// Every activity runs in one frame whatever its workflow (stageCall in
+// Every activity runs in one frame whatever its workflow (Frame in
 // frame.go): a workflow states its record's rules once (how a stored
 // record refuses a stale or stopped run, its conditional write with
 // timeline rows, how a row is stamped), and onboarding's call and

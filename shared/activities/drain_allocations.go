@@ -36,7 +36,7 @@ type DrainAllocationsOutput struct {
 // (retryable), AllocationRefusedError, store errors.
 func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsInput) (out DrainAllocationsOutput, err error) {
 	c, err := a.beginDecom(ctx, "DrainAllocations", domain.DecomStageDrain, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -44,7 +44,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		return out, err
 	}
 	if a.d.Allocations == nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "no allocation service configured"}
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "no allocation service configured"}
 	}
 	now := a.d.Clock.Now().UTC()
 	started := now
@@ -53,7 +53,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
 		}
 	}
-	allocs, err := a.d.Allocations.List(ctx, c.rec.NodeID)
+	allocs, err := a.d.Allocations.List(ctx, c.Rec.NodeID)
 	if err != nil {
 		return out, allocationError(err)
 	}
@@ -63,18 +63,18 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		case domain.AllocationReleased:
 			continue
 		case domain.AllocationReleaseFailed:
-			return out, &DrainFailedError{NodeID: c.rec.NodeID, AllocationID: al.ID, State: al.State}
+			return out, &DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: al.State}
 		case domain.AllocationReleasing:
 		default:
-			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.rec.ID, c.rec.Mode))
+			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.Rec.ID, c.Rec.Mode))
 			if err != nil {
 				return out, allocationError(err)
 			}
-			if err := c.note(ctx, "allocation", fmt.Sprintf("allocation %s was %s: force-release asked, now %s", al.ID, al.State, got.State)); err != nil {
+			if err := c.Note(ctx, "allocation", fmt.Sprintf("allocation %s was %s: force-release asked, now %s", al.ID, al.State, got.State)); err != nil {
 				return out, err
 			}
 			if got.State == domain.AllocationReleaseFailed {
-				return out, &DrainFailedError{NodeID: c.rec.NodeID, AllocationID: al.ID, State: got.State}
+				return out, &DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: got.State}
 			}
 			if got.State == domain.AllocationReleased {
 				continue
@@ -86,7 +86,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano)}}
 	if len(pending) == 0 {
 		out.Outcome = OutcomeDone
-		return out, c.exit(ctx, fmt.Sprintf("node free: %d allocation(s), all released", len(allocs)))
+		return out, c.Exit(ctx, fmt.Sprintf("node free: %d allocation(s), all released", len(allocs)))
 	}
 	pol, err := c.policy(ctx)
 	if err != nil {
@@ -94,9 +94,9 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 	}
 	limit := time.Duration(pol.DrainTimeoutSeconds) * time.Second
 	if waited := now.Sub(started); waited > limit {
-		return out, &DrainTimeoutError{NodeID: c.rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
+		return out, &DrainTimeoutError{NodeID: c.Rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
 	}
-	c.log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
+	c.Log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
 	out.Outcome = OutcomeInProgress
 	out.Poll.WaitSeconds = pollWait(in.Poll.Count)
 	return out, nil

@@ -51,7 +51,7 @@ const fallbackStepWait = 15
 // Errors: MachineStateUnsafeError, MAAS errors, store errors.
 func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInput) (out FallbackReleaseOutput, err error) {
 	c, err := a.beginDecom(ctx, "FallbackRelease", domain.DecomStageFallback, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -66,10 +66,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.rec.ID)
-	reason := c.rec.Erase.FallbackReason
-	if reason == "" && c.rec.Erase.Outcome == domain.EraseFailed {
-		reason = c.rec.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
+	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.Rec.ID)
+	reason := c.Rec.Erase.FallbackReason
+	if reason == "" && c.Rec.Erase.Outcome == domain.EraseFailed {
+		reason = c.Rec.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
 	}
 	switch {
 	case m.Status == maas.StatusDiskErasing:
@@ -83,15 +83,15 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 			return out, err
 		}
 		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.note(ctx, sourceMAAS, "erase hung: abort sent")
+		return out, c.Note(ctx, sourceMAAS, "erase hung: abort sent")
 	case m.Status == maas.StatusBroken && pol.MarkFixedBeforeRelease:
 		if _, err := client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}
 		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed sent")
+		return out, c.Note(ctx, sourceMAAS, "machine was Broken: mark_fixed sent")
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusReady:
-		if !c.rec.Erase.Fallback {
+		if !c.Rec.Erase.Fallback {
 			if err := c.fallbackEvidence(ctx, orElse(reason, "failed"), true); err != nil {
 				return out, err
 			}
@@ -109,7 +109,7 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 			return out, err
 		}
 		out.Outcome, out.StatusName = OutcomeReleased, statusName(m)
-		return out, c.note(ctx, sourceMAAS, "released without erase: the disks are NOT erased")
+		return out, c.Note(ctx, sourceMAAS, "released without erase: the disks are NOT erased")
 	}
 	return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m),
 		Reason: "the release fallback cannot act from this status"}

@@ -46,7 +46,7 @@ var decomDetailTypes = map[domain.DecommissionStatus]string{
 // publishes nothing new; a decommission closed otherwise is left alone.
 func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissionInput) (out FinishDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "FinishDecommission", "", in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -54,18 +54,18 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	if !ok {
 		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.rec.Stage
-	if c.rec.Status != in.Status {
-		if !domain.IsOpenStatus(c.rec.Status) || c.rec.Status == domain.DecommissionManualIntervention {
-			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.rec.Status)))
-			return FinishDecommissionOutput{Status: c.rec.Status}, nil
+	c.Stage = c.Rec.Stage
+	if c.Rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.Rec.Status) || c.Rec.Status == domain.DecommissionManualIntervention {
+			c.Log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.Rec.Status)))
+			return FinishDecommissionOutput{Status: c.Rec.Status}, nil
 		}
 		// The node moves first, so whoever reads the record closed finds
 		// its node settled; a run an operator stopped meanwhile (cancel,
 		// freeze: the record moved on) moves no node, and the close below
 		// is conditional on the record still being this run's.
 		if !c.stillRunning(ctx) {
-			return out, &DecommissionClosedError{DecommissionID: c.rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.rec.Attempt}
+			return out, &DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -74,14 +74,14 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 			return out, err
 		}
 	}
-	node, err := a.d.Store.GetNode(ctx, c.rec.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return out, storeError("read node", err)
 	}
 	detail := c.eventDetail()
-	detail.EraseOutcome = c.rec.Erase.Outcome
-	detail.OnboardingID = c.rec.OnboardingID
-	if f := c.rec.Error; f != nil && in.Status != domain.DecommissionCompleted {
+	detail.EraseOutcome = c.Rec.Erase.Outcome
+	detail.OnboardingID = c.Rec.OnboardingID
+	if f := c.Rec.Error; f != nil && in.Status != domain.DecommissionCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
 	if err := c.publishOnce(ctx, detailType, detail); err != nil {
@@ -93,18 +93,18 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 // settleNode moves the node to where the outcome leaves it.
 func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus) error {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.rec.NodeID)
+	node, err := st.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return storeError("read node", err)
 	}
 	target, why := "", ""
 	switch {
-	case status == domain.DecommissionCompleted && c.rec.Mode == domain.DecommissionFull:
+	case status == domain.DecommissionCompleted && c.Rec.Mode == domain.DecommissionFull:
 		if err := c.revokeNodeTokens(ctx, node); err != nil {
 			return err
 		}
 		target = domain.NodeRemoved
-	case status == domain.DecommissionCompleted && c.rec.Mode == domain.DecommissionStorageCleanup:
+	case status == domain.DecommissionCompleted && c.Rec.Mode == domain.DecommissionStorageCleanup:
 		target = domain.NodeRetired
 	case status == domain.DecommissionFailed && node.Status == domain.NodeDecommissioning:
 		target, why = c.failedNodeTarget(ctx)
@@ -122,7 +122,7 @@ func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus
 	if why != "" {
 		detail += ": " + why
 	}
-	return c.note(ctx, "finish", detail)
+	return c.Note(ctx, "finish", detail)
 }
 
 // failedNodeTarget is where a failed decommission leaves its node: back at
@@ -134,7 +134,7 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 	if err != nil {
 		return domain.NodeRetired, "the timeline could not be read, so the machine may have been released"
 	}
-	if c.rec.ReleaseStarted(history) {
+	if c.Rec.ReleaseStarted(history) {
 		return domain.NodeRetired, "an attempt of this decommission released the machine; it no longer runs the tenant's OS"
 	}
 	_, m, err := c.machine(ctx)
@@ -143,10 +143,10 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 		return domain.NodeRetired, "MAAS could not be read to confirm the machine is still Deployed"
 	case m.Status != maas.StatusDeployed:
 		return domain.NodeRetired, "MAAS shows the machine " + statusName(m) + ", not Deployed"
-	case !c.rec.MayReturnToService(history, true):
+	case !c.Rec.MayReturnToService(history, true):
 		return "", ""
 	}
-	return c.rec.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
+	return c.Rec.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
 }
 
 // close writes the final status and records it on the timeline.
@@ -154,13 +154,13 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.DecommissionCompleted {
-		failure = failureFrom(in.Error, domain.Stage(c.rec.Stage))
+		failure = failureFrom(in.Error, domain.Stage(c.Rec.Stage))
 	}
 	// The final status and its timeline rows are one write.
 	closed := func(prev, next domain.Decommission) []domain.DecommissionEvent {
 		row := func(r domain.DecommissionEvent) domain.DecommissionEvent {
 			r.Stage = next.Stage
-			return c.row(r)
+			return c.Row(r)
 		}
 		if in.Status == domain.DecommissionCompleted {
 			return []domain.DecommissionEvent{
@@ -191,8 +191,8 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	if err != nil {
 		return storeError("close decommission", err)
 	}
-	c.rec = updated
-	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
+	c.Rec = updated
+	c.Stage = updated.Stage
+	c.Log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
 	return nil
 }

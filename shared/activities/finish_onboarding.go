@@ -57,10 +57,10 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "FinishOnboarding", "", in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	var stale *StaleAttemptError
 	if errors.As(err, &stale) {
-		c.log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
+		c.Log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
 		return FinishOnboardingOutput{Stale: true}, nil
 	}
 	if err != nil {
@@ -70,13 +70,13 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	if !ok {
 		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.rec.Stage
+	c.Stage = c.Rec.Stage
 	out.Status = in.Status
 
-	if c.rec.Status != in.Status {
-		if !domain.IsOpenStatus(c.rec.Status) || c.rec.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.rec.Status)))
-			return FinishOnboardingOutput{Status: c.rec.Status}, nil
+	if c.Rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.Rec.Status) || c.Rec.Status == domain.OnboardingManualIntervention {
+			c.Log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.Rec.Status)))
+			return FinishOnboardingOutput{Status: c.Rec.Status}, nil
 		}
 		if err := c.close(ctx, in); err != nil {
 			return out, err
@@ -88,11 +88,11 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 		}
 	}
 	detail := c.eventDetail()
-	if f := c.rec.Error; f != nil && in.Status != domain.OnboardingCompleted {
+	if f := c.Rec.Error; f != nil && in.Status != domain.OnboardingCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
-	if in.Status == domain.OnboardingManualIntervention && c.rec.Stage == domain.StageVerifyHardware {
-		detail.HardwareDiff = hardwareDiffDetail(c.rec.HardwareDiff)
+	if in.Status == domain.OnboardingManualIntervention && c.Rec.Stage == domain.StageVerifyHardware {
+		detail.HardwareDiff = hardwareDiffDetail(c.Rec.HardwareDiff)
 	}
 	if out.Published, err = c.publishOnce(ctx, detailType, detail); err != nil {
 		return out, err
@@ -113,21 +113,21 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, c.rec.Stage)
+		failure = failureFrom(in.Error, c.Rec.Stage)
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
 		outcome = outcomeManual
 	}
 	closing := func(prev, _ domain.Onboarding) []domain.TimelineEntry {
-		rows := append([]domain.TimelineEntry(nil), c.pending...)
+		rows := append([]domain.TimelineEntry(nil), c.Pending...)
 		if in.Status == domain.OnboardingCompleted {
 			return append(rows,
-				c.row(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prev.Stage)}),
-				c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"}),
+				c.Row(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prev.Stage)}),
+				c.Row(domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"}),
 			)
 		}
-		return append(rows, c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
+		return append(rows, c.Row(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
 			Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prev.Stage), failure.Code, failure.Message)}))
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
@@ -154,10 +154,10 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	if err != nil {
 		return storeError("close onboarding", err)
 	}
-	c.pending = nil
+	c.Pending = nil
 	c.setOnboarding(updated)
-	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
+	c.Stage = updated.Stage
+	c.Log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
 	return nil
 }
 
@@ -188,20 +188,20 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 // onboarding activated is touched, and its enrolled_at stays: adopt reads
 // it. Repeating it changes nothing.
 func (c *call) standDownNode(ctx context.Context) error {
-	if c.rec.NodeID == "" {
+	if c.Rec.NodeID == "" {
 		return nil
 	}
-	node, err := c.a.d.Store.GetNode(ctx, c.rec.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return storeError("read node", err)
 	}
-	if node.Status != domain.NodeActive || node.OnboardingID != c.rec.ID {
+	if node.Status != domain.NodeActive || node.OnboardingID != c.Rec.ID {
 		return nil
 	}
 	now := c.a.d.Clock.Now().UTC()
 	stood := false
 	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		if n.Status == domain.NodeActive && n.OnboardingID == c.rec.ID {
+		if n.Status == domain.NodeActive && n.OnboardingID == c.Rec.ID {
 			n.Status, n.UpdatedAt, stood = domain.NodeOnboarding, now, true
 		}
 		return nil
@@ -211,6 +211,6 @@ func (c *call) standDownNode(ctx context.Context) error {
 	if !stood {
 		return nil
 	}
-	c.log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
-	return c.note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.rec.Status))
+	c.Log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
+	return c.Note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.Rec.Status))
 }

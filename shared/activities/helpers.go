@@ -27,11 +27,11 @@ const (
 // policy resolves the onboarding's effective policy from its site and
 // profile as they are now (requirements readiness §3.2: never from the request).
 func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
-	site, err := c.a.d.Store.GetSite(ctx, c.rec.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
 		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read site", err)
 	}
-	profile, err := c.a.d.Store.GetProfile(ctx, c.rec.SiteID, c.rec.ProfileID)
+	profile, err := c.a.d.Store.GetProfile(ctx, c.Rec.SiteID, c.Rec.ProfileID)
 	if err != nil {
 		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read profile", err)
 	}
@@ -42,14 +42,14 @@ func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site,
 // when the execution carries it.
 func (c *call) maas(ctx context.Context) (MAAS, error) {
 	if c.a.d.MAAS == nil {
-		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+		return nil, &ActivityFailedError{Activity: c.Activity, Message: "no MAAS connector configured"}
 	}
 	if sc, ok := c.a.d.MAAS.(siteRecordConnector); ok {
 		if r := c.runContext(); r != nil {
 			return sc.ForSiteRecord(ctx, r.Site)
 		}
 	}
-	return c.a.d.MAAS.ForSite(ctx, c.rec.SiteID)
+	return c.a.d.MAAS.ForSite(ctx, c.Rec.SiteID)
 }
 
 // maasMachine returns the site's MAAS client and the onboarding's machine
@@ -59,14 +59,14 @@ func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	if c.rec.MAASSystemID == "" {
-		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.rec.ID, Activity: c.activity}
+	if c.Rec.MAASSystemID == "" {
+		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
-	m, err := client.Get(ctx, c.rec.MAASSystemID)
+	m, err := client.Get(ctx, c.Rec.MAASSystemID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
 	return client, m, nil
 }
 
@@ -96,7 +96,7 @@ func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 // lost.
 func (c *call) publishOnce(ctx context.Context, detailType string, detail events.OnboardingDetail) (bool, error) {
 	if c.a.d.Events == nil {
-		return false, &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+		return false, &ActivityFailedError{Activity: c.Activity, Message: "no event publisher configured"}
 	}
 	done, err := c.published(ctx, detailType)
 	if err != nil || done {
@@ -104,29 +104,29 @@ func (c *call) publishOnce(ctx context.Context, detailType string, detail events
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
 		if events.IsInvalidDetail(err) {
-			return false, &ActivityFailedError{Activity: c.activity, Message: err.Error()}
+			return false, &ActivityFailedError{Activity: c.Activity, Message: err.Error()}
 		}
 		return false, &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
-	c.log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
+	c.Log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
 	// The marker goes with the call's next write or its end.
-	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType})
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType})
 	return true, nil
 }
 
 // eventDetail is the onboarding's event detail as it stands.
 func (c *call) eventDetail() events.OnboardingDetail {
 	return events.OnboardingDetail{
-		SiteID:        c.rec.SiteID,
-		OnboardingID:  c.rec.ID,
-		BatchID:       c.rec.BatchID,
-		NodeID:        c.rec.NodeID,
-		MAASSystemID:  c.rec.MAASSystemID,
-		Hostname:      c.rec.Hostname,
-		CorrelationID: correlationID(c.rec, c.ref),
+		SiteID:        c.Rec.SiteID,
+		OnboardingID:  c.Rec.ID,
+		BatchID:       c.Rec.BatchID,
+		NodeID:        c.Rec.NodeID,
+		MAASSystemID:  c.Rec.MAASSystemID,
+		Hostname:      c.Rec.Hostname,
+		CorrelationID: correlationID(c.Rec, c.ref),
 		Attempt:       c.ref.Attempt,
-		Status:        string(c.rec.Status),
-		Stage:         string(c.rec.Stage),
+		Status:        string(c.Rec.Status),
+		Stage:         string(c.Rec.Stage),
 		OccurredAt:    c.a.d.Clock.Now().UTC(),
 	}
 }

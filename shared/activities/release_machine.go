@@ -61,7 +61,7 @@ var releasable = map[maas.Status]bool{
 // Commissioning, Rescue mode), MAAS errors, store errors.
 func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput) (out ReleaseMachineOutput, err error) {
 	c, err := a.beginDecom(ctx, "ReleaseMachine", domain.DecomStageRelease, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -78,8 +78,8 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.rec.ID, c.rec.Mode)
-	sent := c.rec.Erase.StartedAt != nil
+	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.Rec.ID, c.Rec.Mode)
+	sent := c.Rec.Erase.StartedAt != nil
 	var eventsAfter int64
 	if !sent {
 		// Read before anything is sent, so every event of this release is
@@ -90,7 +90,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	}
 
 	if acts := m.Status == maas.StatusBroken || m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing ||
-		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.rec.ReleaseStartedAt == nil {
+		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.Rec.ReleaseStartedAt == nil {
 		// Written before anything is sent: a run stopped between the request
 		// and its record still counts as having released the machine, so no
 		// later cancel or failure hands the node back to service.
@@ -111,7 +111,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}
-		if err := c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed, now "+statusName(m)); err != nil {
+		if err := c.Note(ctx, sourceMAAS, "machine was Broken: mark_fixed, now "+statusName(m)); err != nil {
 			return out, err
 		}
 	}
@@ -134,7 +134,7 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
 			return out, err
 		}
-		if err := c.note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
+		if err := c.Note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
 			return out, err
 		}
 		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
@@ -182,5 +182,5 @@ func (c *dcall) recordRelease(ctx context.Context, mode string, eventsAfter int6
 	}); err != nil {
 		return err
 	}
-	return c.note(ctx, sourceMAAS, fmt.Sprintf("%s (erase %s)", why, mode))
+	return c.Note(ctx, sourceMAAS, fmt.Sprintf("%s (erase %s)", why, mode))
 }

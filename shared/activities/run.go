@@ -59,10 +59,11 @@ const (
 	outcomeManual = run.OutcomeManual
 )
 
-// call is one onboarding activity invocation: the frame (stageCall) over
+// call is one onboarding activity invocation: the frame (Frame) over
 // the onboarding as read at the start, and the execution's reference.
 type call struct {
-	stageCall[domain.Onboarding, domain.Stage, domain.TimelineEntry]
+	Frame[domain.Onboarding, domain.Stage, domain.TimelineEntry]
+	a   *Activities
 	ref OnboardingRef
 	// base is log without the fields that change during the call (node_id,
 	// maas_system_id), which setOnboarding adds afresh.
@@ -107,9 +108,9 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 		slog.String(logfield.OnboardingID, ref.OnboardingID), slog.String(logfield.SiteID, ref.SiteID),
 		slog.String(logfield.Hostname, ref.Hostname), slog.String(logfield.CorrelationID, ref.CorrelationID),
 	)
-	c := &call{ref: ref, base: log}
-	c.stageCall = stageCall[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
-		a: a, activity: activity, stage: stage, log: log, rules: onboardingRules(a, ref, c)}
+	c := &call{a: a, ref: ref, base: log}
+	c.Frame = Frame[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
+		Activity: activity, Stage: stage, Log: log, Rules: onboardingRules(a, ref, c)}
 	if err := ref.validate(); err != nil {
 		return c, err
 	}
@@ -125,13 +126,13 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 }
 
 // onboardingRules is the onboarding's record and timeline for the frame.
-func onboardingRules(a *Activities, ref OnboardingRef, c *call) recordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry] {
-	return recordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
-		id:       func(o domain.Onboarding) string { return o.ID },
-		stageOf:  func(o domain.Onboarding) domain.Stage { return o.Stage },
-		setStage: func(o *domain.Onboarding, s domain.Stage) { o.Stage = s },
-		running:  func(o domain.Onboarding) bool { return o.Status == domain.OnboardingRunning },
-		refuse: func(_ context.Context, o domain.Onboarding) error {
+func onboardingRules(a *Activities, ref OnboardingRef, c *call) RecordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry] {
+	return RecordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
+		ID:       func(o domain.Onboarding) string { return o.ID },
+		StageOf:  func(o domain.Onboarding) domain.Stage { return o.Stage },
+		SetStage: func(o *domain.Onboarding, s domain.Stage) { o.Stage = s },
+		Running:  func(o domain.Onboarding) bool { return o.Status == domain.OnboardingRunning },
+		Refuse: func(_ context.Context, o domain.Onboarding) error {
 			if ref.stale(o) {
 				return ref.staleError(o)
 			}
@@ -140,27 +141,27 @@ func onboardingRules(a *Activities, ref OnboardingRef, c *call) recordRules[doma
 			}
 			return nil
 		},
-		quiet: func(err error) bool {
+		Quiet: func(err error) bool {
 			var stale *StaleAttemptError
 			var closed *OnboardingClosedError
 			return errors.As(err, &stale) || errors.As(err, &closed)
 		},
-		write: func(ctx context.Context, change func(*domain.Onboarding) error, rows func(before, after domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error) {
+		WriteRecord: func(ctx context.Context, change func(*domain.Onboarding) error, rows func(before, after domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error) {
 			return a.d.Store.UpdateOnboardingWithTimeline(ctx, ref.OnboardingID, change, rows)
 		},
-		appendRows: func(ctx context.Context, rows ...domain.TimelineEntry) error {
+		AppendRows: func(ctx context.Context, rows ...domain.TimelineEntry) error {
 			return a.d.Store.AppendOnboardingEvents(ctx, rows...)
 		},
-		recordID: ref.OnboardingID,
-		attempt:  ref.Attempt,
-		now:      a.d.Clock.Now,
-		fields: func(r *domain.TimelineEntry) rowFields[domain.Stage] {
-			return rowFields[domain.Stage]{recordID: &r.OnboardingID, attempt: &r.Attempt, time: &r.Time, stage: &r.Stage,
-				kind: &r.Kind, outcome: &r.Outcome, source: &r.Source, detail: &r.Detail}
+		RecordID: ref.OnboardingID,
+		Attempt:  ref.Attempt,
+		Now:      a.d.Clock.Now,
+		Fields: func(r *domain.TimelineEntry) RowFields[domain.Stage] {
+			return RowFields[domain.Stage]{RecordID: &r.OnboardingID, Attempt: &r.Attempt, Time: &r.Time, Stage: &r.Stage,
+				Kind: &r.Kind, Outcome: &r.Outcome, Source: &r.Source, Detail: &r.Detail}
 		},
-		loaded: func(prev, next domain.Onboarding) {
+		Loaded: func(prev, next domain.Onboarding) {
 			if next.NodeID != prev.NodeID || next.MAASSystemID != prev.MAASSystemID || prev.ID == "" {
-				c.log = c.base.With(slog.String(logfield.NodeID, next.NodeID), slog.String(logfield.MAASSystemID, next.MAASSystemID))
+				c.Log = c.base.With(slog.String(logfield.NodeID, next.NodeID), slog.String(logfield.MAASSystemID, next.MAASSystemID))
 			}
 		},
 	}
@@ -178,12 +179,12 @@ func (a *Activities) beginIn(ctx context.Context, activity string, stage domain.
 }
 
 // setOnboarding keeps the onboarding as last read or written.
-func (c *call) setOnboarding(ob domain.Onboarding) { c.load(ob) }
+func (c *call) setOnboarding(ob domain.Onboarding) { c.Load(ob) }
 
 // requireRunning refuses to work on an onboarding that is not running.
 func (c *call) requireRunning() error {
-	if c.rec.Status != domain.OnboardingRunning {
-		return &OnboardingClosedError{OnboardingID: c.rec.ID, Status: c.rec.Status}
+	if c.Rec.Status != domain.OnboardingRunning {
+		return &OnboardingClosedError{OnboardingID: c.Rec.ID, Status: c.Rec.Status}
 	}
 	return nil
 }
@@ -196,13 +197,13 @@ func (c *call) requireRunning() error {
 // activity can tell a retry of itself from a fresh entry). A stage change
 // adds a stage_entered row to the timeline in the same write.
 func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error) error {
-	return c.enterStage(ctx, change, "move onboarding to stage "+string(c.stage))
+	return c.EnterStage(ctx, change, "move onboarding to stage "+string(c.Stage))
 }
 
 // update changes the running onboarding of this attempt without moving it
 // (with the pending timeline rows, in one write).
 func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error) error {
-	return c.write(ctx, change, false, "update onboarding")
+	return c.Write(ctx, change, false, "update onboarding")
 }
 
 // stageOrStart names an onboarding stage on the timeline.

@@ -29,7 +29,7 @@ type StartReimageOutput struct {
 // from, no workflow starter), store errors.
 func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (out StartReimageOutput, err error) {
 	c, err := a.beginDecom(ctx, "StartReimage", domain.DecomStageReimage, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -37,9 +37,9 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 		return out, err
 	}
 	if a.d.Starter == nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "no onboarding workflow starter configured"}
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "no onboarding workflow starter configured"}
 	}
-	if c.rec.OnboardingID == "" {
+	if c.Rec.OnboardingID == "" {
 		id := a.d.NewID()
 		if err := c.update(ctx, func(d *domain.Decommission) error {
 			if d.OnboardingID == "" {
@@ -50,7 +50,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 			return out, err
 		}
 	}
-	obID := c.rec.OnboardingID
+	obID := c.Rec.OnboardingID
 	ob, err := a.d.Store.GetOnboarding(ctx, obID)
 	switch {
 	case isStoreNotFound(err):
@@ -72,7 +72,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 		}); err != nil {
 			return out, storeError("record reimage execution", err)
 		}
-		if err := c.note(ctx, "reimage", "onboarding "+ob.ID+" started: it adopts the Ready machine and redeploys it"); err != nil {
+		if err := c.Note(ctx, "reimage", "onboarding "+ob.ID+" started: it adopts the Ready machine and redeploys it"); err != nil {
 			return out, err
 		}
 	}
@@ -84,7 +84,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 // node's earlier tokens.
 func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.Onboarding, error) {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.rec.NodeID)
+	node, err := st.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		return domain.Onboarding{}, storeError("read node", err)
 	}
@@ -93,7 +93,7 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 		return domain.Onboarding{}, err
 	}
 	if !ok {
-		return domain.Onboarding{}, &ActivityFailedError{Activity: c.activity,
+		return domain.Onboarding{}, &ActivityFailedError{Activity: c.Activity,
 			Message: "node " + node.ID + " has no earlier onboarding to take its profile and BMC address from"}
 	}
 	if err := c.revokeNodeTokens(ctx, node); err != nil {
@@ -107,7 +107,7 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 	ob := domain.Onboarding{
 		ID: id, SiteID: node.SiteID, ProfileID: last.ProfileID, SKUID: sku, Hostname: node.Hostname,
 		IPMIIP: last.IPMIIP, NodeID: node.ID, Status: domain.OnboardingPending, Stage: domain.StageValidate,
-		Attempt: 1, CorrelationID: c.rec.CorrelationID, CreatedBy: "decommission:" + c.rec.ID, CreatedAt: now, UpdatedAt: now,
+		Attempt: 1, CorrelationID: c.Rec.CorrelationID, CreatedBy: "decommission:" + c.Rec.ID, CreatedAt: now, UpdatedAt: now,
 		// The machine may have changed while deployed: commission it again
 		// so the hardware verification sees what it is now.
 		RecommissionReady: true,
@@ -123,7 +123,7 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 	}); err != nil {
 		return domain.Onboarding{}, storeError("point node at reimage onboarding", err)
 	}
-	return ob, c.note(ctx, "reimage", "onboarding "+id+" created for node "+node.ID)
+	return ob, c.Note(ctx, "reimage", "onboarding "+id+" created for node "+node.ID)
 }
 
 // revokeNodeTokens revokes every unconsumed enrollment token of the node:

@@ -42,7 +42,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "ValidateOnboarding", domain.StageValidate, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -57,11 +57,11 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if err := checkGuardrails(site, profile, pol); err != nil {
 		return out, err
 	}
-	sku, err := a.d.Store.GetSKU(ctx, c.rec.SKUID)
+	sku, err := a.d.Store.GetSKU(ctx, c.Rec.SKUID)
 	if err != nil {
 		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
-			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.rec.SKUID)}
+			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.Rec.SKUID)}
 		}
 		return out, storeError("read SKU", err)
 	}
@@ -75,11 +75,11 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if _, err := c.publishOnce(ctx, events.OnboardingStarted, c.eventDetail()); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("guardrails passed (site %s, profile %s, SKU %s)", site.ID, profile.ID, sku.ID)); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("guardrails passed (site %s, profile %s, SKU %s)", site.ID, profile.ID, sku.ID)); err != nil {
 		return out, err
 	}
 	return ValidateOnboardingOutput{
-		NodeID:                   c.rec.NodeID,
+		NodeID:                   c.Rec.NodeID,
 		EnrollmentTimeoutSeconds: pol.EnrollmentTimeoutSeconds,
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
@@ -115,7 +115,7 @@ func (c *call) startRunning(ctx context.Context) error {
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
 		// Stored with the guardrails' outcome.
-		c.later(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
+		c.Later(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
 	}
 	return nil
 }
@@ -146,19 +146,19 @@ func checkGuardrails(site domain.Site, profile domain.Profile, pol domain.Effect
 // normally creates it with the onboarding; an onboarding started another
 // way gets the site's node for the hostname, or a new one.
 func (c *call) ensureNode(ctx context.Context) error {
-	if c.rec.NodeID != "" {
+	if c.Rec.NodeID != "" {
 		return nil
 	}
 	st := c.a.d.Store
-	node, found, err := st.FindNodeByHost(ctx, c.rec.SiteID, c.rec.Hostname)
+	node, found, err := st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname)
 	if err != nil {
 		return storeError("find node", err)
 	}
 	if !found {
 		now := c.a.d.Clock.Now().UTC()
 		node = domain.Node{
-			ID: c.a.d.NewID(), SiteID: c.rec.SiteID, Hostname: c.rec.Hostname, SKUID: c.rec.SKUID,
-			Status: domain.NodeOnboarding, OnboardingID: c.rec.ID, CreatedAt: now, UpdatedAt: now,
+			ID: c.a.d.NewID(), SiteID: c.Rec.SiteID, Hostname: c.Rec.Hostname, SKUID: c.Rec.SKUID,
+			Status: domain.NodeOnboarding, OnboardingID: c.Rec.ID, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := st.CreateNode(ctx, node); err != nil {
 			// A concurrent create for the host won: use its record.
@@ -166,11 +166,11 @@ func (c *call) ensureNode(ctx context.Context) error {
 			if !errors.As(err, &conflict) {
 				return storeError("create node", err)
 			}
-			if node, found, err = st.FindNodeByHost(ctx, c.rec.SiteID, c.rec.Hostname); err != nil {
+			if node, found, err = st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname); err != nil {
 				return storeError("find node", err)
 			}
 			if !found {
-				return &RecordConflictError{Kind: "node", ID: c.rec.Hostname, Reason: "node created concurrently but not found"}
+				return &RecordConflictError{Kind: "node", ID: c.Rec.Hostname, Reason: "node created concurrently but not found"}
 			}
 		}
 	}

@@ -87,7 +87,7 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	refuse := func(reason, fits string) error {
 		return &AdoptionRefusedError{SystemID: m.SystemID, Status: out.StatusName, Reason: reason, Fits: fits}
 	}
@@ -143,7 +143,7 @@ func (c *call) adopted(ctx context.Context, why string) error {
 func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, domain.EnrollmentToken, bool, error) {
 	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return node, domain.EnrollmentToken{}, false, storeError("read node", err)
+		return node, domain.EnrollmentToken{}, false, StoreError("read node", err)
 	}
 	if node.EnrolledAt == nil || c.Rec.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
 		return node, domain.EnrollmentToken{}, false, nil
@@ -154,7 +154,7 @@ func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, domain.Enr
 		return node, tok, false, nil
 	}
 	if err != nil {
-		return node, tok, false, storeError("read enrollment token", err)
+		return node, tok, false, StoreError("read enrollment token", err)
 	}
 	return node, tok, tok.ConsumedAt != nil && tok.NodeID == node.ID && tok.Attempt == c.ref.Attempt, nil
 }
@@ -177,7 +177,7 @@ func (c *call) reactivate(ctx context.Context, node domain.Node, why string) err
 		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.Rec.ID, now
 		return nil
 	}); err != nil {
-		return storeError("reactivate node", err)
+		return StoreError("reactivate node", err)
 	}
 	return c.Note(ctx, sourceAdopt, fmt.Sprintf("node %s active again: %s", node.ID, why))
 }

@@ -53,7 +53,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 	}
 	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.Rec.SiteID, c.Rec.Hostname)
 	if err != nil {
-		return out, storeError("list RoCE assignments", err)
+		return out, StoreError("list RoCE assignments", err)
 	}
 	if len(rows) == 0 {
 		return out, &RoCEAssignmentError{Hostname: c.Rec.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}

@@ -81,7 +81,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	if err := a.d.Completer.CompleteTask(ctx, in.TaskToken, body); err != nil {
 		// The workflow service's error text may quote the task token, so
 		// neither the error nor the log repeats it: only its type.
-		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", rootError(err))}
+		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", RootError(err))}
 	}
 	c.Log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
 	out.Completed = true
@@ -97,7 +97,7 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 	}
 	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return EnrollmentResult{}, false, storeError("read node", err)
+		return EnrollmentResult{}, false, StoreError("read node", err)
 	}
 	if node.Status != domain.NodeActive || node.EnrolledAt == nil {
 		return EnrollmentResult{}, false, nil
@@ -109,7 +109,7 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 	}
 	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash)
 	if err != nil {
-		return EnrollmentResult{}, false, storeError("read enrollment token", err)
+		return EnrollmentResult{}, false, StoreError("read enrollment token", err)
 	}
 	if tok.ConsumedAt == nil {
 		return EnrollmentResult{}, false, nil
@@ -117,8 +117,8 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 	return EnrollmentResult{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC(), Attempt: tok.Attempt}, true, nil
 }
 
-// rootError is the innermost error of a wrap chain.
-func rootError(err error) error {
+// RootError is the innermost error of a wrap chain.
+func RootError(err error) error {
 	for {
 		inner := errors.Unwrap(err)
 		if inner == nil {

@@ -75,13 +75,13 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 		return out, err
 	}
 	if m.Status != maas.StatusDeployed {
-		return out, gate(GateMAASDeployed, "machine %s is %s", m.SystemID, statusName(m))
+		return out, gate(GateMAASDeployed, "machine %s is %s", m.SystemID, MachineStatusName(m))
 	}
 	out.Gates = append(out.Gates, GateMAASDeployed)
 
 	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, StoreError("read node", err)
 	}
 	switch {
 	case node.Status != domain.NodeActive:
@@ -101,7 +101,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	}
 	tok, err := a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash)
 	if err != nil {
-		return out, storeError("read enrollment token", err)
+		return out, StoreError("read enrollment token", err)
 	}
 	switch {
 	case tok.ConsumedAt == nil:

@@ -167,11 +167,11 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		relevant = eventsSince(seen.events, started)
 	}
 	outcome, reason := pollOutcome(in.Target, m, relevant)
-	status := statusName(m)
+	status := MachineStatusName(m)
 	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
 	if outcome == OutcomeInProgress && notBooted {
 		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
-			int(now.Sub(started).Minutes()), statusName(m))
+			int(now.Sub(started).Minutes()), MachineStatusName(m))
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
@@ -211,7 +211,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			return out, err
 		}
 		if len(scripts) > 0 {
-			out.Reason = truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
+			out.Reason = Truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
 		}
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
 			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
@@ -259,8 +259,8 @@ var targetCheckpoints = map[PollTarget]domain.Checkpoint{
 	TargetDeployed: domain.CheckpointDeployed,
 }
 
-// pollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
-func pollWait(n int) int {
+// PollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
+func PollWait(n int) int {
 	w := float64(pollBaseSeconds) * math.Pow(pollFactor, float64(n))
 	if w > pollMaxSeconds || math.IsInf(w, 1) {
 		return pollMaxSeconds
@@ -281,7 +281,7 @@ var inProgressStatuses = map[PollTarget][]maas.Status{
 // pollOutcome maps the machine's status (and, while deploying, its new
 // events) to the loop's outcome.
 func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string, string) {
-	name := statusName(m)
+	name := MachineStatusName(m)
 	switch target {
 	case TargetReady:
 		switch m.Status {
@@ -303,7 +303,7 @@ func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string
 		case maas.StatusDeploying:
 			for _, e := range events {
 				if domain.IsDatasourceFailureEvent(deployEvent(e)) {
-					return OutcomeFailed, "stuck deploying: " + truncate(e.Type+" - "+e.Description, 240)
+					return OutcomeFailed, "stuck deploying: " + Truncate(e.Type+" - "+e.Description, 240)
 				}
 			}
 			return OutcomeInProgress, "deploying"
@@ -388,13 +388,13 @@ func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polle
 	if err != nil {
 		return out, err
 	}
-	c.Log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", MachineStatusName(m)))
 	out.machine = m
 	return out, nil
 }
 
-// maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
-const maxEventsPerPoll = 1000
+// MaxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
+const MaxEventsPerPoll = 1000
 
 // readMAASEvents reads the machine's events newer than after, at every
 // level (DEBUG and above), and returns them, the maas_event timeline rows
@@ -404,7 +404,7 @@ const maxEventsPerPoll = 1000
 // move the cursor, so the watcher does not wake the wait for a change this
 // check already saw.
 func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, []domain.TimelineEntry, int64, error) {
-	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: maxEventsPerPoll, After: after})
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: MaxEventsPerPoll, After: after})
 	if err != nil {
 		return nil, nil, after, err
 	}
@@ -423,8 +423,8 @@ func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string,
 			detail += " - " + e.Description
 		}
 		rows = append(rows, domain.TimelineEntry{
-			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: sourceMAAS,
-			Detail: truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
+			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: SourceMAAS,
+			Detail: Truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
 		})
 	}
 	return evs, rows, last, nil

@@ -58,7 +58,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	switch {
 	case fresh && (m.Status == maas.StatusReady || m.Status == maas.StatusFailedTesting):
 	case m.Status == maas.StatusCommissioning || m.Status == maas.StatusTesting || m.Status == maas.StatusReady || m.Status == maas.StatusAllocated:
@@ -71,6 +71,6 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName, out.Commissioned = statusName(m), true
+	out.StatusName, out.Commissioned = MachineStatusName(m), true
 	return out, c.Exit(ctx, fmt.Sprintf("commissioning started (enable_ssh=%t, skip_bmc_config=%t)", pol.EnableSSH, pol.SkipBMCConfig))
 }

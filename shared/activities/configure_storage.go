@@ -48,7 +48,7 @@ func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageIn
 	case m.Status == maas.StatusAllocated:
 		return out, c.Exit(ctx, "machine is Allocated: MAAS changes the storage layout only in Ready; layout kept")
 	case m.Status != maas.StatusReady:
-		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m), Reason: "storage layout needs Ready"}
+		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: MachineStatusName(m), Reason: "storage layout needs Ready"}
 	}
 	if err := client.SetStorageLayout(ctx, m.SystemID, maas.StorageLayoutParams{Layout: pol.StorageLayout}); err != nil {
 		return out, err

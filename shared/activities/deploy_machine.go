@@ -82,7 +82,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	}
 	now := a.d.Clock.Now().UTC()
 	if c.Rec.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
-		c.Log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
+		c.Log.InfoContext(ctx, "deploy already under way", slog.String("status", MachineStatusName(m)))
 		// The deploy began when its token was issued, just before MAAS was
 		// asked: the polls and the classifier read MAAS events from then
 		// on, so events between that start and this retry are not missed.
@@ -95,7 +95,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
-		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: statusName(m)}
+		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: MachineStatusName(m)}
 	}
 
 	// Render first: a payload that cannot be built never costs a deploy.
@@ -114,14 +114,14 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	// The deploy's events are read by id from here on (maas-behaviour §11):
 	// the cursor is taken before MAAS is asked, so nothing the deploy
 	// logs can fall before it.
-	eventsAfter, err := newestEventID(ctx, client, m.SystemID)
+	eventsAfter, err := NewestEventID(ctx, client, m.SystemID)
 	if err != nil {
 		return out, err
 	}
 	superseded := c.Rec.EnrollmentTokenHash
 	if superseded != "" {
 		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
-			return out, storeError("revoke superseded enrollment token", err)
+			return out, StoreError("revoke superseded enrollment token", err)
 		}
 		c.Log.InfoContext(ctx, "superseded enrollment token revoked")
 	}
@@ -187,15 +187,15 @@ func (c *call) persistToken(ctx context.Context, hash string, expires time.Time)
 		ExpiresAt: expires.UTC(), CreatedAt: c.a.d.Clock.Now().UTC(),
 	}
 	if err := c.a.d.Store.PutEnrollmentToken(ctx, want); err != nil {
-		return storeError("store enrollment token", err)
+		return StoreError("store enrollment token", err)
 	}
 	got, err := c.a.d.Store.GetEnrollmentToken(ctx, hash)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return &TokenPersistenceError{Reason: "the stored token does not read back"}
 		}
-		return storeError("read back enrollment token", err)
+		return StoreError("read back enrollment token", err)
 	}
 	switch {
 	case got.NodeID != want.NodeID:
@@ -217,9 +217,9 @@ func orDefault(s string) string {
 	return s
 }
 
-// newestEventID is the id of the machine's newest MAAS event, 0 when it has
+// NewestEventID is the id of the machine's newest MAAS event, 0 when it has
 // none (MAAS lists events newest first, maas-behaviour §11).
-func newestEventID(ctx context.Context, client MAAS, systemID string) (int64, error) {
+func NewestEventID(ctx context.Context, client MAAS, systemID string) (int64, error) {
 	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		return 0, err

@@ -117,16 +117,16 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	if err := c.recordMachine(ctx, m.SystemID); err != nil {
 		return out, err
 	}
-	if err := c.Exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, statusName(m), d.Action, d.Rule)); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, MachineStatusName(m), d.Action, d.Rule)); err != nil {
 		return out, err
 	}
-	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: statusName(m), Claimed: d.Claimed}, nil
+	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: MachineStatusName(m), Claimed: d.Claimed}, nil
 }
 
 func candidates(ms []maas.Machine) []domain.MachineCandidate {
 	out := make([]domain.MachineCandidate, len(ms))
 	for i, m := range ms {
-		out[i] = domain.MachineCandidate{SystemID: m.SystemID, Hostname: m.Hostname, StatusName: statusName(m)}
+		out[i] = domain.MachineCandidate{SystemID: m.SystemID, Hostname: m.Hostname, StatusName: MachineStatusName(m)}
 	}
 	return out
 }
@@ -135,7 +135,7 @@ func candidates(ms []maas.Machine) []domain.MachineCandidate {
 func (c *call) createRequested(ctx context.Context) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	for _, r := range rows {
 		if r.Kind == domain.TimelineNote && r.Source == sourceCreateRequested {
@@ -210,7 +210,7 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 		}
 		return nil
 	})
-	return storeError("record machine on node", err)
+	return StoreError("record machine on node", err)
 }
 
 // knownPXEMAC is the boot MAC observed on an earlier attempt: the
@@ -223,10 +223,10 @@ func (c *call) knownPXEMAC(ctx context.Context) (string, error) {
 	n, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return "", nil
 		}
-		return "", storeError("read node", err)
+		return "", StoreError("read node", err)
 	}
 	return n.PXEMAC, nil
 }

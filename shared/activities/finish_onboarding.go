@@ -38,9 +38,9 @@ type FinishOnboardingOutput struct {
 	Stale bool `json:"stale,omitempty"`
 }
 
-// maxFailureMessage bounds the recorded message (the event schema allows
+// MaxFailureMessage bounds the recorded message (the event schema allows
 // 2048).
-const maxFailureMessage = 1024
+const MaxFailureMessage = 1024
 
 // FinishOnboarding ends the run: it sets the final status (completed,
 // failed or manual_intervention), completed_at, the stage (done when
@@ -113,7 +113,7 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, c.Rec.Stage)
+		failure = FailureFrom(in.Error, c.Rec.Stage)
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
@@ -152,7 +152,7 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 		return nil
 	}, closing)
 	if err != nil {
-		return storeError("close onboarding", err)
+		return StoreError("close onboarding", err)
 	}
 	c.Pending = nil
 	c.setOnboarding(updated)
@@ -161,9 +161,9 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	return nil
 }
 
-// failureFrom reads the caught error: the name as the code, and the
+// FailureFrom reads the caught error: the name as the code, and the
 // errorMessage of a Lambda error payload (or the raw cause) as the message.
-func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
+func FailureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 	if e == nil || e.Error == "" {
 		return &domain.Failure{Code: "Unknown", Message: "the workflow ended without an error description", Stage: stage}
 	}
@@ -177,7 +177,7 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 	if msg == "" {
 		msg = e.Error
 	}
-	return &domain.Failure{Code: truncate(e.Error, 128), Message: truncate(msg, maxFailureMessage), Stage: stage}
+	return &domain.Failure{Code: Truncate(e.Error, 128), Message: Truncate(msg, MaxFailureMessage), Stage: stage}
 }
 
 // standDownNode takes back the activation of a run that did not complete:
@@ -193,7 +193,7 @@ func (c *call) standDownNode(ctx context.Context) error {
 	}
 	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return storeError("read node", err)
+		return StoreError("read node", err)
 	}
 	if node.Status != domain.NodeActive || node.OnboardingID != c.Rec.ID {
 		return nil
@@ -206,7 +206,7 @@ func (c *call) standDownNode(ctx context.Context) error {
 		}
 		return nil
 	}); err != nil {
-		return storeError("stand the node down", err)
+		return StoreError("stand the node down", err)
 	}
 	if !stood {
 		return nil

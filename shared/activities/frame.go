@@ -132,7 +132,7 @@ func (c *Frame[R, S, E]) Write(ctx context.Context, change func(*R) error, into 
 		return nil
 	}, rows)
 	if err != nil {
-		return storeError(what, err)
+		return StoreError(what, err)
 	}
 	c.Pending = nil
 	c.Load(updated)
@@ -172,7 +172,7 @@ func (c *Frame[R, S, E]) Timeline(ctx context.Context, rows ...E) error {
 		}
 	}
 	if err := c.Rules.AppendRows(ctx, all...); err != nil {
-		return storeError("append timeline", err)
+		return StoreError("append timeline", err)
 	}
 	c.Pending = nil
 	return nil

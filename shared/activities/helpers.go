@@ -13,15 +13,15 @@ import (
 
 // Timeline note sources the activities write and read back.
 const (
-	// sourceEvent marks an event published for the row's attempt; Detail
+	// SourceEvent marks an event published for the row's attempt; Detail
 	// is the detail type. Publishing is skipped when the marker exists.
-	sourceEvent = "event"
+	SourceEvent = "event"
 	// sourceCreateRequested marks a MAAS create about to be sent, so a
 	// retry whose create answer was lost recognises the New machine as
 	// its own.
 	sourceCreateRequested = "machine_create"
 	sourceDiscovery       = "discovery"
-	sourceMAAS            = "maas"
+	SourceMAAS            = "maas"
 )
 
 // policy resolves the onboarding's effective policy from its site and
@@ -29,11 +29,11 @@ const (
 func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
 	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read site", err)
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, StoreError("read site", err)
 	}
 	profile, err := c.a.d.Store.GetProfile(ctx, c.Rec.SiteID, c.Rec.ProfileID)
 	if err != nil {
-		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read profile", err)
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, StoreError("read profile", err)
 	}
 	return domain.ResolvePolicy(site.Policy, profile.Policy), site, profile, nil
 }
@@ -66,13 +66,13 @@ func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	c.Log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", MachineStatusName(m)))
 	return client, m, nil
 }
 
-// statusName is the machine's MAAS label, from the int when the name is
+// MachineStatusName is the machine's MAAS label, from the int when the name is
 // missing.
-func statusName(m maas.Machine) string {
+func MachineStatusName(m maas.Machine) string {
 	if m.StatusName != "" {
 		return m.StatusName
 	}
@@ -84,10 +84,10 @@ func statusName(m maas.Machine) string {
 func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	// A retry, resume or adopt runs the attempt again and owes its own event.
-	return domain.PublishedInRun(rows, c.ref.Attempt, sourceEvent, detailType), nil
+	return domain.PublishedInRun(rows, c.ref.Attempt, SourceEvent, detailType), nil
 }
 
 // publishOnce publishes an onboarding event unless this attempt already
@@ -110,7 +110,7 @@ func (c *call) publishOnce(ctx context.Context, detailType string, detail events
 	}
 	c.Log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
 	// The marker goes with the call's next write or its end.
-	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType})
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: SourceEvent, Detail: detailType})
 	return true, nil
 }
 
@@ -147,8 +147,8 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// tail keeps the last n bytes of s, cut at a line start when one is near.
-func tail(s string, n int) string {
+// Tail keeps the last n bytes of s, cut at a line start when one is near.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -159,8 +159,8 @@ func tail(s string, n int) string {
 	return "…" + s
 }
 
-// truncate bounds s to n bytes on a rune boundary.
-func truncate(s string, n int) string {
+// Truncate bounds s to n bytes on a rune boundary.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

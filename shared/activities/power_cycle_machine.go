@@ -87,7 +87,7 @@ func (a *Activities) PowerCycleMachine(ctx context.Context, in PowerCycleMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	if m.Status != maas.StatusCommissioning || m.CommissioningStatus != maas.ScriptStatusPending {
 		return out, c.Note(ctx, sourcePowerCycle, fmt.Sprintf("no power cycle: machine %s is %s with commissioning scripts %s",
 			m.SystemID, out.StatusName, scriptStatusText(m.CommissioningStatus)))
@@ -101,7 +101,7 @@ func (a *Activities) PowerCycleMachine(ctx context.Context, in PowerCycleMachine
 	out.Cycled = true
 	detail := fmt.Sprintf("power-cycled machine %s through MAAS (power_off, power_on)", m.SystemID)
 	if in.Reason != "" {
-		detail += ": " + truncate(in.Reason, 512)
+		detail += ": " + Truncate(in.Reason, 512)
 	}
 	return out, c.Note(ctx, sourcePowerCycle, detail)
 }

@@ -298,10 +298,10 @@ func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
 	n, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return nil
 		}
-		return storeError("read node", err)
+		return StoreError("read node", err)
 	}
 	if n.PXEMAC == mac {
 		return nil
@@ -310,7 +310,7 @@ func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
 		n.PXEMAC = mac
 		return nil
 	}); err != nil {
-		return storeError("record the node's PXE MAC", err)
+		return StoreError("record the node's PXE MAC", err)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	// Both the classified datasource retry and an operator's retry come
 	// through here: the comment names neither reason.
 	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.Rec.ID)
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	switch m.Status {
 	case maas.StatusDeploying:
 		if _, err := client.Abort(ctx, m.SystemID, comment); err != nil {

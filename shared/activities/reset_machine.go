@@ -95,7 +95,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 		return out, err
 	}
 	comment := fmt.Sprintf("maasflow onboarding %s: restart-clean (attempt %d)", c.Rec.ID, c.ref.Attempt)
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	switch {
 	case m.Status == maas.StatusNew || m.Status == maas.StatusFailedCommissioning || m.Status == maas.StatusFailedTesting:
 		out.Action = ResetNothing
@@ -111,10 +111,10 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 		if _, err = client.Allocate(ctx, m.SystemID); err != nil {
 			return out, err
 		}
-		if err := c.Note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
+		if err := c.Note(ctx, SourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
 			return out, err
 		}
-	case releasable[m.Status]:
+	case Releasable[m.Status]:
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName,
 			Reason: "restart-clean cannot release a machine from this status; wait until MAAS settles or bring it to a releasable one"}
@@ -122,10 +122,10 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 	if err := c.Note(ctx, sourceReset, fmt.Sprintf("release of %s requested (erase %s)", m.SystemID, pol.EraseMode)); err != nil {
 		return out, err
 	}
-	if m, err = client.Release(ctx, m.SystemID, releaseParams(pol.EraseMode, comment)); err != nil {
+	if m, err = client.Release(ctx, m.SystemID, ReleaseParams(pol.EraseMode, comment)); err != nil {
 		return out, err
 	}
-	out.Action, out.StatusName = ResetReleased, statusName(m)
+	out.Action, out.StatusName = ResetReleased, MachineStatusName(m)
 	return out, c.Exit(ctx, fmt.Sprintf("release sent (erase %s): machine is %s", pol.EraseMode, out.StatusName))
 }
 
@@ -134,7 +134,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 func (c *call) releaseSent(ctx context.Context) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.Rec.ID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	for _, r := range rows {
 		if r.Kind == domain.TimelineNote && r.Source == sourceReset && r.Attempt == c.ref.Attempt {

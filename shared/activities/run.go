@@ -116,7 +116,7 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 	}
 	ob, err := a.d.Store.GetOnboarding(ctx, ref.OnboardingID)
 	if err != nil {
-		return c, storeError("read onboarding", err)
+		return c, StoreError("read onboarding", err)
 	}
 	if ref.stale(ob) {
 		return c, ref.staleError(ob)

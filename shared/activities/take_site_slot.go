@@ -64,7 +64,7 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	}
 	site, err := a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return out, storeError("read site", err)
+		return out, StoreError("read site", err)
 	}
 	if p := site.Policy.MaxConcurrentOnboardings; p != nil {
 		out.Limit = *p
@@ -84,7 +84,7 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 		},
 	})
 	if err != nil {
-		return out, storeError("take site slot", err)
+		return out, StoreError("take site slot", err)
 	}
 	c.setOnboarding(res.Onboarding)
 	out.Granted, out.QueuePosition = res.Granted, res.Position

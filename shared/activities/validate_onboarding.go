@@ -63,7 +63,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 		if errors.As(err, &missing) {
 			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.Rec.SKUID)}
 		}
-		return out, storeError("read SKU", err)
+		return out, StoreError("read SKU", err)
 	}
 	if !sku.Active {
 		return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s is not active", sku.ID)}
@@ -110,7 +110,7 @@ func (c *call) startRunning(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return storeError("mark onboarding running", err)
+		return StoreError("mark onboarding running", err)
 	}
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
@@ -152,7 +152,7 @@ func (c *call) ensureNode(ctx context.Context) error {
 	st := c.a.d.Store
 	node, found, err := st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname)
 	if err != nil {
-		return storeError("find node", err)
+		return StoreError("find node", err)
 	}
 	if !found {
 		now := c.a.d.Clock.Now().UTC()
@@ -164,10 +164,10 @@ func (c *call) ensureNode(ctx context.Context) error {
 			// A concurrent create for the host won: use its record.
 			var conflict *store.ItemConflictError
 			if !errors.As(err, &conflict) {
-				return storeError("create node", err)
+				return StoreError("create node", err)
 			}
 			if node, found, err = st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname); err != nil {
-				return storeError("find node", err)
+				return StoreError("find node", err)
 			}
 			if !found {
 				return &RecordConflictError{Kind: "node", ID: c.Rec.Hostname, Reason: "node created concurrently but not found"}

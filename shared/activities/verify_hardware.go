@@ -133,7 +133,7 @@ func (c *call) siteRegion(ctx context.Context) (string, error) {
 	}
 	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return "", storeError("read site", err)
+		return "", StoreError("read site", err)
 	}
 	return site.Region, nil
 }
@@ -171,7 +171,7 @@ func (c *call) keepAsBuilt(ctx context.Context, built domain.AsBuilt) ([]string,
 		n.AsBuilt, n.AsBuiltAt = &built, &now
 		return nil
 	}); err != nil {
-		return nil, storeError("keep as-built hardware on node", err)
+		return nil, StoreError("keep as-built hardware on node", err)
 	}
 	for _, ch := range changes {
 		c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceHardwareChange, Detail: "since the last onboarding: " + ch})
@@ -237,7 +237,7 @@ func (c *call) runSKU(ctx context.Context) (domain.SKU, error) {
 	}
 	sku, err := c.a.d.Store.GetSKU(ctx, c.Rec.SKUID)
 	if err != nil {
-		return domain.SKU{}, storeError("read SKU "+c.Rec.SKUID, err)
+		return domain.SKU{}, StoreError("read SKU "+c.Rec.SKUID, err)
 	}
 	return sku, nil
 }

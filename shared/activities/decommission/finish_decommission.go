@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -15,7 +16,7 @@ import (
 type FinishDecommissionInput struct {
 	DecommissionRef
 	Status domain.DecommissionStatus `json:"status"`
-	Error  *CatchResult              `json:"error,omitempty"`
+	Error  *activities.CatchResult   `json:"error,omitempty"`
 }
 
 // FinishDecommissionOutput says what the decommission ended as.
@@ -52,7 +53,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	}
 	detailType, ok := decomDetailTypes[in.Status]
 	if !ok {
-		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
+		return out, &activities.InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
 	c.Stage = c.Rec.Stage
 	if c.Rec.Status != in.Status {
@@ -65,7 +66,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 		// freeze: the record moved on) moves no node, and the close below
 		// is conditional on the record still being this run's.
 		if !c.stillRunning(ctx) {
-			return out, &DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
+			return out, &activities.DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -76,7 +77,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 	}
 	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, activities.StoreError("read node", err)
 	}
 	detail := c.eventDetail()
 	detail.EraseOutcome = c.Rec.Erase.Outcome
@@ -95,7 +96,7 @@ func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus
 	st := c.a.d.Store
 	node, err := st.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return storeError("read node", err)
+		return activities.StoreError("read node", err)
 	}
 	target, why := "", ""
 	switch {
@@ -116,7 +117,7 @@ func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus
 		n.Status = target
 		return nil
 	}); err != nil {
-		return storeError("settle node", err)
+		return activities.StoreError("settle node", err)
 	}
 	detail := fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target)
 	if why != "" {
@@ -142,7 +143,7 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 	case err != nil:
 		return domain.NodeRetired, "MAAS could not be read to confirm the machine is still Deployed"
 	case m.Status != maas.StatusDeployed:
-		return domain.NodeRetired, "MAAS shows the machine " + statusName(m) + ", not Deployed"
+		return domain.NodeRetired, "MAAS shows the machine " + activities.MachineStatusName(m) + ", not Deployed"
 	case !c.Rec.MayReturnToService(history, true):
 		return "", ""
 	}
@@ -154,7 +155,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.DecommissionCompleted {
-		failure = failureFrom(in.Error, domain.Stage(c.Rec.Stage))
+		failure = activities.FailureFrom(in.Error, domain.Stage(c.Rec.Stage))
 	}
 	// The final status and its timeline rows are one write.
 	closed := func(prev, next domain.Decommission) []domain.DecommissionEvent {
@@ -173,7 +174,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	}
 	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status
 		if in.Status == domain.DecommissionCompleted {
@@ -189,7 +190,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 		return nil
 	}, closed)
 	if err != nil {
-		return storeError("close decommission", err)
+		return activities.StoreError("close decommission", err)
 	}
 	c.Rec = updated
 	c.Stage = updated.Stage

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -48,7 +49,7 @@ const fallbackStepWait = 15
 // (docs/decisions.md). The record says plainly that the disks were NOT
 // erased.
 //
-// Errors: MachineStateUnsafeError, MAAS errors, store errors.
+// Errors: activities.MachineStateUnsafeError, MAAS errors, store errors.
 func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInput) (out FallbackReleaseOutput, err error) {
 	c, err := a.beginDecom(ctx, "FallbackRelease", domain.DecomStageFallback, in.DecommissionRef)
 	defer c.Finish(ctx, &err)
@@ -82,25 +83,25 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		if err := c.fallbackEvidence(ctx, reason, false); err != nil {
 			return out, err
 		}
-		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.Note(ctx, sourceMAAS, "erase hung: abort sent")
+		out.Outcome, out.WaitSeconds = activities.OutcomeInProgress, fallbackStepWait
+		return out, c.Note(ctx, activities.SourceMAAS, "erase hung: abort sent")
 	case m.Status == maas.StatusBroken && pol.MarkFixedBeforeRelease:
 		if _, err := client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}
-		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.Note(ctx, sourceMAAS, "machine was Broken: mark_fixed sent")
+		out.Outcome, out.WaitSeconds = activities.OutcomeInProgress, fallbackStepWait
+		return out, c.Note(ctx, activities.SourceMAAS, "machine was Broken: mark_fixed sent")
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusReady:
 		if !c.Rec.Erase.Fallback {
 			if err := c.fallbackEvidence(ctx, orElse(reason, "failed"), true); err != nil {
 				return out, err
 			}
 		}
-		out.Outcome, out.StatusName = OutcomeReleased, statusName(m)
+		out.Outcome, out.StatusName = OutcomeReleased, activities.MachineStatusName(m)
 		return out, nil
-	case releasable[m.Status]:
+	case activities.Releasable[m.Status]:
 		if reason == "" {
-			reason = "failed: " + orElse(m.ErrorDescription, statusName(m))
+			reason = "failed: " + orElse(m.ErrorDescription, activities.MachineStatusName(m))
 		}
 		if m, err = client.Release(ctx, m.SystemID, maas.MachineReleaseParams{Comment: comment}); err != nil {
 			return out, err
@@ -108,10 +109,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		if err := c.fallbackEvidence(ctx, reason, true); err != nil {
 			return out, err
 		}
-		out.Outcome, out.StatusName = OutcomeReleased, statusName(m)
-		return out, c.Note(ctx, sourceMAAS, "released without erase: the disks are NOT erased")
+		out.Outcome, out.StatusName = OutcomeReleased, activities.MachineStatusName(m)
+		return out, c.Note(ctx, activities.SourceMAAS, "released without erase: the disks are NOT erased")
 	}
-	return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m),
+	return out, &activities.MachineStateUnsafeError{SystemID: m.SystemID, Status: activities.MachineStatusName(m),
 		Reason: "the release fallback cannot act from this status"}
 }
 

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
@@ -25,8 +26,8 @@ type BeginDecommissionOutput struct {
 // changes nothing. Nothing in MAAS or the allocation service is touched,
 // so its errors take the failed path.
 //
-// Errors: NodeNotDecommissionableError (removed node, no MAAS machine),
-// DecommissionClosedError, store errors.
+// Errors: activities.NodeNotDecommissionableError (removed node, no MAAS machine),
+// activities.DecommissionClosedError, store errors.
 func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommissionInput) (out BeginDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "BeginDecommission", domain.DecomStageStart, in.DecommissionRef)
 	defer c.Finish(ctx, &err)
@@ -35,13 +36,13 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	}
 	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, activities.StoreError("read node", err)
 	}
 	if node.Status == domain.NodeRemoved {
-		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
+		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
 	}
 	if node.MAASSystemID == "" && c.Rec.MAASSystemID == "" {
-		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
+		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
 	// The start and its timeline row are one write.
 	startedRow := func(prev, next domain.Decommission) []domain.DecommissionEvent {
@@ -53,7 +54,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	}
 	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = domain.DecommissionRunning
 		if d.Stage == "" {
@@ -68,18 +69,18 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 		return nil
 	}, startedRow)
 	if err != nil {
-		return out, storeError("start decommission", err)
+		return out, activities.StoreError("start decommission", err)
 	}
 	c.Rec = updated
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {
-				return &NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
+				return &activities.NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
 			}
 			n.Status = domain.NodeDecommissioning
 			return nil
 		}); err != nil {
-			return out, storeError("take node out of service", err)
+			return out, activities.StoreError("take node out of service", err)
 		}
 	}
 	if err := c.publishOnce(ctx, events.DecommissionStarted, c.eventDetail()); err != nil {

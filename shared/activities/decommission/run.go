@@ -1,9 +1,10 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -31,11 +32,11 @@ type DecommissionRef struct {
 func (r DecommissionRef) validate() error {
 	switch {
 	case r.DecommissionID == "":
-		return &InvalidInputError{Field: "decommission_id", Reason: "is required"}
+		return &activities.InvalidInputError{Field: "decommission_id", Reason: "is required"}
 	case r.Attempt < 1:
-		return &InvalidInputError{Field: "attempt", Reason: "must be 1 or more"}
+		return &activities.InvalidInputError{Field: "attempt", Reason: "must be 1 or more"}
 	case r.Run < 0:
-		return &InvalidInputError{Field: "run", Reason: "must be 0 or more"}
+		return &activities.InvalidInputError{Field: "run", Reason: "must be 0 or more"}
 	}
 	return nil
 }
@@ -46,26 +47,26 @@ func (r DecommissionRef) onRun(d *domain.Decommission) bool {
 	return run.Fence{Attempt: r.Attempt, Run: r.Run}.Holds(d.Attempt, d.Run)
 }
 
-// dcall is one decommission activity invocation: the frame (Frame)
+// dcall is one decommission activity invocation: the frame (activities.Frame)
 // over the decommission as read at the start, and the execution's
 // reference.
 type dcall struct {
-	Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]
+	activities.Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]
 	a   *Activities
 	ref DecommissionRef
 }
 
 // closedError is the refusal of a step whose run no longer holds the
 // decommission (status names what it found: its status, or "stopped").
-func (r DecommissionRef) closedError(d domain.Decommission, status string) *DecommissionClosedError {
-	return &DecommissionClosedError{DecommissionID: d.ID, Status: status, Attempt: r.Attempt, Current: d.Attempt}
+func (r DecommissionRef) closedError(d domain.Decommission, status string) *activities.DecommissionClosedError {
+	return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: status, Attempt: r.Attempt, Current: d.Attempt}
 }
 
 // beginDecom reads the decommission and fences the execution: a closed
-// record or another attempt → DecommissionClosedError, nothing written.
+// record or another attempt → activities.DecommissionClosedError, nothing written.
 func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
 	c := &dcall{a: a, ref: ref}
-	c.Frame = Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+	c.Frame = activities.Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
 		Activity: activity, Stage: stage, Rules: decommissionRules(a, ref, c), Log: a.d.Logger.With(
 			slog.String(logfield.Activity, activity), slog.String(logfield.Stage, string(stage)),
 			slog.String("decommission_id", ref.DecommissionID), slog.String(logfield.NodeID, ref.NodeID),
@@ -74,11 +75,11 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 		return c, err
 	}
 	if a.d.Decommissions == nil {
-		return c, &ActivityFailedError{Activity: activity, Message: "no decommission store configured"}
+		return c, &activities.ActivityFailedError{Activity: activity, Message: "no decommission store configured"}
 	}
 	d, err := a.d.Decommissions.GetDecommission(ctx, ref.DecommissionID)
 	if err != nil {
-		return c, storeError("read decommission", err)
+		return c, activities.StoreError("read decommission", err)
 	}
 	c.Load(d)
 	if !ref.onRun(&d) {
@@ -89,8 +90,8 @@ func (a *Activities) beginDecom(ctx context.Context, activity string, stage doma
 
 // decommissionRules is the decommission's record and timeline for the
 // frame.
-func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent] {
-	return RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
+func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) activities.RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent] {
+	return activities.RecordRules[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
 		ID:       func(d domain.Decommission) string { return d.ID },
 		StageOf:  func(d domain.Decommission) domain.DecommissionStage { return d.Stage },
 		SetStage: func(d *domain.Decommission, s domain.DecommissionStage) { d.Stage = s },
@@ -106,7 +107,7 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) RecordRules
 			return nil
 		},
 		Quiet: func(err error) bool {
-			var closed *DecommissionClosedError
+			var closed *activities.DecommissionClosedError
 			return errors.As(err, &closed)
 		},
 		WriteRecord: func(ctx context.Context, change func(*domain.Decommission) error, rows func(before, after domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error) {
@@ -117,15 +118,15 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) RecordRules
 		},
 		MayAppend: func(ctx context.Context) error {
 			if !c.stillRunning(ctx) {
-				return &DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.Rec.Attempt}
+				return &activities.DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.Rec.Attempt}
 			}
 			return nil
 		},
 		RecordID: ref.DecommissionID,
 		Attempt:  ref.Attempt,
 		Now:      a.d.Clock.Now,
-		Fields: func(r *domain.DecommissionEvent) RowFields[domain.DecommissionStage] {
-			return RowFields[domain.DecommissionStage]{RecordID: &r.DecommissionID, Attempt: &r.Attempt, Time: &r.Time, Stage: &r.Stage,
+		Fields: func(r *domain.DecommissionEvent) activities.RowFields[domain.DecommissionStage] {
+			return activities.RowFields[domain.DecommissionStage]{RecordID: &r.DecommissionID, Attempt: &r.Attempt, Time: &r.Time, Stage: &r.Stage,
 				Kind: &r.Kind, Outcome: &r.Outcome, Source: &r.Source, Detail: &r.Detail}
 		},
 	}
@@ -177,7 +178,7 @@ func (c *dcall) stillRunning(ctx context.Context) bool {
 func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
 	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return domain.EffectivePolicy{}, storeError("read site", err)
+		return domain.EffectivePolicy{}, activities.StoreError("read site", err)
 	}
 	var profile domain.Policy
 	if ob, ok, err := c.lastOnboarding(ctx); err != nil {
@@ -185,7 +186,7 @@ func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
 	} else if ok {
 		p, err := c.a.d.Store.GetProfile(ctx, ob.SiteID, ob.ProfileID)
 		if err != nil && !isStoreNotFound(err) {
-			return domain.EffectivePolicy{}, storeError("read profile", err)
+			return domain.EffectivePolicy{}, activities.StoreError("read profile", err)
 		}
 		profile = p.Policy
 	}
@@ -197,7 +198,7 @@ func (c *dcall) policy(ctx context.Context) (domain.EffectivePolicy, error) {
 func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, error) {
 	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return domain.Onboarding{}, false, storeError("read node", err)
+		return domain.Onboarding{}, false, activities.StoreError("read node", err)
 	}
 	if node.OnboardingID == "" {
 		return domain.Onboarding{}, false, nil
@@ -207,19 +208,19 @@ func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, er
 		return domain.Onboarding{}, false, nil
 	}
 	if err != nil {
-		return domain.Onboarding{}, false, storeError("read onboarding", err)
+		return domain.Onboarding{}, false, activities.StoreError("read onboarding", err)
 	}
 	return ob, true, nil
 }
 
-// machine returns the site's MAAS client and the decommission's machine as
-// MAAS reports it now.
-func (c *dcall) machine(ctx context.Context) (MAAS, maas.Machine, error) {
+// machine returns the site's activities.MAAS client and the decommission's machine as
+// activities.MAAS reports it now.
+func (c *dcall) machine(ctx context.Context) (activities.MAAS, maas.Machine, error) {
 	if c.a.d.MAAS == nil {
-		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.Activity, Message: "no MAAS connector configured"}
+		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "no activities.MAAS connector configured"}
 	}
 	if c.Rec.MAASSystemID == "" {
-		return nil, maas.Machine{}, &ActivityFailedError{Activity: c.Activity, Message: "the node has no MAAS machine"}
+		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "the node has no activities.MAAS machine"}
 	}
 	client, err := c.a.d.MAAS.ForSite(ctx, c.Rec.SiteID)
 	if err != nil {
@@ -252,30 +253,30 @@ func (c *dcall) eventDetail() events.DecommissionDetail {
 // did (a timeline marker), then marks it: at least once, never lost.
 func (c *dcall) publishOnce(ctx context.Context, detailType string, detail events.DecommissionDetail) error {
 	if c.a.d.Events == nil {
-		return &ActivityFailedError{Activity: c.Activity, Message: "no event publisher configured"}
+		return &activities.ActivityFailedError{Activity: c.Activity, Message: "no event publisher configured"}
 	}
 	// The event tells of the record as this run left it: a run an operator
 	// stopped meanwhile (cancel, freeze, a new run) announces nothing.
 	if cur, err := c.a.d.Decommissions.GetDecommission(ctx, c.ref.DecommissionID); err != nil {
-		return storeError("read decommission", err)
+		return activities.StoreError("read decommission", err)
 	} else if !c.ref.onRun(&cur) || string(cur.Status) != detail.Status || ctx.Err() != nil {
-		return &DecommissionClosedError{DecommissionID: cur.ID, Status: string(cur.Status), Attempt: c.ref.Attempt, Current: cur.Attempt}
+		return &activities.DecommissionClosedError{DecommissionID: cur.ID, Status: string(cur.Status), Attempt: c.ref.Attempt, Current: cur.Attempt}
 	}
 	rows, err := c.a.d.Decommissions.ListDecommissionEvents(ctx, c.ref.DecommissionID)
 	if err != nil {
-		return storeError("read decommission timeline", err)
+		return activities.StoreError("read decommission timeline", err)
 	}
 	if publishedThisRun(rows, c.ref, detailType) {
 		return nil
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
 		if events.IsInvalidDetail(err) {
-			return &ActivityFailedError{Activity: c.Activity, Message: err.Error()}
+			return &activities.ActivityFailedError{Activity: c.Activity, Message: err.Error()}
 		}
-		return &EventPublishError{DetailType: detailType, Message: err.Error()}
+		return &activities.EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
-	c.Log.InfoContext(ctx, detailType, slog.String("source", sourceEvent))
-	return c.Timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType, Outcome: runTag(c.ref.Run)})
+	c.Log.InfoContext(ctx, detailType, slog.String("source", activities.SourceEvent))
+	return c.Timeline(ctx, domain.DecommissionEvent{Kind: domain.TimelineNote, Source: activities.SourceEvent, Detail: detailType, Outcome: runTag(c.ref.Run)})
 }
 
 // publishedThisRun reports whether the timeline marks detailType as
@@ -285,7 +286,7 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 // marker's outcome names its run ("" is run 0, before runs were counted).
 func publishedThisRun(rows []domain.DecommissionEvent, ref DecommissionRef, detailType string) bool {
 	for _, r := range rows {
-		if r.Attempt != ref.Attempt || r.Kind != domain.TimelineNote || r.Source != sourceEvent || r.Detail != detailType {
+		if r.Attempt != ref.Attempt || r.Kind != domain.TimelineNote || r.Source != activities.SourceEvent || r.Detail != detailType {
 			continue
 		}
 		if detailType == events.DecommissionStarted || r.Outcome == runTag(ref.Run) || (r.Outcome == "" && ref.Run == 0) {

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"errors"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -25,7 +26,7 @@ type DeleteMachineOutput struct {
 // release finished with, is deleted. A machine already gone counts as
 // deleted, so a repeat is harmless.
 //
-// Errors: MachineStateUnsafeError (not released), MAAS errors, store errors.
+// Errors: activities.MachineStateUnsafeError (not released), MAAS errors, store errors.
 func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (out DeleteMachineOutput, err error) {
 	c, err := a.beginDecom(ctx, "DeleteMachine", domain.DecomStageDelete, in.DecommissionRef)
 	defer c.Finish(ctx, &err)
@@ -53,7 +54,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	case err != nil:
 		return out, err
 	case m.Status != maas.StatusReady && m.Status != maas.StatusNew:
-		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m), Reason: "only a released machine is deleted"}
+		return out, &activities.MachineStateUnsafeError{SystemID: m.SystemID, Status: activities.MachineStatusName(m), Reason: "only a released machine is deleted"}
 	default:
 		if err := client.Delete(ctx, m.SystemID); err != nil && !errors.As(err, &nf) {
 			return out, err

@@ -54,7 +54,7 @@ func (e *env) cancel(id, reason, stage string) map[string]any {
 	}
 	assert.Len(e.t, notes, 1, "one cancel note on the timeline")
 
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=50", nil, http.StatusOK)
+	audit := e.audit(50)
 	found := false
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)

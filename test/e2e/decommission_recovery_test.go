@@ -20,7 +20,7 @@ import (
 // on the decommission, with the correlation id every entry carries.
 func (e *env) decomAudited(action, id string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=200", nil, http.StatusOK)
+	audit := e.audit(200)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "decommission:"+id && row["result"] == "success" && row["correlation_id"] != "" {

@@ -396,3 +396,47 @@ func (e *env) recoverDecommission(id string, op client.Operation, body map[strin
 	require.NoError(e.t, err)
 	return e.asMap(raw)
 }
+
+// nodeOp runs a node lifecycle operation (retire, reactivate, remove,
+// bootstrap-bundle) through the SDK and answers the JSON object the API
+// sent.
+func (e *env) nodeOp(id, op string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	var err error
+	keep := client.RawResponse(&raw)
+	switch op {
+	case "retire":
+		_, err = e.api.RetireNode(e.ctx(), id, keep)
+	case "reactivate":
+		_, err = e.api.ReactivateNode(e.ctx(), id, keep)
+	case "remove":
+		_, err = e.api.RemoveNode(e.ctx(), id, keep)
+	case "bootstrap-bundle":
+		_, err = e.api.ReissueBundle(e.ctx(), id, keep)
+	default:
+		e.t.Fatalf("no node operation %q", op)
+	}
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// audit reads the newest audit entries (limit 0: the API's page size)
+// through the SDK, as the JSON object the API sent.
+func (e *env) audit(limit int) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.ListAudit(e.ctx(), limit, "", client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// batch reads an onboarding batch through the SDK, as the JSON object the
+// API sent.
+func (e *env) batch(id string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.GetBatch(e.ctx(), id, client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}

@@ -198,11 +198,11 @@ func TestNodeIdentityRunbookValidations(t *testing.T) {
 	assert.Contains(t, string(body), "recovery_token_rejected", "the first-boot token is no recovery token")
 
 	// Removed: the identity ends everywhere.
-	e.admin("POST", "/api/v1/admin/nodes/"+b.NodeID+"/retire", nil, http.StatusOK)
+	e.nodeOp(b.NodeID, "retire")
 	status, code := e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil)
 	assert.Equal(t, http.StatusForbidden, status)
 	assert.Equal(t, "node_retired", code)
-	e.admin("POST", "/api/v1/admin/nodes/"+b.NodeID+"/remove", nil, http.StatusOK)
+	e.nodeOp(b.NodeID, "remove")
 	for _, call := range []func() (int, string){
 		func() (int, string) { return e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil) },
 		func() (int, string) {

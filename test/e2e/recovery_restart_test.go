@@ -159,7 +159,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 	systemID := first["maas_system_id"].(string)
 	nodeID := first["node_id"].(string)
 
-	reissued := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	reissued := e.nodeOp(nodeID, "bootstrap-bundle")
 	bundle, err := json.Marshal(reissued["bootstrap_bundle"])
 	require.NoError(t, err)
 	notes := e.timelineNotes(id, "bootstrap-bundle")
@@ -212,7 +212,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 
 	// Once the onboarding completed, a reissue is a plain node bundle: it
 	// binds nothing to the closed run.
-	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	e.nodeOp(nodeID, "bootstrap-bundle")
 	assert.Len(t, e.timelineNotes(id, "bootstrap-bundle"), 1, "a completed onboarding's timeline is not written")
 }
 
@@ -220,7 +220,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 // on the node with a correlation id.
 func (e *env) nodeAudited(action, nodeID string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "node:"+nodeID && row["result"] == "success" && row["correlation_id"] != "" {

@@ -56,7 +56,7 @@ func (e *env) terminalEvents(id string, n int) []terminalEvent {
 // on the onboarding, each with a correlation id.
 func (e *env) auditActors(action, id string) []string {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	var actors []string
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)

@@ -15,7 +15,7 @@ import (
 // onboarding, with the correlation id every entry carries.
 func (e *env) audited(action, id string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "onboarding:"+id && row["result"] == "success" && row["correlation_id"] != "" {

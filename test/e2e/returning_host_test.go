@@ -23,10 +23,10 @@ func TestReturningHostIsANewNode(t *testing.T) {
 	e := startStack(t)
 	f := e.setup(nil, nil)
 	oldID, systemID := e.onboarded(f, "gpu-back1", "10.10.5.121", "52:54:00:00:5c:01", nil)
-	e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/retire", nil, http.StatusOK)
-	bundle := e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/bootstrap-bundle", nil, http.StatusCreated)
+	e.nodeOp(oldID, "retire")
+	bundle := e.nodeOp(oldID, "bootstrap-bundle")
 	oldToken := bundle["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string)
-	require.Equal(t, "removed", e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/remove", nil, http.StatusOK)["status"])
+	require.Equal(t, "removed", e.nodeOp(oldID, "remove")["status"])
 
 	id := e.onboard(f, "gpu-back1", "10.10.5.121")
 	first := e.waitTerminal(id)

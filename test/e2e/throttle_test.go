@@ -45,7 +45,7 @@ func TestSiteThrottleOfFive(t *testing.T) {
 	for b["status"] == "running" {
 		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
 		time.Sleep(50 * time.Millisecond)
-		b = e.admin("GET", "/api/v1/admin/onboarding-batches/"+id, nil, http.StatusOK)
+		b = e.batch(id)
 	}
 	assert.Equal(t, "completed", b["status"])
 	assert.Equal(t, map[string]any{"completed": float64(hosts)}, b["counts"])

@@ -382,11 +382,13 @@ type NodeDetail struct {
 }
 
 // ReissuedBundle is a node's new bootstrap bundle; it carries an
-// enrollment token in clear, this once.
+// enrollment token in clear, this once. The bundle is kept exactly as the
+// API sent it, to be handed to the node: its members are not all strings
+// (GPUAAS_TASK_SIGNING_PUBKEYS is a list).
 type ReissuedBundle struct {
-	NodeID          string            `json:"node_id"`
-	ExpiresAt       time.Time         `json:"expires_at"`
-	BootstrapBundle map[string]string `json:"bootstrap_bundle"`
+	NodeID          string          `json:"node_id"`
+	ExpiresAt       time.Time       `json:"expires_at"`
+	BootstrapBundle json.RawMessage `json:"bootstrap_bundle"`
 }
 
 // Decommission modes.

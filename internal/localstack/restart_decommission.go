@@ -35,7 +35,7 @@ type eventPublisher interface {
 // next start.
 func stopInterruptedDecommissions(ctx context.Context, st *store.Store, bus eventPublisher, clk clock.Clock, log *slog.Logger) (int, error) {
 	n := 0
-	for _, status := range []domain.OnboardingStatus{domain.OnboardingPending, domain.OnboardingRunning, domain.OnboardingManualIntervention} {
+	for _, status := range []domain.DecommissionStatus{domain.DecommissionPending, domain.DecommissionRunning, domain.DecommissionManualIntervention} {
 		cursor := ""
 		for {
 			page, err := st.ListDecommissions(ctx, store.DecommissionFilter{Status: string(status), Limit: 200, Cursor: cursor})
@@ -63,16 +63,16 @@ func stopInterruptedDecommissions(ctx context.Context, st *store.Store, bus even
 // stopOneDecommission closes one interrupted decommission (closed reports
 // it) and publishes its event unless the timeline marks it published.
 func stopOneDecommission(ctx context.Context, st *store.Store, bus eventPublisher, clk clock.Clock, log *slog.Logger, d domain.Decommission) (closed bool, err error) {
-	if d.Status == domain.OnboardingManualIntervention && (d.Error == nil || d.Error.Code != interruptedCode) {
+	if d.Status == domain.DecommissionManualIntervention && (d.Error == nil || d.Error.Code != interruptedCode) {
 		return false, nil // stopped for another reason, with its own event
 	}
 	now := clk.Now().UTC()
-	if d.Status != domain.OnboardingManualIntervention {
+	if d.Status != domain.DecommissionManualIntervention {
 		prev := d.Status
 		d, err = st.UpdateDecommission(ctx, d.ID, func(cur *domain.Decommission) error {
-			if cur.Status == domain.OnboardingPending || cur.Status == domain.OnboardingRunning {
+			if cur.Status == domain.DecommissionPending || cur.Status == domain.DecommissionRunning {
 				prev = cur.Status
-				cur.Status = domain.OnboardingManualIntervention
+				cur.Status = domain.DecommissionManualIntervention
 				cur.Error = &domain.Failure{Code: interruptedCode, Message: interruptedDecomMessage, Stage: domain.Stage(cur.Stage)}
 				cur.ExecutionID = ""
 			}
@@ -83,7 +83,7 @@ func stopOneDecommission(ctx context.Context, st *store.Store, bus eventPublishe
 		}
 		if err := st.AppendDecommissionEvents(ctx, domain.DecommissionEvent{
 			DecommissionID: d.ID, Time: now, Attempt: d.Attempt, Kind: domain.TimelineNote, Stage: d.Stage,
-			Outcome: string(domain.OnboardingManualIntervention), Source: "restart",
+			Outcome: string(domain.DecommissionManualIntervention), Source: "restart",
 			Detail: fmt.Sprintf("status manual_intervention (was %s) at stage %s: %s", prev, stageOrStart(d.Stage), interruptedDecomMessage),
 		}); err != nil {
 			return false, fmt.Errorf("note interrupted decommission %s: %w", d.ID, err)

@@ -35,11 +35,11 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 	require.NoError(t, first.Store.CreateNode(ctx, domain.Node{ID: "n1", SiteID: "s1", Hostname: "gpu-01", Status: domain.NodeDecommissioning,
 		MAASSystemID: "abc123", CreatedAt: ahead.Add(-time.Hour)}))
 	for _, d := range []domain.Decommission{
-		{ID: "d-run", NodeID: "n1", SiteID: "s1", Hostname: "gpu-01", Mode: domain.DecommissionFull, Status: domain.OnboardingRunning,
+		{ID: "d-run", NodeID: "n1", SiteID: "s1", Hostname: "gpu-01", Mode: domain.DecommissionFull, Status: domain.DecommissionRunning,
 			Stage: domain.DecomStageRelease, Attempt: 1, MAASSystemID: "abc123", NodeStatusBefore: domain.NodeActive, ExecutionID: "arn:gone",
 			ReleaseStartedAt: &started, Erase: domain.EraseEvidence{Mode: domain.EraseSecure, Outcome: domain.ErasePending, StartedAt: &started},
 			CorrelationID: "c1", CreatedAt: ahead.Add(-time.Hour), UpdatedAt: ahead},
-		{ID: "d-pending", NodeID: "n2", SiteID: "s1", Hostname: "gpu-02", Mode: domain.DecommissionStorageCleanup, Status: domain.OnboardingPending,
+		{ID: "d-pending", NodeID: "n2", SiteID: "s1", Hostname: "gpu-02", Mode: domain.DecommissionStorageCleanup, Status: domain.DecommissionPending,
 			Attempt: 2, MAASSystemID: "def456", CorrelationID: "c2", CreatedAt: ahead.Add(-time.Hour), UpdatedAt: ahead},
 	} {
 		require.NoError(t, first.Store.CreateDecommission(ctx, d))
@@ -53,7 +53,7 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 	for _, id := range []string{"d-run", "d-pending"} {
 		d, err := second.Store.GetDecommission(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, domain.OnboardingManualIntervention, d.Status, "%s is never left open without an execution", id)
+		assert.Equal(t, domain.DecommissionManualIntervention, d.Status, "%s is never left open without an execution", id)
 		require.NotNil(t, d.Error)
 		assert.Equal(t, interruptedCode, d.Error.Code)
 		assert.Empty(t, d.ExecutionID, "no execution runs it")
@@ -81,7 +81,7 @@ func TestInterruptedDecommissionStopsForAnOperator(t *testing.T) {
 	third := startIn(t, dir)
 	again, err := third.Store.GetDecommission(ctx, "d-run")
 	require.NoError(t, err)
-	assert.Equal(t, domain.OnboardingManualIntervention, again.Status)
+	assert.Equal(t, domain.DecommissionManualIntervention, again.Status)
 	assert.Len(t, decomEvents(t, third, "d-run", events.DecommissionManualInterventionRequired), 1, "published once")
 	rows, err := third.Store.ListDecommissionEvents(ctx, "d-run")
 	require.NoError(t, err)

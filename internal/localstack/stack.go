@@ -21,6 +21,7 @@ import (
 
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/asl"
@@ -274,7 +275,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	subs := map[string]string{}
 	tasks := map[string]asl.TaskHandler{}
-	for _, f := range append(activities.Catalog(deps), activities.DecommissionCatalog(deps)...) {
+	for _, f := range append(activities.Catalog(deps), decommission.Catalog(deps)...) {
 		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}

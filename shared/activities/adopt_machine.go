@@ -70,24 +70,24 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "AdoptMachine", domain.StageAdopt, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if c.ob.MAASSystemID == "" {
+	if c.Rec.MAASSystemID == "" {
 		return out, &AdoptionRefusedError{Status: "nothing", Reason: "no MAAS machine is recorded for this onboarding",
 			Fits: "rerun discovers it from the top"}
 	}
 	_, m, err := c.maasMachine(ctx)
 	var nf *maas.MAASNotFoundError
 	if errors.As(err, &nf) {
-		return out, &AdoptionRefusedError{SystemID: c.ob.MAASSystemID, Status: "no such machine",
+		return out, &AdoptionRefusedError{SystemID: c.Rec.MAASSystemID, Status: "no such machine",
 			Reason: "the recorded machine is gone from MAAS", Fits: "rerun or restart-clean discovers the server again"}
 	}
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	refuse := func(reason, fits string) error {
 		return &AdoptionRefusedError{SystemID: m.SystemID, Status: out.StatusName, Reason: reason, Fits: fits}
 	}
@@ -131,30 +131,30 @@ func (a *Activities) AdoptMachine(ctx context.Context, in AdoptMachineInput) (ou
 // adopted records on the timeline what was adopted and why the run
 // continues where it does, and ends the stage.
 func (c *call) adopted(ctx context.Context, why string) error {
-	if err := c.note(ctx, sourceAdopt, why); err != nil {
+	if err := c.Note(ctx, sourceAdopt, why); err != nil {
 		return err
 	}
-	return c.exit(ctx, why)
+	return c.Exit(ctx, why)
 }
 
 // enrolledThisAttempt reads the node and says whether its agent enrolled
 // with the token this attempt handed out (by its deploy, or reissued by an
 // operator while the run was stopped), returning that token.
 func (c *call) enrolledThisAttempt(ctx context.Context) (domain.Node, domain.EnrollmentToken, bool, error) {
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return node, domain.EnrollmentToken{}, false, storeError("read node", err)
+		return node, domain.EnrollmentToken{}, false, StoreError("read node", err)
 	}
-	if node.EnrolledAt == nil || c.ob.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
+	if node.EnrolledAt == nil || c.Rec.EnrollmentTokenHash == "" || node.Status == domain.NodeRemoved {
 		return node, domain.EnrollmentToken{}, false, nil
 	}
-	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash)
 	var nf *store.ItemNotFoundError
 	if errors.As(err, &nf) {
 		return node, tok, false, nil
 	}
 	if err != nil {
-		return node, tok, false, storeError("read enrollment token", err)
+		return node, tok, false, StoreError("read enrollment token", err)
 	}
 	return node, tok, tok.ConsumedAt != nil && tok.NodeID == node.ID && tok.Attempt == c.ref.Attempt, nil
 }
@@ -169,15 +169,15 @@ func (c *call) reactivate(ctx context.Context, node domain.Node, why string) err
 		return nil
 	}
 	if node.Status != domain.NodeOnboarding {
-		return &AdoptionRefusedError{SystemID: c.ob.MAASSystemID, Status: "Deployed",
+		return &AdoptionRefusedError{SystemID: c.Rec.MAASSystemID, Status: "Deployed",
 			Reason: fmt.Sprintf("node %s is %s", node.ID, node.Status), Fits: "its lifecycle decides, not an onboarding"}
 	}
 	now := c.a.d.Clock.Now().UTC()
 	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.ob.ID, now
+		n.Status, n.OnboardingID, n.UpdatedAt = domain.NodeActive, c.Rec.ID, now
 		return nil
 	}); err != nil {
-		return storeError("reactivate node", err)
+		return StoreError("reactivate node", err)
 	}
-	return c.note(ctx, sourceAdopt, fmt.Sprintf("node %s active again: %s", node.ID, why))
+	return c.Note(ctx, sourceAdopt, fmt.Sprintf("node %s active again: %s", node.ID, why))
 }

@@ -39,7 +39,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "ApplyRoCE", domain.StageRoCE, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -49,14 +49,14 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 	}
 	if !pol.RoCEPhase2 {
 		out.Skipped = true
-		return out, c.exit(ctx, "RoCE phase-2 is off in the policy")
+		return out, c.Exit(ctx, "RoCE phase-2 is off in the policy")
 	}
-	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.ob.SiteID, c.ob.Hostname)
+	rows, err := a.d.Store.ListRoCEAssignments(ctx, c.Rec.SiteID, c.Rec.Hostname)
 	if err != nil {
-		return out, storeError("list RoCE assignments", err)
+		return out, StoreError("list RoCE assignments", err)
 	}
 	if len(rows) == 0 {
-		return out, &RoCEAssignmentError{Hostname: c.ob.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
+		return out, &RoCEAssignmentError{Hostname: c.Rec.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Interface < rows[j].Interface })
 
@@ -79,7 +79,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 
 	out.Interfaces = []string{}
 	for _, row := range rows {
-		linked, err := applyRoCERow(ctx, client, m.SystemID, c.ob.Hostname, row, ifaces, subnets)
+		linked, err := applyRoCERow(ctx, client, m.SystemID, c.Rec.Hostname, row, ifaces, subnets)
 		if err != nil {
 			return out, err
 		}
@@ -88,7 +88,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 			out.Linked++
 		}
 	}
-	return out, c.exit(ctx, fmt.Sprintf("RoCE phase-2: %d interfaces (%s), %d linked now", len(rows), strings.Join(out.Interfaces, ", "), out.Linked))
+	return out, c.Exit(ctx, fmt.Sprintf("RoCE phase-2: %d interfaces (%s), %d linked now", len(rows), strings.Join(out.Interfaces, ", "), out.Linked))
 }
 
 func applyRoCERow(ctx context.Context, client MAAS, systemID, hostname string, row domain.RoCEAssignment,

@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -17,43 +16,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/activities/aslcontract"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
 const aslPath = "../../statemachines/onboarding.asl.json"
 
-type aslState struct {
-	Type       string         `json:"Type"`
-	Resource   string         `json:"Resource"`
-	Parameters map[string]any `json:"Parameters"`
-	Retry      []struct {
-		ErrorEquals []string `json:"ErrorEquals"`
-	} `json:"Retry"`
-	Catch []struct {
-		ErrorEquals []string `json:"ErrorEquals"`
-		Next        string   `json:"Next"`
-	} `json:"Catch"`
-	Result  map[string]any `json:"Result"`
-	Next    string         `json:"Next"`
-	Choices []struct {
-		Variable     string `json:"Variable"`
-		StringEquals string `json:"StringEquals"`
-		Next         string `json:"Next"`
-	} `json:"Choices"`
-	Default string `json:"Default"`
-}
+type aslState = aslcontract.State
 
 func loadASL(t *testing.T) (raw []byte, states map[string]aslState) {
 	t.Helper()
-	raw, err := os.ReadFile(aslPath)
-	require.NoError(t, err)
-	var def struct {
-		States map[string]aslState `json:"States"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &def))
-	require.NotEmpty(t, def.States)
-	return raw, def.States
+	return aslcontract.Load(t, aslPath)
 }
 
 // declaredErrorTypes parses the Go files of dir and returns every exported
@@ -303,50 +276,22 @@ func TestASLTasksFollowTheRules(t *testing.T) {
 		[]string{"onboarding_id.$", "site_id.$", "hostname.$", "attempt.$", "run.$", "correlation_id.$"}, nil)
 }
 
-// assertTasksFollowTheRules checks every Task of a state machine: it calls
-// a function of catalog through one of resources, builds its Payload
-// explicitly with at least ref's keys (the run it acts for), retries every
-// Lambda service error, and ends its Catch with States.ALL; every function
-// of catalog is called. extra, when set, checks more of each Task.
+// contractFunctions is a catalog as aslcontract reads it.
+func contractFunctions(catalog []Function) []aslcontract.Function {
+	out := make([]aslcontract.Function, len(catalog))
+	for i, f := range catalog {
+		out[i] = aslcontract.Function{Name: f.Name, Substitution: f.Substitution}
+	}
+	return out
+}
+
+// assertTasksFollowTheRules is aslcontract's check of every Task against
+// catalog, with the Lambda service errors every Task retries.
 func assertTasksFollowTheRules(t *testing.T, states map[string]aslState, catalog []Function, resources, ref []string,
 	extra func(name string, st aslState),
 ) {
 	t.Helper()
-	subs := map[string]bool{}
-	for _, f := range catalog {
-		subs["${"+f.Substitution+"}"] = true
-	}
-	used := map[string]bool{}
-	for name, st := range states {
-		if st.Type != "Task" {
-			continue
-		}
-		assert.Contains(t, resources, st.Resource, name)
-		fn, _ := st.Parameters["FunctionName"].(string)
-		assert.True(t, subs[fn], "state %s calls unknown function %q", name, fn)
-		used[fn] = true
-		payload, explicit := st.Parameters["Payload"].(map[string]any)
-		require.True(t, explicit, "state %s must build its Payload explicitly", name)
-		for _, k := range ref {
-			assert.Contains(t, payload, k, "state %s passes the run it acts for", name)
-		}
-		var retried []string
-		for _, r := range st.Retry {
-			retried = append(retried, r.ErrorEquals...)
-		}
-		for e := range lambdaService {
-			assert.Contains(t, retried, e, "state %s does not retry %s", name, e)
-		}
-		require.NotEmpty(t, st.Catch, name)
-		last := st.Catch[len(st.Catch)-1]
-		assert.Equal(t, []string{"States.ALL"}, last.ErrorEquals, "state %s must end its Catch with States.ALL", name)
-		if extra != nil {
-			extra(name, st)
-		}
-	}
-	for s := range subs {
-		assert.True(t, used[s], "function %s is never called by the state machine", s)
-	}
+	aslcontract.AssertTasksFollowTheRules(t, states, contractFunctions(catalog), resources, ref, LambdaServiceErrors(), extra)
 }
 
 func TestASLWorkflowCodesAreDeclared(t *testing.T) {
@@ -374,20 +319,7 @@ func assertWorkflowCodesDeclared(t *testing.T, raw []byte, codes []string) {
 
 func TestASLParsesOnTheEngine(t *testing.T) {
 	raw, _ := loadASL(t)
-	assertParsesOnTheEngine(t, raw, Catalog(Deps{}), "ValidateOnboarding")
-}
-
-// assertParsesOnTheEngine parses a state machine with its catalog's
-// function ARNs substituted, as the runtimes do, and checks it holds state.
-func assertParsesOnTheEngine(t *testing.T, raw []byte, catalog []Function, state string) {
-	t.Helper()
-	subs := map[string]string{}
-	for _, f := range catalog {
-		subs[f.Substitution] = "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + f.Name
-	}
-	sm, err := asl.Parse(raw, subs)
-	require.NoError(t, err)
-	assert.Contains(t, sm.StateNames(), state)
+	aslcontract.AssertParsesOnTheEngine(t, raw, contractFunctions(Catalog(Deps{})), "ValidateOnboarding")
 }
 
 func TestCatalog(t *testing.T) {

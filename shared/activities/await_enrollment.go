@@ -49,7 +49,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "AwaitEnrollment", domain.StageWaitEnrollment, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -67,37 +67,37 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	res, enrolled, err := c.enrollment(ctx)
 	if err != nil || !enrolled {
 		if err == nil {
-			c.log.InfoContext(ctx, "waiting for the node to enroll")
+			c.Log.InfoContext(ctx, "waiting for the node to enroll")
 		}
 		return out, err
 	}
 	body, err := json.Marshal(res)
 	if err != nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "encode the enrollment result: " + err.Error()}
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "encode the enrollment result: " + err.Error()}
 	}
 	if a.d.Completer == nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "no enrollment completer configured"}
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "no enrollment completer configured"}
 	}
 	if err := a.d.Completer.CompleteTask(ctx, in.TaskToken, body); err != nil {
 		// The workflow service's error text may quote the task token, so
 		// neither the error nor the log repeats it: only its type.
-		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", rootError(err))}
+		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", RootError(err))}
 	}
-	c.log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
+	c.Log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
 	out.Completed = true
-	return out, c.note(ctx, "enrollment", "node "+res.NodeID+" had enrolled before the wait began")
+	return out, c.Note(ctx, "enrollment", "node "+res.NodeID+" had enrolled before the wait began")
 }
 
 // enrollment reports whether the node enrolled with this deploy's token:
 // the node is active with enrolled_at and the onboarding's token is
 // consumed.
 func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
-	if c.ob.NodeID == "" || c.ob.EnrollmentTokenHash == "" {
+	if c.Rec.NodeID == "" || c.Rec.EnrollmentTokenHash == "" {
 		return EnrollmentResult{}, false, nil
 	}
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return EnrollmentResult{}, false, storeError("read node", err)
+		return EnrollmentResult{}, false, StoreError("read node", err)
 	}
 	if node.Status != domain.NodeActive || node.EnrolledAt == nil {
 		return EnrollmentResult{}, false, nil
@@ -107,9 +107,9 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 		// authenticated heartbeat is in; that heartbeat completes the wait.
 		return EnrollmentResult{}, false, nil
 	}
-	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := c.a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash)
 	if err != nil {
-		return EnrollmentResult{}, false, storeError("read enrollment token", err)
+		return EnrollmentResult{}, false, StoreError("read enrollment token", err)
 	}
 	if tok.ConsumedAt == nil {
 		return EnrollmentResult{}, false, nil
@@ -117,8 +117,8 @@ func (c *call) enrollment(ctx context.Context) (EnrollmentResult, bool, error) {
 	return EnrollmentResult{NodeID: node.ID, EnrolledAt: node.EnrolledAt.UTC(), Attempt: tok.Attempt}, true, nil
 }
 
-// rootError is the innermost error of a wrap chain.
-func rootError(err error) error {
+// RootError is the innermost error of a wrap chain.
+func RootError(err error) error {
 	for {
 		inner := errors.Unwrap(err)
 		if inner == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -55,10 +57,10 @@ func boundary(activity string, err error) error {
 	return &ActivityFailedError{Activity: activity, Message: err.Error()}
 }
 
-// storeError maps a store failure to the activities' error vocabulary:
+// StoreError maps a store failure to the activities' error vocabulary:
 // the store's types describe a table item, the activities' a read-model
 // record the workflow needs, so they never cross the boundary as they are.
-func storeError(what string, err error) error {
+func StoreError(what string, err error) error {
 	var nf *store.ItemNotFoundError
 	var conflict *store.ItemConflictError
 	switch {
@@ -132,3 +134,7 @@ func nameSet(names ...string) map[string]bool {
 	}
 	return s
 }
+
+// LambdaServiceErrors are the error names of an invoke that never reached
+// the function, which every Task of every state machine retries.
+func LambdaServiceErrors() []string { return slices.Sorted(maps.Keys(lambdaService)) }

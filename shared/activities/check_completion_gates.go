@@ -47,15 +47,15 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "CheckCompletionGates", domain.StageCompletionGates, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	if c.ob.Stage == domain.StageWaitEnrollment {
+	if c.Rec.Stage == domain.StageWaitEnrollment {
 		// The enrollment API (or AwaitEnrollment) ended the wait; its exit
 		// is recorded here, where the workflow resumes.
 		// Stored with the move into this stage.
-		c.later(domain.TimelineEntry{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
+		c.Later(domain.TimelineEntry{Kind: domain.TimelineStageExited, Stage: domain.StageWaitEnrollment,
 			Outcome: outcomeOK, Detail: fmt.Sprintf("node %s enrolled (attempt %d)", in.Enrollment.NodeID, in.Enrollment.Attempt)})
 	}
 	if err := c.enter(ctx, nil); err != nil {
@@ -75,13 +75,13 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 		return out, err
 	}
 	if m.Status != maas.StatusDeployed {
-		return out, gate(GateMAASDeployed, "machine %s is %s", m.SystemID, statusName(m))
+		return out, gate(GateMAASDeployed, "machine %s is %s", m.SystemID, MachineStatusName(m))
 	}
 	out.Gates = append(out.Gates, GateMAASDeployed)
 
-	node, err := a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, StoreError("read node", err)
 	}
 	switch {
 	case node.Status != domain.NodeActive:
@@ -96,21 +96,21 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 	}
 	out.Gates = append(out.Gates, GateNodeActive)
 
-	if c.ob.EnrollmentTokenHash == "" {
+	if c.Rec.EnrollmentTokenHash == "" {
 		return out, gate(GateTokenConsumed, "the onboarding records no enrollment token")
 	}
-	tok, err := a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash)
+	tok, err := a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash)
 	if err != nil {
-		return out, storeError("read enrollment token", err)
+		return out, StoreError("read enrollment token", err)
 	}
 	switch {
 	case tok.ConsumedAt == nil:
 		return out, gate(GateTokenConsumed, "this deploy's token was not consumed")
-	case tok.OnboardingID != c.ob.ID || tok.Attempt != c.ref.Attempt:
+	case tok.OnboardingID != c.Rec.ID || tok.Attempt != c.ref.Attempt:
 		return out, gate(GateTokenConsumed, "the consumed token belongs to onboarding %s attempt %d", tok.OnboardingID, tok.Attempt)
 	case tok.NodeID != node.ID:
 		return out, gate(GateTokenConsumed, "the consumed token belongs to node %s", tok.NodeID)
 	}
 	out.Gates = append(out.Gates, GateTokenConsumed)
-	return out, c.exit(ctx, "completion gates passed")
+	return out, c.Exit(ctx, "completion gates passed")
 }

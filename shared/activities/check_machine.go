@@ -133,7 +133,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "CheckMachine", in.Stage, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -167,42 +167,42 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 		relevant = eventsSince(seen.events, started)
 	}
 	outcome, reason := pollOutcome(in.Target, m, relevant)
-	status := statusName(m)
+	status := MachineStatusName(m)
 	bootSeen, notBooted := bootCheck(in.Target, m, in.Poll, seen.events, now.Sub(started))
 	if outcome == OutcomeInProgress && notBooted {
 		outcome, reason = OutcomeNotBooted, fmt.Sprintf("no boot %d min after the wait began: MAAS shows %s with the commissioning scripts pending and no PXE boot",
-			int(now.Sub(started).Minutes()), statusName(m))
+			int(now.Sub(started).Minutes()), MachineStatusName(m))
 	}
 	maasRows := seen.rows
 	out = CheckMachineOutput{
-		SystemID:   c.ob.MAASSystemID,
+		SystemID:   c.Rec.MAASSystemID,
 		StatusName: status,
 		Outcome:    outcome,
 		Reason:     reason,
 		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano), LastEventID: seen.lastEventID,
 			EventsAfter: in.Poll.EventsAfter, Status: status, BootSeen: bootSeen},
 	}
-	c.log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
+	c.Log.InfoContext(ctx, "machine polled", slog.String("target", string(in.Target)), slog.String("status", out.StatusName),
 		slog.String("outcome", outcome), slog.Int("poll", out.Poll.Count))
 	// The poll's MAAS events and the stage's end, if this is it, are one
 	// timeline write.
 	switch outcome {
 	case OutcomeDone:
 		detail := fmt.Sprintf("machine %s: %s", out.StatusName, reason)
-		c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
+		c.Log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
-		if cp := targetCheckpoints[in.Target]; cp != "" && c.ob.Checkpoint != cp {
+		if cp := targetCheckpoints[in.Target]; cp != "" && c.Rec.Checkpoint != cp {
 			// The checkpoint goes with the stage's end, in one write.
-			c.later(rows...)
+			c.Later(rows...)
 			return out, c.update(ctx, func(o *domain.Onboarding) error {
 				o.Checkpoint = cp
 				return nil
 			})
 		}
-		return out, c.timeline(ctx, rows...)
+		return out, c.Timeline(ctx, rows...)
 	case OutcomeNotBooted:
-		c.later(maasRows...)
-		return out, c.note(ctx, sourcePowerCycle, reason)
+		c.Later(maasRows...)
+		return out, c.Note(ctx, sourcePowerCycle, reason)
 	case OutcomeFailed:
 		// A failed commissioning or testing names its scripts, with their
 		// exit status and output on the timeline (requirements readiness §8.3).
@@ -211,20 +211,20 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 			return out, err
 		}
 		if len(scripts) > 0 {
-			out.Reason = truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
+			out.Reason = Truncate(reason+"; failed scripts: "+strings.Join(scripts, ", "), 1024)
 		}
 		rows := append(maasRows, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeFailed,
 			Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
-		return out, c.timeline(ctx, append(rows, diag...)...)
+		return out, c.Timeline(ctx, append(rows, diag...)...)
 	}
 	if len(maasRows) > 0 {
-		if err := c.timeline(ctx, maasRows...); err != nil {
+		if err := c.Timeline(ctx, maasRows...); err != nil {
 			return out, err
 		}
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
-		return out, &MachineWaitTimeoutError{SystemID: c.ob.MAASSystemID, Target: in.Target, Status: out.StatusName,
+		return out, &MachineWaitTimeoutError{SystemID: c.Rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
@@ -259,8 +259,8 @@ var targetCheckpoints = map[PollTarget]domain.Checkpoint{
 	TargetDeployed: domain.CheckpointDeployed,
 }
 
-// pollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
-func pollWait(n int) int {
+// PollWait is the wait before poll n+1: 15 s × 1.5ⁿ, at most 120 s.
+func PollWait(n int) int {
 	w := float64(pollBaseSeconds) * math.Pow(pollFactor, float64(n))
 	if w > pollMaxSeconds || math.IsInf(w, 1) {
 		return pollMaxSeconds
@@ -281,7 +281,7 @@ var inProgressStatuses = map[PollTarget][]maas.Status{
 // pollOutcome maps the machine's status (and, while deploying, its new
 // events) to the loop's outcome.
 func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string, string) {
-	name := statusName(m)
+	name := MachineStatusName(m)
 	switch target {
 	case TargetReady:
 		switch m.Status {
@@ -303,7 +303,7 @@ func pollOutcome(target PollTarget, m maas.Machine, events []maas.Event) (string
 		case maas.StatusDeploying:
 			for _, e := range events {
 				if domain.IsDatasourceFailureEvent(deployEvent(e)) {
-					return OutcomeFailed, "stuck deploying: " + truncate(e.Type+" - "+e.Description, 240)
+					return OutcomeFailed, "stuck deploying: " + Truncate(e.Type+" - "+e.Description, 240)
 				}
 			}
 			return OutcomeInProgress, "deploying"
@@ -375,9 +375,9 @@ type polled struct {
 // wakes it for that change rather than missing it.
 func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polled, error) {
 	out := polled{lastEventID: after}
-	sid := c.ob.MAASSystemID
+	sid := c.Rec.MAASSystemID
 	if sid == "" {
-		return out, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
+		return out, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
 	evs, rows, last, err := c.readMAASEvents(ctx, client, sid, after)
 	if err != nil {
@@ -388,13 +388,13 @@ func (c *call) readMachine(ctx context.Context, client MAAS, after int64) (polle
 	if err != nil {
 		return out, err
 	}
-	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", MachineStatusName(m)))
 	out.machine = m
 	return out, nil
 }
 
-// maxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
-const maxEventsPerPoll = 1000
+// MaxEventsPerPoll is MAAS's limit for events/?op=query (maas-behaviour §11).
+const MaxEventsPerPoll = 1000
 
 // readMAASEvents reads the machine's events newer than after, at every
 // level (DEBUG and above), and returns them, the maas_event timeline rows
@@ -404,7 +404,7 @@ const maxEventsPerPoll = 1000
 // move the cursor, so the watcher does not wake the wait for a change this
 // check already saw.
 func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string, after int64) ([]maas.Event, []domain.TimelineEntry, int64, error) {
-	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: maxEventsPerPoll, After: after})
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: MaxEventsPerPoll, After: after})
 	if err != nil {
 		return nil, nil, after, err
 	}
@@ -423,8 +423,8 @@ func (c *call) readMAASEvents(ctx context.Context, client MAAS, systemID string,
 			detail += " - " + e.Description
 		}
 		rows = append(rows, domain.TimelineEntry{
-			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: sourceMAAS,
-			Detail: truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
+			Kind: domain.TimelineMAASEvent, Time: e.Created.UTC(), Source: SourceMAAS,
+			Detail: Truncate(e.Level+": "+detail, 1024), MAASEventID: e.ID,
 		})
 	}
 	return evs, rows, last, nil

@@ -58,7 +58,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "CheckPredeploy", domain.StageHardening, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -78,7 +78,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 		}
 		return out, fail(check, bad.Error())
 	}
-	if c.ob.NodeID == "" {
+	if c.Rec.NodeID == "" {
 		return out, fail(CheckBootstrapInputs, "the onboarding has no node record")
 	}
 	out.Checks = append(out.Checks, CheckBootstrapInputs, CheckCAMaterial)
@@ -110,13 +110,13 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	if err != nil {
 		return out, fail(CheckPayloadRender, "cannot make a token: "+err.Error())
 	}
-	p, err := a.renderPayload(pol, c.ob.NodeID, throwaway)
+	p, err := a.renderPayload(pol, c.Rec.NodeID, throwaway)
 	if err != nil {
 		return out, fail(CheckPayloadRender, err.Error())
 	}
 	out.Checks = append(out.Checks, CheckPayloadRender)
 	out.SiteBootstrapVersion, out.NodeBootstrapVersion = p.SiteVersion, p.NodeVersion
-	return out, c.exit(ctx, fmt.Sprintf("pre-deploy checks passed (%s); site-bootstrap %s, node-bootstrap %s",
+	return out, c.Exit(ctx, fmt.Sprintf("pre-deploy checks passed (%s); site-bootstrap %s, node-bootstrap %s",
 		strings.Join(out.Checks, ", "), p.SiteVersion, p.NodeVersion))
 }
 

@@ -64,7 +64,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "ClassifyDeployFailure", domain.StageWaitDeployed, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -85,7 +85,7 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	// The deploy's events by id, never by MAAS's created times: a region
 	// clock minutes off the control plane's would drop or add evidence
 	// (maas-behaviour §11).
-	evs, err := client.Events(ctx, maas.EventQuery{SystemID: m.SystemID, Level: maas.EventLevelInfo, Limit: maxEventsPerPoll, After: in.DeployEventsAfter})
+	evs, err := client.Events(ctx, maas.EventQuery{SystemID: m.SystemID, Level: maas.EventLevelInfo, Limit: MaxEventsPerPoll, After: in.DeployEventsAfter})
 	if err != nil {
 		return out, err
 	}
@@ -94,13 +94,13 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 		return out, err
 	}
 
-	evidence := domain.DeployFailureEvidence{StatusName: statusName(m), InstallationOutput: install}
+	evidence := domain.DeployFailureEvidence{StatusName: MachineStatusName(m), InstallationOutput: install}
 	for _, e := range evs {
 		evidence.Events = append(evidence.Events, deployEvent(e))
 	}
 	cls := domain.ClassifyDeployFailure(evidence)
 	out = ClassifyDeployFailureOutput{
-		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.ob.DeployAttempts, DeployRetries: pol.DeployRetries,
+		Class: cls.Class, Reason: cls.Reason, DeployAttempts: c.Rec.DeployAttempts, DeployRetries: pol.DeployRetries,
 	}
 	// The summary says whether the class is one the state machine retries
 	// and the counts it compares; the decision itself is RetryDeploy's.
@@ -108,19 +108,19 @@ func (a *Activities) ClassifyDeployFailure(ctx context.Context, in ClassifyDeplo
 	if cls.Class == domain.DeployFailureDatasource {
 		retryable = "retry while deploys <= deploy_retries"
 	}
-	out.Summary = truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy %d, deploy_retries %d): %s",
-		out.DeployAttempts, m.SystemID, statusName(m), cls.Class, retryable, out.DeployAttempts, pol.DeployRetries, cls.Reason), 1024)
-	c.log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
+	out.Summary = Truncate(fmt.Sprintf("deploy %d of machine %s failed (%s), class %s, %s (deploy %d, deploy_retries %d): %s",
+		out.DeployAttempts, m.SystemID, MachineStatusName(m), cls.Class, retryable, out.DeployAttempts, pol.DeployRetries, cls.Reason), 1024)
+	c.Log.InfoContext(ctx, "deploy failure classified", slog.String("class", cls.Class),
 		slog.Int("deploy_attempts", out.DeployAttempts), slog.Int("deploy_retries", out.DeployRetries))
 
 	rows := []domain.TimelineEntry{{Kind: domain.TimelineNote, Source: sourceClassification, Detail: out.Summary}}
 	if install != "" {
-		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceInstallationOutput, Detail: tail(install, maxInstallTail)})
+		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceInstallationOutput, Detail: Tail(install, maxInstallTail)})
 	}
 	if lines := failingEvents(evs); lines != "" {
 		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceFailingEvents, Detail: lines})
 	}
-	return out, c.timeline(ctx, rows...)
+	return out, c.Timeline(ctx, rows...)
 }
 
 // installationOutput reads curtin's install log from the current
@@ -161,7 +161,7 @@ func failingEvents(evs []maas.Event) string {
 		if e.Description != "" {
 			line += " - " + e.Description
 		}
-		lines = append(lines, truncate(line, 512))
+		lines = append(lines, Truncate(line, 512))
 	}
 	return strings.Join(lines, "\n")
 }

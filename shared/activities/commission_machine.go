@@ -36,7 +36,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "CommissionMachine", domain.StageCommission, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -49,7 +49,7 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	}
 	// A Ready machine whose recorded hardware may be stale (a reimage, a
 	// retry after a repair) is commissioned again, as restart-clean does.
-	fresh := (in.Fresh || c.ob.RecommissionReady) && !retry
+	fresh := (in.Fresh || c.Rec.RecommissionReady) && !retry
 	pol, profile, err := c.runPolicy(ctx)
 	if err != nil {
 		return out, err
@@ -58,11 +58,11 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	switch {
 	case fresh && (m.Status == maas.StatusReady || m.Status == maas.StatusFailedTesting):
 	case m.Status == maas.StatusCommissioning || m.Status == maas.StatusTesting || m.Status == maas.StatusReady || m.Status == maas.StatusAllocated:
-		return out, c.exit(ctx, "no commissioning needed: machine is "+out.StatusName)
+		return out, c.Exit(ctx, "no commissioning needed: machine is "+out.StatusName)
 	case m.Status == maas.StatusNew || m.Status == maas.StatusFailedCommissioning:
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "commissioning is not possible from this state"}
@@ -72,6 +72,6 @@ func (a *Activities) CommissionMachine(ctx context.Context, in CommissionMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName, out.Commissioned = statusName(m), true
-	return out, c.exit(ctx, fmt.Sprintf("commissioning started (enable_ssh=%t, skip_bmc_config=%t)", pol.EnableSSH, pol.SkipBMCConfig))
+	out.StatusName, out.Commissioned = MachineStatusName(m), true
+	return out, c.Exit(ctx, fmt.Sprintf("commissioning started (enable_ssh=%t, skip_bmc_config=%t)", pol.EnableSSH, pol.SkipBMCConfig))
 }

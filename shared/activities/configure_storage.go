@@ -29,7 +29,7 @@ func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageIn
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "ConfigureStorage", domain.StageStorage, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -44,15 +44,15 @@ func (a *Activities) ConfigureStorage(ctx context.Context, in ConfigureStorageIn
 	out.Layout = pol.StorageLayout
 	switch {
 	case pol.StorageLayout == "":
-		return out, c.exit(ctx, "no storage layout in policy: MAAS default kept")
+		return out, c.Exit(ctx, "no storage layout in policy: MAAS default kept")
 	case m.Status == maas.StatusAllocated:
-		return out, c.exit(ctx, "machine is Allocated: MAAS changes the storage layout only in Ready; layout kept")
+		return out, c.Exit(ctx, "machine is Allocated: MAAS changes the storage layout only in Ready; layout kept")
 	case m.Status != maas.StatusReady:
-		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m), Reason: "storage layout needs Ready"}
+		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: MachineStatusName(m), Reason: "storage layout needs Ready"}
 	}
 	if err := client.SetStorageLayout(ctx, m.SystemID, maas.StorageLayoutParams{Layout: pol.StorageLayout}); err != nil {
 		return out, err
 	}
 	out.Applied = true
-	return out, c.exit(ctx, "storage layout "+pol.StorageLayout+" applied")
+	return out, c.Exit(ctx, "storage layout "+pol.StorageLayout+" applied")
 }

@@ -53,7 +53,7 @@ func (c *SiteConnector) WithPaths(p *connector.Paths) *SiteConnector {
 func (c *SiteConnector) ForSite(ctx context.Context, siteID string) (MAAS, error) {
 	site, err := c.sites.GetSite(ctx, siteID)
 	if err != nil {
-		return nil, storeError("read site "+siteID, err)
+		return nil, StoreError("read site "+siteID, err)
 	}
 	return c.ForSiteRecord(ctx, site)
 }
@@ -112,7 +112,7 @@ func (c *SiteConnector) SiteHTTP(ctx context.Context, siteID string) (HTTPDoer, 
 	}
 	site, err := c.sites.GetSite(ctx, siteID)
 	if err != nil {
-		return nil, false, storeError("read site "+siteID, err)
+		return nil, false, StoreError("read site "+siteID, err)
 	}
 	return c.SiteHTTPFor(site)
 }

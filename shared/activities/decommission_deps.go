@@ -36,23 +36,3 @@ type AllocationService interface {
 type OnboardingStarter interface {
 	StartOnboarding(ctx context.Context, o domain.Onboarding) (executionID string, err error)
 }
-
-// DecommissionCatalog lists every activity of the decommission workflow,
-// built on d.
-func DecommissionCatalog(d Deps) []Function {
-	a := New(d)
-	fn := func(name, activity string, h any) Function {
-		return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
-	}
-	return []Function{
-		fn("begin-decommission", "BeginDecommission", a.BeginDecommission),
-		fn("drain-allocations", "DrainAllocations", a.DrainAllocations),
-		fn("release-machine", "ReleaseMachine", a.ReleaseMachine),
-		fn("check-release", "CheckRelease", a.CheckRelease),
-		fn("fallback-release", "FallbackRelease", a.FallbackRelease),
-		fn("delete-machine", "DeleteMachine", a.DeleteMachine),
-		fn("start-reimage", "StartReimage", a.StartReimage),
-		fn("check-reimage", "CheckReimage", a.CheckReimage),
-		fn("finish-decommission", "FinishDecommission", a.FinishDecommission),
-	}
-}

@@ -65,7 +65,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "DeployMachine", domain.StageDeploy, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -81,21 +81,21 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		return out, err
 	}
 	now := a.d.Clock.Now().UTC()
-	if c.ob.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
-		c.log.InfoContext(ctx, "deploy already under way", slog.String("status", statusName(m)))
+	if c.Rec.Stage == domain.StageDeploy && (m.Status == maas.StatusDeploying || m.Status == maas.StatusDeployed) {
+		c.Log.InfoContext(ctx, "deploy already under way", slog.String("status", MachineStatusName(m)))
 		// The deploy began when its token was issued, just before MAAS was
 		// asked: the polls and the classifier read MAAS events from then
 		// on, so events between that start and this retry are not missed.
 		started := now
-		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.ob.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
+		if tok, err := a.d.Store.GetEnrollmentToken(ctx, c.Rec.EnrollmentTokenHash); err == nil && !tok.CreatedAt.IsZero() {
 			started = tok.CreatedAt.UTC()
 		}
-		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts,
-			EventsAfter:          c.ob.DeployEventsAfter,
+		return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.Rec.DeployAttempts,
+			EventsAfter:          c.Rec.DeployEventsAfter,
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
-		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: statusName(m)}
+		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: MachineStatusName(m)}
 	}
 
 	// Render first: a payload that cannot be built never costs a deploy.
@@ -103,7 +103,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	if err != nil {
 		return out, &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
 	}
-	p, err := a.renderPayload(pol, c.ob.NodeID, token)
+	p, err := a.renderPayload(pol, c.Rec.NodeID, token)
 	if err != nil {
 		return out, err
 	}
@@ -114,16 +114,16 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	// The deploy's events are read by id from here on (maas-behaviour §11):
 	// the cursor is taken before MAAS is asked, so nothing the deploy
 	// logs can fall before it.
-	eventsAfter, err := newestEventID(ctx, client, m.SystemID)
+	eventsAfter, err := NewestEventID(ctx, client, m.SystemID)
 	if err != nil {
 		return out, err
 	}
-	superseded := c.ob.EnrollmentTokenHash
+	superseded := c.Rec.EnrollmentTokenHash
 	if superseded != "" {
 		if err := a.d.Store.RevokeEnrollmentToken(ctx, superseded, now); err != nil {
-			return out, storeError("revoke superseded enrollment token", err)
+			return out, StoreError("revoke superseded enrollment token", err)
 		}
-		c.log.InfoContext(ctx, "superseded enrollment token revoked")
+		c.Log.InfoContext(ctx, "superseded enrollment token revoked")
 	}
 
 	if err := c.enter(ctx, func(o *domain.Onboarding) error {
@@ -139,7 +139,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 	}
 	versions := fmt.Sprintf("site-bootstrap %s; node-bootstrap %s", p.SiteVersion, p.NodeVersion)
 	rows := []domain.TimelineEntry{
-		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.ob.DeployAttempts)},
+		{Kind: domain.TimelineStageEntered, Stage: domain.StageRenderPayload, Detail: "deploy " + fmt.Sprint(c.Rec.DeployAttempts)},
 		{Kind: domain.TimelineStageExited, Stage: domain.StageRenderPayload, Outcome: outcomeOK,
 			Detail: versions + "; enrollment token stored (hash only), expires " + now.Add(time.Duration(pol.TokenTTLSeconds)*time.Second).Format(time.RFC3339)},
 	}
@@ -151,7 +151,7 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 			Source: sourceEnrollmentToken, Detail: "superseded enrollment token revoked"})
 	}
 	// Stored with the deploy's outcome (its stage exit, or its failure).
-	c.later(rows...)
+	c.Later(rows...)
 
 	if m.Status == maas.StatusReady {
 		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
@@ -164,14 +164,14 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 		DistroSeries: profile.DistroSeries,
 		HWEKernel:    profile.HWEKernel,
 		EnableHWSync: pol.RequireHardwareSync,
-		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.ob.ID, c.ref.Attempt, c.ob.DeployAttempts),
+		Comment:      fmt.Sprintf("maasflow onboarding %s attempt %d deploy %d", c.Rec.ID, c.ref.Attempt, c.Rec.DeployAttempts),
 	}); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.ob.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("deploy %d started (%s, distro %s)", c.Rec.DeployAttempts, versions, orDefault(profile.DistroSeries))); err != nil {
 		return out, err
 	}
-	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.ob.DeployAttempts, EventsAfter: eventsAfter,
+	return DeployMachineOutput{StartedAt: started.Format(time.RFC3339Nano), DeployAttempt: c.Rec.DeployAttempts, EventsAfter: eventsAfter,
 		SiteBootstrapVersion: p.SiteVersion, NodeBootstrapVersion: p.NodeVersion}, nil
 }
 
@@ -183,19 +183,19 @@ const sourceEnrollmentToken = "enrollment_token"
 // enroll only if what it carries is stored, consistent and unconsumed.
 func (c *call) persistToken(ctx context.Context, hash string, expires time.Time) error {
 	want := domain.EnrollmentToken{
-		Hash: hash, NodeID: c.ob.NodeID, OnboardingID: c.ob.ID, Attempt: c.ref.Attempt,
+		Hash: hash, NodeID: c.Rec.NodeID, OnboardingID: c.Rec.ID, Attempt: c.ref.Attempt,
 		ExpiresAt: expires.UTC(), CreatedAt: c.a.d.Clock.Now().UTC(),
 	}
 	if err := c.a.d.Store.PutEnrollmentToken(ctx, want); err != nil {
-		return storeError("store enrollment token", err)
+		return StoreError("store enrollment token", err)
 	}
 	got, err := c.a.d.Store.GetEnrollmentToken(ctx, hash)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return &TokenPersistenceError{Reason: "the stored token does not read back"}
 		}
-		return storeError("read back enrollment token", err)
+		return StoreError("read back enrollment token", err)
 	}
 	switch {
 	case got.NodeID != want.NodeID:
@@ -217,9 +217,9 @@ func orDefault(s string) string {
 	return s
 }
 
-// newestEventID is the id of the machine's newest MAAS event, 0 when it has
+// NewestEventID is the id of the machine's newest MAAS event, 0 when it has
 // none (MAAS lists events newest first, maas-behaviour §11).
-func newestEventID(ctx context.Context, client MAAS, systemID string) (int64, error) {
+func NewestEventID(ctx context.Context, client MAAS, systemID string) (int64, error) {
 	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelDebug, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		return 0, err

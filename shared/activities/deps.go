@@ -161,7 +161,7 @@ type Deps struct {
 	InvocationBudget time.Duration
 }
 
-func (d Deps) withDefaults() Deps {
+func (d Deps) WithDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = clock.Real()
 	}
@@ -240,4 +240,4 @@ type Activities struct {
 
 // New returns the activities bound to d (nil Clock, NewID, Logger and HTTP
 // get their defaults).
-func New(d Deps) *Activities { return &Activities{d: d.withDefaults()} }
+func New(d Deps) *Activities { return &Activities{d: d.WithDefaults()} }

@@ -49,7 +49,7 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "DiscoverMachine", domain.StageDiscover, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -67,17 +67,17 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 		return out, err
 	}
 	in2 := domain.DiscoveryInput{
-		Hostname:     c.ob.Hostname,
+		Hostname:     c.Rec.Hostname,
 		PXEMACKnown:  mac != "",
 		AutoClaimNew: pol.AutoClaimNew,
-		OwnSystemID:  c.ob.MAASSystemID,
+		OwnSystemID:  c.Rec.MAASSystemID,
 	}
-	byHost, err := client.FindByHostname(ctx, c.ob.Hostname)
+	byHost, err := client.FindByHostname(ctx, c.Rec.Hostname)
 	if err != nil {
 		return out, err
 	}
 	in2.ByHostname = candidates(byHost)
-	byPower, err := client.FindByPowerAddress(ctx, c.ob.IPMIIP)
+	byPower, err := client.FindByPowerAddress(ctx, c.Rec.IPMIIP)
 	if err != nil {
 		return out, err
 	}
@@ -94,10 +94,10 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	}
 
 	d := domain.DecideDiscovery(in2)
-	c.log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
+	c.Log.InfoContext(ctx, "discovery decided", slog.String("action", d.Action), slog.String("rule", d.Rule),
 		slog.String("candidate", d.Machine.SystemID), slog.String("reason", d.Reason))
 	// Stored with the create marker, the machine's record or the failure.
-	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)})
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: fmt.Sprintf("%s by %s: %s", d.Action, d.Rule, d.Reason)})
 
 	switch d.Action {
 	case domain.DiscoveryAmbiguous:
@@ -117,16 +117,16 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 	if err := c.recordMachine(ctx, m.SystemID); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, statusName(m), d.Action, d.Rule)); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("machine %s (%s) %s by %s", m.SystemID, MachineStatusName(m), d.Action, d.Rule)); err != nil {
 		return out, err
 	}
-	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: statusName(m), Claimed: d.Claimed}, nil
+	return DiscoverMachineOutput{SystemID: m.SystemID, Action: d.Action, Rule: d.Rule, StatusName: MachineStatusName(m), Claimed: d.Claimed}, nil
 }
 
 func candidates(ms []maas.Machine) []domain.MachineCandidate {
 	out := make([]domain.MachineCandidate, len(ms))
 	for i, m := range ms {
-		out[i] = domain.MachineCandidate{SystemID: m.SystemID, Hostname: m.Hostname, StatusName: statusName(m)}
+		out[i] = domain.MachineCandidate{SystemID: m.SystemID, Hostname: m.Hostname, StatusName: MachineStatusName(m)}
 	}
 	return out
 }
@@ -135,7 +135,7 @@ func candidates(ms []maas.Machine) []domain.MachineCandidate {
 func (c *call) createRequested(ctx context.Context) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	for _, r := range rows {
 		if r.Kind == domain.TimelineNote && r.Source == sourceCreateRequested {
@@ -153,13 +153,13 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	if err := c.note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.ob.Hostname, c.ob.IPMIIP)); err != nil {
+	if err := c.Note(ctx, sourceCreateRequested, fmt.Sprintf("creating machine %s with power address %s", c.Rec.Hostname, c.Rec.IPMIIP)); err != nil {
 		return maas.Machine{}, err
 	}
 	p := maas.MachineCreateParams{
-		Hostname:     c.ob.Hostname,
+		Hostname:     c.Rec.Hostname,
 		PowerType:    "ipmi",
-		PowerAddress: c.ob.IPMIIP,
+		PowerAddress: c.Rec.IPMIIP,
 		PowerUser:    creds.Username,
 		PowerPass:    creds.Password,
 		// With power_type=ipmi MAAS drops the MACs unless an architecture is
@@ -169,14 +169,14 @@ func (c *call) createMachine(ctx context.Context, client MAAS, profile domain.Pr
 		// policy's enable_ssh and skip_bmc_config.
 		Commission: false,
 	}
-	if c.ob.PXEMAC != "" {
-		p.MACAddresses = []string{strings.ToLower(c.ob.PXEMAC)}
+	if c.Rec.PXEMAC != "" {
+		p.MACAddresses = []string{strings.ToLower(c.Rec.PXEMAC)}
 	}
 	m, err := client.Create(ctx, p)
 	if err != nil {
 		return maas.Machine{}, err
 	}
-	c.log.InfoContext(ctx, "machine created", slog.String(logfield.MAASSystemID, m.SystemID))
+	c.Log.InfoContext(ctx, "machine created", slog.String(logfield.MAASSystemID, m.SystemID))
 	return m, nil
 }
 
@@ -191,7 +191,7 @@ func credentialsError(siteID string, err error) error {
 // recordMachine stores the machine on the onboarding and its node, and
 // with it the discovered checkpoint (domain.CheckpointDiscovered).
 func (c *call) recordMachine(ctx context.Context, systemID string) error {
-	if c.ob.MAASSystemID != systemID || c.ob.Checkpoint != domain.CheckpointDiscovered {
+	if c.Rec.MAASSystemID != systemID || c.Rec.Checkpoint != domain.CheckpointDiscovered {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = systemID
 			o.Checkpoint = domain.CheckpointDiscovered
@@ -200,33 +200,33 @@ func (c *call) recordMachine(ctx context.Context, systemID string) error {
 			return err
 		}
 	}
-	if c.ob.NodeID == "" {
+	if c.Rec.NodeID == "" {
 		return nil
 	}
-	_, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	_, err := c.a.d.Store.UpdateNode(ctx, c.Rec.NodeID, func(n *domain.Node) error {
 		n.MAASSystemID = systemID
 		if n.OnboardingID == "" {
-			n.OnboardingID = c.ob.ID
+			n.OnboardingID = c.Rec.ID
 		}
 		return nil
 	})
-	return storeError("record machine on node", err)
+	return StoreError("record machine on node", err)
 }
 
 // knownPXEMAC is the boot MAC observed on an earlier attempt: the
 // onboarding's own, else the one kept on its node by an earlier onboarding
 // of the same node. Empty when none was observed.
 func (c *call) knownPXEMAC(ctx context.Context) (string, error) {
-	if c.ob.PXEMAC != "" || c.ob.NodeID == "" {
-		return c.ob.PXEMAC, nil
+	if c.Rec.PXEMAC != "" || c.Rec.NodeID == "" {
+		return c.Rec.PXEMAC, nil
 	}
-	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	n, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return "", nil
 		}
-		return "", storeError("read node", err)
+		return "", StoreError("read node", err)
 	}
 	return n.PXEMAC, nil
 }

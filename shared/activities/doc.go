@@ -1,9 +1,11 @@
-// Package activities holds the activities of the onboarding and
-// decommission workflows: one small handler per Task of
-// statemachines/onboarding.asl.json and statemachines/decommission.asl.json
-// (and the site and machine watches), each with typed input and output and
-// the typed errors the state machine matches by name (the Go type name is
-// the ASL error name). The ASL decides the order, the
+// Package activities holds the activities of the onboarding workflow: one
+// small handler per Task of statemachines/onboarding.asl.json (and the site
+// and machine watches), each with typed input and output, and what every
+// workflow's activities share: the dependencies, the typed errors the state
+// machines match by name (the Go type name is the ASL error name; the
+// decommission's are declared here too), the error boundary, the MAAS
+// access helpers and the run frame. The decommission workflow's activities
+// are in the decommission sub-package. The ASL decides the order, the
 // waits, the retries and the fallbacks; nothing here loops, sleeps or calls
 // another activity.
 //
@@ -14,6 +16,13 @@
 // reading the machine's current status. Which stage may follow which is the
 // ASL's alone: an activity decides from what it observes (MAAS's status and
 // the record), never from a list of stages it may follow.
+//
+// Every activity runs in one frame whatever its workflow (Frame in
+// frame.go): a workflow states its record's rules once (how a stored
+// record refuses a stale or stopped run, its conditional write with
+// timeline rows, how a row is stamped), and onboarding's call and
+// decommission's dcall (in the decommission package) are thin users of it. A stage change and its
+// stage_entered row are always one conditional write.
 //
 // The same handlers run as Lambda functions (functions/<name>) and in the
 // embedded runtime of `maasflow local`; both wrap them with aws-lambda-go's

@@ -38,9 +38,9 @@ type FinishOnboardingOutput struct {
 	Stale bool `json:"stale,omitempty"`
 }
 
-// maxFailureMessage bounds the recorded message (the event schema allows
+// MaxFailureMessage bounds the recorded message (the event schema allows
 // 2048).
-const maxFailureMessage = 1024
+const MaxFailureMessage = 1024
 
 // FinishOnboarding ends the run: it sets the final status (completed,
 // failed or manual_intervention), completed_at, the stage (done when
@@ -57,10 +57,10 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "FinishOnboarding", "", in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	var stale *StaleAttemptError
 	if errors.As(err, &stale) {
-		c.log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
+		c.Log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
 		return FinishOnboardingOutput{Stale: true}, nil
 	}
 	if err != nil {
@@ -70,13 +70,13 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	if !ok {
 		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.ob.Stage
+	c.Stage = c.Rec.Stage
 	out.Status = in.Status
 
-	if c.ob.Status != in.Status {
-		if !domain.IsOpenStatus(c.ob.Status) || c.ob.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.ob.Status)))
-			return FinishOnboardingOutput{Status: c.ob.Status}, nil
+	if c.Rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.Rec.Status) || c.Rec.Status == domain.OnboardingManualIntervention {
+			c.Log.WarnContext(ctx, "onboarding already closed: left alone", slog.String("status", string(c.Rec.Status)))
+			return FinishOnboardingOutput{Status: c.Rec.Status}, nil
 		}
 		if err := c.close(ctx, in); err != nil {
 			return out, err
@@ -88,11 +88,11 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 		}
 	}
 	detail := c.eventDetail()
-	if f := c.ob.Error; f != nil && in.Status != domain.OnboardingCompleted {
+	if f := c.Rec.Error; f != nil && in.Status != domain.OnboardingCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
-	if in.Status == domain.OnboardingManualIntervention && c.ob.Stage == domain.StageVerifyHardware {
-		detail.HardwareDiff = hardwareDiffDetail(c.ob.HardwareDiff)
+	if in.Status == domain.OnboardingManualIntervention && c.Rec.Stage == domain.StageVerifyHardware {
+		detail.HardwareDiff = hardwareDiffDetail(c.Rec.HardwareDiff)
 	}
 	if out.Published, err = c.publishOnce(ctx, detailType, detail); err != nil {
 		return out, err
@@ -113,21 +113,21 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
 	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, c.ob.Stage)
+		failure = FailureFrom(in.Error, c.Rec.Stage)
 	}
 	outcome := outcomeFailed
 	if in.Status == domain.OnboardingManualIntervention {
 		outcome = outcomeManual
 	}
 	closing := func(prev, _ domain.Onboarding) []domain.TimelineEntry {
-		rows := append([]domain.TimelineEntry(nil), c.pending...)
+		rows := append([]domain.TimelineEntry(nil), c.Pending...)
 		if in.Status == domain.OnboardingCompleted {
 			return append(rows,
-				c.row(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prev.Stage)}),
-				c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"}),
+				c.Row(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Stage: domain.StageDone, Detail: "from " + stageOrStart(prev.Stage)}),
+				c.Row(domain.TimelineEntry{Kind: domain.TimelineNote, Stage: domain.StageDone, Source: "finish", Detail: "status completed"}),
 			)
 		}
-		return append(rows, c.row(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
+		return append(rows, c.Row(domain.TimelineEntry{Kind: domain.TimelineNote, Source: "finish",
 			Detail: fmt.Sprintf("status %s (%s) at stage %s: %s: %s", in.Status, outcome, stageOrStart(prev.Stage), failure.Code, failure.Message)}))
 	}
 	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
@@ -152,18 +152,18 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 		return nil
 	}, closing)
 	if err != nil {
-		return storeError("close onboarding", err)
+		return StoreError("close onboarding", err)
 	}
-	c.pending = nil
+	c.Pending = nil
 	c.setOnboarding(updated)
-	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
+	c.Stage = updated.Stage
+	c.Log.InfoContext(ctx, "onboarding finished", slog.String("status", string(in.Status)))
 	return nil
 }
 
-// failureFrom reads the caught error: the name as the code, and the
+// FailureFrom reads the caught error: the name as the code, and the
 // errorMessage of a Lambda error payload (or the raw cause) as the message.
-func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
+func FailureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 	if e == nil || e.Error == "" {
 		return &domain.Failure{Code: "Unknown", Message: "the workflow ended without an error description", Stage: stage}
 	}
@@ -177,7 +177,7 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 	if msg == "" {
 		msg = e.Error
 	}
-	return &domain.Failure{Code: truncate(e.Error, 128), Message: truncate(msg, maxFailureMessage), Stage: stage}
+	return &domain.Failure{Code: Truncate(e.Error, 128), Message: Truncate(msg, MaxFailureMessage), Stage: stage}
 }
 
 // standDownNode takes back the activation of a run that did not complete:
@@ -188,29 +188,29 @@ func failureFrom(e *CatchResult, stage domain.Stage) *domain.Failure {
 // onboarding activated is touched, and its enrolled_at stays: adopt reads
 // it. Repeating it changes nothing.
 func (c *call) standDownNode(ctx context.Context) error {
-	if c.ob.NodeID == "" {
+	if c.Rec.NodeID == "" {
 		return nil
 	}
-	node, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	node, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return storeError("read node", err)
+		return StoreError("read node", err)
 	}
-	if node.Status != domain.NodeActive || node.OnboardingID != c.ob.ID {
+	if node.Status != domain.NodeActive || node.OnboardingID != c.Rec.ID {
 		return nil
 	}
 	now := c.a.d.Clock.Now().UTC()
 	stood := false
 	if _, err := c.a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
-		if n.Status == domain.NodeActive && n.OnboardingID == c.ob.ID {
+		if n.Status == domain.NodeActive && n.OnboardingID == c.Rec.ID {
 			n.Status, n.UpdatedAt, stood = domain.NodeOnboarding, now, true
 		}
 		return nil
 	}); err != nil {
-		return storeError("stand the node down", err)
+		return StoreError("stand the node down", err)
 	}
 	if !stood {
 		return nil
 	}
-	c.log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
-	return c.note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.ob.Status))
+	c.Log.WarnContext(ctx, "node enrolled but its run did not complete: no longer active")
+	return c.Note(ctx, "finish", fmt.Sprintf("node %s enrolled but the run is %s: it is no longer active (adopt or a new attempt decides)", node.ID, c.Rec.Status))
 }

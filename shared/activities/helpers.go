@@ -13,27 +13,27 @@ import (
 
 // Timeline note sources the activities write and read back.
 const (
-	// sourceEvent marks an event published for the row's attempt; Detail
+	// SourceEvent marks an event published for the row's attempt; Detail
 	// is the detail type. Publishing is skipped when the marker exists.
-	sourceEvent = "event"
+	SourceEvent = "event"
 	// sourceCreateRequested marks a MAAS create about to be sent, so a
 	// retry whose create answer was lost recognises the New machine as
 	// its own.
 	sourceCreateRequested = "machine_create"
 	sourceDiscovery       = "discovery"
-	sourceMAAS            = "maas"
+	SourceMAAS            = "maas"
 )
 
 // policy resolves the onboarding's effective policy from its site and
 // profile as they are now (requirements readiness §3.2: never from the request).
 func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site, domain.Profile, error) {
-	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read site", err)
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, StoreError("read site", err)
 	}
-	profile, err := c.a.d.Store.GetProfile(ctx, c.ob.SiteID, c.ob.ProfileID)
+	profile, err := c.a.d.Store.GetProfile(ctx, c.Rec.SiteID, c.Rec.ProfileID)
 	if err != nil {
-		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, storeError("read profile", err)
+		return domain.EffectivePolicy{}, domain.Site{}, domain.Profile{}, StoreError("read profile", err)
 	}
 	return domain.ResolvePolicy(site.Policy, profile.Policy), site, profile, nil
 }
@@ -42,14 +42,14 @@ func (c *call) policy(ctx context.Context) (domain.EffectivePolicy, domain.Site,
 // when the execution carries it.
 func (c *call) maas(ctx context.Context) (MAAS, error) {
 	if c.a.d.MAAS == nil {
-		return nil, &ActivityFailedError{Activity: c.activity, Message: "no MAAS connector configured"}
+		return nil, &ActivityFailedError{Activity: c.Activity, Message: "no MAAS connector configured"}
 	}
 	if sc, ok := c.a.d.MAAS.(siteRecordConnector); ok {
 		if r := c.runContext(); r != nil {
 			return sc.ForSiteRecord(ctx, r.Site)
 		}
 	}
-	return c.a.d.MAAS.ForSite(ctx, c.ob.SiteID)
+	return c.a.d.MAAS.ForSite(ctx, c.Rec.SiteID)
 }
 
 // maasMachine returns the site's MAAS client and the onboarding's machine
@@ -59,20 +59,20 @@ func (c *call) maasMachine(ctx context.Context) (MAAS, maas.Machine, error) {
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	if c.ob.MAASSystemID == "" {
-		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.ob.ID, Activity: c.activity}
+	if c.Rec.MAASSystemID == "" {
+		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
-	m, err := client.Get(ctx, c.ob.MAASSystemID)
+	m, err := client.Get(ctx, c.Rec.MAASSystemID)
 	if err != nil {
 		return nil, maas.Machine{}, err
 	}
-	c.log.DebugContext(ctx, "machine read", slog.String("status", statusName(m)))
+	c.Log.DebugContext(ctx, "machine read", slog.String("status", MachineStatusName(m)))
 	return client, m, nil
 }
 
-// statusName is the machine's MAAS label, from the int when the name is
+// MachineStatusName is the machine's MAAS label, from the int when the name is
 // missing.
-func statusName(m maas.Machine) string {
+func MachineStatusName(m maas.Machine) string {
 	if m.StatusName != "" {
 		return m.StatusName
 	}
@@ -84,10 +84,10 @@ func statusName(m maas.Machine) string {
 func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ref.OnboardingID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	// A retry, resume or adopt runs the attempt again and owes its own event.
-	return domain.PublishedInRun(rows, c.ref.Attempt, sourceEvent, detailType), nil
+	return domain.PublishedInRun(rows, c.ref.Attempt, SourceEvent, detailType), nil
 }
 
 // publishOnce publishes an onboarding event unless this attempt already
@@ -96,7 +96,7 @@ func (c *call) published(ctx context.Context, detailType string) (bool, error) {
 // lost.
 func (c *call) publishOnce(ctx context.Context, detailType string, detail events.OnboardingDetail) (bool, error) {
 	if c.a.d.Events == nil {
-		return false, &ActivityFailedError{Activity: c.activity, Message: "no event publisher configured"}
+		return false, &ActivityFailedError{Activity: c.Activity, Message: "no event publisher configured"}
 	}
 	done, err := c.published(ctx, detailType)
 	if err != nil || done {
@@ -104,29 +104,29 @@ func (c *call) publishOnce(ctx context.Context, detailType string, detail events
 	}
 	if err := c.a.d.Events.Publish(ctx, detailType, detail); err != nil {
 		if events.IsInvalidDetail(err) {
-			return false, &ActivityFailedError{Activity: c.activity, Message: err.Error()}
+			return false, &ActivityFailedError{Activity: c.Activity, Message: err.Error()}
 		}
 		return false, &EventPublishError{DetailType: detailType, Message: err.Error()}
 	}
-	c.log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
+	c.Log.InfoContext(ctx, "event published", slog.String("detail_type", detailType))
 	// The marker goes with the call's next write or its end.
-	c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceEvent, Detail: detailType})
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: SourceEvent, Detail: detailType})
 	return true, nil
 }
 
 // eventDetail is the onboarding's event detail as it stands.
 func (c *call) eventDetail() events.OnboardingDetail {
 	return events.OnboardingDetail{
-		SiteID:        c.ob.SiteID,
-		OnboardingID:  c.ob.ID,
-		BatchID:       c.ob.BatchID,
-		NodeID:        c.ob.NodeID,
-		MAASSystemID:  c.ob.MAASSystemID,
-		Hostname:      c.ob.Hostname,
-		CorrelationID: correlationID(c.ob, c.ref),
+		SiteID:        c.Rec.SiteID,
+		OnboardingID:  c.Rec.ID,
+		BatchID:       c.Rec.BatchID,
+		NodeID:        c.Rec.NodeID,
+		MAASSystemID:  c.Rec.MAASSystemID,
+		Hostname:      c.Rec.Hostname,
+		CorrelationID: correlationID(c.Rec, c.ref),
 		Attempt:       c.ref.Attempt,
-		Status:        string(c.ob.Status),
-		Stage:         string(c.ob.Stage),
+		Status:        string(c.Rec.Status),
+		Stage:         string(c.Rec.Stage),
 		OccurredAt:    c.a.d.Clock.Now().UTC(),
 	}
 }
@@ -147,8 +147,8 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// tail keeps the last n bytes of s, cut at a line start when one is near.
-func tail(s string, n int) string {
+// Tail keeps the last n bytes of s, cut at a line start when one is near.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -159,8 +159,8 @@ func tail(s string, n int) string {
 	return "…" + s
 }
 
-// truncate bounds s to n bytes on a rune boundary.
-func truncate(s string, n int) string {
+// Truncate bounds s to n bytes on a rune boundary.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

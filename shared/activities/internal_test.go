@@ -57,18 +57,18 @@ func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
 		{errors.New("throttled"), "StoreUnavailableError"},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, errorName(storeError("op", tc.in)), "%v", tc.in)
+		assert.Equal(t, tc.want, errorName(StoreError("op", tc.in)), "%v", tc.in)
 	}
-	assert.NoError(t, storeError("op", nil))
+	assert.NoError(t, StoreError("op", nil))
 }
 
 func TestPollWait(t *testing.T) {
 	var got []int
 	for n := range 9 {
-		got = append(got, pollWait(n))
+		got = append(got, PollWait(n))
 	}
 	assert.Equal(t, []int{15, 22, 33, 50, 75, 113, 120, 120, 120}, got)
-	assert.Equal(t, 120, pollWait(10000))
+	assert.Equal(t, 120, PollWait(10000))
 }
 
 func TestPollOutcome(t *testing.T) {
@@ -168,12 +168,12 @@ func TestContainingSubnet(t *testing.T) {
 
 func TestFailureFrom(t *testing.T) {
 	assert.Equal(t, &domain.Failure{Code: "X", Message: "boom", Stage: "deploy"},
-		failureFrom(&CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
+		FailureFrom(&CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
 	assert.Equal(t, &domain.Failure{Code: "States.Timeout", Message: "States.Timeout", Stage: "s"},
-		failureFrom(&CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
-	assert.Equal(t, "Unknown", failureFrom(nil, "s").Code)
-	long := failureFrom(&CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
-	assert.LessOrEqual(t, len(long.Message), maxFailureMessage+len("…"))
+		FailureFrom(&CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
+	assert.Equal(t, "Unknown", FailureFrom(nil, "s").Code)
+	long := FailureFrom(&CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
+	assert.LessOrEqual(t, len(long.Message), MaxFailureMessage+len("…"))
 }
 
 func TestRedactURL(t *testing.T) {

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
@@ -27,4 +28,26 @@ func (c *SiteConnector) AbortMachine(ctx context.Context, siteID, systemID, comm
 		return maas.Machine{}, err
 	}
 	return client.Abort(ctx, systemID, comment)
+}
+
+// ReleaseParams are MAAS's release flags for an erase mode
+// (maas-behaviour §8): quick_erase and secure_erase each imply erase.
+func ReleaseParams(mode, comment string) maas.MachineReleaseParams {
+	p := maas.MachineReleaseParams{Comment: comment}
+	switch mode {
+	case domain.ErasePlain:
+		p.Erase = true
+	case domain.EraseQuick:
+		p.Erase, p.QuickErase = true, true
+	case domain.EraseSecure:
+		p.Erase, p.SecureErase = true, true
+	}
+	return p
+}
+
+// Releasable are the statuses MAAS releases from (maas-behaviour §5;
+// RELEASABLE_STATUSES in canonical/maas src/maasserver/models/node.py).
+var Releasable = map[maas.Status]bool{
+	maas.StatusBroken: true, maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
+	maas.StatusFailedDeployment: true, maas.StatusFailedDiskErasing: true, maas.StatusFailedReleasing: true,
 }

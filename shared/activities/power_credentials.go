@@ -13,24 +13,24 @@ import (
 // call's next write; the credentials never are.
 func (c *call) powerCredentials(ctx context.Context) (domain.PowerCredentials, error) {
 	for _, k := range []struct{ key, says string }{
-		{domain.PowerOverrideKeyHost(c.ob.Hostname), "the override for host " + c.ob.Hostname},
-		{domain.PowerOverrideKeyBMC(c.ob.IPMIIP), "the override for BMC " + c.ob.IPMIIP},
+		{domain.PowerOverrideKeyHost(c.Rec.Hostname), "the override for host " + c.Rec.Hostname},
+		{domain.PowerOverrideKeyBMC(c.Rec.IPMIIP), "the override for BMC " + c.Rec.IPMIIP},
 	} {
 		if k.key == domain.PowerOverrideKeyBMC("") {
 			continue
 		}
-		creds, ok, err := secrets.GetPowerOverride(ctx, c.a.d.Secrets, c.ob.SiteID, k.key)
+		creds, ok, err := secrets.GetPowerOverride(ctx, c.a.d.Secrets, c.Rec.SiteID, k.key)
 		if err != nil {
-			return domain.PowerCredentials{}, credentialsError(c.ob.SiteID, err)
+			return domain.PowerCredentials{}, credentialsError(c.Rec.SiteID, err)
 		}
 		if ok {
-			c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: "BMC credentials: " + k.says})
+			c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDiscovery, Detail: "BMC credentials: " + k.says})
 			return creds, nil
 		}
 	}
-	site, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.ob.SiteID)
+	site, err := secrets.GetSiteCredentials(ctx, c.a.d.Secrets, c.Rec.SiteID)
 	if err != nil {
-		return domain.PowerCredentials{}, credentialsError(c.ob.SiteID, err)
+		return domain.PowerCredentials{}, credentialsError(c.Rec.SiteID, err)
 	}
 	return domain.PowerCredentials{Username: site.BMCUsername, Password: site.BMCPassword}, nil
 }

@@ -79,7 +79,7 @@ func (a *Activities) PowerCycleMachine(ctx context.Context, in PowerCycleMachine
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "PowerCycleMachine", domain.StageWaitReady, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -87,9 +87,9 @@ func (a *Activities) PowerCycleMachine(ctx context.Context, in PowerCycleMachine
 	if err != nil {
 		return out, err
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = MachineStatusName(m)
 	if m.Status != maas.StatusCommissioning || m.CommissioningStatus != maas.ScriptStatusPending {
-		return out, c.note(ctx, sourcePowerCycle, fmt.Sprintf("no power cycle: machine %s is %s with commissioning scripts %s",
+		return out, c.Note(ctx, sourcePowerCycle, fmt.Sprintf("no power cycle: machine %s is %s with commissioning scripts %s",
 			m.SystemID, out.StatusName, scriptStatusText(m.CommissioningStatus)))
 	}
 	if err := client.PowerOff(ctx, m.SystemID); err != nil {
@@ -101,9 +101,9 @@ func (a *Activities) PowerCycleMachine(ctx context.Context, in PowerCycleMachine
 	out.Cycled = true
 	detail := fmt.Sprintf("power-cycled machine %s through MAAS (power_off, power_on)", m.SystemID)
 	if in.Reason != "" {
-		detail += ": " + truncate(in.Reason, 512)
+		detail += ": " + Truncate(in.Reason, 512)
 	}
-	return out, c.note(ctx, sourcePowerCycle, detail)
+	return out, c.Note(ctx, sourcePowerCycle, detail)
 }
 
 const sourcePowerCycle = "power_cycle"

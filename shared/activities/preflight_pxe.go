@@ -48,7 +48,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "PreflightPXE", domain.StagePXEPreflight, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -72,7 +72,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		return &PXEPreflightError{SystemID: m.SystemID, Interface: boot.Name, Reason: reason}
 	}
 	out.Interface, out.MACAddress = boot.Name, strings.ToLower(boot.MACAddress)
-	if out.MACAddress != "" && c.ob.PXEMAC != out.MACAddress {
+	if out.MACAddress != "" && c.Rec.PXEMAC != out.MACAddress {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.PXEMAC = out.MACAddress
 			return nil
@@ -99,7 +99,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		if subnet == nil {
 			return out, fail(reason)
 		}
-		c.log.InfoContext(ctx, "boot interface had no subnet link; chose one", slog.String("subnet", subnet.CIDR))
+		c.Log.InfoContext(ctx, "boot interface had no subnet link; chose one", slog.String("subnet", subnet.CIDR))
 	}
 	out.SubnetCIDR, out.GatewayIP = subnet.CIDR, subnet.GatewayIP
 	if subnet.GatewayIP == "" {
@@ -110,7 +110,7 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		if pol.StrictPXEPreflight {
 			return out, fail(fmt.Sprintf("VLAN %d has neither MAAS DHCP nor a DHCP relay", boot.VLAN.VID))
 		}
-		if err := c.note(ctx, "pxe_preflight", fmt.Sprintf("warning: VLAN %d has no MAAS DHCP or relay (strict_pxe_preflight off)", boot.VLAN.VID)); err != nil {
+		if err := c.Note(ctx, "pxe_preflight", fmt.Sprintf("warning: VLAN %d has no MAAS DHCP or relay (strict_pxe_preflight off)", boot.VLAN.VID)); err != nil {
 			return out, err
 		}
 	}
@@ -133,14 +133,14 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		if _, err := client.UnlinkSubnet(ctx, m.SystemID, boot.ID, l.ID); err != nil {
 			return out, err
 		}
-		c.log.InfoContext(ctx, "boot interface link removed", slog.Int("link_id", l.ID), slog.String("mode", l.Mode))
+		c.Log.InfoContext(ctx, "boot interface link removed", slog.Int("link_id", l.ID), slog.String("mode", l.Mode))
 	}
 	out.Relinked = linked || len(stale) > 0
 	detail := fmt.Sprintf("boot interface %s (%s) AUTO on %s via %s", boot.Name, out.MACAddress, subnet.CIDR, subnet.GatewayIP)
 	if out.Relinked {
 		detail += fmt.Sprintf("; relinked (%d old links removed)", len(stale))
 	}
-	return out, c.exit(ctx, detail)
+	return out, c.Exit(ctx, detail)
 }
 
 // bootInterface picks the machine's boot interface: the one MAAS names,
@@ -292,25 +292,25 @@ func unlinkedBootSubnet(ctx context.Context, client MAAS, boot maas.Interface) (
 // later onboarding of the node (a reimage is a new onboarding) can match
 // its machine by it (requirements readiness §4.1 step 3).
 func (c *call) keepNodePXEMAC(ctx context.Context, mac string) error {
-	if mac == "" || c.ob.NodeID == "" {
+	if mac == "" || c.Rec.NodeID == "" {
 		return nil
 	}
-	n, err := c.a.d.Store.GetNode(ctx, c.ob.NodeID)
+	n, err := c.a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
 		var nf *RecordNotFoundError
-		if errors.As(storeError("", err), &nf) {
+		if errors.As(StoreError("", err), &nf) {
 			return nil
 		}
-		return storeError("read node", err)
+		return StoreError("read node", err)
 	}
 	if n.PXEMAC == mac {
 		return nil
 	}
-	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.Rec.NodeID, func(n *domain.Node) error {
 		n.PXEMAC = mac
 		return nil
 	}); err != nil {
-		return storeError("record the node's PXE MAC", err)
+		return StoreError("record the node's PXE MAC", err)
 	}
 	return nil
 }

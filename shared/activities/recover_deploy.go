@@ -39,7 +39,7 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "RecoverDeploy", domain.StageRecoverDeploy, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -49,8 +49,8 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	}
 	// Both the classified datasource retry and an operator's retry come
 	// through here: the comment names neither reason.
-	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.ob.ID)
-	out.StatusName = statusName(m)
+	comment := fmt.Sprintf("maasflow onboarding %s: retrying deploy", c.Rec.ID)
+	out.StatusName = MachineStatusName(m)
 	switch m.Status {
 	case maas.StatusDeploying:
 		if _, err := client.Abort(ctx, m.SystemID, comment); err != nil {
@@ -69,5 +69,5 @@ func (a *Activities) RecoverDeploy(ctx context.Context, in RecoverDeployInput) (
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName, Reason: "a deploy cannot be recovered from this state"}
 	}
-	return out, c.note(ctx, "recover_deploy", fmt.Sprintf("machine %s was %s: %s", m.SystemID, out.StatusName, out.Action))
+	return out, c.Note(ctx, "recover_deploy", fmt.Sprintf("machine %s was %s: %s", m.SystemID, out.StatusName, out.Action))
 }

@@ -61,7 +61,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "ResetMachine", domain.StageReset, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -70,14 +70,14 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 		return out, err
 	}
 	out.EraseMode = pol.EraseMode
-	if c.ob.MAASSystemID == "" {
+	if c.Rec.MAASSystemID == "" {
 		out.Action = ResetNoMachine
-		return out, c.exit(ctx, "no MAAS machine recorded: discovery starts afresh")
+		return out, c.Exit(ctx, "no MAAS machine recorded: discovery starts afresh")
 	}
 	client, m, err := c.maasMachine(ctx)
 	var nf *maas.MAASNotFoundError
 	if errors.As(err, &nf) {
-		gone := c.ob.MAASSystemID
+		gone := c.Rec.MAASSystemID
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.MAASSystemID = ""
 			return nil
@@ -85,7 +85,7 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 			return out, err
 		}
 		out.Action = ResetNoMachine
-		return out, c.exit(ctx, "machine "+gone+" is gone from MAAS: discovery starts afresh")
+		return out, c.Exit(ctx, "machine "+gone+" is gone from MAAS: discovery starts afresh")
 	}
 	if err != nil {
 		return out, err
@@ -94,47 +94,47 @@ func (a *Activities) ResetMachine(ctx context.Context, in ResetMachineInput) (ou
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow onboarding %s: restart-clean (attempt %d)", c.ob.ID, c.ref.Attempt)
-	out.StatusName = statusName(m)
+	comment := fmt.Sprintf("maasflow onboarding %s: restart-clean (attempt %d)", c.Rec.ID, c.ref.Attempt)
+	out.StatusName = MachineStatusName(m)
 	switch {
 	case m.Status == maas.StatusNew || m.Status == maas.StatusFailedCommissioning || m.Status == maas.StatusFailedTesting:
 		out.Action = ResetNothing
-		return out, c.exit(ctx, "machine is "+out.StatusName+": never deployed, nothing to release")
+		return out, c.Exit(ctx, "machine is "+out.StatusName+": never deployed, nothing to release")
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing:
 		out.Action = ResetInFlight
-		return out, c.exit(ctx, "a release is in flight ("+out.StatusName+")")
+		return out, c.Exit(ctx, "a release is in flight ("+out.StatusName+")")
 	case m.Status == maas.StatusReady && (sent || pol.EraseMode == domain.EraseNone):
 		out.Action = ResetNothing
-		return out, c.exit(ctx, fmt.Sprintf("machine is Ready (erase %s): nothing to release", pol.EraseMode))
+		return out, c.Exit(ctx, fmt.Sprintf("machine is Ready (erase %s): nothing to release", pol.EraseMode))
 	case m.Status == maas.StatusReady:
 		// MAAS erases disks only as part of a release (maas-behaviour §5).
 		if _, err = client.Allocate(ctx, m.SystemID); err != nil {
 			return out, err
 		}
-		if err := c.note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
+		if err := c.Note(ctx, SourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
 			return out, err
 		}
-	case releasable[m.Status]:
+	case Releasable[m.Status]:
 	default:
 		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: out.StatusName,
 			Reason: "restart-clean cannot release a machine from this status; wait until MAAS settles or bring it to a releasable one"}
 	}
-	if err := c.note(ctx, sourceReset, fmt.Sprintf("release of %s requested (erase %s)", m.SystemID, pol.EraseMode)); err != nil {
+	if err := c.Note(ctx, sourceReset, fmt.Sprintf("release of %s requested (erase %s)", m.SystemID, pol.EraseMode)); err != nil {
 		return out, err
 	}
-	if m, err = client.Release(ctx, m.SystemID, releaseParams(pol.EraseMode, comment)); err != nil {
+	if m, err = client.Release(ctx, m.SystemID, ReleaseParams(pol.EraseMode, comment)); err != nil {
 		return out, err
 	}
-	out.Action, out.StatusName = ResetReleased, statusName(m)
-	return out, c.exit(ctx, fmt.Sprintf("release sent (erase %s): machine is %s", pol.EraseMode, out.StatusName))
+	out.Action, out.StatusName = ResetReleased, MachineStatusName(m)
+	return out, c.Exit(ctx, fmt.Sprintf("release sent (erase %s): machine is %s", pol.EraseMode, out.StatusName))
 }
 
 // releaseSent reports whether this attempt already asked MAAS for the
 // release (its note is on the timeline).
 func (c *call) releaseSent(ctx context.Context) (bool, error) {
-	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.ob.ID)
+	rows, err := c.a.d.Store.ListOnboardingEvents(ctx, c.Rec.ID)
 	if err != nil {
-		return false, storeError("read timeline", err)
+		return false, StoreError("read timeline", err)
 	}
 	for _, r := range rows {
 		if r.Kind == domain.TimelineNote && r.Source == sourceReset && r.Attempt == c.ref.Attempt {

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -60,21 +59,15 @@ const (
 	outcomeManual = run.OutcomeManual
 )
 
-// call is one activity invocation: the onboarding as read at the start,
-// the stage the activity works in, and its logger.
+// call is one onboarding activity invocation: the frame (Frame) over
+// the onboarding as read at the start, and the execution's reference.
 type call struct {
-	a        *Activities
-	activity string
-	stage    domain.Stage
-	ref      OnboardingRef
-	ob       domain.Onboarding
-	log      *slog.Logger
+	Frame[domain.Onboarding, domain.Stage, domain.TimelineEntry]
+	a   *Activities
+	ref OnboardingRef
 	// base is log without the fields that change during the call (node_id,
 	// maas_system_id), which setOnboarding adds afresh.
 	base *slog.Logger
-	// pending are timeline rows (later) that go with the call's next
-	// write: its next timeline rows, onboarding update or its end.
-	pending []domain.TimelineEntry
 }
 
 // DefaultInvocationBudget bounds one activity invocation, and with it
@@ -115,19 +108,63 @@ func (a *Activities) begin(ctx context.Context, activity string, stage domain.St
 		slog.String(logfield.OnboardingID, ref.OnboardingID), slog.String(logfield.SiteID, ref.SiteID),
 		slog.String(logfield.Hostname, ref.Hostname), slog.String(logfield.CorrelationID, ref.CorrelationID),
 	)
-	c := &call{a: a, activity: activity, stage: stage, ref: ref, log: log, base: log}
+	c := &call{a: a, ref: ref, base: log}
+	c.Frame = Frame[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
+		Activity: activity, Stage: stage, Log: log, Rules: onboardingRules(a, ref, c)}
 	if err := ref.validate(); err != nil {
 		return c, err
 	}
 	ob, err := a.d.Store.GetOnboarding(ctx, ref.OnboardingID)
 	if err != nil {
-		return c, storeError("read onboarding", err)
+		return c, StoreError("read onboarding", err)
 	}
 	if ref.stale(ob) {
 		return c, ref.staleError(ob)
 	}
 	c.setOnboarding(ob)
 	return c, nil
+}
+
+// onboardingRules is the onboarding's record and timeline for the frame.
+func onboardingRules(a *Activities, ref OnboardingRef, c *call) RecordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry] {
+	return RecordRules[domain.Onboarding, domain.Stage, domain.TimelineEntry]{
+		ID:       func(o domain.Onboarding) string { return o.ID },
+		StageOf:  func(o domain.Onboarding) domain.Stage { return o.Stage },
+		SetStage: func(o *domain.Onboarding, s domain.Stage) { o.Stage = s },
+		Running:  func(o domain.Onboarding) bool { return o.Status == domain.OnboardingRunning },
+		Refuse: func(_ context.Context, o domain.Onboarding) error {
+			if ref.stale(o) {
+				return ref.staleError(o)
+			}
+			if o.Status != domain.OnboardingRunning {
+				return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+			}
+			return nil
+		},
+		Quiet: func(err error) bool {
+			var stale *StaleAttemptError
+			var closed *OnboardingClosedError
+			return errors.As(err, &stale) || errors.As(err, &closed)
+		},
+		WriteRecord: func(ctx context.Context, change func(*domain.Onboarding) error, rows func(before, after domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error) {
+			return a.d.Store.UpdateOnboardingWithTimeline(ctx, ref.OnboardingID, change, rows)
+		},
+		AppendRows: func(ctx context.Context, rows ...domain.TimelineEntry) error {
+			return a.d.Store.AppendOnboardingEvents(ctx, rows...)
+		},
+		RecordID: ref.OnboardingID,
+		Attempt:  ref.Attempt,
+		Now:      a.d.Clock.Now,
+		Fields: func(r *domain.TimelineEntry) RowFields[domain.Stage] {
+			return RowFields[domain.Stage]{RecordID: &r.OnboardingID, Attempt: &r.Attempt, Time: &r.Time, Stage: &r.Stage,
+				Kind: &r.Kind, Outcome: &r.Outcome, Source: &r.Source, Detail: &r.Detail}
+		},
+		Loaded: func(prev, next domain.Onboarding) {
+			if next.NodeID != prev.NodeID || next.MAASSystemID != prev.MAASSystemID || prev.ID == "" {
+				c.Log = c.base.With(slog.String(logfield.NodeID, next.NodeID), slog.String(logfield.MAASSystemID, next.MAASSystemID))
+			}
+		},
+	}
 }
 
 // beginIn is begin followed by enter(nil): the prologue of the activities
@@ -141,17 +178,13 @@ func (a *Activities) beginIn(ctx context.Context, activity string, stage domain.
 	return c, c.enter(ctx, nil)
 }
 
-func (c *call) setOnboarding(ob domain.Onboarding) {
-	if ob.NodeID != c.ob.NodeID || ob.MAASSystemID != c.ob.MAASSystemID || c.ob.ID == "" {
-		c.log = c.base.With(slog.String(logfield.NodeID, ob.NodeID), slog.String(logfield.MAASSystemID, ob.MAASSystemID))
-	}
-	c.ob = ob
-}
+// setOnboarding keeps the onboarding as last read or written.
+func (c *call) setOnboarding(ob domain.Onboarding) { c.Load(ob) }
 
 // requireRunning refuses to work on an onboarding that is not running.
 func (c *call) requireRunning() error {
-	if c.ob.Status != domain.OnboardingRunning {
-		return &OnboardingClosedError{OnboardingID: c.ob.ID, Status: c.ob.Status}
+	if c.Rec.Status != domain.OnboardingRunning {
+		return &OnboardingClosedError{OnboardingID: c.Rec.ID, Status: c.Rec.Status}
 	}
 	return nil
 }
@@ -162,163 +195,15 @@ func (c *call) requireRunning() error {
 // execution may enter the workflow at any stage. One conditional update
 // also applies change (called with the previous stage still set, so an
 // activity can tell a retry of itself from a fresh entry). A stage change
-// adds a stage_entered row to the timeline.
+// adds a stage_entered row to the timeline in the same write.
 func (c *call) enter(ctx context.Context, change func(*domain.Onboarding) error) error {
-	if change == nil && c.ob.Stage == c.stage && c.ob.Status == domain.OnboardingRunning {
-		// Already there (a poll, a retry): nothing to write. The onboarding
-		// was read for this attempt in begin, and every later write is
-		// conditional again.
-		return nil
-	}
-	var prev domain.Stage
-	// A stage change and its stage_entered row are one write.
-	entered := func(before, _ domain.Onboarding) []domain.TimelineEntry {
-		rows := append([]domain.TimelineEntry(nil), c.pending...)
-		if before.Stage == c.stage {
-			return rows
-		}
-		return append(rows, c.row(domain.TimelineEntry{
-			Kind: domain.TimelineStageEntered, Stage: c.stage, Detail: run.EnteredDetail(before.Stage)}))
-	}
-	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if c.ref.stale(*o) {
-			return c.ref.staleError(*o)
-		}
-		if o.Status != domain.OnboardingRunning {
-			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
-		}
-		prev = o.Stage
-		// change sees the previous stage (DeployMachine counts a deploy only
-		// when it enters the deploy stage).
-		if change != nil {
-			if err := change(o); err != nil {
-				return err
-			}
-		}
-		o.Stage = c.stage
-		return nil
-	}, entered)
-	if err != nil {
-		return storeError("move onboarding to stage "+string(c.stage), err)
-	}
-	c.pending = nil
-	c.setOnboarding(updated)
-	if prev != c.stage {
-		c.log.InfoContext(ctx, "stage entered", slog.String("from", string(prev)))
-	}
-	return nil
+	return c.EnterStage(ctx, change, "move onboarding to stage "+string(c.Stage))
 }
 
 // update changes the running onboarding of this attempt without moving it
 // (with the pending timeline rows, in one write).
 func (c *call) update(ctx context.Context, change func(*domain.Onboarding) error) error {
-	pending := func(_, _ domain.Onboarding) []domain.TimelineEntry {
-		return append([]domain.TimelineEntry(nil), c.pending...)
-	}
-	updated, err := c.a.d.Store.UpdateOnboardingWithTimeline(ctx, c.ref.OnboardingID, func(o *domain.Onboarding) error {
-		if c.ref.stale(*o) {
-			return c.ref.staleError(*o)
-		}
-		if o.Status != domain.OnboardingRunning {
-			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
-		}
-		return change(o)
-	}, pending)
-	if err != nil {
-		return storeError("update onboarding", err)
-	}
-	c.pending = nil
-	c.setOnboarding(updated)
-	return nil
-}
-
-// row stamps a timeline row with the clock, the onboarding, the attempt
-// and, when it names none, the activity's stage.
-func (c *call) row(r domain.TimelineEntry) domain.TimelineEntry {
-	r.OnboardingID = c.ref.OnboardingID
-	r.Attempt = c.ref.Attempt
-	if r.Time.IsZero() {
-		r.Time = c.a.d.Clock.Now().UTC()
-	}
-	if r.Stage == "" {
-		r.Stage = c.stage
-	}
-	return r
-}
-
-// timeline appends the pending rows and rows, stamped by row, in one write.
-func (c *call) timeline(ctx context.Context, rows ...domain.TimelineEntry) error {
-	now := c.a.d.Clock.Now().UTC()
-	all := append([]domain.TimelineEntry(nil), c.pending...)
-	for _, r := range rows {
-		if r.Time.IsZero() {
-			r.Time = now
-		}
-		all = append(all, c.row(r))
-	}
-	if len(all) == 0 {
-		return nil
-	}
-	if err := c.a.d.Store.AppendOnboardingEvents(ctx, all...); err != nil {
-		return storeError("append timeline", err)
-	}
-	c.pending = nil
-	return nil
-}
-
-// later stamps rows and keeps them for the call's next write (timeline,
-// enter, update) or, at the latest, its end (finish): rows that need not
-// be stored before anything else happens cost no database call of their
-// own. A row that must be stored before a side effect (a MAAS create)
-// goes through timeline.
-func (c *call) later(rows ...domain.TimelineEntry) {
-	for _, r := range rows {
-		c.pending = append(c.pending, c.row(r))
-	}
-}
-
-// note records a workflow decision on the timeline.
-func (c *call) note(ctx context.Context, source, detail string) error {
-	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineNote, Source: source, Detail: detail})
-}
-
-// exit records the stage's successful end.
-func (c *call) exit(ctx context.Context, detail string) error {
-	c.log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-	return c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageExited, Outcome: outcomeOK, Detail: detail})
-}
-
-// finish is every activity's boundary (deferred): it turns *errp into the
-// error vocabulary, logs it once, and, when the onboarding is in this
-// activity's stage, records the failed exit on the timeline. A stale or
-// conflicting execution writes nothing.
-func (c *call) finish(ctx context.Context, errp *error) {
-	if *errp == nil {
-		if len(c.pending) > 0 {
-			if err := c.timeline(ctx); err != nil {
-				*errp = failAtBoundary(ctx, c.log, c.activity, err)
-			}
-		}
-		return
-	}
-	err := failAtBoundary(ctx, c.log, c.activity, *errp)
-	*errp = err
-	var stale *StaleAttemptError
-	var closed *OnboardingClosedError
-	var invalid *InvalidInputError
-	if errors.As(err, &stale) || errors.As(err, &closed) || errors.As(err, &invalid) ||
-		c.ob.ID == "" || c.ob.Stage != c.stage {
-		return
-	}
-	outcome := exitOutcome(err)
-	// Best effort: the error that ends the activity is the one to report.
-	ctx = context.WithoutCancel(ctx)
-	// The pending rows (what the call did before it failed) go with it.
-	if terr := c.timeline(ctx, domain.TimelineEntry{
-		Kind: domain.TimelineStageExited, Outcome: outcome, Detail: fmt.Sprintf("%s: %s", errorName(err), err.Error()),
-	}); terr != nil {
-		c.log.WarnContext(ctx, "timeline write failed", slog.String("error", terr.Error()))
-	}
+	return c.Write(ctx, change, false, "update onboarding")
 }
 
 // stageOrStart names an onboarding stage on the timeline.

@@ -41,7 +41,7 @@ func newRunContext(pol domain.EffectivePolicy, site domain.Site, profile domain.
 // are read instead.
 func (c *call) runContext() *RunContext {
 	r := c.ref.Context
-	if r == nil || c.ob.ID == "" || r.Site.ID != c.ob.SiteID || r.Profile.ID != c.ob.ProfileID || r.Profile.SiteID != c.ob.SiteID {
+	if r == nil || c.Rec.ID == "" || r.Site.ID != c.Rec.SiteID || r.Profile.ID != c.Rec.ProfileID || r.Profile.SiteID != c.Rec.SiteID {
 		return nil
 	}
 	return r

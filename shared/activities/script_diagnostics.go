@@ -56,7 +56,7 @@ func scriptFailureDiagnostics(ctx context.Context, client MAAS, m maas.Machine) 
 		}
 		detail := fmt.Sprintf("%s script %s: %s, exit status %s", t, r.Name, r.StatusName, exit)
 		if r.Output != "" && !r.Binary {
-			detail += "\n" + tail(r.Output, maxScriptTail)
+			detail += "\n" + Tail(r.Output, maxScriptTail)
 		}
 		rows = append(rows, domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: string(t) + "_scripts", Detail: detail})
 		names = append(names, r.Name)

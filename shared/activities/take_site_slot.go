@@ -58,19 +58,19 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "TakeSiteSlot", domain.StageQueued, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	site, err := a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return out, storeError("read site", err)
+		return out, StoreError("read site", err)
 	}
 	if p := site.Policy.MaxConcurrentOnboardings; p != nil {
 		out.Limit = *p
 	}
-	prevStage := c.ob.Stage
-	held := c.ob.Slot != nil && c.ob.Slot.Attempt == c.ref.Attempt && c.ob.Slot.Held
+	prevStage := c.Rec.Stage
+	held := c.Rec.Slot != nil && c.Rec.Slot.Attempt == c.ref.Attempt && c.Rec.Slot.Held
 	res, err := a.d.Store.TakeSiteSlot(ctx, store.SlotRequest{
 		OnboardingID: c.ref.OnboardingID, Attempt: c.ref.Attempt, Limit: out.Limit,
 		Fence: func(o domain.Onboarding) error {
@@ -84,7 +84,7 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 		},
 	})
 	if err != nil {
-		return out, storeError("take site slot", err)
+		return out, StoreError("take site slot", err)
 	}
 	c.setOnboarding(res.Onboarding)
 	out.Granted, out.QueuePosition = res.Granted, res.Position
@@ -98,13 +98,13 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 	switch {
 	case held: // a repeat: recorded the first time
 	case res.Queued:
-		c.log.InfoContext(ctx, "queued for a site slot", slog.Int("queue_position", res.Position), slog.Int("limit", out.Limit))
-		return out, c.timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered,
-			Detail: fmt.Sprintf("from %s; site %s full (%d held, %s): place %d in the queue", stageOrStart(prevStage), c.ob.SiteID, res.Held, limit, res.Position)})
+		c.Log.InfoContext(ctx, "queued for a site slot", slog.Int("queue_position", res.Position), slog.Int("limit", out.Limit))
+		return out, c.Timeline(ctx, domain.TimelineEntry{Kind: domain.TimelineStageEntered,
+			Detail: fmt.Sprintf("from %s; site %s full (%d held, %s): place %d in the queue", stageOrStart(prevStage), c.Rec.SiteID, res.Held, limit, res.Position)})
 	case res.Granted && prevStage == domain.StageQueued:
-		return out, c.exit(ctx, fmt.Sprintf("site slot taken (%d held, %s)", res.Held, limit))
+		return out, c.Exit(ctx, fmt.Sprintf("site slot taken (%d held, %s)", res.Held, limit))
 	case res.Granted && out.Limit > 0:
-		return out, c.note(ctx, "throttle", fmt.Sprintf("site slot taken (%d held, %s)", res.Held, limit))
+		return out, c.Note(ctx, "throttle", fmt.Sprintf("site slot taken (%d held, %s)", res.Held, limit))
 	}
 	return out, nil
 }

@@ -42,7 +42,7 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.begin(ctx, "ValidateOnboarding", domain.StageValidate, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -57,13 +57,13 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if err := checkGuardrails(site, profile, pol); err != nil {
 		return out, err
 	}
-	sku, err := a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	sku, err := a.d.Store.GetSKU(ctx, c.Rec.SKUID)
 	if err != nil {
 		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
-			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.ob.SKUID)}
+			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.Rec.SKUID)}
 		}
-		return out, storeError("read SKU", err)
+		return out, StoreError("read SKU", err)
 	}
 	if !sku.Active {
 		return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s is not active", sku.ID)}
@@ -75,11 +75,11 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if _, err := c.publishOnce(ctx, events.OnboardingStarted, c.eventDetail()); err != nil {
 		return out, err
 	}
-	if err := c.exit(ctx, fmt.Sprintf("guardrails passed (site %s, profile %s, SKU %s)", site.ID, profile.ID, sku.ID)); err != nil {
+	if err := c.Exit(ctx, fmt.Sprintf("guardrails passed (site %s, profile %s, SKU %s)", site.ID, profile.ID, sku.ID)); err != nil {
 		return out, err
 	}
 	return ValidateOnboardingOutput{
-		NodeID:                   c.ob.NodeID,
+		NodeID:                   c.Rec.NodeID,
 		EnrollmentTimeoutSeconds: pol.EnrollmentTimeoutSeconds,
 		DeployRetries:            pol.DeployRetries,
 		RoCEPhase2:               pol.RoCEPhase2,
@@ -110,12 +110,12 @@ func (c *call) startRunning(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return storeError("mark onboarding running", err)
+		return StoreError("mark onboarding running", err)
 	}
 	c.setOnboarding(updated)
 	if prevStage != domain.StageValidate || prevStatus != domain.OnboardingRunning {
 		// Stored with the guardrails' outcome.
-		c.later(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
+		c.Later(domain.TimelineEntry{Kind: domain.TimelineStageEntered, Detail: "from " + stageOrStart(prevStage) + "; status running"})
 	}
 	return nil
 }
@@ -146,31 +146,31 @@ func checkGuardrails(site domain.Site, profile domain.Profile, pol domain.Effect
 // normally creates it with the onboarding; an onboarding started another
 // way gets the site's node for the hostname, or a new one.
 func (c *call) ensureNode(ctx context.Context) error {
-	if c.ob.NodeID != "" {
+	if c.Rec.NodeID != "" {
 		return nil
 	}
 	st := c.a.d.Store
-	node, found, err := st.FindNodeByHost(ctx, c.ob.SiteID, c.ob.Hostname)
+	node, found, err := st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname)
 	if err != nil {
-		return storeError("find node", err)
+		return StoreError("find node", err)
 	}
 	if !found {
 		now := c.a.d.Clock.Now().UTC()
 		node = domain.Node{
-			ID: c.a.d.NewID(), SiteID: c.ob.SiteID, Hostname: c.ob.Hostname, SKUID: c.ob.SKUID,
-			Status: domain.NodeOnboarding, OnboardingID: c.ob.ID, CreatedAt: now, UpdatedAt: now,
+			ID: c.a.d.NewID(), SiteID: c.Rec.SiteID, Hostname: c.Rec.Hostname, SKUID: c.Rec.SKUID,
+			Status: domain.NodeOnboarding, OnboardingID: c.Rec.ID, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := st.CreateNode(ctx, node); err != nil {
 			// A concurrent create for the host won: use its record.
 			var conflict *store.ItemConflictError
 			if !errors.As(err, &conflict) {
-				return storeError("create node", err)
+				return StoreError("create node", err)
 			}
-			if node, found, err = st.FindNodeByHost(ctx, c.ob.SiteID, c.ob.Hostname); err != nil {
-				return storeError("find node", err)
+			if node, found, err = st.FindNodeByHost(ctx, c.Rec.SiteID, c.Rec.Hostname); err != nil {
+				return StoreError("find node", err)
 			}
 			if !found {
-				return &RecordConflictError{Kind: "node", ID: c.ob.Hostname, Reason: "node created concurrently but not found"}
+				return &RecordConflictError{Kind: "node", ID: c.Rec.Hostname, Reason: "node created concurrently but not found"}
 			}
 		}
 	}

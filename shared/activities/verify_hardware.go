@@ -74,7 +74,7 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
 	c, err := a.beginIn(ctx, "VerifyHardware", domain.StageVerifyHardware, in.OnboardingRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -92,7 +92,7 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	}
 	reader, ok := client.(maas.NodeDeviceReader)
 	if !ok {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "the site's MAAS client cannot read node devices"}
+		return out, &ActivityFailedError{Activity: c.Activity, Message: "the site's MAAS client cannot read node devices"}
 	}
 	devices, err := reader.NodeDevices(ctx, m.SystemID)
 	if err != nil {
@@ -104,7 +104,7 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	if diff := domain.CheckHardware(built, c.hardwareChecks(sku)...); len(diff) > 0 {
 		return out, c.recordMismatch(ctx, m.SystemID, sku.ID, diff)
 	}
-	if len(c.ob.HardwareDiff) > 0 || c.ob.RecommissionReady {
+	if len(c.Rec.HardwareDiff) > 0 || c.Rec.RecommissionReady {
 		if err := c.update(ctx, func(o *domain.Onboarding) error {
 			o.HardwareDiff, o.RecommissionReady = nil, false
 			return nil
@@ -115,7 +115,7 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 	if out.Changes, err = c.keepAsBuilt(ctx, built); err != nil {
 		return out, err
 	}
-	return out, c.exit(ctx, fmt.Sprintf("hardware matches SKU %s: %d GPUs, %d NICs, %d disks, %d MiB, %d cores",
+	return out, c.Exit(ctx, fmt.Sprintf("hardware matches SKU %s: %d GPUs, %d NICs, %d disks, %d MiB, %d cores",
 		sku.ID, out.GPUs, out.NICs, out.Disks, built.MemoryMiB, built.CPUCores))
 }
 
@@ -131,9 +131,9 @@ func (c *call) siteRegion(ctx context.Context) (string, error) {
 	if r := c.runContext(); r != nil {
 		return r.Site.Region, nil
 	}
-	site, err := c.a.d.Store.GetSite(ctx, c.ob.SiteID)
+	site, err := c.a.d.Store.GetSite(ctx, c.Rec.SiteID)
 	if err != nil {
-		return "", storeError("read site", err)
+		return "", StoreError("read site", err)
 	}
 	return site.Region, nil
 }
@@ -143,7 +143,7 @@ func (c *call) siteRegion(ctx context.Context) (string, error) {
 // the run.
 func (c *call) recordMismatch(ctx context.Context, systemID, skuID string, diff []domain.Mismatch) error {
 	for _, d := range diff {
-		c.later(domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceHardware,
+		c.Later(domain.TimelineEntry{Kind: domain.TimelineDiagnostic, Source: sourceHardware,
 			Detail: fmt.Sprintf("%s: designed %s, built %s", d.Field, d.Want, d.Got)})
 	}
 	if err := c.update(ctx, func(o *domain.Onboarding) error {
@@ -158,12 +158,12 @@ func (c *call) recordMismatch(ctx context.Context, systemID, skuID string, diff 
 // keepAsBuilt stores the inventory on the node and returns how it differs
 // from the one the node had, each difference also noted on the timeline.
 func (c *call) keepAsBuilt(ctx context.Context, built domain.AsBuilt) ([]string, error) {
-	if c.ob.NodeID == "" {
-		return nil, &ActivityFailedError{Activity: c.activity, Message: "the onboarding has no node record"}
+	if c.Rec.NodeID == "" {
+		return nil, &ActivityFailedError{Activity: c.Activity, Message: "the onboarding has no node record"}
 	}
 	now := c.a.d.Clock.Now().UTC()
 	var changes []string
-	if _, err := c.a.d.Store.UpdateNode(ctx, c.ob.NodeID, func(n *domain.Node) error {
+	if _, err := c.a.d.Store.UpdateNode(ctx, c.Rec.NodeID, func(n *domain.Node) error {
 		changes = nil
 		if n.AsBuilt != nil {
 			changes = domain.HardwareChanges(*n.AsBuilt, built)
@@ -171,10 +171,10 @@ func (c *call) keepAsBuilt(ctx context.Context, built domain.AsBuilt) ([]string,
 		n.AsBuilt, n.AsBuiltAt = &built, &now
 		return nil
 	}); err != nil {
-		return nil, storeError("keep as-built hardware on node", err)
+		return nil, StoreError("keep as-built hardware on node", err)
 	}
 	for _, ch := range changes {
-		c.later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceHardwareChange, Detail: "since the last onboarding: " + ch})
+		c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceHardwareChange, Detail: "since the last onboarding: " + ch})
 	}
 	return changes, nil
 }
@@ -232,12 +232,12 @@ func (r *RunContext) withSKU(sku domain.SKU) *RunContext {
 // runSKU is the onboarding's SKU: the run's, or read now when the
 // execution carries none.
 func (c *call) runSKU(ctx context.Context) (domain.SKU, error) {
-	if r := c.runContext(); r != nil && r.SKU != nil && r.SKU.ID == c.ob.SKUID {
+	if r := c.runContext(); r != nil && r.SKU != nil && r.SKU.ID == c.Rec.SKUID {
 		return *r.SKU, nil
 	}
-	sku, err := c.a.d.Store.GetSKU(ctx, c.ob.SKUID)
+	sku, err := c.a.d.Store.GetSKU(ctx, c.Rec.SKUID)
 	if err != nil {
-		return domain.SKU{}, storeError("read SKU "+c.ob.SKUID, err)
+		return domain.SKU{}, StoreError("read SKU "+c.Rec.SKUID, err)
 	}
 	return sku, nil
 }

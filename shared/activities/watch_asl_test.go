@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/activities/aslcontract"
 )
 
 const machineWatchASLPath = "../../statemachines/machine-watch.asl.json"
@@ -98,5 +100,5 @@ func TestMachineWatchASLCallsWatchSites(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"PollSites"}, tasks)
-	assertParsesOnTheEngine(t, raw, Catalog(Deps{}), "PollSites")
+	aslcontract.AssertParsesOnTheEngine(t, raw, contractFunctions(Catalog(Deps{})), "PollSites")
 }

@@ -128,7 +128,7 @@ func (a *Activities) WatchMachine(ctx context.Context, in WatchMachineInput) (ou
 		return out, a.completeWait(ctx, in.TaskToken, wokeSuperseded)
 	}
 	if err != nil {
-		return out, storeError("register machine watch", err)
+		return out, StoreError("register machine watch", err)
 	}
 	log.InfoContext(ctx, "machine wait parked", slog.String("target", string(in.Target)),
 		slog.Int64("after_event", w.After), slog.Time("wake_at", wake))
@@ -146,7 +146,7 @@ func (a *Activities) completeWait(ctx context.Context, token, reason string) err
 	if err == nil || taskEnded(err) {
 		return nil
 	}
-	return &ActivityFailedError{Activity: "WatchMachine", Message: fmt.Sprintf("the workflow refused the wake (%T)", rootError(err))}
+	return &ActivityFailedError{Activity: "WatchMachine", Message: fmt.Sprintf("the workflow refused the wake (%T)", RootError(err))}
 }
 
 // taskEnded reports whether err says the task had already ended

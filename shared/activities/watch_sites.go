@@ -85,7 +85,7 @@ func (a *Activities) WatchSites(ctx context.Context, in WatchSitesInput) (out Wa
 	listedAt := a.d.Clock.Now().UTC()
 	listed, err := a.d.Watches.ListMachineWatches(ctx)
 	if err != nil {
-		return out, storeError("list machine watches", err)
+		return out, StoreError("list machine watches", err)
 	}
 	bySite := map[string][]domain.MachineWatch{}
 	for _, w := range listed.Watches {
@@ -149,7 +149,7 @@ func (s siteWatch) round(ctx context.Context) int {
 	if readErr != nil {
 		// The type only: a MAAS or credentials error names the site, never
 		// its key, but the watcher's log need not repeat any of it.
-		s.log.WarnContext(ctx, "site events not read; waking only the due waits", slog.String("error_type", fmt.Sprintf("%T", rootError(readErr))))
+		s.log.WarnContext(ctx, "site events not read; waking only the due waits", slog.String("error_type", fmt.Sprintf("%T", RootError(readErr))))
 	}
 	woken := s.wakeReasons(events, now)
 	left := len(s.watches)
@@ -165,7 +165,7 @@ func (s siteWatch) round(ctx context.Context) int {
 	if newest > s.cursor.After || (!s.hasCursor && newest > 0) {
 		err := s.a.d.Watches.PutWatchCursor(ctx, domain.WatchCursor{SiteID: s.siteID, After: newest, ListedAt: s.listedAt})
 		if err != nil {
-			s.log.WarnContext(ctx, "site watch cursor not written", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+			s.log.WarnContext(ctx, "site watch cursor not written", slog.String("error_type", fmt.Sprintf("%T", RootError(err))))
 		}
 	}
 	return left
@@ -211,7 +211,7 @@ func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) 
 	after := s.from()
 	var all []maas.Event
 	for range watchPagesPerRound {
-		page, err := reader.SiteEvents(ctx, maas.SiteEventQuery{After: after, Limit: maxEventsPerPoll})
+		page, err := reader.SiteEvents(ctx, maas.SiteEventQuery{After: after, Limit: MaxEventsPerPoll})
 		if err != nil {
 			// The next round builds the client afresh: the site's key or
 			// address may have changed.
@@ -222,7 +222,7 @@ func (s siteWatch) readEvents(ctx context.Context) ([]maas.Event, int64, error) 
 		for _, e := range page {
 			newest = max(newest, e.ID)
 		}
-		if after == 0 || len(page) < maxEventsPerPoll {
+		if after == 0 || len(page) < MaxEventsPerPoll {
 			break
 		}
 		after = page[0].ID
@@ -268,13 +268,13 @@ func (s siteWatch) wake(ctx context.Context, w domain.MachineWatch, reason strin
 	case taskEnded(err):
 		log.InfoContext(ctx, "machine wait had ended; watch dropped")
 	default:
-		log.WarnContext(ctx, "machine wait not woken", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+		log.WarnContext(ctx, "machine wait not woken", slog.String("error_type", fmt.Sprintf("%T", RootError(err))))
 		return false
 	}
 	if err := s.a.d.Watches.DeleteMachineWatch(ctx, w.SiteID, w.SystemID, w.TaskToken); err != nil {
 		// The task is completed; a watch left behind only wakes an ended
 		// task next round, which deletes it then.
-		log.WarnContext(ctx, "machine watch not deleted", slog.String("error_type", fmt.Sprintf("%T", rootError(err))))
+		log.WarnContext(ctx, "machine watch not deleted", slog.String("error_type", fmt.Sprintf("%T", RootError(err))))
 	}
 	return true
 }

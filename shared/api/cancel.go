@@ -50,16 +50,8 @@ func (s *server) cancelOnboarding(rq *request) (int, any, error) {
 	}
 	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
 
-	if o.ExecutionID != "" {
-		// The stop is a change no store write carries: its audit entry goes first.
-		if err := s.auditAhead(rq); err != nil {
-			return 0, nil, err
-		}
-		if err := s.stopper.StopOnboarding(ctx, o.ExecutionID, message); err != nil {
-			log.ErrorContext(ctx, "stop onboarding workflow", "execution_id", o.ExecutionID, "error", err.Error())
-			return 0, nil, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-				Message: fmt.Sprintf("the workflow service is unavailable; onboarding %s was not changed, retry later", o.ID)}
-		}
+	if err := stopRun(s, rq, onboardingKind(), o, message); err != nil {
+		return 0, nil, err
 	}
 
 	// The execution is stopped: the close must land even if the caller

@@ -83,7 +83,7 @@ func TestNodeActiveOnlyWhileDeployedInEveryDecommissionInterleaving(t *testing.T
 			t.Run(name, func(t *testing.T) {
 				m := &walkMAAS{status: maas.StatusDeployed}
 				h, _ := decomHarness(t, m)
-				seedDecommission(t, h, domain.OnboardingRunning, domain.DecomStageDrain, false)
+				seedDecommission(t, h, domain.DecommissionRunning, domain.DecomStageDrain, false)
 				for _, step := range order {
 					walkStep(t, h, m, step)
 					nodeInServiceOnlyWhileDeployed(t, h, m, step)
@@ -100,7 +100,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 	ctx := context.Background()
 	d, err := h.store.GetDecommission(ctx, "dec-1")
 	require.NoError(t, err)
-	live := d.Status == domain.OnboardingPending || d.Status == domain.OnboardingRunning
+	live := d.Status == domain.DecommissionPending || d.Status == domain.DecommissionRunning
 	st, _ := m.get()
 	run := func(change func(d *domain.Decommission)) {
 		_, err := h.store.UpdateDecommission(ctx, "dec-1", func(cur *domain.Decommission) error {
@@ -116,7 +116,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 		}
 		now := h.clock.Now().UTC()
 		run(func(cur *domain.Decommission) {
-			cur.Status, cur.Stage = domain.OnboardingRunning, domain.DecomStageRelease
+			cur.Status, cur.Stage = domain.DecommissionRunning, domain.DecomStageRelease
 			if cur.ReleaseStartedAt == nil {
 				cur.ReleaseStartedAt = &now
 			}
@@ -130,7 +130,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 		m.set(maas.StatusFailedDiskErasing, true)
 		if live && d.Stage == domain.DecomStageRelease {
 			run(func(cur *domain.Decommission) {
-				cur.Status = domain.OnboardingManualIntervention
+				cur.Status = domain.DecommissionManualIntervention
 				cur.Error = &domain.Failure{Code: "EraseFailed", Message: "Failed disk erasing", Stage: domain.Stage(cur.Stage)}
 			})
 		}
@@ -139,12 +139,12 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 			return
 		}
 		run(func(cur *domain.Decommission) {
-			cur.Status, cur.Stage = domain.OnboardingManualIntervention, domain.DecomStageDrain
+			cur.Status, cur.Stage = domain.DecommissionManualIntervention, domain.DecomStageDrain
 			cur.Error = &domain.Failure{Code: "DrainFailedError", Message: "allocation a1 is release_failed", Stage: domain.Stage(domain.DecomStageDrain)}
 		})
 	case "by_hand": // an operator releases the stopped decommission's machine in MAAS without erase
 		// (once the decommission is closed, MAAS drift is reconciliation's, docs/reconciliation.md)
-		if d.Status == domain.OnboardingManualIntervention && st != maas.StatusReady {
+		if d.Status == domain.DecommissionManualIntervention && st != maas.StatusReady {
 			m.set(maas.StatusReady, true)
 		}
 	default: // rerun, retry, cancel, adopt, mark-manual-intervention
@@ -159,7 +159,7 @@ func walkStep(t *testing.T, h *harness, m *walkMAAS, step string) {
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
 		}
 		if r.status == http.StatusOK && op != domain.OpCancel && op != domain.OpMarkManualIntervention {
-			run(func(cur *domain.Decommission) { cur.Status = domain.OnboardingRunning }) // BeginDecommission
+			run(func(cur *domain.Decommission) { cur.Status = domain.DecommissionRunning }) // BeginDecommission
 		}
 	}
 }
@@ -176,7 +176,7 @@ func nodeInServiceOnlyWhileDeployed(t *testing.T, h *harness, m *walkMAAS, step 
 	}
 	d, err := h.store.GetDecommission(context.Background(), "dec-1")
 	require.NoError(t, err)
-	if d.Status == domain.OnboardingCancelled && erased {
+	if d.Status == domain.DecommissionCancelled && erased {
 		assert.Equal(t, domain.NodeRetired, n.Status, "a cancel after a release retires the node")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/logfield"
@@ -40,23 +41,69 @@ func viewDecommission(d domain.Decommission) any {
 		AllowedOperations: domain.DecommissionAllowedOperations(d.Status, d.Stage)}
 }
 
-// decommissionRecovery is the decommission's recoveryKind.
-var decommissionRecovery = recoveryKind[domain.Decommission]{
-	get: func(s *server, rq *request, id string) (domain.Decommission, error) {
-		return s.store.GetDecommission(rq.ctx(), id)
-	},
-	allows: func(d domain.Decommission, op domain.RecoveryOperation) bool {
-		return domain.DecommissionAllows(d.Status, d.Stage, op)
-	},
-	notAllowed: decommissionNotAllowed,
-	view:       viewDecommission,
-	starting: func(d domain.Decommission, op domain.RecoveryOperation) *StatusError {
-		if runStarting(op, d.ExecutionID) {
-			return recoveryConflict("decommission %s: a concurrent %s is starting attempt %d run %d and has not recorded its execution yet; read it again",
-				d.ID, op, d.Attempt, d.Run)
-		}
-		return nil
-	},
+// decommissionKind is the decommission's recoveryKind.
+func decommissionKind() recoveryKind[domain.Decommission] {
+	return recoveryKind[domain.Decommission]{
+		name: "decommission",
+		get: func(s *server, ctx context.Context, id string) (domain.Decommission, error) {
+			return s.store.GetDecommission(ctx, id)
+		},
+		state: func(d domain.Decommission) recordState {
+			return recordState{id: d.ID, status: string(d.Status), stage: string(d.Stage), attempt: d.Attempt, run: d.Run,
+				executionID: d.ExecutionID,
+				open:        d.Status == domain.DecommissionPending || d.Status == domain.DecommissionRunning,
+				frozen:      d.Status == domain.DecommissionManualIntervention && d.Error != nil && d.Error.Code == domain.FrozenCode,
+				cancelled:   d.Status == domain.DecommissionCancelled}
+		},
+		allows: func(d domain.Decommission, op domain.RecoveryOperation) bool {
+			return domain.DecommissionAllows(d.Status, d.Stage, op)
+		},
+		served: func(d domain.Decommission) []domain.RecoveryOperation {
+			return domain.DecommissionAllowedOperations(d.Status, d.Stage)
+		},
+		why: func(d domain.Decommission, op domain.RecoveryOperation) string {
+			if op == domain.OpAdopt && d.Status == domain.DecommissionManualIntervention && !domain.DecommissionDrained(d.Stage) {
+				return " (it stopped before its drain finished, and adopt would skip the tenants' allocations: resume or retry drains first)"
+			}
+			return ""
+		},
+		view: viewDecommission,
+		update: func(s *server, ctx context.Context, id string, change func(*domain.Decommission) error) (domain.Decommission, error) {
+			return s.store.UpdateDecommission(ctx, id, change)
+		},
+		freeze: func(cur *domain.Decommission, reason string, _ time.Time) {
+			// The node stays out of service and held. A reimage's onboarding
+			// is its own workflow and is left as it is (its own operations
+			// freeze it).
+			cur.Status = domain.DecommissionManualIntervention
+			cur.Error = &domain.Failure{Code: domain.FrozenCode, Message: reason, Stage: domain.Stage(cur.Stage)}
+		},
+		setExecution: func(cur *domain.Decommission, id string) { cur.ExecutionID = id },
+		stopper: func(s *server) (func(ctx context.Context, executionID, cause string) error, error) {
+			runner, err := s.decommissionRunner()
+			if err != nil {
+				return nil, err
+			}
+			return runner.StopDecommission, nil
+		},
+		note: func(s *server, ctx context.Context, d domain.Decommission, op domain.RecoveryOperation, detail string) error {
+			return s.store.AppendDecommissionEvents(ctx, domain.DecommissionEvent{
+				DecommissionID: d.ID, Time: s.clock.Now().UTC(), Attempt: d.Attempt, Kind: domain.TimelineNote, Stage: d.Stage,
+				Outcome: string(d.Status), Source: string(op), Detail: detail,
+			})
+		},
+		timeline: func(s *server, ctx context.Context, id string) ([]timelineNote, error) {
+			rows, err := s.store.ListDecommissionEvents(ctx, id)
+			out := make([]timelineNote, len(rows))
+			for i, r := range rows {
+				out[i] = timelineNote{attempt: r.Attempt, kind: r.Kind, source: r.Source, outcome: r.Outcome, detail: r.Detail}
+			}
+			return out, err
+		},
+		log: func(rq *request, d domain.Decommission) *slog.Logger {
+			return rq.log.With("decommission_id", d.ID, logfield.NodeID, d.NodeID, logfield.SiteID, d.SiteID, logfield.Hostname, d.Hostname)
+		},
+	}
 }
 
 // decommissionRecoveryOps are the operations served under
@@ -65,7 +112,7 @@ var decommissionRecovery = recoveryKind[domain.Decommission]{
 // clean restart (docs/recovery.md).
 func decommissionRecoveryOps() []recoveryOpOf[domain.Decommission] {
 	return []recoveryOpOf[domain.Decommission]{
-		{op: domain.OpMarkManualIntervention, handle: freezeDecommission, done: isDecommissionFrozen},
+		freezeOp(decommissionKind),
 		{op: domain.OpCancel, handle: cancelDecommission, done: isDecommissionCancelled},
 		{op: domain.OpRetry, handle: retryDecommission, done: runStartedBy(domain.OpRetry)},
 		{op: domain.OpResume, handle: resumeDecommission, done: runStartedBy(domain.OpResume)},
@@ -77,50 +124,22 @@ func decommissionRecoveryOps() []recoveryOpOf[domain.Decommission] {
 // decommissionRecoveryRoutes is one route per operation, each audited as
 // decommission.<op> on the decommission.
 func decommissionRecoveryRoutes(decoms string) []route {
-	ops := decommissionRecoveryOps()
-	out := make([]route, 0, len(ops))
-	for _, r := range ops {
-		op := r
-		out = append(out, route{method: http.MethodPost, pattern: decoms + "/{id}/" + string(op.op),
-			action: "decommission." + string(op.op), target: "decommission:{id}",
-			handle: func(s *server, rq *request) (int, any, error) { return runRecovery(s, rq, decommissionRecovery, op) }})
-	}
-	return out
+	return recoveryRoutesOf(decoms, decommissionKind, decommissionRecoveryOps(),
+		func(s *server, rq *request, op recoveryOpOf[domain.Decommission]) (int, any, error) {
+			return runRecovery(s, rq, decommissionKind(), op)
+		})
 }
 
 // decommissionNotAllowed is the 409 for an operation the decommission's
 // state refuses, naming the state and what it allows.
 func decommissionNotAllowed(d domain.Decommission, op domain.RecoveryOperation) *StatusError {
-	why := ""
-	if op == domain.OpAdopt && d.Status == domain.OnboardingManualIntervention && !domain.DecommissionDrained(d.Stage) {
-		why = " (it stopped before its drain finished, and adopt would skip the tenants' allocations: resume or retry drains first)"
-	}
-	return &StatusError{Status: http.StatusConflict, Code: CodeConflict,
-		Message: fmt.Sprintf("decommission %s is %s at stage %s: %s is not allowed%s; allowed operations: %s",
-			d.ID, d.Status, decomStage(d.Stage), op, why, opList(domain.DecommissionAllowedOperations(d.Status, d.Stage)))}
-}
-
-func opList(ops []domain.RecoveryOperation) string {
-	if len(ops) == 0 {
-		return "none"
-	}
-	names := make([]string, len(ops))
-	for i, o := range ops {
-		names[i] = string(o)
-	}
-	return strings.Join(names, ", ")
+	return decommissionKind().refuse(d, op)
 }
 
 func decomStage(s domain.DecommissionStage) string { return stageOrStart(string(s)) }
 
-// recoveryConflict is a 409 for a record whose state allows the operation
-// but whose world does not (MAAS, the reimage's onboarding).
-func recoveryConflict(format string, args ...any) *StatusError {
-	return &StatusError{Status: http.StatusConflict, Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
-}
-
 func (s *server) decomLog(rq *request, d domain.Decommission) *slog.Logger {
-	return rq.log.With("decommission_id", d.ID, logfield.NodeID, d.NodeID, logfield.SiteID, d.SiteID, logfield.Hostname, d.Hostname)
+	return decommissionKind().log(rq, d)
 }
 
 // decommissionRunner is the Decommissions port as a runner, or the 503
@@ -133,40 +152,10 @@ func (s *server) decommissionRunner() (DecommissionRunner, error) {
 	return r, nil
 }
 
-// stopDecommissionRun stops the record's execution before any write, so no
-// later state of it changes the record; 503 when it cannot be stopped.
-func (s *server) stopDecommissionRun(rq *request, d domain.Decommission, cause string) error {
-	if d.ExecutionID == "" {
-		return nil
-	}
-	runner, err := s.decommissionRunner()
-	if err != nil {
-		return err
-	}
-	if err := s.auditAhead(rq); err != nil { // the stop is a change no store write carries
-		return err
-	}
-	if err := runner.StopDecommission(rq.ctx(), d.ExecutionID, cause); err != nil {
-		s.decomLog(rq, d).ErrorContext(rq.ctx(), "stop decommission workflow", "execution_id", d.ExecutionID, "error", err.Error())
-		return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service is unavailable; decommission %s was not changed, retry later", d.ID)}
-	}
-	return nil
-}
-
 // decomNote records an operation on the decommission's timeline. The
 // record is already written: a missing note is logged, not answered.
 func (s *server) decomNote(ctx context.Context, rq *request, d domain.Decommission, op domain.RecoveryOperation, detail string) {
-	if err := s.store.AppendDecommissionEvents(ctx, domain.DecommissionEvent{
-		DecommissionID: d.ID, Time: s.clock.Now().UTC(), Attempt: d.Attempt, Kind: domain.TimelineNote, Stage: d.Stage,
-		Outcome: string(d.Status), Source: string(op), Detail: detail,
-	}); err != nil {
-		s.decomLog(rq, d).ErrorContext(ctx, "record the operation on the timeline", "op", string(op), "error", err.Error())
-	}
-}
-
-func detachedCtx(s *server, rq *request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(rq.ctx()), s.cfg.DetachedWriteTimeout)
+	noteOp(s, ctx, rq, decommissionKind(), d, op, detail)
 }
 
 // reasonOr is the operator's reason, or what the operation says by
@@ -178,46 +167,9 @@ func reasonOr(reason, def string) string {
 	return reason
 }
 
-// isDecommissionFrozen recognises a decommission mark-manual-intervention
-// already froze.
-func isDecommissionFrozen(_ *server, _ *request, d domain.Decommission) bool {
-	return d.Status == domain.OnboardingManualIntervention && d.Error != nil && d.Error.Code == domain.FrozenCode
-}
-
-// freezeDecommission is mark-manual-intervention: the execution is stopped
-// first, then the record becomes manual_intervention with the operator's
-// reason. The node stays out of service and held: nothing may touch the
-// machine until an operator resolves it. A reimage's onboarding is its own
-// workflow and is left as it is (its own operations freeze it).
-func freezeDecommission(s *server, rq *request, d domain.Decommission, reason string) (domain.Decommission, error) {
-	reason = reasonOr(reason, "frozen by "+rq.actor)
-	if err := s.stopDecommissionRun(rq, d, reason); err != nil {
-		return d, err
-	}
-	wctx, cancel := detachedCtx(s, rq)
-	defer cancel()
-	prev := d.Status
-	updated, err := s.store.UpdateDecommission(wctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt != d.Attempt || !domain.DecommissionAllows(cur.Status, cur.Stage, domain.OpMarkManualIntervention) {
-			return decommissionNotAllowed(*cur, domain.OpMarkManualIntervention)
-		}
-		prev = cur.Status
-		cur.Status = domain.OnboardingManualIntervention
-		cur.Error = &domain.Failure{Code: domain.FrozenCode, Message: reason, Stage: domain.Stage(cur.Stage)}
-		return nil
-	})
-	if err != nil {
-		return d, err
-	}
-	s.decomNote(wctx, rq, updated, domain.OpMarkManualIntervention,
-		fmt.Sprintf("frozen by %s (was %s) at stage %s: %s", rq.actor, prev, decomStage(updated.Stage), reason))
-	s.decomLog(rq, d).InfoContext(rq.ctx(), "decommission frozen", "previous_status", prev, "stage", updated.Stage)
-	return updated, nil
-}
-
 // isDecommissionCancelled recognises a decommission cancel already closed.
 func isDecommissionCancelled(_ *server, _ *request, d domain.Decommission) bool {
-	return d.Status == domain.OnboardingCancelled
+	return d.Status == domain.DecommissionCancelled
 }
 
 // abortable are the statuses MAAS's abort accepts (maas-behaviour §5):
@@ -243,7 +195,7 @@ var abortable = map[maas.Status]bool{
 //     return to the pool by itself (docs/decisions.md).
 func cancelDecommission(s *server, rq *request, d domain.Decommission, reason string) (domain.Decommission, error) {
 	reason = reasonOr(reason, "cancelled by "+rq.actor)
-	if err := s.stopDecommissionRun(rq, d, reason); err != nil {
+	if err := stopRun(s, rq, decommissionKind(), d, reason); err != nil {
 		return d, err
 	}
 	wctx, cancel := detachedCtx(s, rq)
@@ -262,7 +214,7 @@ func cancelDecommission(s *server, rq *request, d domain.Decommission, reason st
 			return decommissionNotAllowed(*cur, domain.OpCancel)
 		}
 		prev = cur.Status
-		cur.Status = domain.OnboardingCancelled
+		cur.Status = domain.DecommissionCancelled
 		cur.Error = &domain.Failure{Code: cancelledCode, Message: reason, Stage: domain.Stage(cur.Stage)}
 		cur.CompletedAt = &now
 		return nil
@@ -417,99 +369,59 @@ func (s *server) settleCancelledNode(ctx context.Context, d domain.Decommission,
 // is pending or running, and its timeline holds op's note for this
 // attempt and run.
 func runStartedBy(op domain.RecoveryOperation) func(s *server, rq *request, d domain.Decommission) bool {
-	return func(s *server, rq *request, d domain.Decommission) bool {
-		if d.Status != domain.OnboardingPending && d.Status != domain.OnboardingRunning {
-			return false
-		}
-		rows, err := s.store.ListDecommissionEvents(rq.ctx(), d.ID)
-		if err != nil {
-			return false
-		}
-		mark := runMark(d.Attempt, d.Run)
+	return startedWhere(decommissionKind, func(st recordState, rows []timelineNote) bool {
+		mark := runMark(st.attempt, st.run)
 		for _, r := range rows {
-			if r.Kind == domain.TimelineNote && r.Source == string(op) && r.Attempt == d.Attempt && strings.HasPrefix(r.Detail, mark) {
+			if r.kind == domain.TimelineNote && r.source == string(op) && r.attempt == st.attempt && strings.HasPrefix(r.detail, mark) {
 				return true
 			}
 		}
 		return false
-	}
+	})
 }
 
 // runMark opens the note of the operation that started a run, so a repeat
 // recognises it.
 func runMark(attempt, run int) string { return fmt.Sprintf("attempt %d run %d: ", attempt, run) }
 
-// startRun is what retry, resume, rerun and adopt share: one conditional
-// write that reopens the record as pending for the new run (change sets
-// what differs), the note, then the execution entering at stage. A run
-// that does not start leaves the record in manual_intervention saying so.
+// startRun is what retry, resume, rerun and adopt share, in the frame's
+// startRun: one conditional write that reopens the record as pending for
+// the new run (change sets what differs), the note, then the execution
+// entering at stage. A run that does not start leaves the record in
+// manual_intervention saying so.
 func (s *server) startRun(rq *request, d domain.Decommission, op domain.RecoveryOperation, stage domain.DecommissionStage,
 	change func(cur *domain.Decommission), detail string) (domain.Decommission, error) {
 	runner, err := s.decommissionRunner()
 	if err != nil {
 		return d, err
 	}
-	ctx := rq.ctx()
-	log := s.decomLog(rq, d)
-	prev := d
-	reopened, err := s.store.UpdateDecommission(ctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt != d.Attempt || cur.Run != d.Run || !domain.DecommissionAllows(cur.Status, cur.Stage, op) {
-			return decommissionNotAllowed(*cur, op)
-		}
-		prev = *cur
-		cur.Run++
-		cur.Status = domain.OnboardingPending
-		cur.Error = nil
-		cur.ExecutionID = ""
-		cur.CorrelationID = rq.correlationID
-		change(cur)
-		return nil
+	return startRun(s, rq, decommissionKind(), d, runStart[domain.Decommission]{
+		op: op, at: string(stage),
+		reopen: func(cur *domain.Decommission) {
+			cur.Run++
+			cur.Status = domain.DecommissionPending
+			cur.Error = nil
+			cur.ExecutionID = ""
+			cur.CorrelationID = rq.correlationID
+			change(cur)
+		},
+		note: func(prev, reopened domain.Decommission) string {
+			return runMark(reopened.Attempt, reopened.Run) +
+				fmt.Sprintf("started by %s after %s at stage %s, entering at %s: %s", rq.actor, prev.Status, decomStage(prev.Stage), stage, detail)
+		},
+		start: func(ctx context.Context, reopened domain.Decommission) (string, error) {
+			return runner.StartDecommissionAt(ctx, reopened, stage)
+		},
+		unstarted: func(rq *request, reopened domain.Decommission, _ string) {
+			wctx, cancel := detachedCtx(s, rq)
+			defer cancel()
+			s.unstartedRun(wctx, rq, reopened)
+		},
+		failed: func(reopened domain.Decommission) error {
+			return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+				Message: fmt.Sprintf("the workflow service is unavailable; decommission %s is back in manual_intervention, retry later", reopened.ID)}
+		},
 	})
-	if err != nil {
-		return d, err
-	}
-	wctx, cancel := detachedCtx(s, rq)
-	defer cancel()
-	s.decomNote(wctx, rq, reopened, op, runMark(reopened.Attempt, reopened.Run)+
-		fmt.Sprintf("started by %s after %s at stage %s, entering at %s: %s", rq.actor, prev.Status, decomStage(prev.Stage), stage, detail))
-	execID, err := runner.StartDecommissionAt(ctx, reopened, stage)
-	if err != nil {
-		log.ErrorContext(ctx, "start decommission workflow", "error", err.Error())
-		s.unstartedRun(wctx, rq, reopened)
-		return d, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-			Message: fmt.Sprintf("the workflow service is unavailable; decommission %s is back in manual_intervention, retry later", d.ID)}
-	}
-	var lost *domain.Decommission
-	updated, err := s.store.UpdateDecommission(wctx, d.ID, func(cur *domain.Decommission) error {
-		lost = nil // the store calls this again on a write conflict, with the record read anew
-		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
-			won := *cur
-			lost = &won
-			return nil
-		}
-		cur.ExecutionID = execID
-		return nil
-	})
-	if err != nil {
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		reopened.ExecutionID = execID
-		updated = reopened
-	}
-	if lost != nil {
-		// Another operation (a cancel, a new run) moved the record between
-		// this run's start and its answer: say what won, not 200.
-		return d, lostRace(op, reopened, *lost)
-	}
-	log.InfoContext(ctx, "decommission run started", "op", string(op), "attempt", updated.Attempt, "run", updated.Run, "start_stage", string(stage))
-	return updated, nil
-}
-
-// lostRace is the 409 of a run-starting operation whose run another
-// operation overtook before the answer: it names the run it started and
-// the record as the winner left it.
-func lostRace(op domain.RecoveryOperation, started, won domain.Decommission) *StatusError {
-	return recoveryConflict("decommission %s: %s started attempt %d run %d, but a concurrent operation won: the decommission is now %s at stage %s (attempt %d run %d); read it again",
-		won.ID, op, started.Attempt, started.Run, won.Status, decomStage(won.Stage), won.Attempt, won.Run)
 }
 
 // unstartedRun puts a decommission whose new run never started back in
@@ -517,10 +429,10 @@ func lostRace(op domain.RecoveryOperation, started, won domain.Decommission) *St
 // failing it (which would hand the node back) is not an option.
 func (s *server) unstartedRun(ctx context.Context, rq *request, d domain.Decommission) {
 	if _, err := s.store.UpdateDecommission(ctx, d.ID, func(cur *domain.Decommission) error {
-		if cur.Attempt != d.Attempt || cur.Run != d.Run || cur.Status != domain.OnboardingPending {
+		if cur.Attempt != d.Attempt || cur.Run != d.Run || cur.Status != domain.DecommissionPending {
 			return nil
 		}
-		cur.Status = domain.OnboardingManualIntervention
+		cur.Status = domain.DecommissionManualIntervention
 		cur.Error = &domain.Failure{Code: startFailure, Message: "the decommission workflow could not be started", Stage: domain.Stage(cur.Stage)}
 		return nil
 	}); err != nil {
@@ -550,11 +462,11 @@ func (s *server) refuseOpenReimage(ctx context.Context, d domain.Decommission, o
 		return err
 	}
 	if o.Status == domain.OnboardingManualIntervention {
-		return recoveryConflict("decommission %s: its reimage onboarding %s is manual_intervention at stage %s; recover it with the onboarding operations (%s), then resume the decommission; %s would start a second onboarding of the host",
+		return conflictf("decommission %s: its reimage onboarding %s is manual_intervention at stage %s; recover it with the onboarding operations (%s), then resume the decommission; %s would start a second onboarding of the host",
 			d.ID, o.ID, stageOrStart(string(o.Stage)), opList(servedOperations(o)), op)
 	}
 	if op == domain.OpRerun && domain.IsOpenStatus(o.Status) {
-		return recoveryConflict("decommission %s: its reimage onboarding %s is still %s; cancel or finish it first", d.ID, o.ID, o.Status)
+		return conflictf("decommission %s: its reimage onboarding %s is still %s; cancel or finish it first", d.ID, o.ID, o.Status)
 	}
 	return nil
 }
@@ -605,7 +517,7 @@ func resumeDecommission(s *server, rq *request, d domain.Decommission, reason st
 		if o, ok, err := s.reimageOnboarding(ctx, d); err != nil {
 			return d, err
 		} else if ok && (o.Status == domain.OnboardingFailed || o.Status == domain.OnboardingCancelled) {
-			return d, recoveryConflict("decommission %s: its reimage onboarding %s is %s, so there is nothing to resume; retry starts a new reimage onboarding",
+			return d, conflictf("decommission %s: its reimage onboarding %s is %s, so there is nothing to resume; retry starts a new reimage onboarding",
 				d.ID, o.ID, o.Status)
 		}
 	} else {
@@ -656,7 +568,7 @@ func resumeMatches(d domain.Decommission, stage domain.DecommissionStage, m maas
 		shows = m.Status.String()
 	}
 	refuse := func(fits string) error {
-		return recoveryConflict("decommission %s cannot resume at %s: MAAS shows %s; %s"+byMAAS, d.ID, stage, shows, fits, domain.OpResume)
+		return conflictf("decommission %s cannot resume at %s: MAAS shows %s; %s"+byMAAS, d.ID, stage, shows, fits, domain.OpResume)
 	}
 	if gone {
 		if stage == domain.DecomStageDelete {
@@ -721,9 +633,9 @@ func adoptDecommission(s *server, rq *request, d domain.Decommission, reason str
 	switch {
 	case gone && d.Mode == domain.DecommissionFull:
 	case gone:
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it"+byMAAS, d.ID, shows, d.Mode, domain.OpAdopt)
+		return d, conflictf("decommission %s cannot adopt: MAAS shows %s, and a %s decommission needs the machine; cancel it"+byMAAS, d.ID, shows, d.Mode, domain.OpAdopt)
 	case !releasedStatus(m.Status):
-		return d, recoveryConflict("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it"+byMAAS,
+		return d, conflictf("decommission %s cannot adopt: MAAS shows %s, not released (Ready); retry runs the stopped stage again, resume continues it"+byMAAS,
 			d.ID, m.Status, domain.OpAdopt)
 	default:
 		shows = m.Status.String()

@@ -99,7 +99,7 @@ func decomHarness(t *testing.T, machines MachineOps) (*harness, *fakeDecomRunner
 
 // seedDecommission stores a node and its decommission in status st at
 // stage.
-func seedDecommission(t *testing.T, h *harness, st domain.OnboardingStatus, stage domain.DecommissionStage, eraseSent bool) domain.Decommission {
+func seedDecommission(t *testing.T, h *harness, st domain.DecommissionStatus, stage domain.DecommissionStage, eraseSent bool) domain.Decommission {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, h.store.CreateNode(ctx, domain.Node{ID: "node-1", SiteID: "site-1", Hostname: "gpu-01",
@@ -111,7 +111,7 @@ func seedDecommission(t *testing.T, h *harness, st domain.OnboardingStatus, stag
 		sent := t0
 		d.Erase.StartedAt = &sent
 	}
-	if st == domain.OnboardingManualIntervention {
+	if st == domain.DecommissionManualIntervention {
 		d.Error = &domain.Failure{Code: "EraseFailed", Message: "Failed disk erasing", Stage: domain.Stage(stage)}
 	}
 	require.NoError(t, h.store.CreateDecommission(ctx, d))
@@ -120,7 +120,7 @@ func seedDecommission(t *testing.T, h *harness, st domain.OnboardingStatus, stag
 
 func TestDecommissionRetryEntersAtTheStoppedStage(t *testing.T) {
 	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+	seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 
 	out := h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/decommissions/dec-1/retry", map[string]any{"reason": "cable"})
 	assert.Equal(t, "pending", out["status"])
@@ -141,14 +141,14 @@ func TestDecommissionRetryEntersAtTheStoppedStage(t *testing.T) {
 
 func TestDecommissionRunThatDoesNotStartStaysWithTheOperator(t *testing.T) {
 	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+	seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 	runner.startErr = errors.New("throttled")
 
 	r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/retry", nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
 	d, err := h.store.GetDecommission(context.Background(), "dec-1")
 	require.NoError(t, err)
-	assert.Equal(t, domain.OnboardingManualIntervention, d.Status, "the drained node is not handed back")
+	assert.Equal(t, domain.DecommissionManualIntervention, d.Status, "the drained node is not handed back")
 	require.NotNil(t, d.Error)
 	assert.Equal(t, startFailure, d.Error.Code)
 }
@@ -156,7 +156,7 @@ func TestDecommissionRunThatDoesNotStartStaysWithTheOperator(t *testing.T) {
 func TestDecommissionResumeAndAdoptReadMAAS(t *testing.T) {
 	machines := &fakeDecomMachines{status: maas.StatusFailedDiskErasing}
 	h, runner := decomHarness(t, machines)
-	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+	seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 
 	r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/resume", nil)
 	require.Equal(t, http.StatusConflict, r.status)
@@ -177,7 +177,7 @@ func TestDecommissionResumeAndAdoptReadMAAS(t *testing.T) {
 
 func TestDecommissionWithoutMAASAccess(t *testing.T) {
 	h, _ := decomHarness(t, nil)
-	seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageDrain, false)
+	seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageDrain, false)
 
 	r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/resume", nil)
 	assert.Equal(t, http.StatusServiceUnavailable, r.status, "resume needs to read MAAS")
@@ -197,7 +197,7 @@ func TestDecommissionWithoutMAASAccess(t *testing.T) {
 func TestDecommissionCancelAbortsTheEraseAndRetiresTheNode(t *testing.T) {
 	machines := &fakeDecomMachines{status: maas.StatusDiskErasing}
 	h, runner := decomHarness(t, machines)
-	seedDecommission(t, h, domain.OnboardingRunning, domain.DecomStageRelease, true)
+	seedDecommission(t, h, domain.DecommissionRunning, domain.DecomStageRelease, true)
 
 	out := h.mustAdmin(http.StatusOK, "POST", "/api/v1/admin/decommissions/dec-1/cancel", nil)
 	assert.Equal(t, "cancelled", out["status"])
@@ -217,14 +217,14 @@ func TestDecommissionCancelAbortsTheEraseAndRetiresTheNode(t *testing.T) {
 
 func TestDecommissionFreezeStopsFirst(t *testing.T) {
 	h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusDiskErasing})
-	seedDecommission(t, h, domain.OnboardingRunning, domain.DecomStageRelease, true)
+	seedDecommission(t, h, domain.DecommissionRunning, domain.DecomStageRelease, true)
 	runner.stopErr = errors.New("sfn down")
 
 	r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/mark-manual-intervention", nil)
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
 	d, err := h.store.GetDecommission(context.Background(), "dec-1")
 	require.NoError(t, err)
-	assert.Equal(t, domain.OnboardingRunning, d.Status, "nothing changed")
+	assert.Equal(t, domain.DecommissionRunning, d.Status, "nothing changed")
 
 	runner.stopErr = nil
 	h.clock.Advance(time.Minute)

@@ -117,7 +117,7 @@ func (s *server) startDecommission(rq *request, nodeID, mode, reason string) (in
 	now := s.clock.Now().UTC()
 	d := domain.Decommission{
 		ID: s.newID(), NodeID: node.ID, SiteID: node.SiteID, Hostname: node.Hostname, Mode: mode, Reason: reason,
-		Status: domain.OnboardingPending, Stage: domain.DecomStageStart, Attempt: 1, MAASSystemID: node.MAASSystemID,
+		Status: domain.DecommissionPending, Stage: domain.DecomStageStart, Attempt: 1, MAASSystemID: node.MAASSystemID,
 		Erase:         domain.EraseEvidence{MAASEvents: []string{}, ScriptResults: []domain.EraseScriptResult{}},
 		CorrelationID: rq.correlationID, CreatedBy: rq.actor, CreatedAt: now, UpdatedAt: now,
 	}
@@ -181,7 +181,7 @@ func (s *server) closeUnstartedDecommission(rq *request, id string) {
 	defer cancel()
 	now := s.clock.Now().UTC()
 	if _, err := s.store.UpdateDecommission(ctx, id, func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingFailed
+		d.Status = domain.DecommissionFailed
 		d.Error = &domain.Failure{Code: startFailure, Message: "the decommission workflow could not be started", Stage: domain.Stage(d.Stage)}
 		d.CompletedAt = &now
 		return nil

@@ -21,7 +21,7 @@ import (
 func TestRecoveryRaceLoserAnswers409(t *testing.T) {
 	t.Run("cancel overtakes rerun", func(t *testing.T) {
 		h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+		seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 		var cancel response
 		runner.onStart = func(domain.Decommission) {
 			cancel = h.admin("POST", "/api/v1/admin/decommissions/dec-1/cancel", map[string]any{"reason": "meanwhile"})
@@ -33,11 +33,11 @@ func TestRecoveryRaceLoserAnswers409(t *testing.T) {
 		assert.Contains(t, msg, "rerun started attempt 2 run 0, but a concurrent operation won: the decommission is now cancelled")
 		d, err := h.store.GetDecommission(context.Background(), "dec-1")
 		require.NoError(t, err)
-		assert.Equal(t, domain.OnboardingCancelled, d.Status)
+		assert.Equal(t, domain.DecommissionCancelled, d.Status)
 	})
 	t.Run("repeat while the first starts", func(t *testing.T) {
 		h, runner := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+		seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 		var repeat response
 		runner.onStart = func(domain.Decommission) {
 			repeat = h.admin("POST", "/api/v1/admin/decommissions/dec-1/retry", nil)
@@ -74,7 +74,7 @@ func TestRecoveryRaceLoserAnswers409(t *testing.T) {
 func TestConcurrentRecoveryAnswersAgreeWithTheRecord(t *testing.T) {
 	for range 20 {
 		h, _ := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+		seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 		var wg sync.WaitGroup
 		answers := make([]response, 4)
 		ops := []string{"retry", "retry", "cancel", "retry"}
@@ -97,7 +97,7 @@ func TestConcurrentRecoveryAnswersAgreeWithTheRecord(t *testing.T) {
 			assert.NotEmpty(t, out["execution_id"], "a 2xx retry carries its execution: %s", r.body)
 			assert.Contains(t, []any{"pending", "running"}, out["status"], "a 2xx retry answers the run it started: %s", r.body)
 		}
-		if d.Status == domain.OnboardingCancelled {
+		if d.Status == domain.DecommissionCancelled {
 			assert.Equal(t, http.StatusOK, answers[2].status, "the cancel won and said so")
 		}
 	}
@@ -111,7 +111,7 @@ func TestConcurrentRecoveryAnswersAgreeWithTheRecord(t *testing.T) {
 func TestAllowedOperationsAndRefusalsThatDependOnMAAS(t *testing.T) {
 	t.Run("decommission stopped in the drain", func(t *testing.T) {
 		h, _ := decomHarness(t, &fakeDecomMachines{status: maas.StatusDeployed})
-		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageDrain, false)
+		seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageDrain, false)
 		got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/decommissions/dec-1", nil)
 		assert.NotContains(t, got["allowed_operations"], "adopt")
 		r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/adopt", nil)
@@ -121,7 +121,7 @@ func TestAllowedOperationsAndRefusalsThatDependOnMAAS(t *testing.T) {
 	})
 	t.Run("decommission refusal by MAAS", func(t *testing.T) {
 		h, _ := decomHarness(t, &fakeDecomMachines{status: maas.StatusFailedDiskErasing})
-		seedDecommission(t, h, domain.OnboardingManualIntervention, domain.DecomStageRelease, true)
+		seedDecommission(t, h, domain.DecommissionManualIntervention, domain.DecomStageRelease, true)
 		got := h.mustAdmin(http.StatusOK, "GET", "/api/v1/admin/decommissions/dec-1", nil)
 		require.Contains(t, got["allowed_operations"], "resume")
 		r := h.admin("POST", "/api/v1/admin/decommissions/dec-1/resume", nil)

@@ -3,11 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	"github.com/maasflow/maasflow/shared/domain"
-	"github.com/maasflow/maasflow/shared/logfield"
 )
 
 // reopening is how one recovery operation reopens a stopped onboarding and
@@ -101,16 +99,15 @@ func adoptOnboarding(s *server, rq *request, o domain.Onboarding, reason string)
 		}})
 }
 
-// reopen is the one way a recovery operation reopens a stopped onboarding:
-// the conditional write that counts the new attempt or run (so the
-// execution gets a new name) and reopens the record — status pending, error
-// and completed_at cleared, the host lock taken again when a failure had
-// released it (409 if another onboarding holds the host) — then the note on
-// the timeline, the node back into onboarding unless it is active, and the
-// execution started at r.start. A start that fails closes the run as
-// failed (503).
+// reopen is how a recovery operation reopens a stopped onboarding, in the
+// frame's startRun: the conditional write counts the new attempt or run
+// (so the execution gets a new name) and reopens the record — status
+// pending, error and completed_at cleared, the host lock taken again when
+// a failure had released it (409 if another onboarding holds the host) —
+// then the note on the timeline, the node back into onboarding unless it
+// is active, and the execution started at r.start. A start that fails
+// closes the run as failed (503).
 func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.Onboarding, error) {
-	ctx := rq.ctx()
 	start := s.starter.StartOnboarding
 	if starter, ok := s.starter.(stageStarter); ok {
 		start = func(ctx context.Context, o domain.Onboarding) (string, error) {
@@ -120,106 +117,63 @@ func (s *server) reopen(rq *request, o domain.Onboarding, r reopening) (domain.O
 		return o, &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: fmt.Sprintf("the workflow service cannot start at a stage; onboarding %s was not changed", o.ID)}
 	}
-	log := rq.log.With(logfield.OnboardingID, o.ID, logfield.SiteID, o.SiteID, logfield.NodeID, o.NodeID, logfield.Hostname, o.Hostname)
+	kind := onboardingKind()
+	log := kind.log(rq, o)
 	now := s.clock.Now().UTC()
-	prev := o
-	reopened, err := s.store.UpdateOnboarding(ctx, o.ID, func(cur *domain.Onboarding) error {
-		if cur.Attempt != o.Attempt || cur.Run != o.Run || !domain.Allows(cur.Status, cur.Stage, r.op) {
-			return notAllowed(*cur, r.op)
-		}
-		prev = *cur
-		if r.newAttempt {
-			cur.Attempt++
-			cur.Run = 0
-			cur.Stage = domain.StageValidate
-			cur.DeployAttempts = 0
-			cur.Checkpoint = ""
-			cur.EnrollmentTokenHash = ""
-		} else {
-			cur.Run++
-		}
-		cur.Status = domain.OnboardingPending
-		cur.Error = nil
-		cur.CompletedAt = nil
-		cur.ExecutionID = ""
-		cur.EnrollmentTaskToken = ""
-		cur.CorrelationID = rq.correlationID
-		cur.UpdatedAt = now
-		if r.change != nil {
-			r.change(cur)
-		}
-		return nil
-	})
-	if err != nil {
-		return o, err
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DetachedWriteTimeout)
-	defer cancel()
-	if err := s.store.AppendOnboardingEvents(wctx, domain.TimelineEntry{
-		OnboardingID: reopened.ID, Time: now, Attempt: reopened.Attempt, Kind: domain.TimelineNote, Stage: reopened.Stage,
-		Outcome: string(domain.OnboardingPending), Source: string(r.op), Detail: r.detail(prev, reopened),
-	}); err != nil {
-		log.ErrorContext(ctx, "record the recovery on the timeline", "op", r.op, "error", err.Error())
-	}
-	if o.NodeID != "" {
-		if _, err := s.store.UpdateNode(wctx, o.NodeID, func(n *domain.Node) error {
-			// An enrolled node stays active: the enrollment wait and the
-			// gates of the new run read it as it is.
-			if n.Status != domain.NodeActive {
-				n.Status = domain.NodeOnboarding
+	return startRun(s, rq, kind, o, runStart[domain.Onboarding]{
+		op: r.op, at: string(r.start), start: start, note: r.detail,
+		reopen: func(cur *domain.Onboarding) {
+			if r.newAttempt {
+				cur.Attempt++
+				cur.Run = 0
+				cur.Stage = domain.StageValidate
+				cur.DeployAttempts = 0
+				cur.Checkpoint = ""
+				cur.EnrollmentTokenHash = ""
+			} else {
+				cur.Run++
 			}
-			n.OnboardingID = o.ID
-			n.UpdatedAt = now
-			return nil
-		}); err != nil {
-			s.closeUnstarted(rq, log, o.ID, "the node record could not be updated")
-			return o, err
-		}
-	}
-	if r.beforeStart != nil {
-		if err := r.beforeStart(wctx); err != nil {
-			s.closeUnstarted(rq, log, o.ID, "the run could not be prepared: "+string(r.op)+" did not finish")
-			return o, err
-		}
-	}
-	execID, err := start(ctx, reopened)
-	if err != nil {
-		return o, s.startFailed(rq, log, reopened, err)
-	}
-	var lost *domain.Onboarding
-	updated, err := s.store.UpdateOnboarding(wctx, o.ID, func(cur *domain.Onboarding) error {
-		lost = nil // the store calls this again on a write conflict, with the record read anew
-		if cur.Attempt != reopened.Attempt || cur.Run != reopened.Run || cur.Status == domain.OnboardingCancelled {
-			won := *cur
-			lost = &won
-			return nil
-		}
-		cur.ExecutionID = execID
-		return nil
+			cur.Status = domain.OnboardingPending
+			cur.Error = nil
+			cur.CompletedAt = nil
+			cur.ExecutionID = ""
+			cur.EnrollmentTaskToken = ""
+			cur.CorrelationID = rq.correlationID
+			cur.UpdatedAt = now
+			if r.change != nil {
+				r.change(cur)
+			}
+		},
+		prepare: func(ctx context.Context, reopened domain.Onboarding) (string, error) {
+			if o.NodeID != "" {
+				if _, err := s.store.UpdateNode(ctx, o.NodeID, func(n *domain.Node) error {
+					// An enrolled node stays active: the enrollment wait and the
+					// gates of the new run read it as it is.
+					if n.Status != domain.NodeActive {
+						n.Status = domain.NodeOnboarding
+					}
+					n.OnboardingID = o.ID
+					n.UpdatedAt = now
+					return nil
+				}); err != nil {
+					return "the node record could not be updated", err
+				}
+			}
+			if r.beforeStart != nil {
+				if err := r.beforeStart(ctx); err != nil {
+					return "the run could not be prepared: " + string(r.op) + " did not finish", err
+				}
+			}
+			return "", nil
+		},
+		unstarted: func(rq *request, reopened domain.Onboarding, why string) {
+			s.closeUnstarted(rq, log, reopened.ID, why)
+		},
+		failed: func(reopened domain.Onboarding) error {
+			return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+				Message: fmt.Sprintf("the workflow service is unavailable; attempt %d (run %d) of onboarding %s was closed as failed, retry later", reopened.Attempt, reopened.Run, reopened.ID)}
+		},
 	})
-	if err != nil {
-		log.WarnContext(ctx, "record execution id", "error", err.Error())
-		reopened.ExecutionID = execID
-		updated = reopened
-	}
-	if lost != nil {
-		// A cancel or another run moved the record between this run's start
-		// and its answer: say what won, not 200 with someone else's state.
-		return o, conflictf("onboarding %s: %s started attempt %d run %d, but a concurrent operation won: the onboarding is now %s at stage %s (attempt %d run %d); read it again",
-			o.ID, r.op, reopened.Attempt, reopened.Run, lost.Status, stageOrStart(string(lost.Stage)), lost.Attempt, lost.Run)
-	}
-	log.InfoContext(ctx, "onboarding reopened", "op", r.op, "attempt", updated.Attempt, "run", updated.Run,
-		"start_stage", r.start, "previous_status", prev.Status)
-	return updated, nil
-}
-
-// startFailed closes a reopened run whose execution did not start and
-// answers 503.
-func (s *server) startFailed(rq *request, log *slog.Logger, o domain.Onboarding, err error) error {
-	log.ErrorContext(rq.ctx(), "start onboarding workflow", "error", err.Error())
-	s.closeUnstarted(rq, log, o.ID, "the onboarding workflow could not be started")
-	return &StatusError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
-		Message: fmt.Sprintf("the workflow service is unavailable; attempt %d (run %d) of onboarding %s was closed as failed, retry later", o.Attempt, o.Run, o.ID)}
 }
 
 // startedLast recognises an onboarding op reopened: it is open, and op is
@@ -227,22 +181,15 @@ func (s *server) startFailed(rq *request, log *slog.Logger, o domain.Onboarding,
 // (A new attempt's first note is op's own; a run of the same attempt is
 // told apart from the runs other operations started.)
 func startedLast(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
-	return func(s *server, rq *request, o domain.Onboarding) bool {
-		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
-			return false
-		}
-		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
-		if err != nil {
-			return false
-		}
+	return startedWhere(onboardingKind, func(st recordState, rows []timelineNote) bool {
 		last := ""
 		for _, r := range rows {
-			if r.Kind == domain.TimelineNote && r.Attempt == o.Attempt && r.Outcome == string(domain.OnboardingPending) && isRecoveryOp(r.Source) {
-				last = r.Source
+			if r.kind == domain.TimelineNote && r.attempt == st.attempt && r.outcome == string(domain.OnboardingPending) && isRecoveryOp(r.source) {
+				last = r.source
 			}
 		}
 		return last == string(op)
-	}
+	})
 }
 
 func isRecoveryOp(source string) bool {

@@ -29,22 +29,18 @@ type stageStarter interface {
 // open, in a run after the first, and the last note on its timeline that
 // started a run of this attempt is op's.
 func startedRun(op domain.RecoveryOperation) func(s *server, rq *request, o domain.Onboarding) bool {
-	return func(s *server, rq *request, o domain.Onboarding) bool {
-		if (o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning) || o.Run == 0 {
-			return false
-		}
-		rows, err := s.store.ListOnboardingEvents(rq.ctx(), o.ID)
-		if err != nil {
+	return startedWhere(onboardingKind, func(st recordState, rows []timelineNote) bool {
+		if st.run == 0 {
 			return false
 		}
 		last := ""
 		for _, r := range rows {
-			if r.Attempt == o.Attempt && r.Kind == domain.TimelineNote && domain.StartsRun(r.Source) {
-				last = r.Source
+			if r.attempt == st.attempt && r.kind == domain.TimelineNote && domain.StartsRun(r.source) {
+				last = r.source
 			}
 		}
 		return last == string(op)
-	}
+	})
 }
 
 // retryOnboarding is retry: the stage that stopped the run runs again, and

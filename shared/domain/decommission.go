@@ -101,19 +101,35 @@ type EraseScriptResult struct {
 	Output     string `json:"output,omitempty" dynamodbav:"output,omitempty"`
 }
 
+// DecommissionStatus is where a decommission stands as a whole. Its values
+// are the onboarding's wire strings (an operator reads one vocabulary), but
+// a decommission's status is its own type, so its rules cannot be handed
+// an onboarding's status by mistake.
+type DecommissionStatus string
+
+// Decommission statuses.
+const (
+	DecommissionPending            DecommissionStatus = "pending"
+	DecommissionRunning            DecommissionStatus = "running"
+	DecommissionCompleted          DecommissionStatus = "completed"
+	DecommissionFailed             DecommissionStatus = "failed"
+	DecommissionManualIntervention DecommissionStatus = "manual_intervention"
+	DecommissionCancelled          DecommissionStatus = "cancelled"
+)
+
 // Decommission is the read model of one decommission workflow (requirements API boundary
-// §7 node_decommissions). Its statuses are the onboarding statuses; an
-// open one (pending, running, manual_intervention) holds the node.
+// §7 node_decommissions). An open one (pending, running,
+// manual_intervention) holds the node.
 type Decommission struct {
-	ID       string            `json:"id" dynamodbav:"id"`
-	NodeID   string            `json:"node_id" dynamodbav:"node_id"`
-	SiteID   string            `json:"site_id" dynamodbav:"site_id"`
-	Hostname string            `json:"hostname" dynamodbav:"hostname"`
-	Mode     string            `json:"mode" dynamodbav:"mode"`
-	Reason   string            `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
-	Status   OnboardingStatus  `json:"status" dynamodbav:"status"`
-	Stage    DecommissionStage `json:"stage" dynamodbav:"stage"`
-	Attempt  int               `json:"attempt" dynamodbav:"attempt"`
+	ID       string             `json:"id" dynamodbav:"id"`
+	NodeID   string             `json:"node_id" dynamodbav:"node_id"`
+	SiteID   string             `json:"site_id" dynamodbav:"site_id"`
+	Hostname string             `json:"hostname" dynamodbav:"hostname"`
+	Mode     string             `json:"mode" dynamodbav:"mode"`
+	Reason   string             `json:"reason,omitempty" dynamodbav:"reason,omitempty"`
+	Status   DecommissionStatus `json:"status" dynamodbav:"status"`
+	Stage    DecommissionStage  `json:"stage" dynamodbav:"stage"`
+	Attempt  int                `json:"attempt" dynamodbav:"attempt"`
 	// Run numbers the executions of this attempt, as Onboarding.Run does.
 	Run          int    `json:"run,omitempty" dynamodbav:"run,omitempty"`
 	MAASSystemID string `json:"maas_system_id" dynamodbav:"maas_system_id"`

@@ -1,10 +1,7 @@
 package domain
 
-// DecommissionAllowedOperations is the one rule of which recovery
-// operations a decommission in status st, stopped at stage, accepts; the
-// API's 409, the GET's allowed_operations and the CLI read it, as they
-// read AllowedOperations for onboardings. It differs from the onboarding's
-// rule where a decommission differs:
+// DecommissionRecovery is the decommission's recovery table. It differs
+// from the onboarding's where a decommission differs:
 //
 //   - pending/running: the run is live; it can only be frozen or
 //     cancelled.
@@ -22,33 +19,30 @@ package domain
 //
 // restart-clean is never allowed: a decommission already releases the
 // machine with erase from the top, so rerun is its clean restart.
-func DecommissionAllowedOperations(st OnboardingStatus, stage DecommissionStage) []RecoveryOperation {
-	switch st {
-	case OnboardingPending, OnboardingRunning:
-		return []RecoveryOperation{OpCancel, OpMarkManualIntervention}
-	case OnboardingManualIntervention:
-		ops := []RecoveryOperation{}
-		if stage != "" && stage != DecomStageFinish {
-			ops = append(ops, OpRetry)
-		}
-		ops = append(ops, OpResume, OpRerun)
-		if DecommissionDrained(stage) {
-			ops = append(ops, OpAdopt)
-		}
-		return append(ops, OpCancel)
-	}
-	return []RecoveryOperation{}
+var DecommissionRecovery = RecoveryTable[DecommissionStatus, DecommissionStage]{
+	{Status: DecommissionPending, Op: OpCancel},
+	{Status: DecommissionPending, Op: OpMarkManualIntervention},
+	{Status: DecommissionRunning, Op: OpCancel},
+	{Status: DecommissionRunning, Op: OpMarkManualIntervention},
+	{Status: DecommissionManualIntervention, Op: OpRetry, When: func(stage DecommissionStage) bool {
+		return stage != "" && stage != DecomStageFinish
+	}},
+	{Status: DecommissionManualIntervention, Op: OpResume},
+	{Status: DecommissionManualIntervention, Op: OpRerun},
+	{Status: DecommissionManualIntervention, Op: OpAdopt, When: DecommissionDrained},
+	{Status: DecommissionManualIntervention, Op: OpCancel},
+}
+
+// DecommissionAllowedOperations is DecommissionRecovery's list for a
+// decommission in status st, stopped at stage.
+func DecommissionAllowedOperations(st DecommissionStatus, stage DecommissionStage) []RecoveryOperation {
+	return DecommissionRecovery.Allowed(st, stage)
 }
 
 // DecommissionAllows reports whether op is among
 // DecommissionAllowedOperations(st, stage).
-func DecommissionAllows(st OnboardingStatus, stage DecommissionStage, op RecoveryOperation) bool {
-	for _, a := range DecommissionAllowedOperations(st, stage) {
-		if a == op {
-			return true
-		}
-	}
-	return false
+func DecommissionAllows(st DecommissionStatus, stage DecommissionStage, op RecoveryOperation) bool {
+	return DecommissionRecovery.Allows(st, stage, op)
 }
 
 // DecommissionRetryStage is where retry enters the decommission ASL to run

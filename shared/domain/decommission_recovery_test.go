@@ -11,21 +11,21 @@ func TestDecommissionAllowedOperations(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
-		status OnboardingStatus
+		status DecommissionStatus
 		stage  DecommissionStage
 		want   []RecoveryOperation
 	}{
-		{"pending", OnboardingPending, DecomStageStart, []RecoveryOperation{OpCancel, OpMarkManualIntervention}},
-		{"running", OnboardingRunning, DecomStageRelease, []RecoveryOperation{OpCancel, OpMarkManualIntervention}},
-		{"manual intervention at a stage", OnboardingManualIntervention, DecomStageRelease,
+		{"pending", DecommissionPending, DecomStageStart, []RecoveryOperation{OpCancel, OpMarkManualIntervention}},
+		{"running", DecommissionRunning, DecomStageRelease, []RecoveryOperation{OpCancel, OpMarkManualIntervention}},
+		{"manual intervention at a stage", DecommissionManualIntervention, DecomStageRelease,
 			[]RecoveryOperation{OpRetry, OpResume, OpRerun, OpAdopt, OpCancel}},
-		{"manual intervention without a stage", OnboardingManualIntervention, "",
+		{"manual intervention without a stage", DecommissionManualIntervention, "",
 			[]RecoveryOperation{OpResume, OpRerun, OpCancel}},
-		{"manual intervention in the drain: adopt would skip the allocations", OnboardingManualIntervention, DecomStageDrain,
+		{"manual intervention in the drain: adopt would skip the allocations", DecommissionManualIntervention, DecomStageDrain,
 			[]RecoveryOperation{OpRetry, OpResume, OpRerun, OpCancel}},
-		{"failed", OnboardingFailed, DecomStageStart, []RecoveryOperation{}},
-		{"completed", OnboardingCompleted, DecomStageFinish, []RecoveryOperation{}},
-		{"cancelled", OnboardingCancelled, DecomStageRelease, []RecoveryOperation{}},
+		{"failed", DecommissionFailed, DecomStageStart, []RecoveryOperation{}},
+		{"completed", DecommissionCompleted, DecomStageFinish, []RecoveryOperation{}},
+		{"cancelled", DecommissionCancelled, DecomStageRelease, []RecoveryOperation{}},
 	}
 	all := []RecoveryOperation{OpRetry, OpResume, OpRerun, OpRestartClean, OpAdopt, OpCancel, OpMarkManualIntervention}
 	for _, tc := range cases {

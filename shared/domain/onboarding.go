@@ -19,9 +19,9 @@ const (
 // IsOpenStatus reports whether an onboarding in status s still owns its host.
 // manual_intervention is open: the machine is frozen mid-flight and a second
 // onboarding must not touch it until an operator resolves or cancels it.
-func IsOpenStatus(s OnboardingStatus) bool {
-	switch s {
-	case OnboardingPending, OnboardingRunning, OnboardingManualIntervention:
+func IsOpenStatus[St OnboardingStatus | DecommissionStatus](s St) bool {
+	switch string(s) {
+	case string(OnboardingPending), string(OnboardingRunning), string(OnboardingManualIntervention):
 		return true
 	}
 	return false

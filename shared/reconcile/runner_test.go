@@ -202,7 +202,7 @@ func TestNodeHeldByADecommissionIsNotCompared(t *testing.T) {
 
 	require.NoError(t, h.st.CreateDecommission(ctx, domain.Decommission{
 		ID: "d1", NodeID: "n1", SiteID: "s1", Hostname: "gpu1", Mode: domain.DecommissionFull,
-		Status: domain.OnboardingPending, Attempt: 1, CreatedAt: t0, UpdatedAt: t0,
+		Status: domain.DecommissionPending, Attempt: 1, CreatedAt: t0, UpdatedAt: t0,
 	}))
 	node, err := h.st.GetNode(ctx, "n1")
 	require.NoError(t, err)

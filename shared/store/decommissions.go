@@ -99,7 +99,7 @@ func (s *Store) CreateDecommission(ctx context.Context, d domain.Decommission) e
 	}
 	stamp(s.now(), &d.CreatedAt, &d.UpdatedAt, &d.Version)
 	if d.Status == "" {
-		d.Status = domain.OnboardingPending
+		d.Status = domain.DecommissionPending
 	}
 	if !domain.IsOpenStatus(d.Status) {
 		return &InvalidRecordError{Kind: kindDecommission, Field: "status", Reason: "a new decommission must be open"}

@@ -27,13 +27,13 @@ func TestDecommissionHoldsItsNodeUntilClosed(t *testing.T) {
 
 			// manual_intervention stays open; completed frees the node.
 			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
-				d.Status = domain.OnboardingManualIntervention
+				d.Status = domain.DecommissionManualIntervention
 				return nil
 			})
 			require.NoError(t, err)
 			require.ErrorAs(t, s.CreateDecommission(ctx, newDecom("d2", "n1")), &open)
 			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
-				d.Status = domain.OnboardingCompleted
+				d.Status = domain.DecommissionCompleted
 				d.NodeID = "changed" // may not change
 				return nil
 			})
@@ -44,7 +44,7 @@ func TestDecommissionHoldsItsNodeUntilClosed(t *testing.T) {
 			require.NoError(t, s.CreateDecommission(ctx, newDecom("d2", "n1")))
 
 			_, err = s.UpdateDecommission(ctx, "d1", func(d *domain.Decommission) error {
-				d.Status = domain.OnboardingRunning
+				d.Status = domain.DecommissionRunning
 				return nil
 			})
 			var invalid *InvalidRecordError
@@ -144,7 +144,7 @@ func TestDecommissionUpdateWritesItsTimelineRowsInTheSameWrite(t *testing.T) {
 				return []domain.DecommissionEvent{{Attempt: 1, Kind: domain.TimelineStageEntered, Stage: next.Stage, Detail: "from " + string(prev.Stage)}}
 			}
 			d, err := s.UpdateDecommissionWithTimeline(ctx, "d1", func(d *domain.Decommission) error {
-				d.Status, d.Stage = domain.OnboardingRunning, domain.DecomStageDrain
+				d.Status, d.Stage = domain.DecommissionRunning, domain.DecomStageDrain
 				return nil
 			}, entered)
 			require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestDecommissionUpdateWritesItsTimelineRowsInTheSameWrite(t *testing.T) {
 
 			// Closing frees the node's lock with the closing rows, in one write.
 			_, err = s.UpdateDecommissionWithTimeline(ctx, "d1", func(d *domain.Decommission) error {
-				d.Status = domain.OnboardingCompleted
+				d.Status = domain.DecommissionCompleted
 				return nil
 			}, func(_, _ domain.Decommission) []domain.DecommissionEvent {
 				return []domain.DecommissionEvent{{Attempt: 1, Kind: domain.TimelineNote, Source: "finish", Detail: "status completed"}}

@@ -43,7 +43,7 @@ func TestBatchOfTenWithOneFailingHost(t *testing.T) {
 	for b["status"] == "running" {
 		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
 		time.Sleep(50 * time.Millisecond)
-		b = e.admin("GET", "/api/v1/admin/onboarding-batches/"+id, nil, http.StatusOK)
+		b = e.batch(id)
 	}
 	assert.Equal(t, "manual_intervention", b["status"])
 	assert.Equal(t, map[string]any{"completed": 9.0, "manual_intervention": 1.0}, b["counts"])

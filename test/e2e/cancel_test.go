@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // waitStage polls the onboarding until it is running in stage, and returns
@@ -18,7 +19,7 @@ func (e *env) waitStage(id, stage string) map[string]any {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		o := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		o := e.onboarding(id)
 		if o["status"] == "running" && o["stage"] == stage {
 			return o
 		}
@@ -34,7 +35,7 @@ func (e *env) waitStage(id, stage string) map[string]any {
 // the note on the timeline, no execution running, an audit entry.
 func (e *env) cancel(id, reason, stage string) map[string]any {
 	e.t.Helper()
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/cancel", map[string]any{"reason": reason}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpCancel, map[string]any{"reason": reason})
 	assert.Equal(e.t, "cancelled", o["status"])
 	assert.Equal(e.t, stage, o["stage"])
 	assert.Equal(e.t, map[string]any{"code": "Cancelled", "message": reason, "stage": stage}, o["error"])
@@ -44,7 +45,7 @@ func (e *env) cancel(id, reason, stage string) map[string]any {
 	require.NoError(e.t, err)
 	assert.NotEqual(e.t, asl.StatusRunning, ex.Status, "nothing runs after the cancel")
 
-	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	detail := e.onboarding(id)
 	var notes []string
 	for _, r := range detail["timeline"].([]any) {
 		if row := r.(map[string]any); row["source"] == "cancel" {
@@ -53,7 +54,7 @@ func (e *env) cancel(id, reason, stage string) map[string]any {
 	}
 	assert.Len(e.t, notes, 1, "one cancel note on the timeline")
 
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=50", nil, http.StatusOK)
+	audit := e.audit(50)
 	found := false
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
@@ -85,7 +86,7 @@ func TestCancelWhileWaitingForEnrollment(t *testing.T) {
 
 	second := e.onboard(f, "gpu-c1", "10.10.4.11")
 	assert.NotEqual(t, id, second, "the host is free again")
-	assert.Equal(t, "cancelled", e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)["status"], "nothing reopened it")
+	assert.Equal(t, "cancelled", e.onboarding(id)["status"], "nothing reopened it")
 	assert.Equal(t, []string{"node.onboarding.started"}, e.busTypes(id), "a cancel emits no event")
 	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/cancel", nil, http.StatusConflict)
 }

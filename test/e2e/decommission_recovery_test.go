@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/maas"
 )
@@ -19,7 +20,7 @@ import (
 // on the decommission, with the correlation id every entry carries.
 func (e *env) decomAudited(action, id string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=200", nil, http.StatusOK)
+	audit := e.audit(200)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "decommission:"+id && row["result"] == "success" && row["correlation_id"] != "" {
@@ -33,7 +34,7 @@ func (e *env) decomAudited(action, id string) bool {
 // source.
 func (e *env) decomNotes(id, source string) []string {
 	e.t.Helper()
-	d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+	d := e.decommissionRecord(id)
 	var notes []string
 	for _, r := range d["timeline"].([]any) {
 		if row := r.(map[string]any); row["source"] == source {
@@ -49,7 +50,7 @@ func (e *env) waitDecomStage(id, stage, systemID string, ok func(maas.Status) bo
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+		d := e.decommissionRecord(id)
 		if d["status"] == "running" && d["stage"] == stage {
 			m, err := e.maasClient().Get(context.Background(), systemID)
 			require.NoError(e.t, err)
@@ -110,7 +111,7 @@ func TestDecommissionEraseFailureRetried(t *testing.T) {
 	assert.Contains(t, string(body), "not released")
 
 	// The disk still fails: the retried run stops again.
-	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", map[string]any{"reason": "first look"}, http.StatusOK)
+	r := e.recoverDecommission(id, domain.OpRetry, map[string]any{"reason": "first look"})
 	assert.EqualValues(t, 1, r["attempt"], "the same attempt")
 	assert.EqualValues(t, 1, r["run"], "a second run of it")
 	assert.NotEqual(t, d["execution_id"], r["execution_id"], "a new execution")
@@ -119,10 +120,10 @@ func TestDecommissionEraseFailureRetried(t *testing.T) {
 	require.Equal(t, "EraseFailed", errorCode(again))
 
 	const reason = "replaced the SAS cable"
-	r = e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", map[string]any{"reason": reason}, http.StatusOK)
+	r = e.recoverDecommission(id, domain.OpRetry, map[string]any{"reason": reason})
 	assert.EqualValues(t, 2, r["run"])
-	if cur := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK); cur["status"] == "pending" || cur["status"] == "running" {
-		repeat := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/retry", nil, http.StatusOK)
+	if cur := e.decommissionRecord(id); cur["status"] == "pending" || cur["status"] == "running" {
+		repeat := e.recoverDecommission(id, domain.OpRetry, nil)
 		assert.EqualValues(t, 2, repeat["run"], "a repeat answers the run it started")
 	}
 
@@ -168,23 +169,23 @@ func TestDecommissionCancelDuringRelease(t *testing.T) {
 	e.waitDecomStage(id, "release", systemID, func(s maas.Status) bool { return s == maas.StatusDiskErasing })
 
 	// Freeze first: the run stops, the node stays held.
-	frozen := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/mark-manual-intervention", map[string]any{"reason": "check the erase"}, http.StatusOK)
+	frozen := e.recoverDecommission(id, domain.OpMarkManualIntervention, map[string]any{"reason": "check the erase"})
 	assert.Equal(t, "manual_intervention", frozen["status"])
 	assert.Equal(t, "FrozenByOperator", frozen["error"].(map[string]any)["code"])
 	ex, err := e.stack.Engine.DescribeExecution(frozen["execution_id"].(string))
 	require.NoError(t, err)
 	assert.Equal(t, asl.StatusAborted, ex.Status, "the execution is stopped")
-	again := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/mark-manual-intervention", nil, http.StatusOK)
+	again := e.recoverDecommission(id, domain.OpMarkManualIntervention, nil)
 	assert.Equal(t, frozen["updated_at"], again["updated_at"], "a repeated freeze changes nothing")
 	assert.Equal(t, "decommissioning", e.node(nodeID)["status"])
 
 	const reason = "tenant asked to keep the disks"
-	c := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/cancel", map[string]any{"reason": reason}, http.StatusOK)
+	c := e.recoverDecommission(id, domain.OpCancel, map[string]any{"reason": reason})
 	assert.Equal(t, "cancelled", c["status"])
 	assert.Equal(t, "Cancelled", c["error"].(map[string]any)["code"])
 	assert.NotEmpty(t, c["completed_at"])
 	assert.Equal(t, []any{}, c["allowed_operations"])
-	repeat := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/cancel", nil, http.StatusOK)
+	repeat := e.recoverDecommission(id, domain.OpCancel, nil)
 	assert.Equal(t, c["updated_at"], repeat["updated_at"], "a repeated cancel answers the same record")
 
 	e.waitMAAS(systemID, maas.StatusFailedDiskErasing)
@@ -220,7 +221,7 @@ func TestDecommissionCancelRevokesTheReimageToken(t *testing.T) {
 	deadline := time.Now().Add(terminalWait)
 	var obID string
 	for obID == "" {
-		d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+		d := e.decommissionRecord(id)
 		// The reimage stores its onboarding's id on the decommission
 		// before it creates the onboarding (so a repeat creates no second
 		// one): wait for the onboarding itself.
@@ -236,9 +237,9 @@ func TestDecommissionCancelRevokesTheReimageToken(t *testing.T) {
 	fresh := e.nodeBundle("gpu-dx3")
 	require.NotEqual(t, old.Token, fresh.Token)
 
-	c := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/cancel", map[string]any{"reason": "wrong host"}, http.StatusOK)
+	c := e.recoverDecommission(id, domain.OpCancel, map[string]any{"reason": "wrong host"})
 	assert.Equal(t, "cancelled", c["status"])
-	ob := e.admin("GET", "/api/v1/admin/onboardings/"+obID, nil, http.StatusOK)
+	ob := e.onboarding(obID)
 	assert.Equal(t, "cancelled", ob["status"], "the reimage's onboarding is cancelled with it")
 	status, body = e.enroll(fresh.NodeID, fresh.Token)
 	assert.Equal(t, http.StatusUnauthorized, status, "the reimage's token is refused: %s", body)
@@ -275,7 +276,7 @@ func TestDecommissionResumeAfterTheDrainIsFixed(t *testing.T) {
 	assert.Contains(t, string(body), "before its drain finished")
 
 	e.allocation(nodeID, "alloc-stuck", "released")
-	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/resume", map[string]any{"reason": "tenant released by hand"}, http.StatusOK)
+	r := e.recoverDecommission(id, domain.OpResume, map[string]any{"reason": "tenant released by hand"})
 	assert.EqualValues(t, 1, r["attempt"])
 
 	done := e.waitDecommission(id)
@@ -303,7 +304,7 @@ func TestDecommissionAdoptsAMachineReleasedByHand(t *testing.T) {
 	require.NoError(t, err)
 	e.waitMAAS(systemID, maas.StatusReady)
 
-	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/adopt", nil, http.StatusOK)
+	r := e.recoverDecommission(id, domain.OpAdopt, nil)
 	assert.EqualValues(t, 1, r["attempt"])
 	done := e.waitDecommission(id)
 	require.Equal(t, "completed", done["status"], done)
@@ -327,7 +328,7 @@ func TestDecommissionRerunIsANewAttempt(t *testing.T) {
 
 	id := e.decommission(nodeID, "")
 	require.Equal(t, "manual_intervention", e.waitDecommission(id)["status"])
-	r := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/rerun", nil, http.StatusOK)
+	r := e.recoverDecommission(id, domain.OpRerun, nil)
 	assert.EqualValues(t, 2, r["attempt"])
 	assert.NotEqual(t, "failed", erase(r)["outcome"], "fresh erase evidence")
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // rowsAfter returns the decommission's timeline rows after the first row
@@ -43,12 +45,12 @@ func TestHalfErasedMachineNeverReturnsToService(t *testing.T) {
 		require.Equal(t, "EraseFailed", errorCode(d))
 
 		e.allocation(nodeID, "alloc-late", "release_failed")
-		e.admin("POST", "/api/v1/admin/decommissions/"+id+"/rerun", map[string]any{"reason": "try again"}, http.StatusOK)
+		e.recoverDecommission(id, domain.OpRerun, map[string]any{"reason": "try again"})
 		d = e.waitDecommission(id)
 		require.Equal(t, "manual_intervention", d["status"], d)
 		require.Equal(t, "drain", d["stage"])
 
-		c := e.admin("POST", "/api/v1/admin/decommissions/"+id+"/cancel", map[string]any{"reason": "give up"}, http.StatusOK)
+		c := e.recoverDecommission(id, domain.OpCancel, map[string]any{"reason": "give up"})
 		assert.Equal(t, "cancelled", c["status"])
 		assert.Equal(t, "retired", e.node(nodeID)["status"], "attempt 1 released and began erasing the machine")
 		notes := e.decomNotes(id, "cancel")
@@ -61,13 +63,13 @@ func TestHalfErasedMachineNeverReturnsToService(t *testing.T) {
 		id := e.decommission(nodeID, "full")
 		require.Equal(t, "manual_intervention", e.waitDecommission(id)["status"])
 
-		e.admin("POST", "/api/v1/admin/decommissions/"+id+"/rerun", nil, http.StatusOK)
+		e.recoverDecommission(id, domain.OpRerun, nil)
 		status, body := e.raw("POST", e.stack.APIURL+"/api/v1/admin/decommissions/"+id+"/cancel", e.stack.AdminToken, map[string]any{"reason": "at once"})
 		require.Equal(t, http.StatusOK, status, "%s", body)
 		assert.Equal(t, "retired", e.node(nodeID)["status"])
 
 		// Once the cancel answered, the stopped run writes nothing more.
-		d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+		d := e.decommissionRecord(id)
 		after, found := rowsAfter(d, "cancel")
 		require.True(t, found, "the cancel's note")
 		assert.Empty(t, after, "rows after the cancel: %v", after)

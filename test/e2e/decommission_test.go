@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/client"
 	schemas "github.com/maasflow/maasflow/events"
 	"github.com/maasflow/maasflow/shared/maas"
 )
@@ -30,12 +31,15 @@ func (e *env) onboarded(f fixture, hostname, bmcIP, mac string, faults map[strin
 // storage-cleanup endpoint) and returns its id.
 func (e *env) decommission(nodeID, mode string) string {
 	e.t.Helper()
-	var out map[string]any
+	var raw []byte
+	var err error
 	if mode == "" {
-		out = e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/storage-cleanup", map[string]any{"reason": "tenant change"}, http.StatusAccepted)
+		_, err = e.api.StorageCleanup(e.ctx(), nodeID, "tenant change", client.RawResponse(&raw))
 	} else {
-		out = e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/decommission", map[string]any{"mode": mode, "reason": "e2e"}, http.StatusAccepted)
+		_, err = e.api.DecommissionNode(e.ctx(), nodeID, client.DecommissionCreate{Mode: mode, Reason: "e2e"}, client.RawResponse(&raw))
 	}
+	require.NoError(e.t, err)
+	out := e.asMap(raw)
 	// The answer is the record as read after the start: a run that fails
 	// at once (a drain refused by the allocation service) may already have
 	// closed by then.
@@ -50,7 +54,7 @@ func (e *env) waitDecommission(id string) map[string]any {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		d := e.admin("GET", "/api/v1/admin/decommissions/"+id, nil, http.StatusOK)
+		d := e.decommissionRecord(id)
 		if d["status"] != "pending" && d["status"] != "running" {
 			return d
 		}
@@ -166,7 +170,7 @@ func TestReimageOnboardsTheSameNodeAgain(t *testing.T) {
 	obID, _ := d["onboarding_id"].(string)
 	require.NotEmpty(t, obID, "the decommission links its onboarding")
 	assert.NotEqual(t, first, obID)
-	o := e.admin("GET", "/api/v1/admin/onboardings/"+obID, nil, http.StatusOK)
+	o := e.onboarding(obID)
 	assert.Equal(t, "completed", o["status"])
 	assert.Equal(t, nodeID, o["node_id"], "same node identity")
 	assert.Equal(t, systemID, o["maas_system_id"], "the Ready machine was adopted")
@@ -320,13 +324,13 @@ func TestNodeLifecycle(t *testing.T) {
 	out = e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/retire", nil, http.StatusConflict)
 	assert.Equal(t, "node_in_use", out["error"].(map[string]any)["code"])
 	e.allocation(nodeID, "alloc-7", "released")
-	assert.Equal(t, "retired", e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/retire", nil, http.StatusOK)["status"])
-	assert.Equal(t, "active", e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/reactivate", nil, http.StatusOK)["status"])
+	assert.Equal(t, "retired", e.nodeOp(nodeID, "retire")["status"])
+	assert.Equal(t, "active", e.nodeOp(nodeID, "reactivate")["status"])
 	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/reactivate", nil, http.StatusConflict)
 
 	// Reissue: the newest bundle's token works, every earlier one is revoked.
-	first := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
-	second := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	first := e.nodeOp(nodeID, "bootstrap-bundle")
+	second := e.nodeOp(nodeID, "bootstrap-bundle")
 	tok := func(r map[string]any) string {
 		return r["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string)
 	}
@@ -337,17 +341,17 @@ func TestNodeLifecycle(t *testing.T) {
 	status, body = e.enroll(nodeID, tok(second))
 	assert.Equal(t, http.StatusOK, status, body)
 	assert.NotContains(t, e.logs.String(), tok(second), "the token never reaches a log")
-	audit := e.admin("GET", "/api/v1/admin/audit", nil, http.StatusOK)
+	audit := e.audit(0)
 	raw, _ := json.Marshal(audit)
 	assert.Contains(t, string(raw), "node.bootstrap_bundle.reissue")
 
-	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/retire", nil, http.StatusOK)
-	third := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	e.nodeOp(nodeID, "retire")
+	third := e.nodeOp(nodeID, "bootstrap-bundle")
 	status, body = e.enroll(nodeID, tok(third))
 	assert.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, "retired", e.node(nodeID)["status"], "a retired node re-enrolls without returning to service")
-	unused := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
-	assert.Equal(t, "removed", e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/remove", nil, http.StatusOK)["status"])
+	unused := e.nodeOp(nodeID, "bootstrap-bundle")
+	assert.Equal(t, "removed", e.nodeOp(nodeID, "remove")["status"])
 	refused := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusConflict)
 	assert.Contains(t, refused["error"].(map[string]any)["message"], "removed")
 	status, _ = e.enroll(nodeID, tok(unused))
@@ -360,7 +364,7 @@ func TestDecommissionRefusedWhileAnOnboardingIsOpen(t *testing.T) {
 	f := e.setup(nil, map[string]any{"enrollment_timeout_seconds": 86400})
 	e.hardware("gpu-o1", "10.10.5.91", "52:54:00:00:59:01", map[string]any{"never_enrolls": true})
 	obID := e.onboard(f, "gpu-o1", "10.10.5.91")
-	o := e.admin("GET", "/api/v1/admin/onboardings/"+obID, nil, http.StatusOK)
+	o := e.onboarding(obID)
 	nodeID := o["node_id"].(string)
 
 	out := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/decommission", map[string]any{"mode": "full"}, http.StatusConflict)

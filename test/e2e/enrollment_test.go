@@ -78,7 +78,7 @@ func TestEnrollmentTokens(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, status)
 	assert.NotContains(t, body, a.Token)
 
-	o := e.admin("GET", "/api/v1/admin/onboardings/"+idA, nil, http.StatusOK)
+	o := e.onboarding(idA)
 	detail, err := json.Marshal(o)
 	require.NoError(t, err)
 	for _, tok := range []string{a.Token, b.Token} {

@@ -35,7 +35,7 @@ func TestEnrollmentAfterCancelIsRefused(t *testing.T) {
 
 	refusedEnrollment(t, e, b, "workflow_closed")
 	assert.NotEqual(t, "active", e.node(b.NodeID)["status"], "no node left active")
-	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	detail := e.onboarding(id)
 	refusals := 0
 	for _, r := range detail["timeline"].([]any) {
 		if r.(map[string]any)["outcome"] == "refused" {

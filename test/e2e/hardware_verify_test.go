@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 )
 
@@ -164,7 +165,7 @@ func TestRetryAfterHardwareRepairCompletes(t *testing.T) {
 	require.Equal(t, "manual_intervention", first["status"], first)
 
 	e.sim("PUT", "/_sim/hardware/gpu-hr1/faults", map[string]any{}, http.StatusOK)
-	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/retry", map[string]any{"reason": "reseated GPU 8"}, http.StatusOK)
+	e.recoverOnboarding(id, domain.OpRetry, map[string]any{"reason": "reseated GPU 8"})
 	o := e.waitTerminal(id)
 
 	require.Equal(t, "completed", o["status"], "error: %v", o["error"])

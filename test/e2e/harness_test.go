@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/internal/localstack"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -50,10 +51,40 @@ type env struct {
 	stack   *localstack.Stack
 	dataDir string
 	logs    *syncBuffer
+	// api is the SDK on the stack's admin token: the suite drives the
+	// admin API through it wherever it has the call.
+	api *client.Client
 	// bodies holds every response body the test received, so the secret
 	// test can check them all.
 	mu     sync.Mutex
 	bodies []string
+}
+
+// keep records a response body the test received.
+func (e *env) keep(body []byte) {
+	e.mu.Lock()
+	e.bodies = append(e.bodies, string(body))
+	e.mu.Unlock()
+}
+
+// keeping is the SDK's transport: every answer's body is kept (keep)
+// before the SDK reads it. An event stream is left alone: it has no end to
+// read up to.
+type keeping struct{ e *env }
+
+func (k keeping) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	k.e.keep(body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
 }
 
 func startStack(t *testing.T) *env {
@@ -95,7 +126,48 @@ func startStackInAt(t *testing.T, dir string, scale float64) *env {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	return &env{t: t, stack: s, dataDir: dir, logs: logs}
+	return newEnv(t, s, dir, logs)
+}
+
+// newEnv is the suite's view of a started stack, with the SDK on its
+// admin token.
+// A benchmark's env has no *testing.T (t is nil).
+func newEnv(tb testing.TB, s *localstack.Stack, dir string, logs *syncBuffer) *env {
+	tb.Helper()
+	t, _ := tb.(*testing.T)
+	e := &env{t: t, stack: s, dataDir: dir, logs: logs}
+	var err error
+	e.api, err = client.New(s.APIURL, client.WithToken(s.AdminToken), client.WithHTTPClient(&http.Client{Transport: keeping{e}}))
+	require.NoError(tb, err)
+	return e
+}
+
+// ctx is the context of the suite's SDK calls.
+func (e *env) ctx() context.Context { return context.Background() }
+
+// asMap is an SDK answer's body as the JSON object the API sent, for the
+// tests that read it member by member.
+func (e *env) asMap(raw []byte) map[string]any {
+	e.t.Helper()
+	var v map[string]any
+	require.NoError(e.t, json.Unmarshal(raw, &v), string(raw))
+	return v
+}
+
+// policy is a policy given as JSON members, typed for the SDK; a member
+// the policy does not know fails the test rather than being dropped.
+func (e *env) policy(members map[string]any) *client.Policy {
+	e.t.Helper()
+	if members == nil {
+		return nil
+	}
+	b, err := json.Marshal(members)
+	require.NoError(e.t, err)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p client.Policy
+	require.NoError(e.t, dec.Decode(&p), string(b))
+	return &p
 }
 
 // call sends a JSON request and decodes the JSON answer, failing the test
@@ -133,9 +205,7 @@ func (e *env) raw(method, url, token string, body any) (int, []byte) {
 	defer func() { _ = resp.Body.Close() }()
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(e.t, err)
-	e.mu.Lock()
-	e.bodies = append(e.bodies, string(out))
-	e.mu.Unlock()
+	e.keep(out)
 	return resp.StatusCode, out
 }
 
@@ -159,29 +229,32 @@ type fixture struct {
 }
 
 // setup creates a probed site with credentials, a profile with the given
-// policy and an SKU, through the admin API.
+// policy and an SKU, through the SDK.
 func (e *env) setup(sitePolicy, profilePolicy map[string]any) fixture {
 	e.t.Helper()
 	policy := map[string]any{"bootstrap": e.stack.SiteBootstrap}
 	for k, v := range sitePolicy {
 		policy[k] = v
 	}
-	site := e.admin("POST", "/api/v1/admin/maas-sites", map[string]any{
-		"name": "site-" + fmt.Sprint(time.Now().UnixNano()), "maas_url": e.stack.SimURL, "policy": policy,
-	}, http.StatusCreated)
-	id := site["id"].(string)
-	f := fixture{SiteID: id, BMCPassword: "bmc-pass-" + fmt.Sprint(time.Now().UnixNano())}
-	e.admin("POST", "/api/v1/admin/maas-sites/"+id+"/credentials", map[string]any{
-		"maas_api_key": e.stack.SimAPIKey, "bmc_username": "maasflow", "bmc_password": f.BMCPassword,
-	}, http.StatusOK)
-	probe := e.admin("POST", "/api/v1/admin/maas-sites/"+id+"/probe", nil, http.StatusOK)
-	require.Equal(e.t, true, probe["healthy"], probe)
-	prof := e.admin("POST", "/api/v1/admin/maas-sites/"+id+"/profiles", map[string]any{
-		"name": "gpu-jammy", "architecture": "amd64/generic", "distro_series": "jammy", "policy": profilePolicy,
-	}, http.StatusCreated)
-	f.ProfileID = prof["id"].(string)
-	f.SKUID = "h100-8x-" + id[:8]
-	e.admin("POST", "/api/v1/admin/skus", map[string]any{"id": f.SKUID, "gpu_model": "H100", "gpus_total": 8}, http.StatusCreated)
+	site, err := e.api.CreateSite(e.ctx(), client.SiteCreate{
+		Name: "site-" + fmt.Sprint(time.Now().UnixNano()), MAASURL: e.stack.SimURL, Policy: e.policy(policy),
+	})
+	require.NoError(e.t, err)
+	f := fixture{SiteID: site.ID, BMCPassword: "bmc-pass-" + fmt.Sprint(time.Now().UnixNano())}
+	require.NoError(e.t, e.api.PutCredentials(e.ctx(), site.ID, client.Credentials{
+		MAASAPIKey: e.stack.SimAPIKey, BMCUsername: "maasflow", BMCPassword: f.BMCPassword,
+	}))
+	probe, err := e.api.ProbeSite(e.ctx(), site.ID)
+	require.NoError(e.t, err)
+	require.True(e.t, probe.Healthy, "%+v", probe)
+	prof, err := e.api.CreateProfile(e.ctx(), site.ID, client.ProfileCreate{
+		Name: "gpu-jammy", Architecture: "amd64/generic", DistroSeries: "jammy", Policy: e.policy(profilePolicy),
+	})
+	require.NoError(e.t, err)
+	f.ProfileID = prof.ID
+	f.SKUID = "h100-8x-" + site.ID[:8]
+	_, err = e.api.CreateSKU(e.ctx(), client.SKUCreate{ID: f.SKUID, GPUModel: "H100", GPUsTotal: 8})
+	require.NoError(e.t, err)
 	return f
 }
 
@@ -195,10 +268,21 @@ func (e *env) hardware(hostname, bmcIP, mac string, faults map[string]any) {
 
 func (e *env) onboard(f fixture, hostname, ipmiIP string) string {
 	e.t.Helper()
-	out := e.admin("POST", "/api/v1/admin/onboardings", map[string]any{
-		"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "hostname": hostname, "ipmi_ip": ipmiIP,
-	}, http.StatusAccepted)
-	return out["id"].(string)
+	o, err := e.api.CreateOnboarding(e.ctx(), client.OnboardingCreate{
+		SiteID: f.SiteID, ProfileID: f.ProfileID, SKUID: f.SKUID, Hostname: hostname, IPMIIP: ipmiIP,
+	})
+	require.NoError(e.t, err)
+	return o.ID
+}
+
+// onboarding reads the onboarding through the SDK, as the JSON object the
+// API sent.
+func (e *env) onboarding(id string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.GetOnboarding(e.ctx(), id, client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
 }
 
 // waitTerminal polls the onboarding until its status is no longer pending or
@@ -207,7 +291,7 @@ func (e *env) waitTerminal(id string) map[string]any {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		o := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		o := e.onboarding(id)
 		switch o["status"] {
 		case "pending", "running":
 		default:
@@ -265,4 +349,94 @@ func (e *env) maasClient() *maas.Client {
 	c, err := maas.NewClient(e.stack.SimURL, domain.Secret(e.stack.SimAPIKey))
 	require.NoError(e.t, err)
 	return c
+}
+
+// decommissionRecord reads the decommission through the SDK, as the JSON object
+// the API sent.
+func (e *env) decommissionRecord(id string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.GetDecommission(e.ctx(), id, client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// reasonOf is the reason of a recovery operation's body (nil: none); a
+// body with anything else fails the test, as the SDK sends only the reason.
+func (e *env) reasonOf(body map[string]any) string {
+	e.t.Helper()
+	reason, _ := body["reason"].(string)
+	for k := range body {
+		require.Equal(e.t, "reason", k, "the SDK sends a recovery operation's reason only")
+	}
+	return reason
+}
+
+// recoverOnboarding runs a recovery operation on an onboarding through the
+// SDK and answers the JSON object the API sent.
+func (e *env) recoverOnboarding(id string, op client.Operation, body map[string]any) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	var err error
+	if op == domain.OpCancel {
+		_, err = e.api.CancelOnboarding(e.ctx(), id, e.reasonOf(body), client.RawResponse(&raw))
+	} else {
+		_, err = e.api.RecoverOnboarding(e.ctx(), id, op, e.reasonOf(body), client.RawResponse(&raw))
+	}
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// recoverDecommission runs a recovery operation on a decommission through
+// the SDK and answers the JSON object the API sent.
+func (e *env) recoverDecommission(id string, op client.Operation, body map[string]any) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.RecoverDecommission(e.ctx(), id, op, e.reasonOf(body), client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// nodeOp runs a node lifecycle operation (retire, reactivate, remove,
+// bootstrap-bundle) through the SDK and answers the JSON object the API
+// sent.
+func (e *env) nodeOp(id, op string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	var err error
+	keep := client.RawResponse(&raw)
+	switch op {
+	case "retire":
+		_, err = e.api.RetireNode(e.ctx(), id, keep)
+	case "reactivate":
+		_, err = e.api.ReactivateNode(e.ctx(), id, keep)
+	case "remove":
+		_, err = e.api.RemoveNode(e.ctx(), id, keep)
+	case "bootstrap-bundle":
+		_, err = e.api.ReissueBundle(e.ctx(), id, keep)
+	default:
+		e.t.Fatalf("no node operation %q", op)
+	}
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// audit reads the newest audit entries (limit 0: the API's page size)
+// through the SDK, as the JSON object the API sent.
+func (e *env) audit(limit int) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.ListAudit(e.ctx(), limit, "", client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
+}
+
+// batch reads an onboarding batch through the SDK, as the JSON object the
+// API sent.
+func (e *env) batch(id string) map[string]any {
+	e.t.Helper()
+	var raw []byte
+	_, err := e.api.GetBatch(e.ctx(), id, client.RawResponse(&raw))
+	require.NoError(e.t, err)
+	return e.asMap(raw)
 }

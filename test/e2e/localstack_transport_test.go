@@ -100,5 +100,5 @@ func startStackConfigured(t *testing.T, cfg localstack.Config) *env {
 	s, err := localstack.Start(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	return &env{t: t, stack: s, dataDir: dir, logs: logs}
+	return newEnv(t, s, dir, logs)
 }

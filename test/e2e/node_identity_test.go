@@ -145,7 +145,7 @@ func TestNodeIdentityRunbookValidations(t *testing.T) {
 	agentA, agentB := e.nodeClient(credA.CertificatePEM, keyA), e.nodeClient(credB.CertificatePEM, keyB)
 	require.Eventually(t, func() bool {
 		s, _ := e.nodeCall(agentA, "GET", heartbeatPath(a.NodeID), nil)
-		return s == http.StatusOK && e.admin("GET", "/api/v1/admin/onboardings/"+idA, nil, http.StatusOK)["status"] == "completed"
+		return s == http.StatusOK && e.onboarding(idA)["status"] == "completed"
 	}, terminalWait, 50*time.Millisecond, "the heartbeat completes the onboarding")
 	status, _ = e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil)
 	require.Equal(t, http.StatusOK, status)
@@ -198,11 +198,11 @@ func TestNodeIdentityRunbookValidations(t *testing.T) {
 	assert.Contains(t, string(body), "recovery_token_rejected", "the first-boot token is no recovery token")
 
 	// Removed: the identity ends everywhere.
-	e.admin("POST", "/api/v1/admin/nodes/"+b.NodeID+"/retire", nil, http.StatusOK)
+	e.nodeOp(b.NodeID, "retire")
 	status, code := e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil)
 	assert.Equal(t, http.StatusForbidden, status)
 	assert.Equal(t, "node_retired", code)
-	e.admin("POST", "/api/v1/admin/nodes/"+b.NodeID+"/remove", nil, http.StatusOK)
+	e.nodeOp(b.NodeID, "remove")
 	for _, call := range []func() (int, string){
 		func() (int, string) { return e.nodeCall(agentB, "GET", heartbeatPath(b.NodeID), nil) },
 		func() (int, string) {

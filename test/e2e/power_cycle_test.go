@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func (e *env) awaitTimelineRow(id, text string) map[string]any {
 	e.t.Helper()
 	deadline := time.Now().Add(terminalWait)
 	for {
-		o := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		o := e.onboarding(id)
 		if len(timelineRows(o, text)) > 0 || time.Now().After(deadline) {
 			return o
 		}

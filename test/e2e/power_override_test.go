@@ -52,7 +52,7 @@ func TestPowerOverrideOnboardsAHostTheSiteCredentialCannot(t *testing.T) {
 // the site.
 func (e *env) siteAudited(action, siteID string) bool {
 	e.t.Helper()
-	for _, row := range e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)["items"].([]any) {
+	for _, row := range e.audit(100)["items"].([]any) {
 		m := row.(map[string]any)
 		if m["action"] == action && m["target"] == "site:"+siteID && m["result"] == "success" {
 			return true

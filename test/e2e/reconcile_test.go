@@ -38,8 +38,7 @@ func startStackWith(t testing.TB, interval time.Duration) *env {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	tt, _ := t.(*testing.T)
-	return &env{t: tt, stack: s, dataDir: dir, logs: logs}
+	return newEnv(t, s, dir, logs)
 }
 
 // reconcileNow starts a run through the API and waits until it ended.
@@ -169,7 +168,7 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 	// adopt the killed workflow: the onboarding closes, the host is free.
 	e.admin("POST", reconPath+"/drift/"+killed["node_id"].(string)+"/resolve",
 		map[string]any{"kind": "execution_not_running", "action": "adopt", "reason": "execution lost"}, http.StatusOK)
-	o := e.admin("GET", "/api/v1/admin/onboardings/"+stuck, nil, http.StatusOK)
+	o := e.onboarding(stuck)
 	assert.Equal(t, "failed", o["status"])
 	assert.Equal(t, "ExecutionLost", o["error"].(map[string]any)["code"])
 
@@ -210,7 +209,7 @@ func TestReconcileReportsDriftMadeBehindMaasflowsBack(t *testing.T) {
 	assert.Equal(t, "start", res["action"])
 	require.Contains(t, res["detail"], "decommission ")
 	decomID := strings.Fields(res["detail"].(string))[1]
-	decom := e.admin("GET", "/api/v1/admin/decommissions/"+decomID, nil, http.StatusOK)
+	decom := e.decommissionRecord(decomID)
 	assert.Equal(t, nodes["gpu-r1"], decom["node_id"])
 	assert.Equal(t, "full", decom["mode"])
 	e.reconcileNow()

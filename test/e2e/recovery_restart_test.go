@@ -31,7 +31,7 @@ func TestRestartCleanAfterAFailureRecommissions(t *testing.T) {
 	systemID := first["maas_system_id"].(string)
 	before := e.simCalls()
 
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/restart-clean", map[string]any{"reason": "reseated the NIC"}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpRestartClean, map[string]any{"reason": "reseated the NIC"})
 	assert.EqualValues(t, 2, o["attempt"])
 	assert.Nil(t, o["error"])
 
@@ -74,7 +74,7 @@ func TestAdoptAMachineCommissionedByHand(t *testing.T) {
 	e.waitMAAS(systemID, maas.StatusReady)
 	before := e.simCalls()
 
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/adopt", map[string]any{"reason": "recommissioned by hand"}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpAdopt, map[string]any{"reason": "recommissioned by hand"})
 	assert.EqualValues(t, 1, o["attempt"], "adopt runs the same attempt")
 	done := e.waitTerminal(id)
 	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
@@ -121,7 +121,7 @@ func TestAdoptAMachineDeployedByHand(t *testing.T) {
 	require.NoError(t, err)
 	e.waitMAAS(systemID, maas.StatusDeployed)
 
-	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/adopt", nil, http.StatusOK)
+	e.recoverOnboarding(id, domain.OpAdopt, nil)
 	o := e.waitTerminal(id)
 	require.Equal(t, "manual_intervention", o["status"])
 	assert.Equal(t, "AdoptionRefusedError", errorCode(o))
@@ -132,7 +132,7 @@ func TestAdoptAMachineDeployedByHand(t *testing.T) {
 	assert.NotEqual(t, "active", e.node(o["node_id"].(string))["status"], "no node active without a completed onboarding")
 	assert.True(t, e.audited("onboarding.adopt", id))
 
-	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/restart-clean", nil, http.StatusOK)
+	e.recoverOnboarding(id, domain.OpRestartClean, nil)
 	done := e.waitTerminal(id)
 	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
 	assert.EqualValues(t, 2, done["attempt"])
@@ -159,7 +159,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 	systemID := first["maas_system_id"].(string)
 	nodeID := first["node_id"].(string)
 
-	reissued := e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	reissued := e.nodeOp(nodeID, "bootstrap-bundle")
 	bundle, err := json.Marshal(reissued["bootstrap_bundle"])
 	require.NoError(t, err)
 	notes := e.timelineNotes(id, "bootstrap-bundle")
@@ -188,13 +188,13 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 	}
 	enrolled := e.timelineNotes(id, "enrollment")
 	assert.Contains(t, enrolled[0], "enrolled with the bundle reissued for attempt 1 while the onboarding is manual_intervention")
-	stopped := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	stopped := e.onboarding(id)
 	assert.Equal(t, "manual_intervention", stopped["status"], "the enrollment reopens nothing")
 	node := e.node(nodeID)
 	assert.NotEqual(t, "active", node["status"], "not active by the enrollment alone")
 	assert.NotNil(t, node["enrolled_at"])
 
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/adopt", map[string]any{"reason": "deployed by hand with the bootstrap"}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpAdopt, map[string]any{"reason": "deployed by hand with the bootstrap"})
 	assert.EqualValues(t, 1, o["attempt"], "adopt runs the same attempt")
 	done := e.waitTerminal(id)
 	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
@@ -212,7 +212,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 
 	// Once the onboarding completed, a reissue is a plain node bundle: it
 	// binds nothing to the closed run.
-	e.admin("POST", "/api/v1/admin/nodes/"+nodeID+"/bootstrap-bundle", nil, http.StatusCreated)
+	e.nodeOp(nodeID, "bootstrap-bundle")
 	assert.Len(t, e.timelineNotes(id, "bootstrap-bundle"), 1, "a completed onboarding's timeline is not written")
 }
 
@@ -220,7 +220,7 @@ func TestAdoptAMachineDeployedByHandWithTheBootstrap(t *testing.T) {
 // on the node with a correlation id.
 func (e *env) nodeAudited(action, nodeID string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "node:"+nodeID && row["result"] == "success" && row["correlation_id"] != "" {

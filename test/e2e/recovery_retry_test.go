@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 )
 
@@ -55,7 +56,7 @@ func (e *env) terminalEvents(id string, n int) []terminalEvent {
 // on the onboarding, each with a correlation id.
 func (e *env) auditActors(action, id string) []string {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	var actors []string
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
@@ -85,7 +86,7 @@ func TestRetryAfterDeployFailure(t *testing.T) {
 	assert.Equal(t, "commissioned", first["checkpoint"])
 
 	for run := 1; run <= 2; run++ {
-		o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/retry", map[string]any{"reason": "swapped the boot disk"}, http.StatusOK)
+		o := e.recoverOnboarding(id, domain.OpRetry, map[string]any{"reason": "swapped the boot disk"})
 		assert.EqualValues(t, 1, o["attempt"], "retry keeps the attempt")
 		assert.EqualValues(t, run, o["run"])
 		assert.Contains(t, []any{"pending", "running", "completed", "manual_intervention"}, o["status"])
@@ -135,16 +136,16 @@ func TestFreezeThenResumeCompletes(t *testing.T) {
 	id := e.onboard(f, "gpu-rt2", "10.10.9.121")
 	e.waitStage(id, "wait_ready")
 
-	frozen := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/mark-manual-intervention", map[string]any{"reason": "PDU swap"}, http.StatusOK)
+	frozen := e.recoverOnboarding(id, domain.OpMarkManualIntervention, map[string]any{"reason": "PDU swap"})
 	require.Equal(t, "manual_intervention", frozen["status"])
 	// Frozen while commissioning: discovered (commissioned if the wait saw
 	// Ready just before the freeze).
 	cp, _ := frozen["checkpoint"].(string)
 	require.Contains(t, []string{"discovered", "commissioned"}, cp)
-	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	detail := e.onboarding(id)
 	assert.Contains(t, detail["allowed_operations"], "resume")
 
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/resume", map[string]any{"reason": "PDU back"}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpResume, map[string]any{"reason": "PDU back"})
 	assert.EqualValues(t, 1, o["run"])
 	assert.EqualValues(t, 1, o["attempt"])
 	assert.NotEqual(t, frozen["execution_id"], o["execution_id"], "a new execution")
@@ -179,7 +180,7 @@ func TestResumeRefusedWhenMAASMovedOn(t *testing.T) {
 	id := e.onboard(f, "gpu-rt3", "10.10.9.131")
 	e.waitStage(id, "wait_deployed")
 
-	frozen := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/mark-manual-intervention", nil, http.StatusOK)
+	frozen := e.recoverOnboarding(id, domain.OpMarkManualIntervention, nil)
 	require.Equal(t, "commissioned", frozen["checkpoint"])
 
 	status, body := e.raw("POST", e.stack.APIURL+"/api/v1/admin/onboardings/"+id+"/resume", e.stack.AdminToken, nil)
@@ -189,7 +190,7 @@ func TestResumeRefusedWhenMAASMovedOn(t *testing.T) {
 	assert.Contains(t, msg, "the checkpoint commissioned expects Ready: use ")
 	assert.True(t, strings.Contains(msg, "Deploying") || strings.Contains(msg, "Deployed"), "names what MAAS shows: %s", msg)
 
-	after := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	after := e.onboarding(id)
 	assert.Equal(t, "manual_intervention", after["status"], "nothing changed")
 	assert.Nil(t, after["run"], "no new run (run 0 is omitted)")
 	assert.Empty(t, e.timelineNotes(id, "resume"))

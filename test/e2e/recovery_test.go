@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // audited reports whether the audit trail holds a successful action on the
 // onboarding, with the correlation id every entry carries.
 func (e *env) audited(action, id string) bool {
 	e.t.Helper()
-	audit := e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)
+	audit := e.audit(100)
 	for _, a := range audit["items"].([]any) {
 		row := a.(map[string]any)
 		if row["action"] == action && row["target"] == "onboarding:"+id && row["result"] == "success" && row["correlation_id"] != "" {
@@ -28,7 +29,7 @@ func (e *env) audited(action, id string) bool {
 // source.
 func (e *env) timelineNotes(id, source string) []string {
 	e.t.Helper()
-	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	detail := e.onboarding(id)
 	var notes []string
 	for _, r := range detail["timeline"].([]any) {
 		if row := r.(map[string]any); row["source"] == source {
@@ -48,7 +49,7 @@ func TestFreezeRunningOnboarding(t *testing.T) {
 	assert.ElementsMatch(t, []any{"cancel", "mark-manual-intervention"}, running["allowed_operations"])
 
 	const reason = "rack power work at 14:00"
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/mark-manual-intervention", map[string]any{"reason": reason}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpMarkManualIntervention, map[string]any{"reason": reason})
 	assert.Equal(t, "manual_intervention", o["status"])
 	assert.Equal(t, "wait_enrollment", o["stage"])
 	assert.Equal(t, map[string]any{"code": "FrozenByOperator", "message": reason, "stage": "wait_enrollment"}, o["error"])
@@ -64,7 +65,7 @@ func TestFreezeRunningOnboarding(t *testing.T) {
 	}, http.StatusConflict)
 
 	// A repeated freeze answers the same record and records nothing new.
-	again := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/mark-manual-intervention", map[string]any{"reason": "twice"}, http.StatusOK)
+	again := e.recoverOnboarding(id, domain.OpMarkManualIntervention, map[string]any{"reason": "twice"})
 	assert.Equal(t, o["updated_at"], again["updated_at"])
 	assert.Equal(t, o["error"], again["error"])
 	notes := e.timelineNotes(id, "mark-manual-intervention")
@@ -72,7 +73,7 @@ func TestFreezeRunningOnboarding(t *testing.T) {
 	assert.Contains(t, notes[0], reason)
 	assert.True(t, e.audited("onboarding.mark-manual-intervention", id), "audit entry for the freeze")
 
-	detail := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+	detail := e.onboarding(id)
 	assert.Contains(t, detail["allowed_operations"], "cancel")
 	assert.NotContains(t, detail["allowed_operations"], "mark-manual-intervention")
 
@@ -94,7 +95,7 @@ func TestRecoveryOperationRefusedNamesStateAndAllowed(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Contains(t, string(body), "is completed at stage done")
 	assert.Contains(t, string(body), "mark-manual-intervention is not allowed; allowed operations: none")
-	assert.Equal(t, "completed", e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)["status"], "nothing changed")
+	assert.Equal(t, "completed", e.onboarding(id)["status"], "nothing changed")
 
 	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/no-such-op", nil, http.StatusNotFound)
 }
@@ -110,14 +111,14 @@ func TestRerunAfterCommissioningFailure(t *testing.T) {
 	require.Contains(t, first["allowed_operations"], "rerun")
 	systemID := first["maas_system_id"]
 
-	o := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "reseated the DIMM"}, http.StatusOK)
+	o := e.recoverOnboarding(id, domain.OpRerun, map[string]any{"reason": "reseated the DIMM"})
 	assert.EqualValues(t, 2, o["attempt"])
 	assert.Contains(t, []any{"pending", "running", "completed"}, o["status"])
 	assert.NotEqual(t, first["execution_id"], o["execution_id"], "a new execution")
 
 	// A repeated request answers the attempt it started.
-	if again := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK); again["status"] == "pending" || again["status"] == "running" {
-		repeat := e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", nil, http.StatusOK)
+	if again := e.onboarding(id); again["status"] == "pending" || again["status"] == "running" {
+		repeat := e.recoverOnboarding(id, domain.OpRerun, nil)
 		assert.EqualValues(t, 2, repeat["attempt"], "no third attempt")
 	}
 

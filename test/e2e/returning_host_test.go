@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
 
@@ -22,10 +23,10 @@ func TestReturningHostIsANewNode(t *testing.T) {
 	e := startStack(t)
 	f := e.setup(nil, nil)
 	oldID, systemID := e.onboarded(f, "gpu-back1", "10.10.5.121", "52:54:00:00:5c:01", nil)
-	e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/retire", nil, http.StatusOK)
-	bundle := e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/bootstrap-bundle", nil, http.StatusCreated)
+	e.nodeOp(oldID, "retire")
+	bundle := e.nodeOp(oldID, "bootstrap-bundle")
 	oldToken := bundle["bootstrap_bundle"].(map[string]any)["GPUAAS_ENROLLMENT_TOKEN"].(string)
-	require.Equal(t, "removed", e.admin("POST", "/api/v1/admin/nodes/"+oldID+"/remove", nil, http.StatusOK)["status"])
+	require.Equal(t, "removed", e.nodeOp(oldID, "remove")["status"])
 
 	id := e.onboard(f, "gpu-back1", "10.10.5.121")
 	first := e.waitTerminal(id)
@@ -48,7 +49,7 @@ func TestReturningHostIsANewNode(t *testing.T) {
 		m, err := e.maasClient().Get(ctx, systemID)
 		return err == nil && m.Status == maas.StatusReady
 	}, terminalWait, 20*time.Millisecond, "the released machine becomes Ready")
-	e.admin("POST", "/api/v1/admin/onboardings/"+id+"/rerun", map[string]any{"reason": "released the old node's machine"}, http.StatusOK)
+	e.recoverOnboarding(id, domain.OpRerun, map[string]any{"reason": "released the old node's machine"})
 	done := e.waitTerminal(id)
 	require.Equal(t, "completed", done["status"], "error: %v", done["error"])
 	assert.Equal(t, systemID, done["maas_system_id"], "the same MAAS machine, redeployed")

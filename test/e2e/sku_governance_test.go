@@ -51,7 +51,7 @@ func TestSKUDeactivationNeedsTwoAdmins(t *testing.T) {
 // the SKU.
 func (e *env) skuAudited(action, skuID string) bool {
 	e.t.Helper()
-	for _, row := range e.admin("GET", "/api/v1/admin/audit?limit=100", nil, http.StatusOK)["items"].([]any) {
+	for _, row := range e.audit(100)["items"].([]any) {
 		m := row.(map[string]any)
 		if m["action"] == action && m["target"] == "sku:"+skuID && m["result"] == "success" {
 			return true

@@ -45,7 +45,7 @@ func TestSiteThrottleOfFive(t *testing.T) {
 	for b["status"] == "running" {
 		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
 		time.Sleep(50 * time.Millisecond)
-		b = e.admin("GET", "/api/v1/admin/onboarding-batches/"+id, nil, http.StatusOK)
+		b = e.batch(id)
 	}
 	assert.Equal(t, "completed", b["status"])
 	assert.Equal(t, map[string]any{"completed": float64(hosts)}, b["counts"])
@@ -59,7 +59,7 @@ func TestSiteThrottleOfFive(t *testing.T) {
 	var edges []edge
 	queued := 0
 	for _, oid := range ids {
-		o := e.admin("GET", "/api/v1/admin/onboardings/"+oid, nil, http.StatusOK)
+		o := e.onboarding(oid)
 		require.Equal(t, "completed", o["status"], oid)
 		end, err := time.Parse(time.RFC3339Nano, o["completed_at"].(string))
 		require.NoError(t, err)
@@ -127,7 +127,7 @@ func TestAQueuedOnboardingShowsItsPlace(t *testing.T) {
 	id := e.onboard(f, "thr-q", "10.61.0.1")
 	deadline := time.Now().Add(terminalWait)
 	for {
-		o := e.admin("GET", "/api/v1/admin/onboardings/"+id, nil, http.StatusOK)
+		o := e.onboarding(id)
 		if o["stage"] == "queued" {
 			assert.Equal(t, "pending", o["status"])
 			assert.InDelta(t, 1, o["queue_position"], 0)

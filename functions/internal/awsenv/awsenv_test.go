@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/enroll"
 )
@@ -73,11 +74,17 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
 	}
 	want := []string{"api", "reconcile"}
-	for _, f := range append(activities.Catalog(activities.Deps{}), activities.DecommissionCatalog(activities.Deps{})...) {
-		want = append(want, f.Name)
-		src, err := os.ReadFile(filepath.Join("../..", f.Name, "main.go"))
-		require.NoError(t, err, "functions/%s/main.go", f.Name)
-		assert.Contains(t, string(src), "activities.New(deps)."+f.Activity+",", f.Name)
+	// Each main builds its workflow's activities: the package's New.
+	for pkg, catalog := range map[string][]activities.Function{
+		"activities":   activities.Catalog(activities.Deps{}),
+		"decommission": decommission.Catalog(activities.Deps{}),
+	} {
+		for _, f := range catalog {
+			want = append(want, f.Name)
+			src, err := os.ReadFile(filepath.Join("../..", f.Name, "main.go"))
+			require.NoError(t, err, "functions/%s/main.go", f.Name)
+			assert.Contains(t, string(src), pkg+".New(deps)."+f.Activity+",", f.Name)
+		}
 	}
 	sort.Strings(dirs)
 	sort.Strings(want)

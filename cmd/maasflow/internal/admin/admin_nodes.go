@@ -605,7 +605,7 @@ func (r *adminRun) printDecomOutcome(d domain.Decommission) {
 	}
 	fmt.Fprintf(w, "decommission %s (%s) of node %s %s at stage %s, disks %s%s\n", adminCell(d.ID), adminCell(d.Mode),
 		adminCell(d.NodeID), adminCell(string(d.Status)), adminCell(string(d.Stage)), adminCell(orDash(d.Erase.Outcome)), why)
-	if d.Status == domain.OnboardingManualIntervention {
+	if d.Status == domain.DecommissionManualIntervention {
 		fmt.Fprintf(w, "inspect it with: maasflow decommission get %s\n", adminCell(d.ID))
 	}
 }

@@ -1,4 +1,4 @@
-package activities_test
+package decommission_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/maasflow/maasflow/internal/crashtest"
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/store"
@@ -76,8 +77,8 @@ func enterStageThenDie(dir string) {
 	db, err := store.OpenLocalDB(ctx, filepath.Join(dir, crashDBFile), "", false)
 	if err == nil {
 		s := store.New(db, "", time.Now)
-		a := activities.New(activities.Deps{Store: s, Decommissions: haltAfterFirstWrite{s}, Allocations: allocation.NewLocal(time.Now)})
-		_, err = a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: activities.DecommissionRef{
+		a := decommission.New(activities.Deps{Store: s, Decommissions: haltAfterFirstWrite{s}, Allocations: allocation.NewLocal(time.Now)})
+		_, err = a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: decommission.DecommissionRef{
 			DecommissionID: "dec-1", NodeID: "node-d", SiteID: "site-1", Mode: domain.DecommissionStorageCleanup, Attempt: 1,
 		}})
 		fmt.Println("returned without a write", err)
@@ -102,7 +103,7 @@ func TestDecommissionStageEntryAndItsRowSurviveACrashTogether(t *testing.T) {
 	require.NoError(t, s.CreateNode(ctx, domain.Node{ID: "node-d", SiteID: "site-1", Hostname: "gpu-d",
 		Status: domain.NodeDecommissioning, MAASSystemID: "abc123", CreatedAt: crashT0}))
 	require.NoError(t, s.CreateDecommission(ctx, domain.Decommission{ID: "dec-1", NodeID: "node-d", SiteID: "site-1",
-		Hostname: "gpu-d", Mode: domain.DecommissionStorageCleanup, Status: domain.OnboardingRunning,
+		Hostname: "gpu-d", Mode: domain.DecommissionStorageCleanup, Status: domain.DecommissionRunning,
 		Stage: domain.DecomStageStart, Attempt: 1, MAASSystemID: "abc123", CreatedAt: crashT0}))
 	require.NoError(t, db.Close())
 

@@ -1,4 +1,4 @@
-package activities_test
+package decommission_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
@@ -48,7 +49,7 @@ func TestBrokenMachineIsReleasedAsItIs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, maas.StatusBroken, e.status())
 
-		_, err = e.a.ReleaseMachine(context.Background(), activities.ReleaseMachineInput{DecommissionRef: e.ref})
+		_, err = e.a.ReleaseMachine(context.Background(), decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 		require.NoError(t, err)
 		assert.Equal(t, 1, e.calls("release"))
 		if markFixed {
@@ -70,12 +71,12 @@ func TestEraseEvidenceCountsEachMAASEventOnce(t *testing.T) {
 	fallback := true
 	e := newDecomEnv(t, maassim.Faults{EraseFailures: 1}, domain.Policy{DecommissionPolicy: domain.DecommissionPolicy{ReleaseFallback: &fallback}})
 	ctx := context.Background()
-	_, err := e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err := e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
-	require.Equal(t, activities.OutcomeEraseFailed, e.checkUntil().Outcome)
-	step, err := e.a.FallbackRelease(ctx, activities.FallbackReleaseInput{DecommissionRef: e.ref})
+	require.Equal(t, decommission.OutcomeEraseFailed, e.checkUntil().Outcome)
+	step, err := e.a.FallbackRelease(ctx, decommission.FallbackReleaseInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
-	require.Equal(t, activities.OutcomeReleased, step.Outcome)
+	require.Equal(t, decommission.OutcomeReleased, step.Outcome)
 	require.Equal(t, activities.OutcomeDone, e.checkUntil().Outcome)
 
 	d := e.record()
@@ -95,7 +96,7 @@ func TestEraseEvidenceCountsEachMAASEventOnce(t *testing.T) {
 func TestEraseOutcomeFollowsMAASWhateverStopsTheRun(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	ctx := context.Background()
-	_, err := e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err := e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	var p activities.Poll
 	for range 400 { // 3 simulated minutes of erase, then 30 s of release
@@ -105,14 +106,14 @@ func TestEraseOutcomeFollowsMAASWhateverStopsTheRun(t *testing.T) {
 		e.clk.Advance(time.Second)
 	}
 	require.Equal(t, maas.StatusReleasing, e.status(), "the erase finished, the release has not")
-	out, err := e.a.CheckRelease(ctx, activities.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
+	out, err := e.a.CheckRelease(ctx, decommission.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
 	require.NoError(t, err)
 	require.Equal(t, activities.OutcomeInProgress, out.Outcome)
 	p = out.Poll
 	_, err = e.client().MarkBroken(ctx, e.sid, "PSU failure while releasing")
 	require.NoError(t, err)
 
-	out, err = e.a.CheckRelease(ctx, activities.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
+	out, err = e.a.CheckRelease(ctx, decommission.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
 	require.NoError(t, err)
 	require.Equal(t, activities.OutcomeFailed, out.Outcome, out.Reason)
 	d := e.record()
@@ -136,7 +137,7 @@ func (p cancellingPublisher) Publish(ctx context.Context, _ string, _ any) error
 func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	_, err := e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingPending
+		d.Status = domain.DecommissionPending
 		return nil
 	})
 	require.NoError(t, err)
@@ -144,10 +145,10 @@ func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 	deps := e.f.Deps
 	deps.Decommissions, deps.Allocations = e.f.Store, e.allocs
 	deps.Events = cancellingPublisher{cancel: cancel}
-	a := activities.New(deps)
+	a := decommission.New(deps)
 
 	before := len(e.timeline())
-	_, err = a.BeginDecommission(ctx, activities.BeginDecommissionInput{DecommissionRef: e.ref})
+	_, err = a.BeginDecommission(ctx, decommission.BeginDecommissionInput{DecommissionRef: e.ref})
 	require.Error(t, err)
 	rows := e.timeline()
 	for _, r := range rows[before:] {
@@ -157,16 +158,16 @@ func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 	// The record was cancelled by the operator meanwhile: the stopped
 	// run's last activity writes nothing either, and publishes nothing.
 	_, err = e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingCancelled
+		d.Status = domain.DecommissionCancelled
 		return nil
 	})
 	require.NoError(t, err)
 	before = len(e.timeline())
-	_, err = e.a.FinishDecommission(context.Background(), activities.FinishDecommissionInput{DecommissionRef: e.ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "EventPublishError", Cause: "{}"}})
+	_, err = e.a.FinishDecommission(context.Background(), decommission.FinishDecommissionInput{DecommissionRef: e.ref,
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "EventPublishError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Len(t, e.timeline(), before, "nothing after the cancel")
-	assert.Equal(t, domain.OnboardingCancelled, e.record().Status)
+	assert.Equal(t, domain.DecommissionCancelled, e.record().Status)
 }
 
 // TestFailedRunAfterAReleaseRetiresTheNode: a run that takes the failed
@@ -175,20 +176,20 @@ func TestStoppedDecommissionRunWritesNothing(t *testing.T) {
 func TestFailedRunAfterAReleaseRetiresTheNode(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{EraseFailures: 1}, domain.Policy{})
 	ctx := context.Background()
-	_, err := e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err := e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
-	require.Equal(t, activities.OutcomeEraseFailed, e.checkUntil().Outcome)
+	require.Equal(t, decommission.OutcomeEraseFailed, e.checkUntil().Outcome)
 	// rerun: attempt 2 from the top, evidence cleared, back at the start.
 	_, err = e.f.Store.UpdateDecommission(ctx, "dec-1", func(d *domain.Decommission) error {
-		d.Attempt, d.Run, d.Stage, d.Status = 2, 0, domain.DecomStageStart, domain.OnboardingRunning
+		d.Attempt, d.Run, d.Stage, d.Status = 2, 0, domain.DecomStageStart, domain.DecommissionRunning
 		d.Erase = domain.EraseEvidence{}
 		return nil
 	})
 	require.NoError(t, err)
 	ref := e.ref
 	ref.Attempt = 2
-	out, err := e.a.FinishDecommission(ctx, activities.FinishDecommissionInput{DecommissionRef: ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
+	out, err := e.a.FinishDecommission(ctx, decommission.FinishDecommissionInput{DecommissionRef: ref,
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Equal(t, domain.NodeRetired, out.NodeStatus)
 	assert.Equal(t, domain.NodeRetired, e.node().Status)
@@ -203,8 +204,8 @@ func TestFailedRunAfterAReleaseRetiresTheNode(t *testing.T) {
 // still shows the machine Deployed: the node gets its status back.
 func TestFailedRunBeforeAnyReleaseGivesTheNodeBack(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
-	out, err := e.a.FinishDecommission(context.Background(), activities.FinishDecommissionInput{DecommissionRef: e.ref,
-		Status: domain.OnboardingFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
+	out, err := e.a.FinishDecommission(context.Background(), decommission.FinishDecommissionInput{DecommissionRef: e.ref,
+		Status: domain.DecommissionFailed, Error: &activities.CatchResult{Error: "ActivityFailedError", Cause: "{}"}})
 	require.NoError(t, err)
 	assert.Equal(t, domain.NodeActive, out.NodeStatus)
 	found := false

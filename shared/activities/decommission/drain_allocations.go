@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,16 +14,16 @@ import (
 // DrainAllocationsInput is one drain poll.
 type DrainAllocationsInput struct {
 	DecommissionRef
-	Poll Poll `json:"poll"`
+	Poll activities.Poll `json:"poll"`
 }
 
 // DrainAllocationsOutput says whether the node is free: outcome done when
 // every allocation is released, in_progress with poll.wait_seconds
 // otherwise.
 type DrainAllocationsOutput struct {
-	Outcome string `json:"outcome"`
-	Pending int    `json:"pending"`
-	Poll    Poll   `json:"poll"`
+	Outcome string          `json:"outcome"`
+	Pending int             `json:"pending"`
+	Poll    activities.Poll `json:"poll"`
 }
 
 // DrainAllocations force-releases the node's allocations through
@@ -31,12 +32,12 @@ type DrainAllocationsOutput struct {
 // node (the service treats a repeat as a no-op), so a lost answer costs
 // nothing. Waiting is output, never an error.
 //
-// Errors: DrainFailedError (an allocation is release_failed),
-// DrainTimeoutError (past the policy's drain bound), AllocationUnavailableError
+// Errors: activities.DrainFailedError (an allocation is release_failed),
+// activities.DrainTimeoutError (past the policy's drain bound), AllocationUnavailableError
 // (retryable), AllocationRefusedError, store errors.
 func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsInput) (out DrainAllocationsOutput, err error) {
 	c, err := a.beginDecom(ctx, "DrainAllocations", domain.DecomStageDrain, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -44,16 +45,16 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		return out, err
 	}
 	if a.d.Allocations == nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "no allocation service configured"}
+		return out, &activities.ActivityFailedError{Activity: c.Activity, Message: "no allocation service configured"}
 	}
 	now := a.d.Clock.Now().UTC()
 	started := now
 	if in.Poll.StartedAt != "" {
 		if started, err = time.Parse(time.RFC3339Nano, in.Poll.StartedAt); err != nil {
-			return out, &InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
+			return out, &activities.InvalidInputError{Field: "poll.started_at", Reason: "must be an RFC 3339 time"}
 		}
 	}
-	allocs, err := a.d.Allocations.List(ctx, c.d.NodeID)
+	allocs, err := a.d.Allocations.List(ctx, c.Rec.NodeID)
 	if err != nil {
 		return out, allocationError(err)
 	}
@@ -63,18 +64,18 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		case domain.AllocationReleased:
 			continue
 		case domain.AllocationReleaseFailed:
-			return out, &DrainFailedError{NodeID: c.d.NodeID, AllocationID: al.ID, State: al.State}
+			return out, &activities.DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: al.State}
 		case domain.AllocationReleasing:
 		default:
-			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.d.ID, c.d.Mode))
+			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.Rec.ID, c.Rec.Mode))
 			if err != nil {
 				return out, allocationError(err)
 			}
-			if err := c.note(ctx, "allocation", fmt.Sprintf("allocation %s was %s: force-release asked, now %s", al.ID, al.State, got.State)); err != nil {
+			if err := c.Note(ctx, "allocation", fmt.Sprintf("allocation %s was %s: force-release asked, now %s", al.ID, al.State, got.State)); err != nil {
 				return out, err
 			}
 			if got.State == domain.AllocationReleaseFailed {
-				return out, &DrainFailedError{NodeID: c.d.NodeID, AllocationID: al.ID, State: got.State}
+				return out, &activities.DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: got.State}
 			}
 			if got.State == domain.AllocationReleased {
 				continue
@@ -83,10 +84,10 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		pending = append(pending, al.ID)
 	}
 	out = DrainAllocationsOutput{Pending: len(pending),
-		Poll: Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano)}}
+		Poll: activities.Poll{Count: in.Poll.Count + 1, StartedAt: started.Format(time.RFC3339Nano)}}
 	if len(pending) == 0 {
-		out.Outcome = OutcomeDone
-		return out, c.exit(ctx, fmt.Sprintf("node free: %d allocation(s), all released", len(allocs)))
+		out.Outcome = activities.OutcomeDone
+		return out, c.Exit(ctx, fmt.Sprintf("node free: %d allocation(s), all released", len(allocs)))
 	}
 	pol, err := c.policy(ctx)
 	if err != nil {
@@ -94,10 +95,10 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 	}
 	limit := time.Duration(pol.DrainTimeoutSeconds) * time.Second
 	if waited := now.Sub(started); waited > limit {
-		return out, &DrainTimeoutError{NodeID: c.d.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
+		return out, &activities.DrainTimeoutError{NodeID: c.Rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
 	}
-	c.log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
-	out.Outcome = OutcomeInProgress
-	out.Poll.WaitSeconds = pollWait(in.Poll.Count)
+	c.Log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
+	out.Outcome = activities.OutcomeInProgress
+	out.Poll.WaitSeconds = activities.PollWait(in.Poll.Count)
 	return out, nil
 }

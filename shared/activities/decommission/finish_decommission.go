@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -14,20 +15,20 @@ import (
 // the caught error.
 type FinishDecommissionInput struct {
 	DecommissionRef
-	Status domain.OnboardingStatus `json:"status"`
-	Error  *CatchResult            `json:"error,omitempty"`
+	Status domain.DecommissionStatus `json:"status"`
+	Error  *activities.CatchResult   `json:"error,omitempty"`
 }
 
 // FinishDecommissionOutput says what the decommission ended as.
 type FinishDecommissionOutput struct {
-	Status     domain.OnboardingStatus `json:"status"`
-	NodeStatus string                  `json:"node_status"`
+	Status     domain.DecommissionStatus `json:"status"`
+	NodeStatus string                    `json:"node_status"`
 }
 
-var decomDetailTypes = map[domain.OnboardingStatus]string{
-	domain.OnboardingCompleted:          events.DecommissionCompleted,
-	domain.OnboardingFailed:             events.DecommissionFailed,
-	domain.OnboardingManualIntervention: events.DecommissionManualInterventionRequired,
+var decomDetailTypes = map[domain.DecommissionStatus]string{
+	domain.DecommissionCompleted:          events.DecommissionCompleted,
+	domain.DecommissionFailed:             events.DecommissionFailed,
+	domain.DecommissionManualIntervention: events.DecommissionManualInterventionRequired,
 }
 
 // FinishDecommission ends the run and puts the node where the mode says:
@@ -46,26 +47,26 @@ var decomDetailTypes = map[domain.OnboardingStatus]string{
 // publishes nothing new; a decommission closed otherwise is left alone.
 func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissionInput) (out FinishDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "FinishDecommission", "", in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
 	detailType, ok := decomDetailTypes[in.Status]
 	if !ok {
-		return out, &InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
+		return out, &activities.InvalidInputError{Field: "status", Reason: "must be completed, failed or manual_intervention"}
 	}
-	c.stage = c.d.Stage
-	if c.d.Status != in.Status {
-		if !domain.IsOpenStatus(c.d.Status) || c.d.Status == domain.OnboardingManualIntervention {
-			c.log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.d.Status)))
-			return FinishDecommissionOutput{Status: c.d.Status}, nil
+	c.Stage = c.Rec.Stage
+	if c.Rec.Status != in.Status {
+		if !domain.IsOpenStatus(c.Rec.Status) || c.Rec.Status == domain.DecommissionManualIntervention {
+			c.Log.WarnContext(ctx, "decommission already closed: left alone", slog.String("status", string(c.Rec.Status)))
+			return FinishDecommissionOutput{Status: c.Rec.Status}, nil
 		}
 		// The node moves first, so whoever reads the record closed finds
 		// its node settled; a run an operator stopped meanwhile (cancel,
 		// freeze: the record moved on) moves no node, and the close below
 		// is conditional on the record still being this run's.
 		if !c.stillRunning(ctx) {
-			return out, &DecommissionClosedError{DecommissionID: c.d.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.d.Attempt}
+			return out, &activities.DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -74,14 +75,14 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 			return out, err
 		}
 	}
-	node, err := a.d.Store.GetNode(ctx, c.d.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, activities.StoreError("read node", err)
 	}
 	detail := c.eventDetail()
-	detail.EraseOutcome = c.d.Erase.Outcome
-	detail.OnboardingID = c.d.OnboardingID
-	if f := c.d.Error; f != nil && in.Status != domain.OnboardingCompleted {
+	detail.EraseOutcome = c.Rec.Erase.Outcome
+	detail.OnboardingID = c.Rec.OnboardingID
+	if f := c.Rec.Error; f != nil && in.Status != domain.DecommissionCompleted {
 		detail.Error = &events.ErrorDetail{Code: f.Code, Message: f.Message}
 	}
 	if err := c.publishOnce(ctx, detailType, detail); err != nil {
@@ -91,22 +92,22 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 }
 
 // settleNode moves the node to where the outcome leaves it.
-func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) error {
+func (c *dcall) settleNode(ctx context.Context, status domain.DecommissionStatus) error {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.d.NodeID)
+	node, err := st.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return storeError("read node", err)
+		return activities.StoreError("read node", err)
 	}
 	target, why := "", ""
 	switch {
-	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionFull:
+	case status == domain.DecommissionCompleted && c.Rec.Mode == domain.DecommissionFull:
 		if err := c.revokeNodeTokens(ctx, node); err != nil {
 			return err
 		}
 		target = domain.NodeRemoved
-	case status == domain.OnboardingCompleted && c.d.Mode == domain.DecommissionStorageCleanup:
+	case status == domain.DecommissionCompleted && c.Rec.Mode == domain.DecommissionStorageCleanup:
 		target = domain.NodeRetired
-	case status == domain.OnboardingFailed && node.Status == domain.NodeDecommissioning:
+	case status == domain.DecommissionFailed && node.Status == domain.NodeDecommissioning:
 		target, why = c.failedNodeTarget(ctx)
 	}
 	if target == "" || node.Status == target {
@@ -116,13 +117,13 @@ func (c *dcall) settleNode(ctx context.Context, status domain.OnboardingStatus) 
 		n.Status = target
 		return nil
 	}); err != nil {
-		return storeError("settle node", err)
+		return activities.StoreError("settle node", err)
 	}
 	detail := fmt.Sprintf("node %s: %s → %s", node.ID, node.Status, target)
 	if why != "" {
 		detail += ": " + why
 	}
-	return c.note(ctx, "finish", detail)
+	return c.Note(ctx, "finish", detail)
 }
 
 // failedNodeTarget is where a failed decommission leaves its node: back at
@@ -134,7 +135,7 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 	if err != nil {
 		return domain.NodeRetired, "the timeline could not be read, so the machine may have been released"
 	}
-	if c.d.ReleaseStarted(history) {
+	if c.Rec.ReleaseStarted(history) {
 		return domain.NodeRetired, "an attempt of this decommission released the machine; it no longer runs the tenant's OS"
 	}
 	_, m, err := c.machine(ctx)
@@ -142,27 +143,27 @@ func (c *dcall) failedNodeTarget(ctx context.Context) (target, why string) {
 	case err != nil:
 		return domain.NodeRetired, "MAAS could not be read to confirm the machine is still Deployed"
 	case m.Status != maas.StatusDeployed:
-		return domain.NodeRetired, "MAAS shows the machine " + statusName(m) + ", not Deployed"
-	case !c.d.MayReturnToService(history, true):
+		return domain.NodeRetired, "MAAS shows the machine " + activities.MachineStatusName(m) + ", not Deployed"
+	case !c.Rec.MayReturnToService(history, true):
 		return "", ""
 	}
-	return c.d.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
+	return c.Rec.NodeStatusBefore, "MAAS still shows the machine Deployed and no release was sent"
 }
 
 // close writes the final status and records it on the timeline.
 func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	now := c.a.d.Clock.Now().UTC()
 	var failure *domain.Failure
-	if in.Status != domain.OnboardingCompleted {
-		failure = failureFrom(in.Error, domain.Stage(c.d.Stage))
+	if in.Status != domain.DecommissionCompleted {
+		failure = activities.FailureFrom(in.Error, domain.Stage(c.Rec.Stage))
 	}
 	// The final status and its timeline rows are one write.
 	closed := func(prev, next domain.Decommission) []domain.DecommissionEvent {
 		row := func(r domain.DecommissionEvent) domain.DecommissionEvent {
 			r.Stage = next.Stage
-			return c.row(r)
+			return c.Row(r)
 		}
-		if in.Status == domain.OnboardingCompleted {
+		if in.Status == domain.DecommissionCompleted {
 			return []domain.DecommissionEvent{
 				row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered, Detail: "from " + decomStageOrStart(prev.Stage)}),
 				row(domain.DecommissionEvent{Kind: domain.TimelineNote, Source: "finish", Detail: "status completed; disks " + next.Erase.Outcome}),
@@ -172,27 +173,27 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 			Detail: fmt.Sprintf("status %s at stage %s: %s: %s", in.Status, decomStageOrStart(prev.Stage), failure.Code, failure.Message)})}
 	}
 	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
+			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status
-		if in.Status == domain.OnboardingCompleted {
+		if in.Status == domain.DecommissionCompleted {
 			d.Stage, d.Error = domain.DecomStageFinish, nil
 		} else {
 			f := *failure
 			f.Stage = domain.Stage(d.Stage)
 			d.Error = &f
 		}
-		if in.Status != domain.OnboardingManualIntervention {
+		if in.Status != domain.DecommissionManualIntervention {
 			d.CompletedAt = &now
 		}
 		return nil
 	}, closed)
 	if err != nil {
-		return storeError("close decommission", err)
+		return activities.StoreError("close decommission", err)
 	}
-	c.d = updated
-	c.stage = updated.Stage
-	c.log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
+	c.Rec = updated
+	c.Stage = updated.Stage
+	c.Log.InfoContext(ctx, "decommission finished", slog.String("status", string(in.Status)))
 	return nil
 }

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -48,10 +49,10 @@ const fallbackStepWait = 15
 // (docs/decisions.md). The record says plainly that the disks were NOT
 // erased.
 //
-// Errors: MachineStateUnsafeError, MAAS errors, store errors.
+// Errors: activities.MachineStateUnsafeError, MAAS errors, store errors.
 func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInput) (out FallbackReleaseOutput, err error) {
 	c, err := a.beginDecom(ctx, "FallbackRelease", domain.DecomStageFallback, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -66,10 +67,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.d.ID)
-	reason := c.d.Erase.FallbackReason
-	if reason == "" && c.d.Erase.Outcome == domain.EraseFailed {
-		reason = c.d.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
+	comment := fmt.Sprintf("maasflow decommission %s: release fallback without erase", c.Rec.ID)
+	reason := c.Rec.Erase.FallbackReason
+	if reason == "" && c.Rec.Erase.Outcome == domain.EraseFailed {
+		reason = c.Rec.Erase.Detail // what CheckRelease saw: failed, or hung past the bound
 	}
 	switch {
 	case m.Status == maas.StatusDiskErasing:
@@ -82,25 +83,25 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		if err := c.fallbackEvidence(ctx, reason, false); err != nil {
 			return out, err
 		}
-		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.note(ctx, sourceMAAS, "erase hung: abort sent")
+		out.Outcome, out.WaitSeconds = activities.OutcomeInProgress, fallbackStepWait
+		return out, c.Note(ctx, activities.SourceMAAS, "erase hung: abort sent")
 	case m.Status == maas.StatusBroken && pol.MarkFixedBeforeRelease:
 		if _, err := client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}
-		out.Outcome, out.WaitSeconds = OutcomeInProgress, fallbackStepWait
-		return out, c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed sent")
+		out.Outcome, out.WaitSeconds = activities.OutcomeInProgress, fallbackStepWait
+		return out, c.Note(ctx, activities.SourceMAAS, "machine was Broken: mark_fixed sent")
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusReady:
-		if !c.d.Erase.Fallback {
+		if !c.Rec.Erase.Fallback {
 			if err := c.fallbackEvidence(ctx, orElse(reason, "failed"), true); err != nil {
 				return out, err
 			}
 		}
-		out.Outcome, out.StatusName = OutcomeReleased, statusName(m)
+		out.Outcome, out.StatusName = OutcomeReleased, activities.MachineStatusName(m)
 		return out, nil
-	case releasable[m.Status]:
+	case activities.Releasable[m.Status]:
 		if reason == "" {
-			reason = "failed: " + orElse(m.ErrorDescription, statusName(m))
+			reason = "failed: " + orElse(m.ErrorDescription, activities.MachineStatusName(m))
 		}
 		if m, err = client.Release(ctx, m.SystemID, maas.MachineReleaseParams{Comment: comment}); err != nil {
 			return out, err
@@ -108,10 +109,10 @@ func (a *Activities) FallbackRelease(ctx context.Context, in FallbackReleaseInpu
 		if err := c.fallbackEvidence(ctx, reason, true); err != nil {
 			return out, err
 		}
-		out.Outcome, out.StatusName = OutcomeReleased, statusName(m)
-		return out, c.note(ctx, sourceMAAS, "released without erase: the disks are NOT erased")
+		out.Outcome, out.StatusName = OutcomeReleased, activities.MachineStatusName(m)
+		return out, c.Note(ctx, activities.SourceMAAS, "released without erase: the disks are NOT erased")
 	}
-	return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m),
+	return out, &activities.MachineStateUnsafeError{SystemID: m.SystemID, Status: activities.MachineStatusName(m),
 		Reason: "the release fallback cannot act from this status"}
 }
 

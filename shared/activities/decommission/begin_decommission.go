@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
@@ -25,37 +26,37 @@ type BeginDecommissionOutput struct {
 // changes nothing. Nothing in MAAS or the allocation service is touched,
 // so its errors take the failed path.
 //
-// Errors: NodeNotDecommissionableError (removed node, no MAAS machine),
-// DecommissionClosedError, store errors.
+// Errors: activities.NodeNotDecommissionableError (removed node, no MAAS machine),
+// activities.DecommissionClosedError, store errors.
 func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommissionInput) (out BeginDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "BeginDecommission", domain.DecomStageStart, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
-	node, err := a.d.Store.GetNode(ctx, c.d.NodeID)
+	node, err := a.d.Store.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return out, storeError("read node", err)
+		return out, activities.StoreError("read node", err)
 	}
 	if node.Status == domain.NodeRemoved {
-		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
+		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
 	}
-	if node.MAASSystemID == "" && c.d.MAASSystemID == "" {
-		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
+	if node.MAASSystemID == "" && c.Rec.MAASSystemID == "" {
+		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
 	// The start and its timeline row are one write.
 	startedRow := func(prev, next domain.Decommission) []domain.DecommissionEvent {
-		if prev.Status != domain.OnboardingPending {
+		if prev.Status != domain.DecommissionPending {
 			return nil
 		}
-		return []domain.DecommissionEvent{c.row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
+		return []domain.DecommissionEvent{c.Row(domain.DecommissionEvent{Kind: domain.TimelineStageEntered,
 			Detail: fmt.Sprintf("status running; mode %s; node was %s", next.Mode, next.NodeStatusBefore)})}
 	}
 	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
-		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.OnboardingManualIntervention {
-			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
+			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
-		d.Status = domain.OnboardingRunning
+		d.Status = domain.DecommissionRunning
 		if d.Stage == "" {
 			d.Stage = domain.DecomStageStart
 		}
@@ -68,22 +69,22 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 		return nil
 	}, startedRow)
 	if err != nil {
-		return out, storeError("start decommission", err)
+		return out, activities.StoreError("start decommission", err)
 	}
-	c.d = updated
+	c.Rec = updated
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {
-				return &NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
+				return &activities.NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
 			}
 			n.Status = domain.NodeDecommissioning
 			return nil
 		}); err != nil {
-			return out, storeError("take node out of service", err)
+			return out, activities.StoreError("take node out of service", err)
 		}
 	}
 	if err := c.publishOnce(ctx, events.DecommissionStarted, c.eventDetail()); err != nil {
 		return out, err
 	}
-	return BeginDecommissionOutput{Mode: c.d.Mode, MAASSystemID: c.d.MAASSystemID}, nil
+	return BeginDecommissionOutput{Mode: c.Rec.Mode, MAASSystemID: c.Rec.MAASSystemID}, nil
 }

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -17,28 +18,6 @@ type ReleaseMachineInput struct {
 type ReleaseMachineOutput struct {
 	StatusName string `json:"status_name"`
 	EraseMode  string `json:"erase_mode"`
-}
-
-// releaseParams are MAAS's release flags for an erase mode
-// (maas-behaviour §8): quick_erase and secure_erase each imply erase.
-func releaseParams(mode, comment string) maas.MachineReleaseParams {
-	p := maas.MachineReleaseParams{Comment: comment}
-	switch mode {
-	case domain.ErasePlain:
-		p.Erase = true
-	case domain.EraseQuick:
-		p.Erase, p.QuickErase = true, true
-	case domain.EraseSecure:
-		p.Erase, p.SecureErase = true, true
-	}
-	return p
-}
-
-// releasable are the statuses MAAS releases from (maas-behaviour §5;
-// RELEASABLE_STATUSES in canonical/maas src/maasserver/models/node.py).
-var releasable = map[maas.Status]bool{
-	maas.StatusBroken: true, maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
-	maas.StatusFailedDeployment: true, maas.StatusFailedDiskErasing: true, maas.StatusFailedReleasing: true,
 }
 
 // ReleaseMachine releases the node's machine with the erase the policy asks
@@ -57,11 +36,11 @@ var releasable = map[maas.Status]bool{
 // holds the erase's start). The erase asked and when is recorded on the
 // decommission.
 //
-// Errors: MachineStateUnsafeError (a status MAAS cannot release from, e.g.
+// Errors: activities.MachineStateUnsafeError (a status MAAS cannot release from, e.g.
 // Commissioning, Rescue mode), MAAS errors, store errors.
 func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput) (out ReleaseMachineOutput, err error) {
 	c, err := a.beginDecom(ctx, "ReleaseMachine", domain.DecomStageRelease, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -78,19 +57,19 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 	if err != nil {
 		return out, err
 	}
-	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.d.ID, c.d.Mode)
-	sent := c.d.Erase.StartedAt != nil
+	comment := fmt.Sprintf("maasflow decommission %s (%s)", c.Rec.ID, c.Rec.Mode)
+	sent := c.Rec.Erase.StartedAt != nil
 	var eventsAfter int64
 	if !sent {
 		// Read before anything is sent, so every event of this release is
 		// newer (CheckRelease counts only those as evidence).
-		if eventsAfter, err = newestEventID(ctx, client, m.SystemID); err != nil {
+		if eventsAfter, err = activities.NewestEventID(ctx, client, m.SystemID); err != nil {
 			return out, err
 		}
 	}
 
 	if acts := m.Status == maas.StatusBroken || m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing ||
-		m.Status == maas.StatusReady || releasable[m.Status]; acts && c.d.ReleaseStartedAt == nil {
+		m.Status == maas.StatusReady || activities.Releasable[m.Status]; acts && c.Rec.ReleaseStartedAt == nil {
 		// Written before anything is sent: a run stopped between the request
 		// and its record still counts as having released the machine, so no
 		// later cancel or failure hands the node back to service.
@@ -111,14 +90,14 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.MarkFixed(ctx, m.SystemID, comment); err != nil {
 			return out, err
 		}
-		if err := c.note(ctx, sourceMAAS, "machine was Broken: mark_fixed, now "+statusName(m)); err != nil {
+		if err := c.Note(ctx, activities.SourceMAAS, "machine was Broken: mark_fixed, now "+activities.MachineStatusName(m)); err != nil {
 			return out, err
 		}
 	}
 	switch {
 	case m.Status == maas.StatusReleasing || m.Status == maas.StatusDiskErasing:
 		if !sent {
-			if err := c.recordRelease(ctx, mode, eventsAfter, "a release was already in flight ("+statusName(m)+")"); err != nil {
+			if err := c.recordRelease(ctx, mode, eventsAfter, "a release was already in flight ("+activities.MachineStatusName(m)+")"); err != nil {
 				return out, err
 			}
 		}
@@ -134,32 +113,32 @@ func (a *Activities) ReleaseMachine(ctx context.Context, in ReleaseMachineInput)
 		if m, err = client.Allocate(ctx, m.SystemID); err != nil {
 			return out, err
 		}
-		if err := c.note(ctx, sourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
+		if err := c.Note(ctx, activities.SourceMAAS, "machine was Ready: allocated so that its release erases the disks"); err != nil {
 			return out, err
 		}
-		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
+		if m, err = client.Release(ctx, m.SystemID, activities.ReleaseParams(mode, comment)); err != nil {
 			return out, err
 		}
 		if err := c.recordRelease(ctx, mode, eventsAfter, "release sent"); err != nil {
 			return out, err
 		}
-	case releasable[m.Status]:
+	case activities.Releasable[m.Status]:
 		if sent && m.Status == maas.StatusFailedDiskErasing {
 			// The erase this decommission asked for failed: that is the
 			// fallback's decision, which CheckRelease reports.
 			break
 		}
-		if m, err = client.Release(ctx, m.SystemID, releaseParams(mode, comment)); err != nil {
+		if m, err = client.Release(ctx, m.SystemID, activities.ReleaseParams(mode, comment)); err != nil {
 			return out, err
 		}
 		if err := c.recordRelease(ctx, mode, eventsAfter, "release sent"); err != nil {
 			return out, err
 		}
 	default:
-		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m),
+		return out, &activities.MachineStateUnsafeError{SystemID: m.SystemID, Status: activities.MachineStatusName(m),
 			Reason: "MAAS cannot release a machine from this status; an operator must bring it to a releasable one"}
 	}
-	out.StatusName = statusName(m)
+	out.StatusName = activities.MachineStatusName(m)
 	return out, nil
 }
 
@@ -182,5 +161,5 @@ func (c *dcall) recordRelease(ctx context.Context, mode string, eventsAfter int6
 	}); err != nil {
 		return err
 	}
-	return c.note(ctx, sourceMAAS, fmt.Sprintf("%s (erase %s)", why, mode))
+	return c.Note(ctx, activities.SourceMAAS, fmt.Sprintf("%s (erase %s)", why, mode))
 }

@@ -1,4 +1,4 @@
-package activities_test
+package decommission_test
 
 import (
 	"context"
@@ -12,10 +12,14 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 )
+
+// t0 is the tests' start of time.
+var t0 = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 
 // decomEnv is a node with a Deployed machine and one running decommission
 // placed at a stage directly, the way an entry at any step finds it.
@@ -24,8 +28,8 @@ type decomEnv struct {
 	clk    *clockwork.FakeClock
 	f      *activitiestest.Fixture
 	allocs *allocation.Local
-	a      *activities.Activities
-	ref    activities.DecommissionRef
+	a      *decommission.Activities
+	ref    decommission.DecommissionRef
 	sid    string
 }
 
@@ -42,14 +46,14 @@ func newDecomEnv(t *testing.T, faults maassim.Faults, policy domain.Policy) *dec
 		Status: domain.NodeDecommissioning, MAASSystemID: sid, CreatedAt: now}
 	require.NoError(t, f.Store.CreateNode(ctx, node))
 	d := domain.Decommission{ID: "dec-1", NodeID: node.ID, SiteID: node.SiteID, Hostname: node.Hostname,
-		Mode: domain.DecommissionStorageCleanup, Status: domain.OnboardingRunning, Stage: domain.DecomStageStart,
+		Mode: domain.DecommissionStorageCleanup, Status: domain.DecommissionRunning, Stage: domain.DecomStageStart,
 		Attempt: 1, MAASSystemID: sid, NodeStatusBefore: domain.NodeActive, CorrelationID: "corr-d", CreatedAt: now}
 	require.NoError(t, f.Store.CreateDecommission(ctx, d))
 	allocs := allocation.NewLocal(clk.Now)
 	deps := f.Deps
 	deps.Decommissions, deps.Allocations = f.Store, allocs
-	return &decomEnv{t: t, clk: clk, f: f, allocs: allocs, a: activities.New(deps), sid: sid,
-		ref: activities.DecommissionRef{DecommissionID: d.ID, NodeID: node.ID, SiteID: node.SiteID, Mode: d.Mode, Attempt: 1, CorrelationID: "corr-d"}}
+	return &decomEnv{t: t, clk: clk, f: f, allocs: allocs, a: decommission.New(deps), sid: sid,
+		ref: decommission.DecommissionRef{DecommissionID: d.ID, NodeID: node.ID, SiteID: node.SiteID, Mode: d.Mode, Attempt: 1, CorrelationID: "corr-d"}}
 }
 
 func (e *decomEnv) record() domain.Decommission {
@@ -80,11 +84,11 @@ func (e *decomEnv) calls(op string) int {
 
 // checkUntil polls the release as the ASL's loop does, advancing the clock
 // by each wait, until the outcome is not in_progress.
-func (e *decomEnv) checkUntil() activities.CheckReleaseOutput {
+func (e *decomEnv) checkUntil() decommission.CheckReleaseOutput {
 	e.t.Helper()
 	var p activities.Poll
 	for range 50 {
-		out, err := e.a.CheckRelease(context.Background(), activities.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
+		out, err := e.a.CheckRelease(context.Background(), decommission.CheckReleaseInput{DecommissionRef: e.ref, Poll: p})
 		require.NoError(e.t, err)
 		if out.Outcome != activities.OutcomeInProgress {
 			return out
@@ -93,7 +97,7 @@ func (e *decomEnv) checkUntil() activities.CheckReleaseOutput {
 		e.clk.Advance(time.Duration(out.Poll.WaitSeconds) * time.Second)
 	}
 	e.t.Fatal("the release never ended")
-	return activities.CheckReleaseOutput{}
+	return decommission.CheckReleaseOutput{}
 }
 
 func TestReleaseMachineNeedsNoPredecessorStageAndSendsOnce(t *testing.T) {
@@ -101,7 +105,7 @@ func TestReleaseMachineNeedsNoPredecessorStageAndSendsOnce(t *testing.T) {
 	ctx := context.Background()
 
 	// Straight from start: no drain stage before it, no complaint.
-	out, err := e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	out, err := e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	assert.Equal(t, domain.EraseSecure, out.EraseMode)
 	assert.Equal(t, maas.StatusDiskErasing, e.status())
@@ -109,7 +113,7 @@ func TestReleaseMachineNeedsNoPredecessorStageAndSendsOnce(t *testing.T) {
 	assert.Equal(t, domain.DecomStageRelease, d.Stage)
 	assert.Equal(t, domain.ErasePending, d.Erase.Outcome)
 
-	_, err = e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err = e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	assert.Equal(t, 1, e.calls("release"), "a repeat sends nothing")
 
@@ -125,10 +129,10 @@ func TestReleaseMachineNeedsNoPredecessorStageAndSendsOnce(t *testing.T) {
 func TestEraseFailureIsReportedWithThePolicysFallback(t *testing.T) {
 	for _, fallback := range []bool{false, true} {
 		e := newDecomEnv(t, maassim.Faults{EraseFailures: 1}, domain.Policy{DecommissionPolicy: domain.DecommissionPolicy{ReleaseFallback: &fallback}})
-		_, err := e.a.ReleaseMachine(context.Background(), activities.ReleaseMachineInput{DecommissionRef: e.ref})
+		_, err := e.a.ReleaseMachine(context.Background(), decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 		require.NoError(t, err)
 		out := e.checkUntil()
-		assert.Equal(t, activities.OutcomeEraseFailed, out.Outcome)
+		assert.Equal(t, decommission.OutcomeEraseFailed, out.Outcome)
 		assert.Equal(t, fallback, out.ReleaseFallback, "the ASL decides from the policy it is handed")
 		assert.Equal(t, domain.EraseFailed, e.record().Erase.Outcome)
 		assert.Equal(t, maas.StatusFailedDiskErasing, e.status(), "nothing is released without erase here")
@@ -138,22 +142,22 @@ func TestEraseFailureIsReportedWithThePolicysFallback(t *testing.T) {
 func TestFallbackReleaseAbortsAHungEraseAndSaysNotErased(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{EraseHangs: 1}, domain.Policy{})
 	ctx := context.Background()
-	_, err := e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err := e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	e.clk.Advance(3 * time.Hour)
 	out := e.checkUntil()
-	require.Equal(t, activities.OutcomeEraseHung, out.Outcome, out.Reason)
+	require.Equal(t, decommission.OutcomeEraseHung, out.Outcome, out.Reason)
 
-	step, err := e.a.FallbackRelease(ctx, activities.FallbackReleaseInput{DecommissionRef: e.ref})
+	step, err := e.a.FallbackRelease(ctx, decommission.FallbackReleaseInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	assert.Equal(t, activities.OutcomeInProgress, step.Outcome, "abort first")
 	assert.Equal(t, 1, e.calls("abort"))
 	e.clk.Advance(time.Duration(step.WaitSeconds) * time.Second)
 	assert.Equal(t, maas.StatusFailedDiskErasing, e.status())
 
-	step, err = e.a.FallbackRelease(ctx, activities.FallbackReleaseInput{DecommissionRef: e.ref})
+	step, err = e.a.FallbackRelease(ctx, decommission.FallbackReleaseInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
-	assert.Equal(t, activities.OutcomeReleased, step.Outcome)
+	assert.Equal(t, decommission.OutcomeReleased, step.Outcome)
 	assert.Zero(t, e.calls("mark_fixed"), "mark_fixed is for Broken machines only")
 	assert.Equal(t, activities.OutcomeDone, e.checkUntil().Outcome)
 	d := e.record()
@@ -166,18 +170,18 @@ func TestFallbackReleaseAbortsAHungEraseAndSaysNotErased(t *testing.T) {
 func TestClosedDecommissionIsLeftAlone(t *testing.T) {
 	e := newDecomEnv(t, maassim.Faults{}, domain.Policy{})
 	_, err := e.f.Store.UpdateDecommission(context.Background(), "dec-1", func(d *domain.Decommission) error {
-		d.Status = domain.OnboardingManualIntervention
+		d.Status = domain.DecommissionManualIntervention
 		return nil
 	})
 	require.NoError(t, err)
-	_, err = e.a.ReleaseMachine(context.Background(), activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err = e.a.ReleaseMachine(context.Background(), decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	var closed *activities.DecommissionClosedError
 	require.ErrorAs(t, err, &closed)
 	assert.Zero(t, e.calls("release"))
 
 	stale := e.ref
 	stale.Attempt = 2
-	_, err = e.a.DrainAllocations(context.Background(), activities.DrainAllocationsInput{DecommissionRef: stale})
+	_, err = e.a.DrainAllocations(context.Background(), decommission.DrainAllocationsInput{DecommissionRef: stale})
 	require.ErrorAs(t, err, &closed)
 }
 
@@ -188,27 +192,27 @@ func TestDrainAllocations(t *testing.T) {
 	e.allocs.Put(domain.Allocation{ID: "a0", NodeID: "node-d", State: domain.AllocationReleased})
 	e.allocs.Put(domain.Allocation{ID: "other", NodeID: "node-x", State: domain.AllocationActive})
 
-	out, err := e.a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: e.ref})
+	out, err := e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	assert.Equal(t, activities.OutcomeInProgress, out.Outcome)
 	assert.Equal(t, 1, out.Pending)
 	assert.Positive(t, out.Poll.WaitSeconds)
 	e.clk.Advance(allocation.LocalReleaseDelay)
-	out, err = e.a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: e.ref, Poll: out.Poll})
+	out, err = e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref, Poll: out.Poll})
 	require.NoError(t, err)
 	assert.Equal(t, activities.OutcomeDone, out.Outcome)
 	other, _ := e.allocs.List(ctx, "node-x")
 	assert.Equal(t, domain.AllocationActive, other[0].State, "another node's allocation is untouched")
 
 	e.allocs.Put(domain.Allocation{ID: "a2", NodeID: "node-d", State: domain.AllocationReleaseFailed})
-	_, err = e.a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: e.ref})
+	_, err = e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref})
 	var failed *activities.DrainFailedError
 	require.ErrorAs(t, err, &failed)
 	assert.Equal(t, "a2", failed.AllocationID)
 
 	e.allocs.Put(domain.Allocation{ID: "a2", NodeID: "node-d", State: domain.AllocationReleasing})
 	start := e.clk.Now().UTC().Add(-31 * time.Minute).Format(time.RFC3339Nano)
-	_, err = e.a.DrainAllocations(ctx, activities.DrainAllocationsInput{DecommissionRef: e.ref, Poll: activities.Poll{StartedAt: start, Count: 9}})
+	_, err = e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref, Poll: activities.Poll{StartedAt: start, Count: 9}})
 	var timeout *activities.DrainTimeoutError
 	require.ErrorAs(t, err, &timeout)
 	assert.Equal(t, []string{"a2"}, timeout.Pending)
@@ -243,7 +247,7 @@ func TestEraseEvidenceIsOnlyThisReleasesEvents(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(maas.StatusDeployed)
 
-	_, err = e.a.ReleaseMachine(ctx, activities.ReleaseMachineInput{DecommissionRef: e.ref})
+	_, err = e.a.ReleaseMachine(ctx, decommission.ReleaseMachineInput{DecommissionRef: e.ref})
 	require.NoError(t, err)
 	assert.Positive(t, e.record().Erase.EventsAfter, "the release marks the events it came after")
 	assert.Equal(t, activities.OutcomeDone, e.checkUntil().Outcome)

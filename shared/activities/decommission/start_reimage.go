@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"fmt"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -25,11 +26,11 @@ type StartReimageOutput struct {
 // The onboarding id is stored on the decommission before the onboarding
 // exists, so a repeat finds it and neither creates nor starts a second.
 //
-// Errors: ActivityFailedError (no earlier onboarding to take the profile
+// Errors: activities.ActivityFailedError (no earlier onboarding to take the profile
 // from, no workflow starter), store errors.
 func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (out StartReimageOutput, err error) {
 	c, err := a.beginDecom(ctx, "StartReimage", domain.DecomStageReimage, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
@@ -37,9 +38,9 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 		return out, err
 	}
 	if a.d.Starter == nil {
-		return out, &ActivityFailedError{Activity: c.activity, Message: "no onboarding workflow starter configured"}
+		return out, &activities.ActivityFailedError{Activity: c.Activity, Message: "no onboarding workflow starter configured"}
 	}
-	if c.d.OnboardingID == "" {
+	if c.Rec.OnboardingID == "" {
 		id := a.d.NewID()
 		if err := c.update(ctx, func(d *domain.Decommission) error {
 			if d.OnboardingID == "" {
@@ -50,7 +51,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 			return out, err
 		}
 	}
-	obID := c.d.OnboardingID
+	obID := c.Rec.OnboardingID
 	ob, err := a.d.Store.GetOnboarding(ctx, obID)
 	switch {
 	case isStoreNotFound(err):
@@ -58,21 +59,21 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 			return out, err
 		}
 	case err != nil:
-		return out, storeError("read reimage onboarding", err)
+		return out, activities.StoreError("read reimage onboarding", err)
 	}
 	if ob.ExecutionID == "" {
 		execID, err := a.d.Starter.StartOnboarding(ctx, ob)
 		if err != nil {
 			// The workflow service's text may quote internals: its type only.
-			return out, &ReimageStartError{OnboardingID: ob.ID, Message: fmt.Sprintf("the workflow service refused (%T)", rootError(err))}
+			return out, &activities.ReimageStartError{OnboardingID: ob.ID, Message: fmt.Sprintf("the workflow service refused (%T)", activities.RootError(err))}
 		}
 		if _, err := a.d.Store.UpdateOnboarding(ctx, ob.ID, func(o *domain.Onboarding) error {
 			o.ExecutionID = execID
 			return nil
 		}); err != nil {
-			return out, storeError("record reimage execution", err)
+			return out, activities.StoreError("record reimage execution", err)
 		}
-		if err := c.note(ctx, "reimage", "onboarding "+ob.ID+" started: it adopts the Ready machine and redeploys it"); err != nil {
+		if err := c.Note(ctx, "reimage", "onboarding "+ob.ID+" started: it adopts the Ready machine and redeploys it"); err != nil {
 			return out, err
 		}
 	}
@@ -84,16 +85,16 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 // node's earlier tokens.
 func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.Onboarding, error) {
 	st := c.a.d.Store
-	node, err := st.GetNode(ctx, c.d.NodeID)
+	node, err := st.GetNode(ctx, c.Rec.NodeID)
 	if err != nil {
-		return domain.Onboarding{}, storeError("read node", err)
+		return domain.Onboarding{}, activities.StoreError("read node", err)
 	}
 	last, ok, err := c.lastOnboarding(ctx)
 	if err != nil {
 		return domain.Onboarding{}, err
 	}
 	if !ok {
-		return domain.Onboarding{}, &ActivityFailedError{Activity: c.activity,
+		return domain.Onboarding{}, &activities.ActivityFailedError{Activity: c.Activity,
 			Message: "node " + node.ID + " has no earlier onboarding to take its profile and BMC address from"}
 	}
 	if err := c.revokeNodeTokens(ctx, node); err != nil {
@@ -107,13 +108,13 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 	ob := domain.Onboarding{
 		ID: id, SiteID: node.SiteID, ProfileID: last.ProfileID, SKUID: sku, Hostname: node.Hostname,
 		IPMIIP: last.IPMIIP, NodeID: node.ID, Status: domain.OnboardingPending, Stage: domain.StageValidate,
-		Attempt: 1, CorrelationID: c.d.CorrelationID, CreatedBy: "decommission:" + c.d.ID, CreatedAt: now, UpdatedAt: now,
+		Attempt: 1, CorrelationID: c.Rec.CorrelationID, CreatedBy: "decommission:" + c.Rec.ID, CreatedAt: now, UpdatedAt: now,
 		// The machine may have changed while deployed: commission it again
 		// so the hardware verification sees what it is now.
 		RecommissionReady: true,
 	}
 	if err := c.a.d.Decommissions.CreateOnboarding(ctx, ob); err != nil {
-		return domain.Onboarding{}, storeError("create reimage onboarding", err)
+		return domain.Onboarding{}, activities.StoreError("create reimage onboarding", err)
 	}
 	if _, err := st.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 		n.Status = domain.NodeOnboarding
@@ -121,9 +122,9 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 		n.EnrolledAt = nil
 		return nil
 	}); err != nil {
-		return domain.Onboarding{}, storeError("point node at reimage onboarding", err)
+		return domain.Onboarding{}, activities.StoreError("point node at reimage onboarding", err)
 	}
-	return ob, c.note(ctx, "reimage", "onboarding "+id+" created for node "+node.ID)
+	return ob, c.Note(ctx, "reimage", "onboarding "+id+" created for node "+node.ID)
 }
 
 // revokeNodeTokens revokes every unconsumed enrollment token of the node:
@@ -132,12 +133,12 @@ func (c *dcall) createReimageOnboarding(ctx context.Context, id string) (domain.
 func (c *dcall) revokeNodeTokens(ctx context.Context, node domain.Node) error {
 	hashes, err := c.a.d.Decommissions.NodeTokenHashes(ctx, node)
 	if err != nil {
-		return storeError("list node tokens", err)
+		return activities.StoreError("list node tokens", err)
 	}
 	now := c.a.d.Clock.Now().UTC()
 	for _, h := range hashes {
 		if err := c.a.d.Decommissions.RevokeEnrollmentToken(ctx, h, now); err != nil {
-			return storeError("revoke token", err)
+			return activities.StoreError("revoke token", err)
 		}
 	}
 	return nil

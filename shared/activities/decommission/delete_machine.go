@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"context"
 	"errors"
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -25,17 +26,17 @@ type DeleteMachineOutput struct {
 // release finished with, is deleted. A machine already gone counts as
 // deleted, so a repeat is harmless.
 //
-// Errors: MachineStateUnsafeError (not released), MAAS errors, store errors.
+// Errors: activities.MachineStateUnsafeError (not released), MAAS errors, store errors.
 func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (out DeleteMachineOutput, err error) {
 	c, err := a.beginDecom(ctx, "DeleteMachine", domain.DecomStageDelete, in.DecommissionRef)
-	defer c.finish(ctx, &err)
+	defer c.Finish(ctx, &err)
 	if err != nil {
 		return out, err
 	}
 	if err := c.enter(ctx); err != nil {
 		return out, err
 	}
-	if c.d.MachineDeleted {
+	if c.Rec.MachineDeleted {
 		return DeleteMachineOutput{Deleted: true}, nil
 	}
 	pol, err := c.policy(ctx)
@@ -43,7 +44,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 		return out, err
 	}
 	if !pol.DeleteOnFull {
-		return out, c.exit(ctx, "policy delete_on_full is off: the machine stays Ready in MAAS")
+		return out, c.Exit(ctx, "policy delete_on_full is off: the machine stays Ready in MAAS")
 	}
 	client, m, err := c.machine(ctx)
 	var nf *maas.MAASNotFoundError
@@ -53,7 +54,7 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	case err != nil:
 		return out, err
 	case m.Status != maas.StatusReady && m.Status != maas.StatusNew:
-		return out, &MachineStateUnsafeError{SystemID: m.SystemID, Status: statusName(m), Reason: "only a released machine is deleted"}
+		return out, &activities.MachineStateUnsafeError{SystemID: m.SystemID, Status: activities.MachineStatusName(m), Reason: "only a released machine is deleted"}
 	default:
 		if err := client.Delete(ctx, m.SystemID); err != nil && !errors.As(err, &nf) {
 			return out, err
@@ -65,5 +66,5 @@ func (a *Activities) DeleteMachine(ctx context.Context, in DeleteMachineInput) (
 	}); err != nil {
 		return out, err
 	}
-	return DeleteMachineOutput{Deleted: true}, c.exit(ctx, "machine "+c.d.MAASSystemID+" deleted from MAAS")
+	return DeleteMachineOutput{Deleted: true}, c.Exit(ctx, "machine "+c.Rec.MAASSystemID+" deleted from MAAS")
 }

@@ -377,6 +377,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*maas.MAASNotFoundError)(nil),
 	(*maas.MAASUnauthorizedError)(nil),
 	(*maas.MAASUnexpectedResponseError)(nil),
+	(*maas.InterfaceOpError)(nil),
 }
 
 // Workflow codes: error names the state machine itself writes (Pass states

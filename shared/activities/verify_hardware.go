@@ -2,12 +2,15 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // Timeline sources of the hardware verification.
@@ -99,9 +102,22 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 		return out, err
 	}
 	built := asBuilt(m, devices, region)
+	// The disks come from the block devices: node devices show every SATA
+	// or SAS disk behind its one controller, and carry no bus or path.
+	if bd, ok := client.(blockDeviceReader); ok {
+		blocks, err := bd.BlockDevices(ctx, m.SystemID)
+		if err != nil {
+			return out, err
+		}
+		built.Disks = maas.BuiltDisks(blocks, devices)
+	}
 	out.GPUs, out.NICs, out.Disks = len(built.GPUs), len(built.NICs), len(built.Disks)
 
-	if diff := domain.CheckHardware(built, c.hardwareChecks(sku)...); len(diff) > 0 {
+	checks, err := c.hardwareChecks(ctx, sku)
+	if err != nil {
+		return out, err
+	}
+	if diff := domain.CheckHardware(built, checks...); len(diff) > 0 {
 		return out, c.recordMismatch(ctx, m.SystemID, sku.ID, diff)
 	}
 	if len(c.Rec.HardwareDiff) > 0 || c.Rec.RecommissionReady {
@@ -119,10 +135,39 @@ func (a *Activities) VerifyHardware(ctx context.Context, in VerifyHardwareInput)
 		sku.ID, out.GPUs, out.NICs, out.Disks, built.MemoryMiB, built.CPUCores))
 }
 
-// hardwareChecks are the comparisons a machine must pass: its SKU's. A
-// hardware profile's check (device aliases, boot disk) is appended here.
-func (c *call) hardwareChecks(sku domain.SKU) []domain.HardwareCheck {
-	return []domain.HardwareCheck{domain.SKUCheck(sku)}
+// blockDeviceReader lists a machine's block devices (*maas.Client).
+type blockDeviceReader interface {
+	BlockDevices(ctx context.Context, systemID string) ([]maas.BlockDevice, error)
+}
+
+// designReader reads a site's applied design (*store.Store).
+type designReader interface {
+	GetSiteDesign(ctx context.Context, siteID string) (store.SiteDesign, error)
+}
+
+// hardwareChecks are the comparisons a machine must pass: its SKU's, and,
+// when the site's design has a node of this hostname, its hardware
+// profile's (device aliases on NICs, a boot-disk selector matching one
+// disk). A site without a design, or a host it does not name, is checked
+// against its SKU only.
+func (c *call) hardwareChecks(ctx context.Context, sku domain.SKU) ([]domain.HardwareCheck, error) {
+	checks := []domain.HardwareCheck{domain.SKUCheck(sku)}
+	dr, ok := c.a.d.Store.(designReader)
+	if !ok {
+		return checks, nil
+	}
+	sd, err := dr.GetSiteDesign(ctx, c.Rec.SiteID)
+	var nf *store.ItemNotFoundError
+	if errors.As(err, &nf) {
+		return checks, nil
+	}
+	if err != nil {
+		return nil, StoreError("read site design", err)
+	}
+	if e, err := design.EffectiveNode(sd.Design, c.Rec.Hostname); err == nil {
+		checks = append(checks, design.HardwareCheck(e))
+	}
+	return checks, nil
 }
 
 // siteRegion is the region of the onboarding's site, from the run's site

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/design"
+	"github.com/maasflow/maasflow/shared/domain"
 )
 
 // ApplyInterfaceOps performs, in order, the operations design.NetworkOps
@@ -70,6 +71,10 @@ type InterfaceOpError struct {
 	Op       string `json:"op"`
 	Reason   string `json:"reason"`
 }
+
+// Class needs an operator: the design or the machine must change before
+// the operation can be performed.
+func (*InterfaceOpError) Class() domain.ErrorClass { return domain.ErrorNeedsOperator }
 
 func (e *InterfaceOpError) Error() string {
 	return fmt.Sprintf("maas %s: design operation %d (%s): %s", e.SystemID, e.Index, e.Op, e.Reason)

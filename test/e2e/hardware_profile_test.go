@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A site's design names each host's hardware profile: its device aliases
+// must be NICs of the machine as built. Applying the design onboards its
+// hosts through the batch path; a host whose board lacks the NIC an alias
+// names stops at verify_hardware with the alias in its diff, before
+// storage or deploy, and a host that has it completes.
+func TestDesignedHardwareProfileIsVerifiedBeforeDeploy(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	// The simulator's board: the PXE NIC on bus 0x0c, the first extra NIC
+	// on 0x1a beside GPU 0.
+	docs := []map[string]any{{
+		"name": "site.yaml",
+		"hardware_profiles": []any{map[string]any{"name": "board", "device_aliases": []any{
+			map[string]any{"alias": "pxe0", "pci_address": "0000:0c:00.0"},
+			map[string]any{"alias": "rail0", "pci_address": "0000:1a:00.0"},
+		}}},
+		"networks":      []any{map[string]any{"name": "mgmt", "cidr": "10.0.0.0/24", "mtu": 1500, "gateway": "10.0.0.1"}},
+		"network_links": []any{map[string]any{"name": "pxe", "members": []string{"pxe0"}}},
+		"host_profiles": []any{map[string]any{"name": "gpu", "hardware_profile": "board",
+			"interfaces": []any{map[string]any{"name": "eno1", "link": "pxe", "networks": []string{"mgmt"}}}}},
+	}, {
+		"name": "rack.yaml",
+		"nodes": []any{
+			map[string]any{"hostname": "gpu-hp1", "bmc_address": "10.10.25.11", "host_profile": "gpu"},
+			map[string]any{"hostname": "gpu-hp2", "bmc_address": "10.10.25.12", "host_profile": "gpu"},
+		},
+	}}
+	e.hwHost("gpu-hp1", "10.10.25.11", "52:54:00:25:01:01", []string{"52:54:00:25:01:02"}, nil)
+	e.hwHost("gpu-hp2", "10.10.25.12", "52:54:00:25:02:01", nil, nil) // no NIC on 0x1a
+
+	base := "/api/v1/admin/maas-sites/" + f.SiteID + "/design"
+	plan := e.admin("POST", base+"/plan", map[string]any{"documents": docs}, http.StatusOK)
+	require.Equal(t, []any{"gpu-hp1", "gpu-hp2"}, plan["onboard"])
+	applied := e.admin("POST", base+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
+		"onboard": map[string]any{"profile_id": f.ProfileID, "sku_id": f.SKUID}}, http.StatusOK)
+	batchID := applied["batch"].(map[string]any)["id"].(string)
+
+	b := e.batch(batchID)
+	deadline := time.Now().Add(terminalWait)
+	for b["status"] == "running" || b["status"] == "pending" {
+		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
+		time.Sleep(50 * time.Millisecond)
+		b = e.batch(batchID)
+	}
+	byHost := map[string]map[string]any{}
+	for _, raw := range e.admin("GET", "/api/v1/admin/onboardings?batch_id="+batchID, nil, http.StatusOK)["items"].([]any) {
+		o := e.waitTerminal(raw.(map[string]any)["id"].(string))
+		byHost[o["hostname"].(string)] = o
+	}
+	require.Len(t, byHost, 2)
+	assert.Equal(t, "completed", byHost["gpu-hp1"]["status"], byHost["gpu-hp1"])
+	bad := byHost["gpu-hp2"]
+	require.Equal(t, "manual_intervention", bad["status"], bad)
+	assert.Equal(t, "verify_hardware", bad["stage"])
+	assert.Equal(t, "HardwareMismatchError", errorCode(bad))
+	assert.Equal(t, []string{"device_aliases.rail0"}, diffFields(bad), "designed vs built: %v", bad["hardware_diff"])
+}

@@ -83,11 +83,14 @@ type Simulator struct {
 	faultMu  sync.Mutex
 	faultRNG *mrand.Rand
 
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wake      chan struct{}
-	wg        sync.WaitGroup // the background loop
-	enrollWG  sync.WaitGroup // enrollments in flight
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wake     chan struct{}
+	wg       sync.WaitGroup // the background loop
+	enrollWG sync.WaitGroup // enrollments in flight
+	// agentCtx ends every node agent (StopAgents, Close).
+	agentCtx  context.Context
+	stopAgent context.CancelFunc
 	closeOnce sync.Once
 }
 
@@ -122,6 +125,7 @@ func New(o Options) *Simulator {
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
 		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
+	s.agentCtx, s.stopAgent = context.WithCancel(ctx)
 	s.resetLocked()
 	s.wg.Add(1)
 	go s.loop()

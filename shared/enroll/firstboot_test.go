@@ -1,8 +1,10 @@
 package enroll
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -16,30 +18,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/nodeid"
 )
 
 // These tests run the first-boot payload the way cloud-init on a node runs
 // it: write_files first, then every runcmd entry in order through /bin/sh,
 // each even when the one before failed. The node is a temporary root
 // (MAASFLOW_FIRSTBOOT_ROOT), the site bundle comes from an httptest server on
-// 127.0.0.1, and PATH holds only the programs the scripts need plus a stub
-// oras, so a script can reach nothing else: no real registry, no curl, and
-// every proxy variable points at a closed local port for any host other
-// than 127.0.0.1.
+// 127.0.0.1, the enrollment API and the mutual TLS node listener from
+// another pair (nodeAPI) backed by a real node CA, and PATH holds only the
+// programs the scripts need plus a stub oras, so a script can reach nothing
+// else: no real registry, and every proxy variable points at a closed local
+// port for any host other than 127.0.0.1.
 
 // firstbootTools are the programs the scripts and the test's stubs call
-// besides /bin/sh and shell builtins.
-var firstbootTools = []string{"python3", "mkdir", "rm", "touch", "cp"}
+// besides /bin/sh and shell builtins (Debian: python3, coreutils, curl,
+// openssl; .ci/run installs them).
+var firstbootTools = []string{"python3", "mkdir", "rm", "touch", "cp", "curl", "openssl"}
 
 const (
 	testSiteVersion = "site-2026.11.1"
@@ -72,7 +79,7 @@ func toolDir(t *testing.T) string {
 	for _, tool := range firstbootTools {
 		path, err := exec.LookPath(tool)
 		if err != nil {
-			requireTool(t, "%s is not on PATH (Debian: python3, coreutils)", tool)
+			requireTool(t, "%s is not on PATH (Debian: python3, coreutils, curl, openssl)", tool)
 		}
 		if tool == "python3" {
 			out, err := exec.CommandContext(t.Context(), path, "-c", "import sys; print(sys.executable)").Output() //nolint:gosec // G204: the python3 found on PATH, by design
@@ -124,6 +131,72 @@ func (s *siteServer) seen() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
+}
+
+// nodeAPI is the enrollment API and the node listener a node enrolls with:
+// enrollment with the seed token and a CSR answers a certificate of a real
+// node CA, and the node listener (mutual TLS, as local mode's) counts the
+// heartbeats of a certificate naming the node.
+type nodeAPI struct {
+	api, node  *httptest.Server
+	ca         *nodeid.CA
+	refuse     int // when not 0, enrollment answers this status
+	mu         sync.Mutex
+	enrolls    int
+	heartbeats []string // the node ids the certificates named
+}
+
+// nodeAPIRecovery is the recovery token nodeAPI answers.
+const nodeAPIRecovery = "RECOVERYxq7Zr2VwLk9PmN4tB8yHc3dFgJ5sA1eU6Tk"
+
+func newNodeAPI(t *testing.T, refuse int) *nodeAPI {
+	t.Helper()
+	ca, err := nodeid.LoadOrCreateLocal(t.TempDir(), time.Now())
+	require.NoError(t, err)
+	a := &nodeAPI{ca: ca, refuse: refuse}
+	a.node = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _, err := ca.Verify(r.TLS.PeerCertificates, time.Now())
+		if err != nil || r.URL.Path != "/node/v1/nodes/"+id+"/tasks/wait" {
+			http.Error(w, `{"error":{"code":"node_cert_missing"}}`, http.StatusUnauthorized)
+			return
+		}
+		a.mu.Lock()
+		a.heartbeats = append(a.heartbeats, id)
+		a.mu.Unlock()
+		_, _ = w.Write([]byte(`{"tasks":[]}`))
+	}))
+	cert, err := ca.IssueServer("127.0.0.1", time.Now())
+	require.NoError(t, err)
+	a.node.TLS = nodeid.ServerTLSConfig(cert)
+	a.node.StartTLS()
+	t.Cleanup(a.node.Close)
+	a.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Token, CSR string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Token != seedToken || a.refuse != 0 {
+			w.WriteHeader(cmp.Or(a.refuse, http.StatusUnauthorized))
+			_, _ = w.Write([]byte(`{"error":{"code":"token_rejected"}}`))
+			return
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/enroll")
+		issued, err := ca.Issue(in.CSR, id, time.Now())
+		if err != nil {
+			http.Error(w, `{"error":{"code":"invalid_request"}}`, http.StatusBadRequest)
+			return
+		}
+		a.mu.Lock()
+		a.enrolls++
+		a.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"node_id": id, "status": "active", "certificate_pem": issued.CertPEM,
+			"ca_pem": ca.CertPEM(), "recovery_token": nodeAPIRecovery, "node_api_url": a.node.URL})
+	}))
+	t.Cleanup(a.api.Close)
+	return a
+}
+
+func (a *nodeAPI) seen() (int, []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.enrolls, slices.Clone(a.heartbeats)
 }
 
 // siteBundle is a site bootstrap that records its arguments and version, then
@@ -264,10 +337,11 @@ func sha256Hex(b []byte) string {
 
 // render renders the payload for a node whose site bundle lives at siteURL
 // and must hash to sum.
-func render(t *testing.T, siteURL, sum, pullMode string) []byte {
+func render(t *testing.T, siteURL, sum, pullMode, apiURL string) []byte {
 	t.Helper()
 	in := validInput(t)
 	in.Package.PullDeliveryMode = pullMode
+	in.APIURL = apiURL
 	b, err := NewBundle(in)
 	require.NoError(t, err)
 	ud, err := RenderUserData(domainSite(siteURL, sum), b)
@@ -293,7 +367,8 @@ func TestFirstBootSucceeds(t *testing.T) {
 				//nolint:gosec // G306: the preloaded installer must be executable; it lives in t.TempDir
 				require.NoError(t, os.WriteFile(n.path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(installerScript(0)), 0o700))
 			}
-			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode)
+			api := newNodeAPI(t, 0)
+			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode, api.api.URL)
 
 			res := n.boot(t, ud, nil)
 
@@ -308,28 +383,41 @@ func TestFirstBootSucceeds(t *testing.T) {
 				assert.Equal(t, fs.FileMode(0o600), n.mode(t, p), p)
 			}
 
-			// Node bootstrap: CA installed, env file 0600 with the bundle's
-			// own paths, package pulled by digest (anonymous) or not at all
-			// (preloaded), installer run with the env file.
+			// Node bootstrap: CA installed, the node's key made on the node
+			// and certified through a CSR, the node CA beside it, env file
+			// 0600 with the bundle's own paths and the recovery token in place
+			// of the spent enrollment token, package pulled by digest
+			// (anonymous) or not at all (preloaded), installer run with the
+			// env file, then one heartbeat over mutual TLS.
 			assert.Equal(t, stepResult{stdout: nodeTag + " ok\n"}, res[1])
-			ca := testCA(t)
-			for _, p := range []string{DefaultCABundlePath, DefaultNodeCertCABundlePath} {
+			for p, want := range map[string]string{DefaultCABundlePath: testCA(t), DefaultNodeCertCABundlePath: api.ca.CertPEM()} {
 				raw, err := os.ReadFile(n.path(p))
 				require.NoError(t, err)
-				assert.Equal(t, ca, string(raw), p)
+				assert.Equal(t, want, string(raw), p)
 				assert.Equal(t, fs.FileMode(0o644), n.mode(t, p), "a CA bundle is public")
 			}
+			assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultKeyPath), "the node key is root's only")
+			assert.Equal(t, fs.FileMode(0o644), n.mode(t, DefaultCertPath))
+			pair, err := tls.LoadX509KeyPair(n.path(DefaultCertPath), n.path(DefaultKeyPath))
+			require.NoError(t, err, "the certificate is over the key made on the node")
+			id, ok := nodeid.NodeIDOf(pair.Leaf)
+			assert.True(t, ok)
+			assert.Equal(t, "node-7f3a", id)
+			enrolls, heartbeats := api.seen()
+			assert.Equal(t, 1, enrolls)
+			assert.Equal(t, []string{"node-7f3a"}, heartbeats, "one heartbeat with the node's certificate")
 			assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
 			pkg := DevPackage()
 			assert.Equal(t, []string{
-				"GPUAAS_API_URL=https://api.internal:8443",
+				"GPUAAS_API_URL=" + api.api.URL,
 				"GPUAAS_CA_BUNDLE_PATH=" + DefaultCABundlePath,
 				"GPUAAS_CERT_PATH=" + DefaultCertPath,
-				"GPUAAS_ENROLLMENT_TOKEN=" + seedToken,
+				"GPUAAS_ENROLLMENT_TOKEN=" + nodeAPIRecovery,
 				"GPUAAS_KEY_PATH=" + DefaultKeyPath,
 				"GPUAAS_NODE_AGENT_ENV_FILE=" + DefaultEnvFilePath,
 				"GPUAAS_NODE_AGENT_INSTALL_ROOT=" + DefaultInstallRoot,
 				"GPUAAS_NODE_AGENT_SYSTEMD_UNIT=" + DefaultSystemdUnitName,
+				"GPUAAS_NODE_API_URL=" + api.node.URL,
 				"GPUAAS_NODE_CERT_CA_BUNDLE_PATH=" + DefaultNodeCertCABundlePath,
 				"GPUAAS_NODE_ID=node-7f3a",
 				"GPUAAS_TASK_SIGNING_PUBKEYS=ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK0,ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK1",
@@ -345,6 +433,7 @@ func TestFirstBootSucceeds(t *testing.T) {
 
 			for i, r := range res {
 				assert.NotContains(t, r.stdout+r.stderr, seedToken, "runcmd %d must not print the token", i)
+				assert.NotContains(t, r.stdout+r.stderr, nodeAPIRecovery, "runcmd %d must not print the recovery token", i)
 			}
 		})
 	}
@@ -355,7 +444,7 @@ func TestFirstBootSiteFetchRetries(t *testing.T) {
 	srv := newSiteServer(t, body, http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK)
 	n := newNode(t, 0, 0)
 
-	res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous), nil)
+	res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, newNodeAPI(t, 0).api.URL), nil)
 
 	assert.Len(t, srv.seen(), 3, "two failed fetches, then the bundle")
 	assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
@@ -397,7 +486,9 @@ func TestFirstBootSiteFailures(t *testing.T) {
 			}
 			n := newNode(t, 0, 0)
 
-			res := n.boot(t, render(t, siteURL, tt.sum, PullAnonymous), nil)
+			api := newNodeAPI(t, 0)
+
+			res := n.boot(t, render(t, siteURL, tt.sum, PullAnonymous, api.api.URL), nil)
 
 			assert.Len(t, srv.seen(), tt.wantFetch)
 			assert.Equal(t, stepResult{stderr: siteTag + " failed: " + tt.wantReason + "\n", status: 1}, res[0])
@@ -408,6 +499,8 @@ func TestFirstBootSiteFailures(t *testing.T) {
 			assert.False(t, n.exists(DefaultEnvFilePath), "no token on disk when the site part failed")
 			assert.False(t, n.exists("oras.args"), "no package pull when the site part failed")
 			assert.False(t, n.exists("installer.args"))
+			enrolls, _ := api.seen()
+			assert.Zero(t, enrolls, "no enrollment when the site part failed")
 		})
 	}
 }
@@ -418,10 +511,12 @@ func TestFirstBootNodeFailures(t *testing.T) {
 	tests := []struct {
 		name                        string
 		orasStatus, installerStatus int
+		refuse                      int
 		rewrite                     func(map[string]any)
 		wantTag, wantReason         string
 		wantEnvFile                 bool
 	}{
+		{name: "enrollment refused", refuse: http.StatusUnauthorized, wantReason: "enrollment answered 401 token_rejected"},
 		{name: "package pull fails", orasStatus: 1, wantReason: "package pull exit status 1", wantEnvFile: true},
 		{name: "installer fails", installerStatus: 4, wantReason: "install-node-agent.sh exit status 4", wantEnvFile: true},
 		{name: "ca fingerprint does not match", rewrite: func(m map[string]any) {
@@ -436,8 +531,9 @@ func TestFirstBootNodeFailures(t *testing.T) {
 			body := siteBundle(0)
 			srv := newSiteServer(t, body)
 			n := newNode(t, tt.orasStatus, tt.installerStatus)
+			api := newNodeAPI(t, tt.refuse)
 
-			res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous), tt.rewrite)
+			res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), tt.rewrite)
 
 			assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
 			tag := nodeTag
@@ -450,6 +546,8 @@ func TestFirstBootNodeFailures(t *testing.T) {
 				assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
 			}
 			assert.NotContains(t, res[1].stdout+res[1].stderr, seedToken)
+			_, heartbeats := api.seen()
+			assert.Empty(t, heartbeats, "no heartbeat when the node part failed")
 		})
 	}
 }

@@ -115,6 +115,30 @@ func TestNodeAgentIdentityEndToEnd(t *testing.T) {
 			t.Fatalf("onboarding %v; agent %+v (%v)", got, st, err)
 		}
 	}
+	// A host onboarded from the site's design reads that design at first
+	// boot: its own effective node, with its enrollment token.
+	const designed = "gpu-agent-4"
+	require.NoError(t, s.Sim.AddHardware(maassim.Hardware{Hostname: designed, BMCIP: benchBMC(3), PXEMAC: "52:54:00:00:aa:04"}))
+	docs := []map[string]any{{
+		"name":          "site.yaml",
+		"host_profiles": []any{map[string]any{"name": "gpu"}},
+		"nodes":         []any{map[string]any{"hostname": designed, "bmc_address": benchBMC(3), "host_profile": "gpu"}},
+	}}
+	designPath := "/api/v1/admin/maas-sites/" + site.site + "/design"
+	plan := mustAdmin(t, s, "POST", designPath+"/plan", map[string]any{"documents": docs}, http.StatusOK)
+	applied := mustAdmin(t, s, "POST", designPath+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
+		"onboard": map[string]any{"profile_id": site.profile, "sku_id": site.sku}}, http.StatusOK)
+	writeJSON(t, &answers, applied)
+	var own maassim.AgentState
+	require.Eventually(t, func() bool {
+		var err error
+		own, err = s.Sim.NodeAgent(designed)
+		return err == nil && own.Heartbeats >= 1
+	}, agentWait, 50*time.Millisecond, "the designed host's agent runs")
+	assert.Equal(t, http.StatusOK, own.DesignStatus)
+	assert.Equal(t, designed, own.DesignHostname, "the node read its own design")
+	hosts[designed] = maassim.Faults{}
+
 	seen := secretSeen{}
 	for host := range hosts {
 		seen.note(t, s, host)

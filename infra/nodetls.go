@@ -81,7 +81,7 @@ func nodeTLSProps(strs map[string]string) (*NodeTLSProps, error) {
 		return nil, nil //nolint:nilnil // no node mutual TLS is a valid setting
 	}
 	if p.CACertFile != "" {
-		raw, err := os.ReadFile(p.CACertFile) //nolint:gosec // G304: the operator names the file
+		raw, err := os.ReadFile(p.CACertFile)
 		if err != nil {
 			return nil, fmt.Errorf("context %s: %w", ctxNodeCACertFile, err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3assets"
 	"github.com/aws/jsii-runtime-go"
 
@@ -174,24 +172,7 @@ func (b *builder) nodeTLS() {
 		}
 	}
 
-	logs := awslogs.NewLogGroup(b.stack, jsii.String("NodeApiAccessLogs"), &awslogs.LogGroupProps{Retention: logRetention})
-	format, err := json.Marshal(accessLogFormat)
-	if err != nil {
-		panic(err) // a constant map of strings always marshals
-	}
-	stage := awsapigatewayv2.NewCfnStage(b.stack, jsii.String("NodeApiDefaultStage"), &awsapigatewayv2.CfnStageProps{
-		ApiId:      nodeAPI.ApiId(),
-		StageName:  jsii.String("$default"),
-		AutoDeploy: jsii.Bool(true),
-		AccessLogSettings: &awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
-			DestinationArn: logs.LogGroupArn(),
-			Format:         jsii.String(string(format)),
-		},
-		DefaultRouteSettings: &awsapigatewayv2.CfnStage_RouteSettingsProperty{
-			ThrottlingRateLimit:  jsii.Number(nodeRateLimit),
-			ThrottlingBurstLimit: jsii.Number(nodeBurstLimit),
-		},
-	})
+	stage := b.defaultStage("NodeApi", nodeAPI.ApiId(), nodeRateLimit, nodeBurstLimit, nil)
 
 	// The trust store is the node CA certificate, an S3 object API
 	// Gateway reads at deploy time; a changed certificate is a new object.

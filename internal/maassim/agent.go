@@ -89,12 +89,6 @@ func enrollOnce(ctx context.Context, hc *http.Client, target string, body []byte
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var env struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(raw, &env)
 	if answer != nil && resp.StatusCode == http.StatusOK {
 		*answer = raw
 	}
@@ -102,7 +96,18 @@ func enrollOnce(ctx context.Context, hc *http.Client, target string, body []byte
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 		after = time.Duration(secs) * time.Second
 	}
-	return resp.StatusCode, env.Error.Code, after, nil
+	return resp.StatusCode, errorCode(raw), after, nil
+}
+
+// errorCode is the code of an API error body ("" when there is none).
+func errorCode(raw []byte) string {
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &env)
+	return env.Error.Code
 }
 
 // enrollRetry calls once until it gets an answer that is not an overload

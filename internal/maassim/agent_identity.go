@@ -493,13 +493,7 @@ func (a *nodeAgent) call(ctx context.Context, method, base, path string, body an
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var env struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(raw, &env)
-	code := env.Error.Code
+	code := errorCode(raw)
 	if code == "" && resp.StatusCode >= 400 {
 		code = fmt.Sprintf("http_%d", resp.StatusCode)
 	}

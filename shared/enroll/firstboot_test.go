@@ -5,19 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,26 +22,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll/enrolltest"
 	"github.com/maasflow/maasflow/shared/nodeid"
 )
 
 // These tests run the first-boot payload the way cloud-init on a node runs
-// it: write_files first, then every runcmd entry in order through /bin/sh,
-// each even when the one before failed. The node is a temporary root
-// (MAASFLOW_FIRSTBOOT_ROOT), the site bundle comes from an httptest server on
+// it (enrolltest.Node): the site bundle comes from an httptest server on
 // 127.0.0.1, the enrollment API and the mutual TLS node listener from
-// another pair (nodeAPI) backed by a real node CA, and PATH holds only the
-// programs the scripts need plus a stub oras, so a script can reach nothing
-// else: no real registry, and every proxy variable points at a closed local
-// port for any host other than 127.0.0.1.
-
-// firstbootTools are the programs the scripts and the test's stubs call
-// besides /bin/sh and shell builtins (Debian: python3, coreutils, curl,
-// openssl; .ci/run installs them).
-var firstbootTools = []string{"python3", "mkdir", "rm", "touch", "cp", "curl", "openssl"}
+// another pair (nodeAPI) backed by a real node CA. The local stack's tests
+// run it against the real API and node listener.
 
 const (
 	testSiteVersion = "site-2026.11.1"
@@ -55,43 +41,6 @@ const (
 	nodeTag         = "maasflow: node-bootstrap " + BundleVersion
 	nodeSkipped     = "maasflow: node-bootstrap skipped: site-bootstrap did not succeed\n"
 )
-
-// requireTool fails under CI=true, where every test must run, and skips with
-// the reason elsewhere.
-func requireTool(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("first-boot scripts cannot run: %s", msg)
-	}
-	t.Skipf("first-boot scripts cannot run: %s", msg)
-}
-
-// toolDir builds a directory of links to exactly firstbootTools. python3 is
-// linked to the interpreter itself (sys.executable), not to a wrapper such as
-// a pyenv shim that would need more of the host's PATH.
-func toolDir(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/bin/sh"); err != nil {
-		requireTool(t, "/bin/sh (cloud-init runs each runcmd entry with it): %v", err)
-	}
-	dir := t.TempDir()
-	for _, tool := range firstbootTools {
-		path, err := exec.LookPath(tool)
-		if err != nil {
-			requireTool(t, "%s is not on PATH (Debian: python3, coreutils, curl, openssl)", tool)
-		}
-		if tool == "python3" {
-			out, err := exec.CommandContext(t.Context(), path, "-c", "import sys; print(sys.executable)").Output() //nolint:gosec // G204: the python3 found on PATH, by design
-			if err != nil {
-				requireTool(t, "python3 does not run: %v", err)
-			}
-			path = strings.TrimSpace(string(out))
-		}
-		require.NoError(t, os.Symlink(path, filepath.Join(dir, tool)))
-	}
-	return dir
-}
 
 // siteServer serves the site bundle. statuses are answered in order, one per
 // request, and the last one repeats; 200 serves body.
@@ -208,128 +157,6 @@ printf '%s\n' "$MAASFLOW_SITE_BOOTSTRAP_VERSION" >"$MAASFLOW_FIRSTBOOT_ROOT/site
 exit ` + strconv.Itoa(status) + "\n")
 }
 
-// installerScript is an install-node-agent.sh that records its argument and
-// GPUAAS_NODE_AGENT_ENV_FILE, then exits with status.
-func installerScript(status int) string {
-	return `#!/bin/sh
-printf '%s\n' "$@" "$GPUAAS_NODE_AGENT_ENV_FILE" >"$MAASFLOW_FIRSTBOOT_ROOT/installer.args"
-exit ` + strconv.Itoa(status) + "\n"
-}
-
-// node is one temporary node root with the tools, the stub oras and the
-// package it "pulls".
-type node struct {
-	root  string
-	tools string
-}
-
-func newNode(t *testing.T, orasStatus, installerStatus int) *node {
-	t.Helper()
-	n := &node{root: t.TempDir(), tools: toolDir(t)}
-	require.NoError(t, os.MkdirAll(filepath.Join(n.root, "tmp"), 0o750))
-	pkg := filepath.Join(n.root, "registry", "install-node-agent.sh")
-	require.NoError(t, os.MkdirAll(filepath.Dir(pkg), 0o750))
-	require.NoError(t, os.WriteFile(pkg, []byte(installerScript(installerStatus)), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
-	// The stub oras copies the package into --output, never touching a network.
-	oras := fmt.Sprintf(`#!/bin/sh
-printf '%%s\n' "$@" >"$MAASFLOW_FIRSTBOOT_ROOT/oras.args"
-[ "$1" = pull ] && [ "$2" = --output ] || exit 64
-cp %q "$3/install-node-agent.sh"
-exit %d
-`, pkg, orasStatus)
-	require.NoError(t, os.WriteFile(filepath.Join(n.tools, "oras"), []byte(oras), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
-	return n
-}
-
-func (n *node) path(p string) string { return filepath.Join(n.root, p) }
-
-func (n *node) env() []string {
-	const deadProxy = "http://127.0.0.1:9"
-	return []string{
-		"PATH=" + n.tools,
-		"HOME=" + n.root,
-		"TMPDIR=" + n.path("tmp"),
-		"LC_ALL=C",
-		"MAASFLOW_FIRSTBOOT_ROOT=" + n.root,
-		"MAASFLOW_FIRSTBOOT_BACKOFF=0.01",
-		"http_proxy=" + deadProxy, "https_proxy=" + deadProxy, "all_proxy=" + deadProxy,
-		"HTTP_PROXY=" + deadProxy, "HTTPS_PROXY=" + deadProxy, "ALL_PROXY=" + deadProxy,
-		"no_proxy=127.0.0.1", "NO_PROXY=127.0.0.1",
-	}
-}
-
-// stepResult is what one runcmd entry printed and its exit status.
-type stepResult struct {
-	stdout, stderr string
-	status         int
-}
-
-// boot plays cloud-init on userData: it writes every write_files entry with
-// its permissions, then runs every runcmd entry, and returns their results.
-// rewriteBundle, when set, edits the node bundle JSON before it is written
-// (to check what the node bootstrap itself refuses).
-func (n *node) boot(t *testing.T, userData []byte, rewriteBundle func(map[string]any)) []stepResult {
-	t.Helper()
-	var cc cloudConfig
-	require.NoError(t, yaml.Unmarshal(userData, &cc))
-	for _, f := range cc.WriteFiles {
-		content, err := base64.StdEncoding.DecodeString(f.Content)
-		require.NoError(t, err)
-		if f.Path == NodeBundlePath && rewriteBundle != nil {
-			var m map[string]any
-			require.NoError(t, json.Unmarshal(content, &m))
-			rewriteBundle(m)
-			content, err = json.Marshal(m)
-			require.NoError(t, err)
-		}
-		mode, err := strconv.ParseUint(f.Permissions, 8, 32)
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(n.path(f.Path)), 0o750))
-		require.NoError(t, os.WriteFile(n.path(f.Path), content, fs.FileMode(mode)))
-		require.NoError(t, os.Chmod(n.path(f.Path), fs.FileMode(mode)))
-	}
-	results := make([]stepResult, 0, len(cc.RunCmd))
-	for _, argv := range cc.RunCmd {
-		require.NotEmpty(t, argv)
-		cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...) //nolint:gosec // G204: running the rendered runcmd entries is what this test is for
-		cmd.Dir = n.root
-		cmd.Env = n.env()
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		status := 0
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit):
-			status = exit.ExitCode()
-		case err != nil:
-			t.Fatalf("run %s: %v", argv[0], err)
-		}
-		results = append(results, stepResult{stdout: stdout.String(), stderr: stderr.String(), status: status})
-	}
-	require.Len(t, results, 2, "the payload runs the site launcher, then the node bootstrap")
-	return results
-}
-
-func (n *node) exists(p string) bool {
-	_, err := os.Stat(n.path(p))
-	return err == nil
-}
-
-func (n *node) lines(t *testing.T, p string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(n.path(p))
-	require.NoError(t, err, p)
-	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-}
-
-func (n *node) mode(t *testing.T, p string) fs.FileMode {
-	t.Helper()
-	info, err := os.Stat(n.path(p))
-	require.NoError(t, err, p)
-	return info.Mode().Perm()
-}
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -360,27 +187,27 @@ func TestFirstBootSucceeds(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			body := siteBundle(0)
 			srv := newSiteServer(t, body)
-			n := newNode(t, 0, 0)
+			n := enrolltest.NewNode(t, 0, 0)
 			if mode == PullPreloaded {
 				// The site bootstrap placed the package already.
-				require.NoError(t, os.MkdirAll(n.path(DefaultInstallRoot), 0o750))
+				require.NoError(t, os.MkdirAll(n.Path(DefaultInstallRoot), 0o750))
 				//nolint:gosec // G306: the preloaded installer must be executable; it lives in t.TempDir
-				require.NoError(t, os.WriteFile(n.path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(installerScript(0)), 0o700))
+				require.NoError(t, os.WriteFile(n.Path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(enrolltest.InstallerScript(0)), 0o700))
 			}
 			api := newNodeAPI(t, 0)
 			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode, api.api.URL)
 
-			res := n.boot(t, ud, nil)
+			res := n.Boot(t, ud, nil)
 
 			// Site launcher: one fetch, verified, run with the reference file
 			// and its version, marker left for the node bootstrap.
 			assert.Equal(t, []string{"GET " + siteBundlePath}, srv.seen())
-			assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
-			assert.Equal(t, []string{n.path(SiteBootstrapPath)}, n.lines(t, "site-bundle.args"))
-			assert.Equal(t, []string{testSiteVersion}, n.lines(t, "site-bundle.version"))
-			assert.True(t, n.exists(siteOKMarker))
+			assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
+			assert.Equal(t, []string{n.Path(SiteBootstrapPath)}, n.Lines(t, "site-bundle.args"))
+			assert.Equal(t, []string{testSiteVersion}, n.Lines(t, "site-bundle.version"))
+			assert.True(t, n.Exists(siteOKMarker))
 			for _, p := range []string{SiteBootstrapPath, NodeBundlePath} {
-				assert.Equal(t, fs.FileMode(0o600), n.mode(t, p), p)
+				assert.Equal(t, fs.FileMode(0o600), n.Mode(t, p), p)
 			}
 
 			// Node bootstrap: CA installed, the node's key made on the node
@@ -389,16 +216,16 @@ func TestFirstBootSucceeds(t *testing.T) {
 			// of the spent enrollment token, package pulled by digest
 			// (anonymous) or not at all (preloaded), installer run with the
 			// env file, then one heartbeat over mutual TLS.
-			assert.Equal(t, stepResult{stdout: nodeTag + " ok\n"}, res[1])
+			assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
 			for p, want := range map[string]string{DefaultCABundlePath: testCA(t), DefaultNodeCertCABundlePath: api.ca.CertPEM()} {
-				raw, err := os.ReadFile(n.path(p))
+				raw, err := os.ReadFile(n.Path(p))
 				require.NoError(t, err)
 				assert.Equal(t, want, string(raw), p)
-				assert.Equal(t, fs.FileMode(0o644), n.mode(t, p), "a CA bundle is public")
+				assert.Equal(t, fs.FileMode(0o644), n.Mode(t, p), "a CA bundle is public")
 			}
-			assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultKeyPath), "the node key is root's only")
-			assert.Equal(t, fs.FileMode(0o644), n.mode(t, DefaultCertPath))
-			pair, err := tls.LoadX509KeyPair(n.path(DefaultCertPath), n.path(DefaultKeyPath))
+			assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultKeyPath), "the node key is root's only")
+			assert.Equal(t, fs.FileMode(0o644), n.Mode(t, DefaultCertPath))
+			pair, err := tls.LoadX509KeyPair(n.Path(DefaultCertPath), n.Path(DefaultKeyPath))
 			require.NoError(t, err, "the certificate is over the key made on the node")
 			id, ok := nodeid.NodeIDOf(pair.Leaf)
 			assert.True(t, ok)
@@ -406,7 +233,7 @@ func TestFirstBootSucceeds(t *testing.T) {
 			enrolls, heartbeats := api.seen()
 			assert.Equal(t, 1, enrolls)
 			assert.Equal(t, []string{"node-7f3a"}, heartbeats, "one heartbeat with the node's certificate")
-			assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
+			assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultEnvFilePath))
 			pkg := DevPackage()
 			assert.Equal(t, []string{
 				"GPUAAS_API_URL=" + api.api.URL,
@@ -421,19 +248,19 @@ func TestFirstBootSucceeds(t *testing.T) {
 				"GPUAAS_NODE_CERT_CA_BUNDLE_PATH=" + DefaultNodeCertCABundlePath,
 				"GPUAAS_NODE_ID=node-7f3a",
 				"GPUAAS_TASK_SIGNING_PUBKEYS=ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK0,ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK1",
-			}, n.lines(t, DefaultEnvFilePath))
+			}, n.Lines(t, DefaultEnvFilePath))
 			if mode == PullAnonymous {
-				assert.Equal(t, []string{"pull", "--output", n.path(DefaultInstallRoot), pkg.OCIRef + "@" + pkg.Digest},
-					n.lines(t, "oras.args"))
+				assert.Equal(t, []string{"pull", "--output", n.Path(DefaultInstallRoot), pkg.OCIRef + "@" + pkg.Digest},
+					n.Lines(t, "oras.args"))
 			} else {
-				assert.False(t, n.exists("oras.args"), "a preloaded package is not pulled")
+				assert.False(t, n.Exists("oras.args"), "a preloaded package is not pulled")
 			}
-			envFile := n.path(DefaultEnvFilePath)
-			assert.Equal(t, []string{envFile, envFile}, n.lines(t, "installer.args"))
+			envFile := n.Path(DefaultEnvFilePath)
+			assert.Equal(t, []string{envFile, envFile}, n.Lines(t, "installer.args"))
 
 			for i, r := range res {
-				assert.NotContains(t, r.stdout+r.stderr, seedToken, "runcmd %d must not print the token", i)
-				assert.NotContains(t, r.stdout+r.stderr, nodeAPIRecovery, "runcmd %d must not print the recovery token", i)
+				assert.NotContains(t, r.Stdout+r.Stderr, seedToken, "runcmd %d must not print the token", i)
+				assert.NotContains(t, r.Stdout+r.Stderr, nodeAPIRecovery, "runcmd %d must not print the recovery token", i)
 			}
 		})
 	}
@@ -442,13 +269,13 @@ func TestFirstBootSucceeds(t *testing.T) {
 func TestFirstBootSiteFetchRetries(t *testing.T) {
 	body := siteBundle(0)
 	srv := newSiteServer(t, body, http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK)
-	n := newNode(t, 0, 0)
+	n := enrolltest.NewNode(t, 0, 0)
 
-	res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, newNodeAPI(t, 0).api.URL), nil)
+	res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, newNodeAPI(t, 0).api.URL), nil)
 
 	assert.Len(t, srv.seen(), 3, "two failed fetches, then the bundle")
-	assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
-	assert.Equal(t, stepResult{stdout: nodeTag + " ok\n"}, res[1])
+	assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
+	assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
 }
 
 // TestFirstBootSiteFailures: whenever the site part fails, the site launcher
@@ -484,21 +311,21 @@ func TestFirstBootSiteFailures(t *testing.T) {
 			if tt.url != "" {
 				siteURL = tt.url
 			}
-			n := newNode(t, 0, 0)
+			n := enrolltest.NewNode(t, 0, 0)
 
 			api := newNodeAPI(t, 0)
 
-			res := n.boot(t, render(t, siteURL, tt.sum, PullAnonymous, api.api.URL), nil)
+			res := n.Boot(t, render(t, siteURL, tt.sum, PullAnonymous, api.api.URL), nil)
 
 			assert.Len(t, srv.seen(), tt.wantFetch)
-			assert.Equal(t, stepResult{stderr: siteTag + " failed: " + tt.wantReason + "\n", status: 1}, res[0])
-			assert.Equal(t, tt.bundleRan, n.exists("site-bundle.args"), "site bundle run")
-			assert.False(t, n.exists(siteOKMarker), "no success marker after a failure")
+			assert.Equal(t, enrolltest.StepResult{Stderr: siteTag + " failed: " + tt.wantReason + "\n", Status: 1}, res[0])
+			assert.Equal(t, tt.bundleRan, n.Exists("site-bundle.args"), "site bundle run")
+			assert.False(t, n.Exists(siteOKMarker), "no success marker after a failure")
 
-			assert.Equal(t, stepResult{stderr: nodeSkipped, status: 1}, res[1])
-			assert.False(t, n.exists(DefaultEnvFilePath), "no token on disk when the site part failed")
-			assert.False(t, n.exists("oras.args"), "no package pull when the site part failed")
-			assert.False(t, n.exists("installer.args"))
+			assert.Equal(t, enrolltest.StepResult{Stderr: nodeSkipped, Status: 1}, res[1])
+			assert.False(t, n.Exists(DefaultEnvFilePath), "no token on disk when the site part failed")
+			assert.False(t, n.Exists("oras.args"), "no package pull when the site part failed")
+			assert.False(t, n.Exists("installer.args"))
 			enrolls, _ := api.seen()
 			assert.Zero(t, enrolls, "no enrollment when the site part failed")
 		})
@@ -530,25 +357,44 @@ func TestFirstBootNodeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			body := siteBundle(0)
 			srv := newSiteServer(t, body)
-			n := newNode(t, tt.orasStatus, tt.installerStatus)
+			n := enrolltest.NewNode(t, tt.orasStatus, tt.installerStatus)
 			api := newNodeAPI(t, tt.refuse)
 
-			res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), tt.rewrite)
+			res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), rewriteBundle(t, tt.rewrite))
 
-			assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
+			assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
 			tag := nodeTag
 			if tt.wantTag != "" {
 				tag = tt.wantTag
 			}
-			assert.Equal(t, stepResult{stderr: tag + " failed: " + tt.wantReason + "\n", status: 1}, res[1])
-			assert.Equal(t, tt.wantEnvFile, n.exists(DefaultEnvFilePath))
+			assert.Equal(t, enrolltest.StepResult{Stderr: tag + " failed: " + tt.wantReason + "\n", Status: 1}, res[1])
+			assert.Equal(t, tt.wantEnvFile, n.Exists(DefaultEnvFilePath))
 			if tt.wantEnvFile {
-				assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
+				assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultEnvFilePath))
 			}
-			assert.NotContains(t, res[1].stdout+res[1].stderr, seedToken)
+			assert.NotContains(t, res[1].Stdout+res[1].Stderr, seedToken)
 			_, heartbeats := api.seen()
 			assert.Empty(t, heartbeats, "no heartbeat when the node part failed")
 		})
+	}
+}
+
+// rewriteBundle is a Boot rewrite that edits the node bundle JSON with
+// edit (none when edit is nil).
+func rewriteBundle(t *testing.T, edit func(map[string]any)) func(string, []byte) []byte {
+	if edit == nil {
+		return nil
+	}
+	return func(path string, content []byte) []byte {
+		if path != NodeBundlePath {
+			return content
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(content, &m))
+		edit(m)
+		out, err := json.Marshal(m)
+		require.NoError(t, err)
+		return out
 	}
 }
 

@@ -54,11 +54,7 @@ func (c secretSeen) note(t *testing.T, s *localstack.Stack, host string) {
 	t.Helper()
 	raw, err := s.Sim.NodeBootstrap(host)
 	require.NoError(t, err)
-	var bundle struct {
-		Token string `json:"GPUAAS_ENROLLMENT_TOKEN"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &bundle))
-	c[host+" enrollment token"] = bundle.Token
+	c[host+" enrollment token"] = bundleToken(t, raw)
 	files, err := s.Sim.NodeFiles(host)
 	require.NoError(t, err)
 	if files.RecoveryToken != "" {

@@ -144,6 +144,26 @@ func (s *Simulator) StopAgents() {
 	s.enrollWG.Wait()
 }
 
+// NodeUserData returns the user_data the OS deployed on hostname's host
+// fetched at first boot (the whole cloud-config, enrollment token
+// included), while its machine is Deployed: what a test runs as cloud-init
+// would, for a host whose simulated agent does nothing (never_enrolls).
+func (s *Simulator) NodeUserData(hostname string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(s.now())
+	hw, err := s.hostNamed(hostname)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range s.st.machines {
+		if m.hw == hw && !m.deleted && m.status == statusDeployed && len(m.userData) > 0 {
+			return bytes.Clone(m.userData), nil
+		}
+	}
+	return nil, &SimulatorNotFoundError{Hostname: hostname, Reason: "no deployed machine with user_data"}
+}
+
 // NodeAgent returns what the node agent of hostname did so far.
 func (s *Simulator) NodeAgent(hostname string) (AgentState, error) {
 	s.mu.Lock()

@@ -382,6 +382,7 @@ func TestFirstBootNodeFailures(t *testing.T) {
 // rewriteBundle is a Boot rewrite that edits the node bundle JSON with
 // edit (none when edit is nil).
 func rewriteBundle(t *testing.T, edit func(map[string]any)) func(string, []byte) []byte {
+	t.Helper()
 	if edit == nil {
 		return nil
 	}

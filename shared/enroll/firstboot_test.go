@@ -87,12 +87,15 @@ func (s *siteServer) seen() []string {
 // node CA, and the node listener (mutual TLS, as local mode's) counts the
 // heartbeats of a certificate naming the node.
 type nodeAPI struct {
-	api, node  *httptest.Server
-	ca         *nodeid.CA
-	refuse     int // when not 0, enrollment answers this status
-	mu         sync.Mutex
-	enrolls    int
-	heartbeats []string // the node ids the certificates named
+	api, node *httptest.Server
+	ca        *nodeid.CA
+	refuse    int // when not 0, enrollment answers this status
+	// uncertified answers enrollment without a certificate, as a
+	// deployment without a node CA does.
+	uncertified bool
+	mu          sync.Mutex
+	enrolls     int
+	heartbeats  []string // the node ids the certificates named
 }
 
 // nodeAPIRecovery is the recovery token nodeAPI answers.
@@ -100,9 +103,14 @@ const nodeAPIRecovery = "RECOVERYxq7Zr2VwLk9PmN4tB8yHc3dFgJ5sA1eU6Tk"
 
 func newNodeAPI(t *testing.T, refuse int) *nodeAPI {
 	t.Helper()
+	return startNodeAPI(t, &nodeAPI{refuse: refuse})
+}
+
+func startNodeAPI(t *testing.T, a *nodeAPI) *nodeAPI {
+	t.Helper()
 	ca, err := nodeid.LoadOrCreateLocal(t.TempDir(), time.Now())
 	require.NoError(t, err)
-	a := &nodeAPI{ca: ca, refuse: refuse}
+	a.ca = ca
 	a.node = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _, err := ca.Verify(r.TLS.PeerCertificates, time.Now())
 		if err != nil || r.URL.Path != "/node/v1/nodes/"+id+"/tasks/wait" {
@@ -127,6 +135,13 @@ func newNodeAPI(t *testing.T, refuse int) *nodeAPI {
 			return
 		}
 		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/enroll")
+		if a.uncertified {
+			a.mu.Lock()
+			a.enrolls++
+			a.mu.Unlock()
+			_ = json.NewEncoder(w).Encode(map[string]any{"node_id": id, "status": "active"})
+			return
+		}
 		issued, err := ca.Issue(in.CSR, id, time.Now())
 		if err != nil {
 			http.Error(w, `{"error":{"code":"invalid_request"}}`, http.StatusBadRequest)
@@ -276,6 +291,27 @@ func TestFirstBootSiteFetchRetries(t *testing.T) {
 	assert.Len(t, srv.seen(), 3, "two failed fetches, then the bundle")
 	assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
 	assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
+}
+
+// TestFirstBootWithoutANodeCA: a deployment without a node CA enrolls the
+// node without a certificate; the node bootstrap then installs the agent
+// and sends no heartbeat (the enrollment completed the wait), and keeps no
+// spent token.
+func TestFirstBootWithoutANodeCA(t *testing.T) {
+	body := siteBundle(0)
+	srv := newSiteServer(t, body)
+	n := enrolltest.NewNode(t, 0, 0)
+	api := startNodeAPI(t, &nodeAPI{uncertified: true})
+
+	res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), nil)
+
+	assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
+	enrolls, heartbeats := api.seen()
+	assert.Equal(t, 1, enrolls)
+	assert.Empty(t, heartbeats)
+	assert.False(t, n.Exists(DefaultCertPath), "no certificate was issued")
+	assert.Contains(t, n.Lines(t, DefaultEnvFilePath), "GPUAAS_ENROLLMENT_TOKEN=", "the spent token is not kept")
+	assert.True(t, n.Exists("installer.args"), "the agent is installed")
 }
 
 // TestFirstBootSiteFailures: whenever the site part fails, the site launcher

@@ -104,10 +104,14 @@ for attempt in range(5):
     time.sleep(backoff * 2 ** attempt)
 if status != 200:
     fail("enrollment answered %d %s" % (status, creds.get("error", {}).get("code", "")))
-if not creds.get("certificate_pem") or not creds.get("node_api_url"):
-    fail("enrollment answered no certificate")
-write(cert_path, creds["certificate_pem"], 0o644)
-write(node_ca_path, creds["ca_pem"], 0o644)
+# A deployment without a node CA answers no certificate: the enrollment
+# itself was the proof, and there is no node listener to heartbeat.
+certified = bool(creds.get("certificate_pem"))
+if certified:
+    if not creds.get("node_api_url") or not creds.get("recovery_token"):
+        fail("enrollment answered a certificate without node_api_url or recovery_token")
+    write(cert_path, creds["certificate_pem"], 0o644)
+    write(node_ca_path, creds["ca_pem"], 0o644)
 pkg = b["package"]
 env = {k: b[k] for k in ("GPUAAS_NODE_ID", "GPUAAS_ENROLLMENT_TOKEN", "GPUAAS_API_URL",
     "GPUAAS_CA_BUNDLE_PATH", "GPUAAS_NODE_CERT_CA_BUNDLE_PATH", "GPUAAS_CERT_PATH", "GPUAAS_KEY_PATH")}
@@ -115,9 +119,10 @@ env["GPUAAS_TASK_SIGNING_PUBKEYS"] = ",".join(b["GPUAAS_TASK_SIGNING_PUBKEYS"])
 env["GPUAAS_NODE_AGENT_INSTALL_ROOT"] = pkg["install_root"]
 env["GPUAAS_NODE_AGENT_ENV_FILE"] = pkg["env_file_path"]
 env["GPUAAS_NODE_AGENT_SYSTEMD_UNIT"] = pkg["systemd_unit_name"]
-# The first-boot token is spent: the agent's next proof is the recovery token.
-env["GPUAAS_ENROLLMENT_TOKEN"] = creds["recovery_token"]
-env["GPUAAS_NODE_API_URL"] = creds["node_api_url"]
+# The first-boot token is spent: the agent's next proof is the recovery
+# token, when the node was certified; without, it has none.
+env["GPUAAS_ENROLLMENT_TOKEN"] = creds.get("recovery_token", "") if certified else ""
+env["GPUAAS_NODE_API_URL"] = creds.get("node_api_url", "") if certified else ""
 env_file = root + pkg["env_file_path"]
 os.makedirs(os.path.dirname(env_file), exist_ok=True)
 fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -137,10 +142,11 @@ if not os.access(installer, os.X_OK):
 rc = run([installer, env_file], env=dict(os.environ, GPUAAS_NODE_AGENT_ENV_FILE=env_file))
 if rc != 0:
     fail("install-node-agent.sh exit status %d" % rc)
-node_api = creds["node_api_url"].rstrip("/")
-status, _ = call(["--cert", cert_path, "--key", key_path, "--cacert", node_ca_path,
-    node_api + "/node/v1/nodes/" + node_id + "/tasks/wait?wait_seconds=0"])
-if status != 200:
-    fail("heartbeat answered %d" % status)
+if certified:
+    node_api = creds["node_api_url"].rstrip("/")
+    status, _ = call(["--cert", cert_path, "--key", key_path, "--cacert", node_ca_path,
+        node_api + "/node/v1/nodes/" + node_id + "/tasks/wait?wait_seconds=0"])
+    if status != 200:
+        fail("heartbeat answered %d" % status)
 print(tag + " ok")
 PY

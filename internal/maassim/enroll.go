@@ -131,9 +131,10 @@ func (s *Simulator) playNode(m *machine, at time.Time) {
 }
 
 // enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll
-// with its token and CSR, from the node's own address, retried as the
-// agent retries (enrollRetry), with hc, the agent's client. It answers the credentials a 200 carried
-// (none from an API without a node CA) and whether the node enrolled.
+// with its token and CSR, through hc (the agent's client, from the node's
+// own address), retried as the agent retries (enrollRetry). It answers the
+// credentials a 200 carried (none from an API without a node CA) and
+// whether the node enrolled.
 func (s *Simulator) enroll(hc *http.Client, m *machine, b bootstrapBundle, csr string) (nodeCredentials, bool) {
 	target := strings.TrimRight(b.APIURL, "/") + "/api/v1/nodes/" + url.PathEscape(b.NodeID) + "/enroll"
 	body, _ := json.Marshal(map[string]string{"token": b.Token, "csr": csr})

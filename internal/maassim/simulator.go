@@ -83,15 +83,16 @@ type Simulator struct {
 	faultMu  sync.Mutex
 	faultRNG *mrand.Rand
 
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wake     chan struct{}
-	wg       sync.WaitGroup // the background loop
-	enrollWG sync.WaitGroup // enrollments in flight
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wake      chan struct{}
+	wg        sync.WaitGroup // the background loop
+	enrollWG  sync.WaitGroup // enrollments in flight
+	closeOnce sync.Once
+
 	// agentCtx ends every node agent (StopAgents, Close).
 	agentCtx  context.Context
 	stopAgent context.CancelFunc
-	closeOnce sync.Once
 }
 
 // New returns a running Simulator; Close stops it.

@@ -104,10 +104,15 @@ func readFile(t *testing.T, path string) string {
 
 func bundleToken(t *testing.T, raw []byte) string {
 	t.Helper()
-	var b struct {
-		Token string `json:"GPUAAS_ENROLLMENT_TOKEN"`
-	}
+	return bundleField(t, raw, "GPUAAS_ENROLLMENT_TOKEN")
+}
+
+// bundleField is a field of a node bootstrap bundle (JSON).
+func bundleField(t *testing.T, raw []byte, key string) string {
+	t.Helper()
+	var b map[string]any
 	require.NoError(t, json.Unmarshal(raw, &b))
-	require.NotEmpty(t, b.Token)
-	return b.Token
+	v, _ := b[key].(string)
+	require.NotEmpty(t, v, key)
+	return v
 }

@@ -3,6 +3,7 @@ package localstack_test
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -133,6 +134,24 @@ func TestNodeAgentIdentityEndToEnd(t *testing.T) {
 	}, agentWait, 50*time.Millisecond, "the designed host's agent runs")
 	assert.Equal(t, http.StatusOK, own.DesignStatus)
 	assert.Equal(t, designed, own.DesignHostname, "the node read its own design")
+	assert.Equal(t, http.StatusOK, own.DesignCertStatus, "and again once enrolled, with its certificate")
+	// Another node's certificate reads nothing of it.
+	raw, err := s.Sim.NodeBootstrap(designed)
+	require.NoError(t, err)
+	files, err := s.Sim.NodeFiles("gpu-agent-1")
+	require.NoError(t, err)
+	other, err := tls.X509KeyPair([]byte(files.CertPEM), []byte(files.KeyPEM))
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM([]byte(s.NodeCA.CertPEM())))
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: pool, Certificates: []tls.Certificate{other}, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.NodeAPIURL+"/api/v1/nodes/"+bundleField(t, raw, "GPUAAS_NODE_ID")+"/design", nil)
+	require.NoError(t, err)
+	resp, err := hc.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a node reads only its own design")
 	hosts[designed] = maassim.Faults{}
 
 	seen := secretSeen{}
@@ -153,7 +172,7 @@ func TestNodeAgentIdentityEndToEnd(t *testing.T) {
 	assert.Empty(t, first.Refusals)
 	assert.Empty(t, first.Stopped)
 	assert.Equal(t, http.StatusNotFound, first.DesignStatus, "the site has no design: the node's own read is answered, not refused")
-	files, err := s.Sim.NodeFiles("gpu-agent-1")
+	files, err = s.Sim.NodeFiles("gpu-agent-1")
 	require.NoError(t, err)
 	pair, err := tls.X509KeyPair([]byte(files.CertPEM), []byte(files.KeyPEM))
 	require.NoError(t, err, "the certificate is over the key the node made")

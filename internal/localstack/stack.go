@@ -353,6 +353,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		Machines:      siteMAAS,
 		NodeCA:        nodeCA,
 		NodeAPIURL:    s.NodeAPIURL,
+		// A node reads its own design on the node listener with its
+		// certificate once enrolled (nodeRoutes).
+		NodeIdentity: api.CertIdentity(nodeCA, clk),
 	})
 	s.serve(nodeLn.ln, nodeRoutes(handler))
 	ca, err := enroll.DevCA()

@@ -62,6 +62,9 @@ type AgentState struct {
 	// host name the design it read names.
 	DesignStatus   int    `json:"design_status,omitempty"`
 	DesignHostname string `json:"design_hostname,omitempty"`
+	// DesignCertStatus is the status of the same read once enrolled, on
+	// the node listener with the node's certificate.
+	DesignCertStatus int `json:"design_cert_status,omitempty"`
 	// CertSerial and CertNotAfter describe the certificate in use.
 	CertSerial   string     `json:"cert_serial,omitempty"`
 	CertNotAfter *time.Time `json:"cert_not_after,omitempty"`
@@ -223,6 +226,7 @@ func (a *nodeAgent) firstBoot() {
 		a.stop(err.Error())
 		return
 	}
+	a.readDesignWithCert()
 	if a.takeFault(func(f *Faults) *bool { return &f.ExpiredCert }) {
 		// The node stayed down past its certificate's life: at the next
 		// start the certificate it finds is expired.
@@ -484,6 +488,16 @@ func (a *nodeAgent) readDesign() {
 	}
 	_ = json.Unmarshal(raw, &d)
 	a.update(func(st *AgentState) { st.DesignStatus, st.DesignHostname = resp.StatusCode, d.Hostname })
+}
+
+// readDesignWithCert reads the node's design again once enrolled, with
+// its identity: on the node listener, over mutual TLS.
+func (a *nodeAgent) readDesignWithCert() {
+	status, _, _, err := a.call(a.s.agentCtx, http.MethodGet, a.creds.NodeAPIURL,
+		"/api/v1/nodes/"+url.PathEscape(a.b.NodeID)+"/design", nil)
+	if err == nil {
+		a.update(func(st *AgentState) { st.DesignCertStatus = status })
+	}
 }
 
 // call makes one JSON call and returns the status, the error code and the body.

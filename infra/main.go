@@ -106,7 +106,8 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	strs := map[string]string{}
 	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
 		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail,
-		ctxAllocationServiceURL, ctxAllocationSecretName, ctxAPIDomainName, ctxAPICertificateARN} {
+		ctxAllocationServiceURL, ctxAllocationSecretName, ctxAPIDomainName, ctxAPICertificateARN,
+		ctxNodeCAKeyARN, ctxNodeCACertFile, ctxNodeDomainName, ctxNodeCertificateARN} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
@@ -146,6 +147,10 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		}
 		caBundle = string(b)
 	}
+	nodeTLS, err := nodeTLSProps(strs)
+	if err != nil {
+		return nil, err
+	}
 	props := &MaasflowStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String("maasflow " + stage + ": bare-metal GPU server onboarding through Canonical MAAS"),
@@ -178,6 +183,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		CLICallbackURLs:     callbacks,
 		APIDomainName:       strs[ctxAPIDomainName],
 		APICertificateARN:   strs[ctxAPICertificateARN],
+		NodeTLS:             nodeTLS,
 	}
 	if strs[ctxVPCID] != "" || len(lists[ctxSubnetIDs]) > 0 || len(lists[ctxMAASCIDRs]) > 0 {
 		props.VPC = &VPCConfig{VPCID: strs[ctxVPCID], SubnetIDs: lists[ctxSubnetIDs], MAASCIDRs: lists[ctxMAASCIDRs]}

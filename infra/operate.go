@@ -48,13 +48,26 @@ func (b *builder) operate() {
 }
 
 func (b *builder) apiStage() {
-	logs := awslogs.NewLogGroup(b.stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{Retention: logRetention})
+	stage := b.defaultStage("Api", b.api.ApiId(), apiRateLimit, apiBurstLimit, map[string]any{
+		"POST " + routeEnroll: map[string]any{
+			"ThrottlingRateLimit":  enrollRateLimit,
+			"ThrottlingBurstLimit": enrollBurstLimit,
+		},
+	})
+	b.customDomain(stage)
+}
+
+// defaultStage is the $default stage of the HTTP API apiID, auto-deployed,
+// with JSON access logs to the log group <prefix>AccessLogs and the given
+// throttling; the construct is <prefix>DefaultStage.
+func (b *builder) defaultStage(prefix string, apiID *string, rate, burst float64, routes map[string]any) awsapigatewayv2.CfnStage {
+	logs := awslogs.NewLogGroup(b.stack, jsii.String(prefix+"AccessLogs"), &awslogs.LogGroupProps{Retention: logRetention})
 	format, err := json.Marshal(accessLogFormat)
 	if err != nil {
 		panic(err) // a constant map of strings always marshals
 	}
-	stage := awsapigatewayv2.NewCfnStage(b.stack, jsii.String("ApiDefaultStage"), &awsapigatewayv2.CfnStageProps{
-		ApiId:      b.api.ApiId(),
+	props := &awsapigatewayv2.CfnStageProps{
+		ApiId:      apiID,
 		StageName:  jsii.String("$default"),
 		AutoDeploy: jsii.Bool(true),
 		AccessLogSettings: &awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
@@ -62,17 +75,14 @@ func (b *builder) apiStage() {
 			Format:         jsii.String(string(format)),
 		},
 		DefaultRouteSettings: &awsapigatewayv2.CfnStage_RouteSettingsProperty{
-			ThrottlingRateLimit:  jsii.Number(apiRateLimit),
-			ThrottlingBurstLimit: jsii.Number(apiBurstLimit),
+			ThrottlingRateLimit:  jsii.Number(rate),
+			ThrottlingBurstLimit: jsii.Number(burst),
 		},
-		RouteSettings: map[string]any{
-			"POST " + routeEnroll: map[string]any{
-				"ThrottlingRateLimit":  enrollRateLimit,
-				"ThrottlingBurstLimit": enrollBurstLimit,
-			},
-		},
-	})
-	b.customDomain(stage)
+	}
+	if len(routes) > 0 {
+		props.RouteSettings = routes
+	}
+	return awsapigatewayv2.NewCfnStage(b.stack, jsii.String(prefix+"DefaultStage"), props)
 }
 
 // eventArchive keeps every maasflow event on the bus for a year; a replay

@@ -183,6 +183,9 @@ type MaasflowStackProps struct {
 	// domain with that ACM certificate (same region).
 	APICertificateARN string
 	APIDomainName     string
+	// NodeTLS, when set, serves the node endpoints on a mutual TLS custom
+	// domain (nodetls.go).
+	NodeTLS *NodeTLSProps
 }
 
 // StackName is the CloudFormation stack name: maasflow-<stage>.
@@ -223,6 +226,11 @@ func (p *MaasflowStackProps) Validate() error {
 	}
 	errs = append(errs, p.validateDecommission()...)
 	errs = append(errs, p.validateMachineWatch()...)
+	if p.NodeTLS != nil {
+		if err := p.NodeTLS.validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, ph := range slices.Sorted(maps.Keys(p.Sources.FunctionPlaceholders)) {
 		fn := p.Sources.FunctionPlaceholders[ph]
 		switch {
@@ -333,6 +341,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.machineWatch()
 	b.decommissionMachine()
 	b.routes()
+	b.nodeTLS()
 	b.connectorUsers()
 	b.operate()
 	b.backup()

@@ -91,12 +91,19 @@ func startBenchStack(tb testing.TB, dir string) (*localstack.Stack, benchSite) {
 func startBenchStackAt(tb testing.TB, dir string, scale float64) (*localstack.Stack, benchSite) {
 	tb.Helper()
 	tuneCollector(tb)
-	s, err := localstack.Start(context.Background(), localstack.Config{
+	return startSiteStack(tb, localstack.Config{
 		// The limits `maasflow local` ships with (Config.HTTP zero is
 		// DefaultHTTPLimits): the simulated node agents each enroll from an
 		// address of their own, as real nodes do.
 		Listen: "127.0.0.1:0", SimListen: "127.0.0.1:0", TimeScale: scale, DataDir: dir,
 	})
+}
+
+// startSiteStack starts a stack on cfg with one site, its credentials, a
+// profile and a SKU, ready for onboardings.
+func startSiteStack(tb testing.TB, cfg localstack.Config) (*localstack.Stack, benchSite) {
+	tb.Helper()
+	s, err := localstack.Start(context.Background(), cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = s.Close() })
 	site := mustAdmin(tb, s, "POST", "/api/v1/admin/maas-sites", map[string]any{

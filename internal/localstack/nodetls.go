@@ -51,9 +51,11 @@ func listenNodes(ctx context.Context, dataDir, addr string, clk clock.Clock) (*n
 	return ca, &nodeListener{ln: tls.NewListener(ln, nodeid.ServerTLSConfig(cert)), url: "https://" + net.JoinHostPort(host, port)}, nil
 }
 
-// nodeRoutes is what the node listener serves: the node endpoints only.
+// nodeRoutes is what the node listener serves: the node endpoints, and
+// the node's own design, read there with the node's certificate.
 func nodeRoutes(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/node/v1/", api)
+	mux.Handle("GET /api/v1/nodes/{id}/design", api)
 	return mux
 }

@@ -76,6 +76,9 @@ type Config struct {
 	// NodeListen is the address of the node endpoints' TLS listener
 	// (default 127.0.0.1:0).
 	NodeListen string
+	// NodeCertTTL is the life of the node certificates the node CA
+	// issues; 0 means nodeid.DefaultCertTTL.
+	NodeCertTTL time.Duration
 	// Clock overrides the scaled clock (tests).
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -328,6 +331,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.NodeCertTTL > 0 {
+		nodeCA = nodeCA.WithTTL(cfg.NodeCertTTL)
+	}
 	s.closers = append(s.closers, func() error { _ = nodeLn.ln.Close(); return nil })
 	s.NodeCA, s.NodeAPIURL = nodeCA, nodeLn.url
 	handler := api.New(api.Config{TimeScale: cfg.TimeScale}, api.Deps{
@@ -352,6 +358,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		NodeCA:        nodeCA,
 		NodeAPIURL:    s.NodeAPIURL,
 		Changes:       changes,
+		// A node reads its own design on the node listener with its
+		// certificate once enrolled (nodeRoutes).
+		NodeIdentity: api.CertIdentity(nodeCA, clk),
 	})
 	s.serve(nodeLn.ln, nodeRoutes(handler))
 	ca, err := enroll.DevCA()
@@ -438,6 +447,11 @@ func (s *Stack) close() error {
 				_ = s.Engine.StopExecution(ex.ExecutionARN, interruptedCode, "local stack shutting down")
 			}
 		}
+	}
+	// The simulated node agents' heartbeats are long polls: they end now,
+	// not at the shutdown timeout.
+	if s.Sim != nil {
+		s.Sim.StopAgents()
 	}
 	// Give in-flight requests a moment, then cut what is left: a slow client
 	// must not keep the process from stopping.

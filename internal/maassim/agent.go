@@ -22,27 +22,30 @@ const (
 	enrollBackoffMax = 2 * time.Second
 )
 
-// agentClient is the HTTP client one node agent enrolls with. Real nodes
-// each call from their own address, so when the API is on loopback each
-// agent dials from an address of its own in 127.0.0.0/8 (Linux routes the
-// whole range to lo): per-client limits then see many clients, as they
-// would in a data centre. A client given in Options is used as it is.
-func (s *Simulator) agentClient(target string) *http.Client {
+// agentTransport is the transport of one node agent's calls to target.
+// Real nodes each call from their own address, so when the target is on
+// loopback each agent dials from its address local in 127.0.0.0/8 (Linux
+// routes the whole range to lo): per-client limits then see many clients,
+// as they would in a data centre. When Options gave a client, it is a copy
+// of that client's transport (the caller may give it a TLS configuration).
+func (s *Simulator) agentTransport(target string, local net.IP) *http.Transport {
 	if !s.ownClient {
-		return s.httpClient
+		if t, ok := s.httpClient.Transport.(*http.Transport); ok {
+			return t.Clone()
+		}
+		return http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // the standard library's
 	}
 	u, err := url.Parse(target)
 	if err != nil {
-		return s.httpClient
+		return &http.Transport{MaxIdleConnsPerHost: 1}
 	}
 	ip := net.ParseIP(u.Hostname())
 	if ip == nil || !ip.IsLoopback() || ip.To4() == nil {
-		return s.httpClient
+		return &http.Transport{MaxIdleConnsPerHost: 1}
 	}
-	local := agentAddr(s.agents.Add(1))
 	base := &net.Dialer{Timeout: 10 * time.Second}
 	own := &net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: local}}
-	return &http.Client{Timeout: s.httpClient.Timeout, Transport: &http.Transport{
+	return &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := own.DialContext(ctx, network, addr)
 			if err != nil && isAddrNotAvail(err) {
@@ -52,7 +55,7 @@ func (s *Simulator) agentClient(target string) *http.Client {
 			return c, err
 		},
 		MaxIdleConnsPerHost: 1,
-	}}
+	}
 }
 
 // agentAddr is the source address of the n-th node agent: 127.1.0.1 on,
@@ -68,8 +71,9 @@ func isAddrNotAvail(err error) bool {
 }
 
 // enrollOnce makes one enrollment call and returns the answer's status,
-// its error code, and the wait its Retry-After asks for.
-func enrollOnce(ctx context.Context, hc *http.Client, target string, body []byte) (int, string, time.Duration, error) {
+// its error code, and the wait its Retry-After asks for; a 200's body goes
+// to *answer when answer is not nil.
+func enrollOnce(ctx context.Context, hc *http.Client, target string, body []byte, answer *[]byte) (int, string, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", 0, errors.New("enrollment URL is invalid")
@@ -85,17 +89,25 @@ func enrollOnce(ctx context.Context, hc *http.Client, target string, body []byte
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if answer != nil && resp.StatusCode == http.StatusOK {
+		*answer = raw
+	}
+	var after time.Duration
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		after = time.Duration(secs) * time.Second
+	}
+	return resp.StatusCode, errorCode(raw), after, nil
+}
+
+// errorCode is the code of an API error body ("" when there is none).
+func errorCode(raw []byte) string {
 	var env struct {
 		Error struct {
 			Code string `json:"code"`
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(raw, &env)
-	var after time.Duration
-	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-		after = time.Duration(secs) * time.Second
-	}
-	return resp.StatusCode, env.Error.Code, after, nil
+	return env.Error.Code
 }
 
 // enrollRetry calls once until it gets an answer that is not an overload

@@ -21,8 +21,19 @@ func TestAgentRetriesOverloadFromItsOwnAddress(t *testing.T) {
 	calls := map[string]int{}
 	addrs := map[string]map[string]bool{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/enroll")
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/design"); ok {
+			// The first-boot read of the node's design, from the same address.
+			mu.Lock()
+			if addrs[id] == nil {
+				addrs[id] = map[string]bool{}
+			}
+			addrs[id][host] = true
+			mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/enroll")
 		mu.Lock()
 		calls[id]++
 		n := calls[id]

@@ -127,24 +127,22 @@ func (s *Simulator) playNode(m *machine, at time.Time) {
 		s.log.Warn("first-boot payload unreadable", "maas_system_id", m.systemID, "hostname", m.hostname, "error", err.Error())
 		return
 	}
-	s.enrollWG.Add(1)
-	go func() {
-		defer s.enrollWG.Done()
-		s.enroll(m, b)
-	}()
+	s.startAgent(m, b)
 }
 
-// enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll,
-// from the node's own address, retried as the agent retries (enrollRetry).
-func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
+// enroll is the node agent's POST {GPUAAS_API_URL}/api/v1/nodes/{id}/enroll
+// with its token and CSR, through hc (the agent's client, from the node's
+// own address), retried as the agent retries (enrollRetry). It answers the
+// credentials a 200 carried (none from an API without a node CA) and
+// whether the node enrolled.
+func (s *Simulator) enroll(hc *http.Client, m *machine, b bootstrapBundle, csr string) (nodeCredentials, bool) {
 	target := strings.TrimRight(b.APIURL, "/") + "/api/v1/nodes/" + url.PathEscape(b.NodeID) + "/enroll"
-	body, _ := json.Marshal(map[string]string{"token": b.Token})
-	ctx, cancel := context.WithTimeout(s.ctx, enrollTimeout)
+	body, _ := json.Marshal(map[string]string{"token": b.Token, "csr": csr})
+	var answer []byte
+	ctx, cancel := context.WithTimeout(s.agentCtx, enrollTimeout)
 	defer cancel()
-	hc := s.agentClient(target)
-	defer hc.CloseIdleConnections()
 	code, errCode, err := enrollRetry(ctx, func() (int, string, time.Duration, error) {
-		return enrollOnce(ctx, hc, target, body)
+		return enrollOnce(ctx, hc, target, body, &answer)
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,6 +161,9 @@ func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
 			s.event(m, s.now(), levelDebug, "Node agent enrolled", "node "+b.NodeID, "")
 		}
 		s.log.Info("node enrolled", logArgs...)
+		var creds nodeCredentials
+		_ = json.Unmarshal(answer, &creds)
+		return creds, current
 	default:
 		msg := ""
 		if err != nil {
@@ -179,4 +180,5 @@ func (s *Simulator) enroll(m *machine, b bootstrapBundle) {
 		}
 		s.log.Warn("node enrollment failed", append(logArgs, "error", msg)...)
 	}
+	return nodeCredentials{}, false
 }

@@ -27,6 +27,8 @@ type hardware struct {
 	// when the last deployed OS booted; nil once a deployment or an erase
 	// rewrites the disk.
 	bootstrap []byte
+	// agent is the node agent of the last boot (agent_identity.go).
+	agent *agentRun
 }
 
 // enrollState is what the node agent (played by the simulator) did.
@@ -35,6 +37,8 @@ type enrollState struct {
 	Succeeded int    `json:"succeeded"`
 	LastCode  int    `json:"last_status_code,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// Agent is what the node agent did after enrolling.
+	Agent AgentState `json:"agent,omitzero"`
 }
 
 // commissionFlags are the commissioning form flags that change the outcome.

@@ -173,6 +173,14 @@ type Faults struct {
 	PowerFails bool `json:"power_fails"`
 	// NeverEnrolls keeps the deployed node from calling the enrollment URL.
 	NeverEnrolls bool `json:"never_enrolls"`
+	// ExpiredCert keeps the node down after it enrolls until its
+	// certificate has expired: the agent then starts with an expired
+	// certificate and recovers with its recovery token. Consumed once.
+	ExpiredCert bool `json:"expired_cert,omitempty"`
+	// ReplaysRecoveryToken: after the agent's next recovery, a copy of the
+	// node's disk from before it presents the spent recovery token again,
+	// which the API must refuse. Consumed once.
+	ReplaysRecoveryToken bool `json:"replays_recovery_token,omitempty"`
 	// MissingGPUs: commissioning sees this many fewer GPUs than the host
 	// has (a GPU fallen off the bus): the last ones are absent from the
 	// node devices.

@@ -91,6 +91,10 @@ type Simulator struct {
 	wg        sync.WaitGroup // the background loop
 	enrollWG  sync.WaitGroup // enrollments in flight
 	closeOnce sync.Once
+
+	// agentCtx ends every node agent (StopAgents, Close).
+	agentCtx  context.Context
+	stopAgent context.CancelFunc
 }
 
 // New returns a running Simulator; Close stops it.
@@ -125,6 +129,7 @@ func New(o Options) *Simulator {
 		credentials: []credential{parseCredential(adminUser, key), parseCredential(regularUser, userKey)},
 		net:         newNetwork(o.SubnetCIDR, o.SecondSubnet).withTagged(o.TaggedVLANs), ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
 	}
+	s.agentCtx, s.stopAgent = context.WithCancel(ctx)
 	s.resetLocked()
 	s.wg.Add(1)
 	go s.loop()

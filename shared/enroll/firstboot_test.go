@@ -1,45 +1,38 @@
 package enroll
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/enroll/enrolltest"
+	"github.com/maasflow/maasflow/shared/nodeid"
 )
 
 // These tests run the first-boot payload the way cloud-init on a node runs
-// it: write_files first, then every runcmd entry in order through /bin/sh,
-// each even when the one before failed. The node is a temporary root
-// (MAASFLOW_FIRSTBOOT_ROOT), the site bundle comes from an httptest server on
-// 127.0.0.1, and PATH holds only the programs the scripts need plus a stub
-// oras, so a script can reach nothing else: no real registry, no curl, and
-// every proxy variable points at a closed local port for any host other
-// than 127.0.0.1.
-
-// firstbootTools are the programs the scripts and the test's stubs call
-// besides /bin/sh and shell builtins.
-var firstbootTools = []string{"python3", "mkdir", "rm", "touch", "cp"}
+// it (enrolltest.Node): the site bundle comes from an httptest server on
+// 127.0.0.1, the enrollment API and the mutual TLS node listener from
+// another pair (nodeAPI) backed by a real node CA. The local stack's tests
+// run it against the real API and node listener.
 
 const (
 	testSiteVersion = "site-2026.11.1"
@@ -48,43 +41,6 @@ const (
 	nodeTag         = "maasflow: node-bootstrap " + BundleVersion
 	nodeSkipped     = "maasflow: node-bootstrap skipped: site-bootstrap did not succeed\n"
 )
-
-// requireTool fails under CI=true, where every test must run, and skips with
-// the reason elsewhere.
-func requireTool(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("first-boot scripts cannot run: %s", msg)
-	}
-	t.Skipf("first-boot scripts cannot run: %s", msg)
-}
-
-// toolDir builds a directory of links to exactly firstbootTools. python3 is
-// linked to the interpreter itself (sys.executable), not to a wrapper such as
-// a pyenv shim that would need more of the host's PATH.
-func toolDir(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/bin/sh"); err != nil {
-		requireTool(t, "/bin/sh (cloud-init runs each runcmd entry with it): %v", err)
-	}
-	dir := t.TempDir()
-	for _, tool := range firstbootTools {
-		path, err := exec.LookPath(tool)
-		if err != nil {
-			requireTool(t, "%s is not on PATH (Debian: python3, coreutils)", tool)
-		}
-		if tool == "python3" {
-			out, err := exec.CommandContext(t.Context(), path, "-c", "import sys; print(sys.executable)").Output() //nolint:gosec // G204: the python3 found on PATH, by design
-			if err != nil {
-				requireTool(t, "python3 does not run: %v", err)
-			}
-			path = strings.TrimSpace(string(out))
-		}
-		require.NoError(t, os.Symlink(path, filepath.Join(dir, tool)))
-	}
-	return dir
-}
 
 // siteServer serves the site bundle. statuses are answered in order, one per
 // request, and the last one repeats; 200 serves body.
@@ -126,6 +82,87 @@ func (s *siteServer) seen() []string {
 	return append([]string(nil), s.requests...)
 }
 
+// nodeAPI is the enrollment API and the node listener a node enrolls with:
+// enrollment with the seed token and a CSR answers a certificate of a real
+// node CA, and the node listener (mutual TLS, as local mode's) counts the
+// heartbeats of a certificate naming the node.
+type nodeAPI struct {
+	api, node *httptest.Server
+	ca        *nodeid.CA
+	refuse    int // when not 0, enrollment answers this status
+	// uncertified answers enrollment without a certificate, as a
+	// deployment without a node CA does.
+	uncertified bool
+	mu          sync.Mutex
+	enrolls     int
+	heartbeats  []string // the node ids the certificates named
+}
+
+// nodeAPIRecovery is the recovery token nodeAPI answers.
+const nodeAPIRecovery = "RECOVERYxq7Zr2VwLk9PmN4tB8yHc3dFgJ5sA1eU6Tk"
+
+func newNodeAPI(t *testing.T, refuse int) *nodeAPI {
+	t.Helper()
+	return startNodeAPI(t, &nodeAPI{refuse: refuse})
+}
+
+func startNodeAPI(t *testing.T, a *nodeAPI) *nodeAPI {
+	t.Helper()
+	ca, err := nodeid.LoadOrCreateLocal(t.TempDir(), time.Now())
+	require.NoError(t, err)
+	a.ca = ca
+	a.node = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _, err := ca.Verify(r.TLS.PeerCertificates, time.Now())
+		if err != nil || r.URL.Path != "/node/v1/nodes/"+id+"/tasks/wait" {
+			http.Error(w, `{"error":{"code":"node_cert_missing"}}`, http.StatusUnauthorized)
+			return
+		}
+		a.mu.Lock()
+		a.heartbeats = append(a.heartbeats, id)
+		a.mu.Unlock()
+		_, _ = w.Write([]byte(`{"tasks":[]}`))
+	}))
+	cert, err := ca.IssueServer("127.0.0.1", time.Now())
+	require.NoError(t, err)
+	a.node.TLS = nodeid.ServerTLSConfig(cert)
+	a.node.StartTLS()
+	t.Cleanup(a.node.Close)
+	a.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Token, CSR string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Token != seedToken || a.refuse != 0 {
+			w.WriteHeader(cmp.Or(a.refuse, http.StatusUnauthorized))
+			_, _ = w.Write([]byte(`{"error":{"code":"token_rejected"}}`))
+			return
+		}
+		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/enroll")
+		if a.uncertified {
+			a.mu.Lock()
+			a.enrolls++
+			a.mu.Unlock()
+			_ = json.NewEncoder(w).Encode(map[string]any{"node_id": id, "status": "active"})
+			return
+		}
+		issued, err := ca.Issue(in.CSR, id, time.Now())
+		if err != nil {
+			http.Error(w, `{"error":{"code":"invalid_request"}}`, http.StatusBadRequest)
+			return
+		}
+		a.mu.Lock()
+		a.enrolls++
+		a.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]any{"node_id": id, "status": "active", "certificate_pem": issued.CertPEM,
+			"ca_pem": ca.CertPEM(), "recovery_token": nodeAPIRecovery, "node_api_url": a.node.URL})
+	}))
+	t.Cleanup(a.api.Close)
+	return a
+}
+
+func (a *nodeAPI) seen() (int, []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.enrolls, slices.Clone(a.heartbeats)
+}
+
 // siteBundle is a site bootstrap that records its arguments and version, then
 // exits with status.
 func siteBundle(status int) []byte {
@@ -135,128 +172,6 @@ printf '%s\n' "$MAASFLOW_SITE_BOOTSTRAP_VERSION" >"$MAASFLOW_FIRSTBOOT_ROOT/site
 exit ` + strconv.Itoa(status) + "\n")
 }
 
-// installerScript is an install-node-agent.sh that records its argument and
-// GPUAAS_NODE_AGENT_ENV_FILE, then exits with status.
-func installerScript(status int) string {
-	return `#!/bin/sh
-printf '%s\n' "$@" "$GPUAAS_NODE_AGENT_ENV_FILE" >"$MAASFLOW_FIRSTBOOT_ROOT/installer.args"
-exit ` + strconv.Itoa(status) + "\n"
-}
-
-// node is one temporary node root with the tools, the stub oras and the
-// package it "pulls".
-type node struct {
-	root  string
-	tools string
-}
-
-func newNode(t *testing.T, orasStatus, installerStatus int) *node {
-	t.Helper()
-	n := &node{root: t.TempDir(), tools: toolDir(t)}
-	require.NoError(t, os.MkdirAll(filepath.Join(n.root, "tmp"), 0o750))
-	pkg := filepath.Join(n.root, "registry", "install-node-agent.sh")
-	require.NoError(t, os.MkdirAll(filepath.Dir(pkg), 0o750))
-	require.NoError(t, os.WriteFile(pkg, []byte(installerScript(installerStatus)), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
-	// The stub oras copies the package into --output, never touching a network.
-	oras := fmt.Sprintf(`#!/bin/sh
-printf '%%s\n' "$@" >"$MAASFLOW_FIRSTBOOT_ROOT/oras.args"
-[ "$1" = pull ] && [ "$2" = --output ] || exit 64
-cp %q "$3/install-node-agent.sh"
-exit %d
-`, pkg, orasStatus)
-	require.NoError(t, os.WriteFile(filepath.Join(n.tools, "oras"), []byte(oras), 0o700)) //nolint:gosec // G306: an executable stub in t.TempDir
-	return n
-}
-
-func (n *node) path(p string) string { return filepath.Join(n.root, p) }
-
-func (n *node) env() []string {
-	const deadProxy = "http://127.0.0.1:9"
-	return []string{
-		"PATH=" + n.tools,
-		"HOME=" + n.root,
-		"TMPDIR=" + n.path("tmp"),
-		"LC_ALL=C",
-		"MAASFLOW_FIRSTBOOT_ROOT=" + n.root,
-		"MAASFLOW_FIRSTBOOT_BACKOFF=0.01",
-		"http_proxy=" + deadProxy, "https_proxy=" + deadProxy, "all_proxy=" + deadProxy,
-		"HTTP_PROXY=" + deadProxy, "HTTPS_PROXY=" + deadProxy, "ALL_PROXY=" + deadProxy,
-		"no_proxy=127.0.0.1", "NO_PROXY=127.0.0.1",
-	}
-}
-
-// stepResult is what one runcmd entry printed and its exit status.
-type stepResult struct {
-	stdout, stderr string
-	status         int
-}
-
-// boot plays cloud-init on userData: it writes every write_files entry with
-// its permissions, then runs every runcmd entry, and returns their results.
-// rewriteBundle, when set, edits the node bundle JSON before it is written
-// (to check what the node bootstrap itself refuses).
-func (n *node) boot(t *testing.T, userData []byte, rewriteBundle func(map[string]any)) []stepResult {
-	t.Helper()
-	var cc cloudConfig
-	require.NoError(t, yaml.Unmarshal(userData, &cc))
-	for _, f := range cc.WriteFiles {
-		content, err := base64.StdEncoding.DecodeString(f.Content)
-		require.NoError(t, err)
-		if f.Path == NodeBundlePath && rewriteBundle != nil {
-			var m map[string]any
-			require.NoError(t, json.Unmarshal(content, &m))
-			rewriteBundle(m)
-			content, err = json.Marshal(m)
-			require.NoError(t, err)
-		}
-		mode, err := strconv.ParseUint(f.Permissions, 8, 32)
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(n.path(f.Path)), 0o750))
-		require.NoError(t, os.WriteFile(n.path(f.Path), content, fs.FileMode(mode)))
-		require.NoError(t, os.Chmod(n.path(f.Path), fs.FileMode(mode)))
-	}
-	results := make([]stepResult, 0, len(cc.RunCmd))
-	for _, argv := range cc.RunCmd {
-		require.NotEmpty(t, argv)
-		cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...) //nolint:gosec // G204: running the rendered runcmd entries is what this test is for
-		cmd.Dir = n.root
-		cmd.Env = n.env()
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		status := 0
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit):
-			status = exit.ExitCode()
-		case err != nil:
-			t.Fatalf("run %s: %v", argv[0], err)
-		}
-		results = append(results, stepResult{stdout: stdout.String(), stderr: stderr.String(), status: status})
-	}
-	require.Len(t, results, 2, "the payload runs the site launcher, then the node bootstrap")
-	return results
-}
-
-func (n *node) exists(p string) bool {
-	_, err := os.Stat(n.path(p))
-	return err == nil
-}
-
-func (n *node) lines(t *testing.T, p string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(n.path(p))
-	require.NoError(t, err, p)
-	return strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-}
-
-func (n *node) mode(t *testing.T, p string) fs.FileMode {
-	t.Helper()
-	info, err := os.Stat(n.path(p))
-	require.NoError(t, err, p)
-	return info.Mode().Perm()
-}
-
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -264,10 +179,11 @@ func sha256Hex(b []byte) string {
 
 // render renders the payload for a node whose site bundle lives at siteURL
 // and must hash to sum.
-func render(t *testing.T, siteURL, sum, pullMode string) []byte {
+func render(t *testing.T, siteURL, sum, pullMode, apiURL string) []byte {
 	t.Helper()
 	in := validInput(t)
 	in.Package.PullDeliveryMode = pullMode
+	in.APIURL = apiURL
 	b, err := NewBundle(in)
 	require.NoError(t, err)
 	ud, err := RenderUserData(domainSite(siteURL, sum), b)
@@ -286,65 +202,80 @@ func TestFirstBootSucceeds(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			body := siteBundle(0)
 			srv := newSiteServer(t, body)
-			n := newNode(t, 0, 0)
+			n := enrolltest.NewNode(t, 0, 0)
 			if mode == PullPreloaded {
 				// The site bootstrap placed the package already.
-				require.NoError(t, os.MkdirAll(n.path(DefaultInstallRoot), 0o750))
+				require.NoError(t, os.MkdirAll(n.Path(DefaultInstallRoot), 0o750))
 				//nolint:gosec // G306: the preloaded installer must be executable; it lives in t.TempDir
-				require.NoError(t, os.WriteFile(n.path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(installerScript(0)), 0o700))
+				require.NoError(t, os.WriteFile(n.Path(DefaultInstallRoot+"/install-node-agent.sh"), []byte(enrolltest.InstallerScript(0)), 0o700))
 			}
-			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode)
+			api := newNodeAPI(t, 0)
+			ud := render(t, srv.URL+siteBundlePath, sha256Hex(body), mode, api.api.URL)
 
-			res := n.boot(t, ud, nil)
+			res := n.Boot(t, ud, nil)
 
 			// Site launcher: one fetch, verified, run with the reference file
 			// and its version, marker left for the node bootstrap.
 			assert.Equal(t, []string{"GET " + siteBundlePath}, srv.seen())
-			assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
-			assert.Equal(t, []string{n.path(SiteBootstrapPath)}, n.lines(t, "site-bundle.args"))
-			assert.Equal(t, []string{testSiteVersion}, n.lines(t, "site-bundle.version"))
-			assert.True(t, n.exists(siteOKMarker))
+			assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
+			assert.Equal(t, []string{n.Path(SiteBootstrapPath)}, n.Lines(t, "site-bundle.args"))
+			assert.Equal(t, []string{testSiteVersion}, n.Lines(t, "site-bundle.version"))
+			assert.True(t, n.Exists(siteOKMarker))
 			for _, p := range []string{SiteBootstrapPath, NodeBundlePath} {
-				assert.Equal(t, fs.FileMode(0o600), n.mode(t, p), p)
+				assert.Equal(t, fs.FileMode(0o600), n.Mode(t, p), p)
 			}
 
-			// Node bootstrap: CA installed, env file 0600 with the bundle's
-			// own paths, package pulled by digest (anonymous) or not at all
-			// (preloaded), installer run with the env file.
-			assert.Equal(t, stepResult{stdout: nodeTag + " ok\n"}, res[1])
-			ca := testCA(t)
-			for _, p := range []string{DefaultCABundlePath, DefaultNodeCertCABundlePath} {
-				raw, err := os.ReadFile(n.path(p))
+			// Node bootstrap: CA installed, the node's key made on the node
+			// and certified through a CSR, the node CA beside it, env file
+			// 0600 with the bundle's own paths and the recovery token in place
+			// of the spent enrollment token, package pulled by digest
+			// (anonymous) or not at all (preloaded), installer run with the
+			// env file, then one heartbeat over mutual TLS.
+			assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
+			for p, want := range map[string]string{DefaultCABundlePath: testCA(t), DefaultNodeCertCABundlePath: api.ca.CertPEM()} {
+				raw, err := os.ReadFile(n.Path(p))
 				require.NoError(t, err)
-				assert.Equal(t, ca, string(raw), p)
-				assert.Equal(t, fs.FileMode(0o644), n.mode(t, p), "a CA bundle is public")
+				assert.Equal(t, want, string(raw), p)
+				assert.Equal(t, fs.FileMode(0o644), n.Mode(t, p), "a CA bundle is public")
 			}
-			assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
+			assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultKeyPath), "the node key is root's only")
+			assert.Equal(t, fs.FileMode(0o644), n.Mode(t, DefaultCertPath))
+			pair, err := tls.LoadX509KeyPair(n.Path(DefaultCertPath), n.Path(DefaultKeyPath))
+			require.NoError(t, err, "the certificate is over the key made on the node")
+			id, ok := nodeid.NodeIDOf(pair.Leaf)
+			assert.True(t, ok)
+			assert.Equal(t, "node-7f3a", id)
+			enrolls, heartbeats := api.seen()
+			assert.Equal(t, 1, enrolls)
+			assert.Equal(t, []string{"node-7f3a"}, heartbeats, "one heartbeat with the node's certificate")
+			assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultEnvFilePath))
 			pkg := DevPackage()
 			assert.Equal(t, []string{
-				"GPUAAS_API_URL=https://api.internal:8443",
+				"GPUAAS_API_URL=" + api.api.URL,
 				"GPUAAS_CA_BUNDLE_PATH=" + DefaultCABundlePath,
 				"GPUAAS_CERT_PATH=" + DefaultCertPath,
-				"GPUAAS_ENROLLMENT_TOKEN=" + seedToken,
+				"GPUAAS_ENROLLMENT_TOKEN=" + nodeAPIRecovery,
 				"GPUAAS_KEY_PATH=" + DefaultKeyPath,
 				"GPUAAS_NODE_AGENT_ENV_FILE=" + DefaultEnvFilePath,
 				"GPUAAS_NODE_AGENT_INSTALL_ROOT=" + DefaultInstallRoot,
 				"GPUAAS_NODE_AGENT_SYSTEMD_UNIT=" + DefaultSystemdUnitName,
+				"GPUAAS_NODE_API_URL=" + api.node.URL,
 				"GPUAAS_NODE_CERT_CA_BUNDLE_PATH=" + DefaultNodeCertCABundlePath,
 				"GPUAAS_NODE_ID=node-7f3a",
 				"GPUAAS_TASK_SIGNING_PUBKEYS=ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK0,ed25519:AAAAC3NzaC1lZDI1NTE5AAAAIK1",
-			}, n.lines(t, DefaultEnvFilePath))
+			}, n.Lines(t, DefaultEnvFilePath))
 			if mode == PullAnonymous {
-				assert.Equal(t, []string{"pull", "--output", n.path(DefaultInstallRoot), pkg.OCIRef + "@" + pkg.Digest},
-					n.lines(t, "oras.args"))
+				assert.Equal(t, []string{"pull", "--output", n.Path(DefaultInstallRoot), pkg.OCIRef + "@" + pkg.Digest},
+					n.Lines(t, "oras.args"))
 			} else {
-				assert.False(t, n.exists("oras.args"), "a preloaded package is not pulled")
+				assert.False(t, n.Exists("oras.args"), "a preloaded package is not pulled")
 			}
-			envFile := n.path(DefaultEnvFilePath)
-			assert.Equal(t, []string{envFile, envFile}, n.lines(t, "installer.args"))
+			envFile := n.Path(DefaultEnvFilePath)
+			assert.Equal(t, []string{envFile, envFile}, n.Lines(t, "installer.args"))
 
 			for i, r := range res {
-				assert.NotContains(t, r.stdout+r.stderr, seedToken, "runcmd %d must not print the token", i)
+				assert.NotContains(t, r.Stdout+r.Stderr, seedToken, "runcmd %d must not print the token", i)
+				assert.NotContains(t, r.Stdout+r.Stderr, nodeAPIRecovery, "runcmd %d must not print the recovery token", i)
 			}
 		})
 	}
@@ -353,13 +284,34 @@ func TestFirstBootSucceeds(t *testing.T) {
 func TestFirstBootSiteFetchRetries(t *testing.T) {
 	body := siteBundle(0)
 	srv := newSiteServer(t, body, http.StatusServiceUnavailable, http.StatusServiceUnavailable, http.StatusOK)
-	n := newNode(t, 0, 0)
+	n := enrolltest.NewNode(t, 0, 0)
 
-	res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous), nil)
+	res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, newNodeAPI(t, 0).api.URL), nil)
 
 	assert.Len(t, srv.seen(), 3, "two failed fetches, then the bundle")
-	assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
-	assert.Equal(t, stepResult{stdout: nodeTag + " ok\n"}, res[1])
+	assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
+	assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
+}
+
+// TestFirstBootWithoutANodeCA: a deployment without a node CA enrolls the
+// node without a certificate; the node bootstrap then installs the agent
+// and sends no heartbeat (the enrollment completed the wait), and keeps no
+// spent token.
+func TestFirstBootWithoutANodeCA(t *testing.T) {
+	body := siteBundle(0)
+	srv := newSiteServer(t, body)
+	n := enrolltest.NewNode(t, 0, 0)
+	api := startNodeAPI(t, &nodeAPI{uncertified: true})
+
+	res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), nil)
+
+	assert.Equal(t, enrolltest.StepResult{Stdout: nodeTag + " ok\n"}, res[1])
+	enrolls, heartbeats := api.seen()
+	assert.Equal(t, 1, enrolls)
+	assert.Empty(t, heartbeats)
+	assert.False(t, n.Exists(DefaultCertPath), "no certificate was issued")
+	assert.Contains(t, n.Lines(t, DefaultEnvFilePath), "GPUAAS_ENROLLMENT_TOKEN=", "the spent token is not kept")
+	assert.True(t, n.Exists("installer.args"), "the agent is installed")
 }
 
 // TestFirstBootSiteFailures: whenever the site part fails, the site launcher
@@ -395,19 +347,23 @@ func TestFirstBootSiteFailures(t *testing.T) {
 			if tt.url != "" {
 				siteURL = tt.url
 			}
-			n := newNode(t, 0, 0)
+			n := enrolltest.NewNode(t, 0, 0)
 
-			res := n.boot(t, render(t, siteURL, tt.sum, PullAnonymous), nil)
+			api := newNodeAPI(t, 0)
+
+			res := n.Boot(t, render(t, siteURL, tt.sum, PullAnonymous, api.api.URL), nil)
 
 			assert.Len(t, srv.seen(), tt.wantFetch)
-			assert.Equal(t, stepResult{stderr: siteTag + " failed: " + tt.wantReason + "\n", status: 1}, res[0])
-			assert.Equal(t, tt.bundleRan, n.exists("site-bundle.args"), "site bundle run")
-			assert.False(t, n.exists(siteOKMarker), "no success marker after a failure")
+			assert.Equal(t, enrolltest.StepResult{Stderr: siteTag + " failed: " + tt.wantReason + "\n", Status: 1}, res[0])
+			assert.Equal(t, tt.bundleRan, n.Exists("site-bundle.args"), "site bundle run")
+			assert.False(t, n.Exists(siteOKMarker), "no success marker after a failure")
 
-			assert.Equal(t, stepResult{stderr: nodeSkipped, status: 1}, res[1])
-			assert.False(t, n.exists(DefaultEnvFilePath), "no token on disk when the site part failed")
-			assert.False(t, n.exists("oras.args"), "no package pull when the site part failed")
-			assert.False(t, n.exists("installer.args"))
+			assert.Equal(t, enrolltest.StepResult{Stderr: nodeSkipped, Status: 1}, res[1])
+			assert.False(t, n.Exists(DefaultEnvFilePath), "no token on disk when the site part failed")
+			assert.False(t, n.Exists("oras.args"), "no package pull when the site part failed")
+			assert.False(t, n.Exists("installer.args"))
+			enrolls, _ := api.seen()
+			assert.Zero(t, enrolls, "no enrollment when the site part failed")
 		})
 	}
 }
@@ -418,10 +374,12 @@ func TestFirstBootNodeFailures(t *testing.T) {
 	tests := []struct {
 		name                        string
 		orasStatus, installerStatus int
+		refuse                      int
 		rewrite                     func(map[string]any)
 		wantTag, wantReason         string
 		wantEnvFile                 bool
 	}{
+		{name: "enrollment refused", refuse: http.StatusUnauthorized, wantReason: "enrollment answered 401 token_rejected"},
 		{name: "package pull fails", orasStatus: 1, wantReason: "package pull exit status 1", wantEnvFile: true},
 		{name: "installer fails", installerStatus: 4, wantReason: "install-node-agent.sh exit status 4", wantEnvFile: true},
 		{name: "ca fingerprint does not match", rewrite: func(m map[string]any) {
@@ -435,22 +393,45 @@ func TestFirstBootNodeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			body := siteBundle(0)
 			srv := newSiteServer(t, body)
-			n := newNode(t, tt.orasStatus, tt.installerStatus)
+			n := enrolltest.NewNode(t, tt.orasStatus, tt.installerStatus)
+			api := newNodeAPI(t, tt.refuse)
 
-			res := n.boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous), tt.rewrite)
+			res := n.Boot(t, render(t, srv.URL+siteBundlePath, sha256Hex(body), PullAnonymous, api.api.URL), rewriteBundle(t, tt.rewrite))
 
-			assert.Equal(t, stepResult{stdout: siteTag + " ok\n"}, res[0])
+			assert.Equal(t, enrolltest.StepResult{Stdout: siteTag + " ok\n"}, res[0])
 			tag := nodeTag
 			if tt.wantTag != "" {
 				tag = tt.wantTag
 			}
-			assert.Equal(t, stepResult{stderr: tag + " failed: " + tt.wantReason + "\n", status: 1}, res[1])
-			assert.Equal(t, tt.wantEnvFile, n.exists(DefaultEnvFilePath))
+			assert.Equal(t, enrolltest.StepResult{Stderr: tag + " failed: " + tt.wantReason + "\n", Status: 1}, res[1])
+			assert.Equal(t, tt.wantEnvFile, n.Exists(DefaultEnvFilePath))
 			if tt.wantEnvFile {
-				assert.Equal(t, fs.FileMode(0o600), n.mode(t, DefaultEnvFilePath))
+				assert.Equal(t, fs.FileMode(0o600), n.Mode(t, DefaultEnvFilePath))
 			}
-			assert.NotContains(t, res[1].stdout+res[1].stderr, seedToken)
+			assert.NotContains(t, res[1].Stdout+res[1].Stderr, seedToken)
+			_, heartbeats := api.seen()
+			assert.Empty(t, heartbeats, "no heartbeat when the node part failed")
 		})
+	}
+}
+
+// rewriteBundle is a Boot rewrite that edits the node bundle JSON with
+// edit (none when edit is nil).
+func rewriteBundle(t *testing.T, edit func(map[string]any)) func(string, []byte) []byte {
+	t.Helper()
+	if edit == nil {
+		return nil
+	}
+	return func(path string, content []byte) []byte {
+		if path != NodeBundlePath {
+			return content
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(content, &m))
+		edit(m)
+		out, err := json.Marshal(m)
+		require.NoError(t, err)
+		return out
 	}
 }
 

@@ -227,6 +227,11 @@ func (a *nodeAgent) firstBoot() {
 		return
 	}
 	a.readDesignWithCert()
+	// Done with the API's listener until a recovery: a node does not keep
+	// an idle connection to it while it heartbeats elsewhere (a thousand
+	// agents' idle connections would fill the API's connection limit and
+	// refuse the next nodes' enrollments).
+	a.api.CloseIdleConnections()
 	if a.takeFault(func(f *Faults) *bool { return &f.ExpiredCert }) {
 		// The node stayed down past its certificate's life: at the next
 		// start the certificate it finds is expired.

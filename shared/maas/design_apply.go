@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -190,14 +189,8 @@ func ifaceLabel(op design.InterfaceOp) string {
 // check compares them (design.NetworkDrift): name, type, effective MTU,
 // parents and subnet links (CIDR, lower-case mode, address). A read.
 func (c *Client) ObservedInterfaces(ctx context.Context, systemID string) ([]design.ObservedInterface, error) {
-	const op = "list interfaces"
-	if err := requireArg(op, systemID, "system_id", systemID); err != nil {
-		return nil, err
-	}
-	var ws []wireInterface
-	if err := c.doJSON(ctx, request{
-		op: op, systemID: systemID, method: http.MethodGet, path: nodePath(systemID) + "interfaces/",
-	}, &ws); err != nil {
+	ws, err := c.wireInterfaces(ctx, systemID)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]design.ObservedInterface, 0, len(ws))

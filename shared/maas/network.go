@@ -8,9 +8,8 @@ import (
 	"strings"
 )
 
-// Interfaces lists the machine's interfaces with their links (GET
-// nodes/{id}/interfaces/, maas-behaviour §9). A read.
-func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, error) {
+// wireInterfaces is GET nodes/{id}/interfaces/ as MAAS answers it.
+func (c *Client) wireInterfaces(ctx context.Context, systemID string) ([]wireInterface, error) {
 	const op = "list interfaces"
 	if err := requireArg(op, systemID, "system_id", systemID); err != nil {
 		return nil, err
@@ -19,6 +18,16 @@ func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, 
 	if err := c.doJSON(ctx, request{
 		op: op, systemID: systemID, method: http.MethodGet, path: nodePath(systemID) + "interfaces/",
 	}, &ws); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// Interfaces lists the machine's interfaces with their links (GET
+// nodes/{id}/interfaces/, maas-behaviour §9). A read.
+func (c *Client) Interfaces(ctx context.Context, systemID string) ([]Interface, error) {
+	ws, err := c.wireInterfaces(ctx, systemID)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]Interface, len(ws))

@@ -38,6 +38,10 @@ const (
 	// workflow: its onboarding is gone, closed or on another attempt, or
 	// the site's slot count disagrees with the slots held.
 	DriftOrphanSlot = "orphan_slot"
+	// DriftNetworkMismatch: an active node's interfaces in MAAS no longer
+	// match its site design (an interface missing, a bond's members, an
+	// MTU, a static address).
+	DriftNetworkMismatch = "network_mismatch"
 )
 
 // DriftKinds lists every drift kind, in the order documents present them.
@@ -45,7 +49,7 @@ func DriftKinds() []string {
 	return []string{
 		DriftMachineMissing, DriftStatusMismatch, DriftHostnameChanged, DriftSystemIDChanged,
 		DriftPowerOff, DriftBMCUnreachable, DriftUnknownMachine, DriftExecutionNotRunning, DriftTokenMismatch,
-		DriftAttemptMismatch, DriftOrphanSlot,
+		DriftAttemptMismatch, DriftOrphanSlot, DriftNetworkMismatch,
 	}
 }
 

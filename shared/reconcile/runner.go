@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -302,7 +303,63 @@ func (r *Runner) observe(ctx context.Context, siteID string, now time.Time, info
 		obs.Machines = append(append(obs.Machines, byID...), byHost...)
 	}
 	r.queryPower(ctx, client, checked, &obs, info)
+	if err := r.readNetworks(ctx, client, siteID, checked, &obs, info); err != nil {
+		return obs, err
+	}
 	return obs, nil
+}
+
+// interfaceReader reads a machine's interfaces as the design's drift
+// check compares them (*maas.Client).
+type interfaceReader interface {
+	ObservedInterfaces(ctx context.Context, systemID string) ([]design.ObservedInterface, error)
+}
+
+// designReader reads a site's applied design (*store.Store).
+type designReader interface {
+	GetSiteDesign(ctx context.Context, siteID string) (store.SiteDesign, error)
+}
+
+// readNetworks reads the site's applied design and, for each active node
+// it names whose machine MAAS lists Deployed, the machine's interfaces:
+// one MAAS call per such node, none for a site without a design. A
+// machine whose interfaces cannot be read is left out (a later run reads
+// it again); a store that cannot be read is the run's error.
+func (r *Runner) readNetworks(ctx context.Context, client MachineReader, siteID string, checked []domain.Node, obs *Observation, info *domain.SiteRunInfo) error {
+	dr, ok := r.Store.(designReader)
+	ir, ok2 := client.(interfaceReader)
+	if !ok || !ok2 {
+		return nil
+	}
+	sd, err := dr.GetSiteDesign(ctx, siteID)
+	var nf *store.ItemNotFoundError
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	obs.Design = &sd.Design
+	obs.Interfaces = map[string][]design.ObservedInterface{}
+	deployed := map[string]bool{}
+	for _, m := range obs.Machines {
+		if m.StatusName == maasDeployed {
+			deployed[m.SystemID] = true
+		}
+	}
+	for _, n := range checked {
+		if !deployed[n.MAASSystemID] || !DesignedNetwork(obs.Design, n) {
+			continue
+		}
+		ifaces, err := ir.ObservedInterfaces(ctx, n.MAASSystemID)
+		info.MAASCalls++
+		if err != nil {
+			r.Logger.WarnContext(ctx, "reconcile: interfaces not read", "system_id", n.MAASSystemID, "error", err.Error())
+			continue
+		}
+		obs.Interfaces[n.MAASSystemID] = ifaces
+	}
+	return nil
 }
 
 // queryPower asks the BMC of each active node whose machine is Deployed

@@ -26,7 +26,9 @@ func TestDesignedHardwareProfileIsVerifiedBeforeDeploy(t *testing.T) {
 			map[string]any{"alias": "pxe0", "pci_address": "0000:0c:00.0"},
 			map[string]any{"alias": "rail0", "pci_address": "0000:1a:00.0"},
 		}}},
-		"networks":      []any{map[string]any{"name": "mgmt", "cidr": "10.0.0.0/24", "mtu": 1500, "gateway": "10.0.0.1"}},
+		// The design reaches MAAS (configure_machine): its network is the
+		// simulator's PXE subnet.
+		"networks":      []any{map[string]any{"name": "mgmt", "cidr": "10.20.0.0/20", "mtu": 1500, "gateway": "10.20.0.1"}},
 		"network_links": []any{map[string]any{"name": "pxe", "members": []string{"pxe0"}}},
 		"host_profiles": []any{map[string]any{"name": "gpu", "hardware_profile": "board",
 			"interfaces": []any{map[string]any{"name": "eno1", "link": "pxe", "networks": []string{"mgmt"}}}}},

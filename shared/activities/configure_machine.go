@@ -30,7 +30,9 @@ type ConfigureMachineOutput struct {
 	BootDisk    string `json:"boot_disk,omitempty"`
 	BootDiskSet bool   `json:"boot_disk_set,omitempty"`
 	// InterfaceOps is how many interface operations the design lists,
-	// InterfaceChanges how many of them changed something in MAAS.
+	// InterfaceChanges how many of them created an interface, linked a
+	// subnet or set DNS servers in MAAS (MTUs, which MAAS sets again to
+	// the same value, are not counted).
 	InterfaceOps     int `json:"interface_ops,omitempty"`
 	InterfaceChanges int `json:"interface_changes,omitempty"`
 }
@@ -209,12 +211,21 @@ func (c *call) applyInterfaces(ctx context.Context, mc machineConfigurer, m maas
 	}
 	out.InterfaceOps = len(ops)
 	changed, err := mc.ApplyInterfaceOps(ctx, m.SystemID, ops)
-	out.InterfaceChanges = changed
-	if changed > 0 {
-		c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDesign,
-			Detail: fmt.Sprintf("interfaces: %d of %d design operations changed MAAS (%s)", changed, len(ops), opSummary(ops))})
+	if err != nil {
+		return err
 	}
-	return err
+	// ApplyInterfaceOps counts every MTU it sets; the rest changed MAAS.
+	mtus := 0
+	for _, op := range ops {
+		if op.Op == design.OpSetMTU {
+			mtus++
+		}
+	}
+	out.InterfaceChanges = max(changed-mtus, 0)
+	c.Later(domain.TimelineEntry{Kind: domain.TimelineNote, Source: sourceDesign,
+		Detail: fmt.Sprintf("interfaces: %d design operations (%s), %d created or linked in MAAS, the rest already there",
+			len(ops), opSummary(ops), out.InterfaceChanges)})
+	return nil
 }
 
 // opSummary counts the operations by kind, in the order they first

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
@@ -132,4 +134,30 @@ func TestConfigureMachineLeavesAnUndesignedHostAlone(t *testing.T) {
 			assert.Equal(t, before, e.f.Sim.Calls().Total, "no MAAS call")
 		})
 	}
+}
+
+// The boot interface's designed STATIC address survives the PXE
+// preflight: it keeps that link rather than relinking AUTO, and a repeat
+// changes nothing.
+func TestPreflightPXEKeepsTheDesignedStaticBootLink(t *testing.T) {
+	e := newEnv(t, activitiestest.Options{})
+	o := readyWithDisks(t, e)
+	d := machineDesign("BOOT 960")
+	d.Nodes[0].Addresses = []design.Address{{Interface: "pxe0", Network: "mgmt", Address: "10.20.0.77"}}
+	putDesign(t, e, d)
+	e.must("ConfigureMachine", refIn{ref(o)}, nil)
+
+	var out activities.PreflightPXEOutput
+	e.must("PreflightPXE", refIn{ref(o)}, &out)
+	e.must("PreflightPXE", refIn{ref(o)}, &out)
+	assert.False(t, out.Relinked, "a repeat changes nothing")
+	c, err := maas.NewClient(e.f.Site.MAASURL, activitiestest.APIKey, maas.WithNow(e.clk.Now))
+	require.NoError(t, err)
+	ifaces, err := c.Interfaces(context.Background(), e.onboarding(o.ID).MAASSystemID)
+	require.NoError(t, err)
+	var links []string
+	for _, l := range ifaces[0].Links {
+		links = append(links, strings.ToLower(l.Mode)+" "+l.IPAddress)
+	}
+	assert.Equal(t, []string{"static 10.20.0.77"}, links)
 }

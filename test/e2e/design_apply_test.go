@@ -54,7 +54,10 @@ func sixNodeDesign() []map[string]any {
 		}
 		nodes = append(nodes, map[string]any{
 			"hostname": fmt.Sprintf("gpu-d%02d", k), "bmc_address": fmt.Sprintf("10.10.26.%d", 10+k), "host_profile": profile, "rack": "d",
-			"addresses": []any{map[string]any{"interface": "bond0", "network": "storage", "address": fmt.Sprintf("10.120.0.%d", 10+k)}},
+			"addresses": []any{
+				map[string]any{"interface": "pxe0", "network": "mgmt", "address": fmt.Sprintf("10.20.9.%d", 10+k)},
+				map[string]any{"interface": "bond0", "network": "storage", "address": fmt.Sprintf("10.120.0.%d", 10+k)},
+			},
 		})
 	}
 	nodes = append(nodes, map[string]any{"hostname": "gpu-d07", "bmc_address": "10.10.26.17", "host_profile": "gpu-misvlan", "rack": "d"})
@@ -97,7 +100,8 @@ func sixNodeDesign() []map[string]any {
 // batch path, and each ends deployed with its network and boot disk in
 // MAAS as designed: the storage bond over the two aliased NICs at MTU
 // 9000, its VLAN 120 interface with the node's static address, the PXE
-// NIC at MTU 1500 on the management subnet, each subnet's DNS servers,
+// NIC at MTU 1500 with its static management address (kept through
+// pxe_preflight), each subnet's DNS servers,
 // and the second NVMe disk (the selector's) as the boot disk. A host
 // whose design MAAS cannot take (its storage VLAN is not the subnet's)
 // stops at configure_machine for an operator, before storage or deploy.
@@ -155,7 +159,7 @@ func TestDesignReachesMAASAndDriftIsReported(t *testing.T) {
 		o := byHost[host]
 		require.Equal(t, "completed", o["status"], o)
 		assert.Equal(t, "ok", stageOutcomes(o)["configure_machine"], host)
-		e.assertDesignedInMAAS(ctx, mc, o["maas_system_id"].(string), fmt.Sprintf("10.120.0.%d", 10+k))
+		e.assertDesignedInMAAS(ctx, mc, o["maas_system_id"].(string), fmt.Sprintf("10.20.9.%d", 10+k), fmt.Sprintf("10.120.0.%d", 10+k))
 	}
 	subnets, err := mc.Subnets(ctx)
 	require.NoError(t, err)
@@ -208,8 +212,8 @@ func TestDesignReachesMAASAndDriftIsReported(t *testing.T) {
 
 // assertDesignedInMAAS reads the machine back through the MAAS client:
 // the bond, its VLAN interface with the static address, the MTUs, the PXE
-// NIC's management link and the boot disk.
-func (e *env) assertDesignedInMAAS(ctx context.Context, mc *maas.Client, sid, storageAddr string) {
+// NIC's static management link and the boot disk.
+func (e *env) assertDesignedInMAAS(ctx context.Context, mc *maas.Client, sid, mgmtAddr, storageAddr string) {
 	t := e.t
 	t.Helper()
 	observed, err := mc.ObservedInterfaces(ctx, sid)
@@ -240,8 +244,10 @@ func (e *env) assertDesignedInMAAS(ctx context.Context, mc *maas.Client, sid, st
 	}
 	require.NotEmpty(t, pxe.Name, "%s: boot interface", sid)
 	assert.Equal(t, 1500, byName[pxe.Name].MTU)
-	assert.True(t, slices.ContainsFunc(byName[pxe.Name].Links, func(l design.ObservedLink) bool { return l.CIDR == "10.20.0.0/20" }),
-		"%s: PXE NIC on the management subnet: %v", sid, byName[pxe.Name].Links)
+	// pxe_preflight keeps the designed STATIC link rather than relinking
+	// the boot interface AUTO.
+	assert.Equal(t, []design.ObservedLink{{CIDR: "10.20.0.0/20", Mode: "static", Address: mgmtAddr}}, byName[pxe.Name].Links,
+		"%s: PXE NIC with its designed address", sid)
 	assert.Equal(t, []string{"52:54:00:26"}, []string{pxe.MACAddress[:11]})
 
 	blocks, err := mc.BlockDevices(ctx, sid)

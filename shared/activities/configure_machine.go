@@ -94,7 +94,7 @@ func (a *Activities) ConfigureMachine(ctx context.Context, in ConfigureMachineIn
 		return out, err
 	}
 	if !found {
-		return out, c.Exit(ctx, "the site's design does not name this host: machine configuration left as MAAS has it")
+		return out, c.Exit(ctx, "no site design names this host: machine configuration left as MAAS has it")
 	}
 	out.Designed = true
 	client, m, err := c.maasMachine(ctx)

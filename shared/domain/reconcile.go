@@ -189,6 +189,9 @@ type SiteRunInfo struct {
 	PowerQueries int            `json:"power_queries" dynamodbav:"power_queries"`
 	// PowerSkipped counts the power queries the per-run bound left out.
 	PowerSkipped int `json:"power_skipped,omitempty" dynamodbav:"power_skipped,omitempty"`
+	// NetworkSkipped counts the designed nodes whose interfaces the
+	// per-run bound left unread.
+	NetworkSkipped int `json:"network_skipped,omitempty" dynamodbav:"network_skipped,omitempty"`
 	// Error says why the site could not be checked (secret-free).
 	Error string `json:"error,omitempty" dynamodbav:"error,omitempty"`
 }

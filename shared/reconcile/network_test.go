@@ -1,13 +1,17 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // netDesign names gpu1 with one untagged interface on a bonded pair:
@@ -84,4 +88,69 @@ func TestDesignedNetwork(t *testing.T) {
 	retired := builtNode("n1", "gpu1", "aaa")
 	retired.Status = domain.NodeRetired
 	assert.False(t, DesignedNetwork(d, retired))
+}
+
+// netMAAS adds the interface read to the listing fake.
+type netMAAS struct {
+	*fakeMAAS
+	ifaces map[string][]design.ObservedInterface
+	reads  []string
+}
+
+func (f *netMAAS) ObservedInterfaces(_ context.Context, sid string) ([]design.ObservedInterface, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads = append(f.reads, sid)
+	return f.ifaces[sid], nil
+}
+
+func (f *netMAAS) ForSite(context.Context, string) (MachineReader, error) { return f, nil }
+
+// A run reads the interfaces of the designed nodes only, at most
+// NetworkReads of them, and opens network_mismatch for the one that
+// drifted; successive runs read another window.
+func TestRunReadsDesignedNetworksWithinTheBound(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	d := netDesign()
+	for _, host := range []string{"gpu2", "gpu3"} {
+		n := d.Nodes[0]
+		n.Hostname, n.BMCAddress = host, "10.9.0."+host[3:]
+		n.Addresses = []design.Address{{Interface: "bond0", Network: "storage", Address: "10.1.0.1" + host[3:]}}
+		d.Nodes = append(d.Nodes, n)
+	}
+	_, err := h.st.PutSiteDesign(ctx, store.SiteDesign{SiteID: "s1", Design: *d}, 0)
+	require.NoError(t, err)
+	nm := &netMAAS{fakeMAAS: h.maas, ifaces: map[string][]design.ObservedInterface{}}
+	for k, host := range []string{"gpu1", "gpu2", "gpu3", "gpu4"} { // gpu4: not in the design
+		sid := "sid" + host[3:]
+		n := builtNode("n"+host[3:], host, sid)
+		require.NoError(t, h.st.CreateNode(ctx, n))
+		h.maas.machines[sid] = machine(sid, host, "Deployed", "on")
+		ifaces := asDesigned(9000)
+		ifaces[2].Links[0].Address = fmt.Sprintf("10.1.0.1%d", k+1)
+		nm.ifaces[sid] = ifaces
+	}
+	nm.ifaces["sid2"][2].MTU = 1500 // gpu2's bond drifted
+	h.r = New(Config{NetworkReads: 3}, Deps{Store: h.st, MAAS: nm, Executions: execs{}, Events: h.bus, Clock: h.clk})
+
+	run := h.run(t)
+	assert.ElementsMatch(t, []string{"sid1", "sid2", "sid3"}, nm.reads, "designed nodes only")
+	assert.Equal(t, map[string]int{domain.DriftNetworkMismatch: 1}, run.DriftByKind)
+	assert.Contains(t, h.open(t)["n2 "+domain.DriftNetworkMismatch].Observed, "interface bond0: MTU 1500, designed 9000")
+	require.Len(t, run.Sites, 1)
+	assert.Equal(t, 2+3, run.Sites[0].MAASCalls, "two listings and three interface reads")
+
+	h.r = New(Config{NetworkReads: 2}, Deps{Store: h.st, MAAS: nm, Executions: execs{}, Events: h.bus, Clock: h.clk})
+	seen := map[string]bool{}
+	for range 3 {
+		nm.reads = nil
+		run = h.run(t)
+		assert.Len(t, nm.reads, 2)
+		assert.Equal(t, 1, run.Sites[0].NetworkSkipped)
+		for _, sid := range nm.reads {
+			seen[sid] = true
+		}
+	}
+	assert.Len(t, seen, 3, "successive runs read every designed node")
 }

@@ -123,26 +123,8 @@ func TestDesignReachesMAASAndDriftIsReported(t *testing.T) {
 		}, http.StatusCreated)
 	}
 
-	docs := sixNodeDesign()
-	base := "/api/v1/admin/maas-sites/" + f.SiteID + "/design"
-	plan := e.admin("POST", base+"/plan", map[string]any{"documents": docs}, http.StatusOK)
+	plan, byHost := e.planApplyAndWait(f, sixNodeDesign())
 	require.Len(t, plan["onboard"], 7)
-	applied := e.admin("POST", base+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
-		"onboard": map[string]any{"profile_id": f.ProfileID, "sku_id": f.SKUID}}, http.StatusOK)
-	batchID := applied["batch"].(map[string]any)["id"].(string)
-
-	b := e.batch(batchID)
-	deadline := time.Now().Add(terminalWait)
-	for b["status"] == "running" || b["status"] == "pending" {
-		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
-		time.Sleep(50 * time.Millisecond)
-		b = e.batch(batchID)
-	}
-	byHost := map[string]map[string]any{}
-	for _, raw := range e.admin("GET", "/api/v1/admin/onboardings?batch_id="+batchID, nil, http.StatusOK)["items"].([]any) {
-		o := e.waitTerminal(raw.(map[string]any)["id"].(string))
-		byHost[o["hostname"].(string)] = o
-	}
 	require.Len(t, byHost, 7)
 
 	bad := byHost["gpu-d07"]
@@ -255,4 +237,32 @@ func (e *env) assertDesignedInMAAS(ctx context.Context, mc *maas.Client, sid, mg
 	boot := slices.IndexFunc(blocks, func(b maas.BlockDevice) bool { return b.ID == m.BootDiskID })
 	require.GreaterOrEqual(t, boot, 0, "%s: boot disk %d among %v", sid, m.BootDiskID, blocks)
 	assert.Equal(t, "nvme1n1", blocks[boot].Name, "the selector's disk boots the machine")
+}
+
+// planApplyAndWait plans the design documents on the fixture's site,
+// applies that plan (onboarding the new hosts through the batch path with
+// the fixture's profile and SKU), waits for every onboarding to end and
+// returns the plan and the onboardings by hostname.
+func (e *env) planApplyAndWait(f fixture, docs []map[string]any) (map[string]any, map[string]map[string]any) {
+	t := e.t
+	t.Helper()
+	base := "/api/v1/admin/maas-sites/" + f.SiteID + "/design"
+	plan := e.admin("POST", base+"/plan", map[string]any{"documents": docs}, http.StatusOK)
+	applied := e.admin("POST", base+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
+		"onboard": map[string]any{"profile_id": f.ProfileID, "sku_id": f.SKUID}}, http.StatusOK)
+	batchID := applied["batch"].(map[string]any)["id"].(string)
+
+	b := e.batch(batchID)
+	deadline := time.Now().Add(terminalWait)
+	for b["status"] == "running" || b["status"] == "pending" {
+		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
+		time.Sleep(50 * time.Millisecond)
+		b = e.batch(batchID)
+	}
+	byHost := map[string]map[string]any{}
+	for _, raw := range e.admin("GET", "/api/v1/admin/onboardings?batch_id="+batchID, nil, http.StatusOK)["items"].([]any) {
+		o := e.waitTerminal(raw.(map[string]any)["id"].(string))
+		byHost[o["hostname"].(string)] = o
+	}
+	return plan, byHost
 }

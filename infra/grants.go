@@ -71,6 +71,7 @@ var functionAccess = map[string]access{
 	"check-machine":           {maas: true},
 	"configure-storage":       {maas: true},
 	"verify-hardware":         {maas: true},
+	"configure-machine":       {maas: true},
 	"preflight-pxe":           {maas: true},
 	"apply-roce":              {maas: true},
 	"check-predeploy":         {fetch: true},

@@ -309,7 +309,7 @@ func TestReconcileCompletion(t *testing.T) {
 		{[]string{"drift", "list", "--site", ""}, "lab\n:4\n"},
 		{[]string{"drift", "list", "--state", ""}, "open\nclosed\n:4\n"},
 		{[]string{"drift", "list", "--kind", "s"}, "machine_missing\nstatus_mismatch\nhostname_changed\nsystem_id_changed\npower_off\n" +
-			"bmc_unreachable\nunknown_machine\nexecution_not_running\ntoken_mismatch\nattempt_mismatch\norphan_slot\n:4\n"},
+			"bmc_unreachable\nunknown_machine\nexecution_not_running\ntoken_mismatch\nattempt_mismatch\norphan_slot\nnetwork_mismatch\n:4\n"},
 		{[]string{"drift", "resolve", "--action", ""}, "acknowledge\nadopt\nstart\n:4\n"},
 		{[]string{"drift", "resolve", "--kind", "status_mismatch", ""}, testNodeID + "\tgpu-01 status_mismatch\n:4\n"},
 		{[]string{"drift", "resolve", testNodeID, ""}, ":4\n"},

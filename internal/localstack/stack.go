@@ -56,6 +56,9 @@ type Config struct {
 	// Admins are further admin principals, token → subject: a second
 	// admin approves what one admin proposes (SKU changes).
 	Admins map[string]string
+	// SimTaggedVLANs are tagged VLANs (each with one subnet) the simulator
+	// adds to its fabric, for designs whose networks are VLAN interfaces.
+	SimTaggedVLANs []maassim.TaggedVLAN
 	// ReconcileInterval is the period of reconcile runs in the stack's
 	// time: zero is DefaultReconcileInterval, negative turns them off.
 	ReconcileInterval time.Duration
@@ -199,7 +202,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			return nil, fmt.Errorf("listen %s: %w", cfg.SimListen, err)
 		}
 		s.Sim = maassim.New(maassim.Options{APIKey: cfg.SimAPIKey, Clock: clk, Logger: s.logger.With("component", "maassim"),
-			SubnetCIDR: simSubnet})
+			SubnetCIDR: simSubnet, TaggedVLANs: cfg.SimTaggedVLANs})
 		s.closers = append(s.closers, func() error { s.Sim.Close(); return nil })
 		s.SimAPIKey = s.Sim.APIKey()
 		s.SimURL = "http://" + simLn.Addr().String() + "/MAAS"

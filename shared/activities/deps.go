@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -159,6 +160,9 @@ type Deps struct {
 	// InvocationBudget bounds each activity invocation and so each MAAS
 	// call in it; zero means DefaultInvocationBudget.
 	InvocationBudget time.Duration
+	// NetworkDriver configures the network outside the machine for its
+	// design (ConfigureMachine); nil means design.NoopNetworkDriver.
+	NetworkDriver design.NetworkDriver
 }
 
 func (d Deps) WithDefaults() Deps {
@@ -176,6 +180,9 @@ func (d Deps) WithDefaults() Deps {
 	}
 	if d.InvocationBudget <= 0 {
 		d.InvocationBudget = DefaultInvocationBudget
+	}
+	if d.NetworkDriver == nil {
+		d.NetworkDriver = design.NoopNetworkDriver{}
 	}
 	if w, ok := d.Store.(WatchStore); ok && d.Watches == nil {
 		d.Watches = w
@@ -210,6 +217,7 @@ func Catalog(d Deps) []Function {
 		fn("check-machine", "CheckMachine", a.CheckMachine),
 		fn("power-cycle-machine", "PowerCycleMachine", a.PowerCycleMachine),
 		fn("verify-hardware", "VerifyHardware", a.VerifyHardware),
+		fn("configure-machine", "ConfigureMachine", a.ConfigureMachine),
 		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
 		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
 		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),

@@ -346,6 +346,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*MachineWaitTimeoutError)(nil),
 	(*PXEPreflightError)(nil),
 	(*HardwareMismatchError)(nil),
+	(*MachineDesignError)(nil),
 	(*RoCEAssignmentError)(nil),
 	(*PredeployCheckError)(nil),
 	(*PayloadRenderError)(nil),

@@ -136,7 +136,11 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 		c.Log.InfoContext(ctx, "boot interface link removed", slog.Int("link_id", l.ID), slog.String("mode", l.Mode))
 	}
 	out.Relinked = linked || len(stale) > 0
-	detail := fmt.Sprintf("boot interface %s (%s) AUTO on %s via %s", boot.Name, out.MACAddress, subnet.CIDR, subnet.GatewayIP)
+	mode := "AUTO"
+	if keep != nil && !strings.EqualFold(keep.Mode, maas.LinkModeAuto) {
+		mode = "STATIC " + keep.IPAddress
+	}
+	detail := fmt.Sprintf("boot interface %s (%s) %s on %s via %s", boot.Name, out.MACAddress, mode, subnet.CIDR, subnet.GatewayIP)
 	if out.Relinked {
 		detail += fmt.Sprintf("; relinked (%d old links removed)", len(stale))
 	}
@@ -198,10 +202,27 @@ func vlanSubnet(i maas.Interface) *maas.Subnet {
 
 // planAutoRelink keeps the first AUTO link on subnetID and marks every
 // other link for removal (a second AUTO link, DHCP, STATIC, LINK_UP, links
-// to other subnets).
+// to other subnets). A STATIC link with an address on subnetID is kept
+// instead of any AUTO link: the site design gave the boot interface that
+// address (configure_machine), and MAAS deploys it as configured as
+// surely as an AUTO one.
 func planAutoRelink(i maas.Interface, subnetID int) (keep *maas.Link, stale []maas.Link) {
 	links := append([]maas.Link(nil), i.Links...)
 	sort.Slice(links, func(a, b int) bool { return links[a].ID < links[b].ID })
+	for idx := range links {
+		l := links[idx]
+		if keep == nil && strings.EqualFold(l.Mode, "static") && l.IPAddress != "" && l.Subnet != nil && l.Subnet.ID == subnetID {
+			keep = &links[idx]
+		}
+	}
+	if keep != nil {
+		for _, l := range links {
+			if l.ID != keep.ID {
+				stale = append(stale, l)
+			}
+		}
+		return keep, stale
+	}
 	for idx := range links {
 		l := links[idx]
 		if keep == nil && strings.EqualFold(l.Mode, maas.LinkModeAuto) && l.Subnet != nil && l.Subnet.ID == subnetID {

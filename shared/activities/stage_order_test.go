@@ -75,6 +75,7 @@ func TestActivitiesDoNotEncodeStageOrder(t *testing.T) {
 		"RecoverDeploy": domain.StageRecoverDeploy, "AwaitEnrollment": domain.StageWaitEnrollment,
 		"CheckCompletionGates": domain.StageCompletionGates, "FinishOnboarding": "", "TakeSiteSlot": domain.StageQueued,
 		"ResetMachine": domain.StageReset, "AdoptMachine": domain.StageAdopt, "VerifyHardware": domain.StageVerifyHardware,
+		"ConfigureMachine": domain.StageConfigureMachine,
 		// The watcher reads no onboarding at all.
 		"WatchMachine": "", "WatchSites": "",
 	}

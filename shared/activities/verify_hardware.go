@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -152,19 +151,11 @@ type designReader interface {
 // against its SKU only.
 func (c *call) hardwareChecks(ctx context.Context, sku domain.SKU) ([]domain.HardwareCheck, error) {
 	checks := []domain.HardwareCheck{domain.SKUCheck(sku)}
-	dr, ok := c.a.d.Store.(designReader)
-	if !ok {
-		return checks, nil
-	}
-	sd, err := dr.GetSiteDesign(ctx, c.Rec.SiteID)
-	var nf *store.ItemNotFoundError
-	if errors.As(err, &nf) {
-		return checks, nil
-	}
+	e, found, err := c.nodeDesign(ctx)
 	if err != nil {
-		return nil, StoreError("read site design", err)
+		return nil, err
 	}
-	if e, err := design.EffectiveNode(sd.Design, c.Rec.Hostname); err == nil {
+	if found {
 		checks = append(checks, design.HardwareCheck(e))
 	}
 	return checks, nil

@@ -43,18 +43,21 @@ const (
 	StageWaitReady  Stage = "wait_ready"
 	// StageVerifyHardware: what MAAS commissioned is checked against the
 	// SKU before storage or deploy touch the machine.
-	StageVerifyHardware  Stage = "verify_hardware"
-	StageStorage         Stage = "storage"
-	StagePXEPreflight    Stage = "pxe_preflight"
-	StageRoCE            Stage = "roce"
-	StageHardening       Stage = "hardening"
-	StageRenderPayload   Stage = "render_payload"
-	StageDeploy          Stage = "deploy"
-	StageWaitDeployed    Stage = "wait_deployed"
-	StageRecoverDeploy   Stage = "recover_deploy"
-	StageWaitEnrollment  Stage = "wait_enrollment"
-	StageCompletionGates Stage = "completion_gates"
-	StageDone            Stage = "done"
+	StageVerifyHardware Stage = "verify_hardware"
+	// StageConfigureMachine: the site design's boot disk and interfaces
+	// are set in MAAS while the machine is Ready.
+	StageConfigureMachine Stage = "configure_machine"
+	StageStorage          Stage = "storage"
+	StagePXEPreflight     Stage = "pxe_preflight"
+	StageRoCE             Stage = "roce"
+	StageHardening        Stage = "hardening"
+	StageRenderPayload    Stage = "render_payload"
+	StageDeploy           Stage = "deploy"
+	StageWaitDeployed     Stage = "wait_deployed"
+	StageRecoverDeploy    Stage = "recover_deploy"
+	StageWaitEnrollment   Stage = "wait_enrollment"
+	StageCompletionGates  Stage = "completion_gates"
+	StageDone             Stage = "done"
 	// StageReset is restart-clean's first step: the machine is released
 	// (erased per policy) before the new attempt commissions it afresh.
 	StageReset Stage = "reset"

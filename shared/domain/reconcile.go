@@ -38,6 +38,10 @@ const (
 	// workflow: its onboarding is gone, closed or on another attempt, or
 	// the site's slot count disagrees with the slots held.
 	DriftOrphanSlot = "orphan_slot"
+	// DriftNetworkMismatch: an active node's interfaces in MAAS no longer
+	// match its site design (an interface missing, a bond's members, an
+	// MTU, a static address).
+	DriftNetworkMismatch = "network_mismatch"
 )
 
 // DriftKinds lists every drift kind, in the order documents present them.
@@ -45,7 +49,7 @@ func DriftKinds() []string {
 	return []string{
 		DriftMachineMissing, DriftStatusMismatch, DriftHostnameChanged, DriftSystemIDChanged,
 		DriftPowerOff, DriftBMCUnreachable, DriftUnknownMachine, DriftExecutionNotRunning, DriftTokenMismatch,
-		DriftAttemptMismatch, DriftOrphanSlot,
+		DriftAttemptMismatch, DriftOrphanSlot, DriftNetworkMismatch,
 	}
 }
 
@@ -185,6 +189,9 @@ type SiteRunInfo struct {
 	PowerQueries int            `json:"power_queries" dynamodbav:"power_queries"`
 	// PowerSkipped counts the power queries the per-run bound left out.
 	PowerSkipped int `json:"power_skipped,omitempty" dynamodbav:"power_skipped,omitempty"`
+	// NetworkSkipped counts the designed nodes whose interfaces the
+	// per-run bound left unread.
+	NetworkSkipped int `json:"network_skipped,omitempty" dynamodbav:"network_skipped,omitempty"`
 	// Error says why the site could not be checked (secret-free).
 	Error string `json:"error,omitempty" dynamodbav:"error,omitempty"`
 }

@@ -51,6 +51,7 @@ func TestDecodeDeployedMachine(t *testing.T) {
 			dataInterface(),
 		},
 		Domain: "maas", Zone: "az1", Pool: "gpu-h100", TagNames: []string{"gpu", "h100"}, CommissioningStatus: 2, // Passed
+		BootDiskID: 81,
 	}, m)
 }
 

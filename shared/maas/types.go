@@ -92,6 +92,10 @@ type Machine struct {
 	// booted the ephemeral image and started the scripts; ScriptStatusNone
 	// when no commissioning ran (or MAAS did not say).
 	CommissioningStatus int `json:"commissioning_status"`
+	// BootDiskID is the block device MAAS boots the machine from (its
+	// boot_disk: the one set_boot_disk chose, else MAAS's default); 0 when
+	// MAAS names none.
+	BootDiskID int `json:"boot_disk_id,omitempty"`
 }
 
 // Script status codes of a set or a result (maas-behaviour §12).

@@ -121,12 +121,18 @@ type wireMachine struct {
 	IPAddresses      []string        `json:"ip_addresses"`
 	InterfaceSet     []wireInterface `json:"interface_set"`
 	BootInterface    *wireInterface  `json:"boot_interface"`
+	BootDisk         *wireRef        `json:"boot_disk"`
 	Domain           named           `json:"domain"`
 	Zone             named           `json:"zone"`
 	Pool             named           `json:"pool"`
 	TagNames         []string        `json:"tag_names"`
 	// CommissioningStatus is absent before MAAS 2.2: nil reads as none.
 	CommissioningStatus *int `json:"commissioning_status"`
+}
+
+// wireRef is a nested object read only for its id.
+type wireRef struct {
+	ID int `json:"id"`
 }
 
 func (w wireMachine) machine() Machine {
@@ -164,6 +170,9 @@ func (w wireMachine) machine() Machine {
 	}
 	if w.BootInterface != nil {
 		m.BootInterfaceID = w.BootInterface.ID
+	}
+	if w.BootDisk != nil {
+		m.BootDiskID = w.BootDisk.ID
 	}
 	if len(w.InterfaceSet) > 0 {
 		m.Interfaces = make([]Interface, len(w.InterfaceSet))

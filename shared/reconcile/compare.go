@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/store"
@@ -67,6 +68,11 @@ type Observation struct {
 	Onboardings []OnboardingView
 	// DeadSlots is what of the site's throttle no workflow holds.
 	DeadSlots store.DeadSlots
+	// Design is the site's applied design; nil when the site has none.
+	Design *design.Design
+	// Interfaces are the interfaces MAAS reports, by system id, of the
+	// Deployed machines of active nodes the design names.
+	Interfaces map[string][]design.ObservedInterface
 }
 
 // Finding is one disagreement a run saw.
@@ -114,6 +120,7 @@ func Compare(obs Observation) []Finding {
 	for _, n := range obs.Nodes {
 		if Checked(n) {
 			out = append(out, compareNode(n, byID, byHost, known, obs.Power)...)
+			out = append(out, compareNetwork(n, obs)...)
 		}
 	}
 	for _, v := range obs.Onboardings {
@@ -173,6 +180,46 @@ func compareNode(n domain.Node, byID map[string]maas.Machine, byHost map[string]
 		out = append(out, f(domain.DriftPowerOff, "on", "off"))
 	}
 	return out
+}
+
+// compareNetwork reports where the node's interfaces in MAAS differ from
+// its effective design, one finding listing every difference. A node the
+// design does not name, or whose interfaces were not read (its machine
+// not Deployed, or no as-built inventory to find its NICs by PCI address
+// in), is not compared.
+func compareNetwork(n domain.Node, obs Observation) []Finding {
+	observed, read := obs.Interfaces[n.MAASSystemID]
+	if obs.Design == nil || !read || n.AsBuilt == nil {
+		return nil
+	}
+	e, err := design.EffectiveNode(*obs.Design, n.Hostname)
+	if err != nil {
+		return nil
+	}
+	nics := make([]design.NIC, len(n.AsBuilt.NICs))
+	for i, nic := range n.AsBuilt.NICs {
+		nics[i] = design.NIC{PCIAddress: nic.PCIAddress, Name: nic.Name}
+	}
+	diff, err := design.NetworkDrift(e, nics, observed)
+	if err != nil {
+		diff = []string{err.Error()}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return []Finding{{NodeID: n.ID, Hostname: n.Hostname, MAASSystemID: n.MAASSystemID, OnboardingID: n.OnboardingID,
+		Kind: domain.DriftNetworkMismatch, Expected: "interfaces as the site design says", Observed: strings.Join(diff, "; ")}}
+}
+
+// DesignedNetwork reports whether a run reads node n's interfaces: an
+// active node on a Deployed machine that the site's design names with
+// interfaces, whose as-built NICs are known.
+func DesignedNetwork(d *design.Design, n domain.Node) bool {
+	if d == nil || n.AsBuilt == nil || !Checked(n) {
+		return false
+	}
+	e, err := design.EffectiveNode(*d, n.Hostname)
+	return err == nil && len(e.Interfaces) > 0
 }
 
 func compareOnboarding(v OnboardingView, now time.Time) []Finding {

@@ -57,6 +57,8 @@ func StartRefusal(kind string) *ResolveRefusedError {
 		reason = "the machine is gone from MAAS, there is nothing to decommission; adopt to mark the node removed"
 	case domain.DriftOrphanSlot:
 		reason = "there is no workflow to start; adopt frees the slot"
+	case domain.DriftNetworkMismatch:
+		reason = "there is no workflow that reconfigures a deployed machine's network; set it in MAAS as designed, or change the design"
 	}
 	return &ResolveRefusedError{Action: domain.DriftStart, Kind: kind, Reason: reason}
 }
@@ -89,6 +91,7 @@ var startOperations = map[string]string{
 	domain.DriftTokenMismatch:       "onboarding restart-clean",
 	domain.DriftAttemptMismatch:     "onboarding restart-clean",
 	domain.DriftOrphanSlot:          "",
+	domain.DriftNetworkMismatch:     "",
 }
 
 // executionLostCode is the failure code of an onboarding closed by adopting
@@ -184,6 +187,8 @@ func (r *Runner) adopt(ctx context.Context, item domain.DriftItem, actor string)
 		return refuse("power is the BMC's state, maasflow keeps no record of it to adopt; power the host on or fix the BMC in MAAS, or acknowledge")
 	case domain.DriftUnknownMachine:
 		return refuse("maasflow has no node to adopt the machine into; onboard it, or delete it in MAAS")
+	case domain.DriftNetworkMismatch:
+		return refuse("the site design is the record of the node's network; change the design (plan and apply) or set MAAS as designed")
 	default: // token and attempt mismatch
 		return refuse("cancel the onboarding and start it again")
 	}

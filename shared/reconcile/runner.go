@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maasflow/maasflow/shared/clock"
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -33,6 +34,11 @@ type Config struct {
 	// PowerTimeout bounds one BMC query (default 90s; MAAS itself gives up
 	// on a BMC after about a minute, maas-behaviour §8).
 	PowerTimeout time.Duration
+	// NetworkReads bounds the interface reads per site and run (default
+	// 100): each active node the site's design names costs one. Beyond
+	// it a window of the nodes is read, starting at a place the run's
+	// minute picks, so successive runs cover the others.
+	NetworkReads int
 	// Lease frees the run lock of a run that died (default 1h).
 	Lease time.Duration
 	// Interval is the schedule's period, for the status; zero when runs
@@ -46,6 +52,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PowerQueries <= 0 {
 		c.PowerQueries = 25
+	}
+	if c.NetworkReads <= 0 {
+		c.NetworkReads = 100
 	}
 	if c.PowerConcurrency <= 0 {
 		c.PowerConcurrency = 4
@@ -302,7 +311,72 @@ func (r *Runner) observe(ctx context.Context, siteID string, now time.Time, info
 		obs.Machines = append(append(obs.Machines, byID...), byHost...)
 	}
 	r.queryPower(ctx, client, checked, &obs, info)
+	if err := r.readNetworks(ctx, client, siteID, checked, &obs, info); err != nil {
+		return obs, err
+	}
 	return obs, nil
+}
+
+// interfaceReader reads a machine's interfaces as the design's drift
+// check compares them (*maas.Client).
+type interfaceReader interface {
+	ObservedInterfaces(ctx context.Context, systemID string) ([]design.ObservedInterface, error)
+}
+
+// designReader reads a site's applied design (*store.Store).
+type designReader interface {
+	GetSiteDesign(ctx context.Context, siteID string) (store.SiteDesign, error)
+}
+
+// readNetworks reads the site's applied design and, for each active node
+// it names whose machine MAAS lists Deployed, the machine's interfaces:
+// one MAAS call per such node, at most NetworkReads, none for a site
+// without a design. A
+// machine whose interfaces cannot be read is left out (a later run reads
+// it again); a store that cannot be read is the run's error.
+func (r *Runner) readNetworks(ctx context.Context, client MachineReader, siteID string, checked []domain.Node, obs *Observation, info *domain.SiteRunInfo) error {
+	dr, ok := r.Store.(designReader)
+	ir, ok2 := client.(interfaceReader)
+	if !ok || !ok2 {
+		return nil
+	}
+	sd, err := dr.GetSiteDesign(ctx, siteID)
+	var nf *store.ItemNotFoundError
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	obs.Design = &sd.Design
+	obs.Interfaces = map[string][]design.ObservedInterface{}
+	deployed := map[string]bool{}
+	for _, m := range obs.Machines {
+		if m.StatusName == maasDeployed {
+			deployed[m.SystemID] = true
+		}
+	}
+	var todo []string
+	for _, n := range checked {
+		if deployed[n.MAASSystemID] && DesignedNetwork(obs.Design, n) {
+			todo = append(todo, n.MAASSystemID)
+		}
+	}
+	if len(todo) > r.cfg.NetworkReads {
+		info.NetworkSkipped = len(todo) - r.cfg.NetworkReads
+		start := int((obs.Now.Unix() / 60) % int64(len(todo)))
+		todo = append(todo[start:], todo[:start]...)[:r.cfg.NetworkReads]
+	}
+	for _, sid := range todo {
+		ifaces, err := ir.ObservedInterfaces(ctx, sid)
+		info.MAASCalls++
+		if err != nil {
+			r.Logger.WarnContext(ctx, "reconcile: interfaces not read", "system_id", sid, "error", err.Error())
+			continue
+		}
+		obs.Interfaces[sid] = ifaces
+	}
+	return nil
 }
 
 // queryPower asks the BMC of each active node whose machine is Deployed

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +24,9 @@ func TestDesignedHardwareProfileIsVerifiedBeforeDeploy(t *testing.T) {
 			map[string]any{"alias": "pxe0", "pci_address": "0000:0c:00.0"},
 			map[string]any{"alias": "rail0", "pci_address": "0000:1a:00.0"},
 		}}},
-		"networks":      []any{map[string]any{"name": "mgmt", "cidr": "10.0.0.0/24", "mtu": 1500, "gateway": "10.0.0.1"}},
+		// The design reaches MAAS (configure_machine): its network is the
+		// simulator's PXE subnet.
+		"networks":      []any{map[string]any{"name": "mgmt", "cidr": "10.20.0.0/20", "mtu": 1500, "gateway": "10.20.0.1"}},
 		"network_links": []any{map[string]any{"name": "pxe", "members": []string{"pxe0"}}},
 		"host_profiles": []any{map[string]any{"name": "gpu", "hardware_profile": "board",
 			"interfaces": []any{map[string]any{"name": "eno1", "link": "pxe", "networks": []string{"mgmt"}}}}},
@@ -40,25 +40,8 @@ func TestDesignedHardwareProfileIsVerifiedBeforeDeploy(t *testing.T) {
 	e.hwHost("gpu-hp1", "10.10.25.11", "52:54:00:25:01:01", []string{"52:54:00:25:01:02"}, nil)
 	e.hwHost("gpu-hp2", "10.10.25.12", "52:54:00:25:02:01", nil, nil) // no NIC on 0x1a
 
-	base := "/api/v1/admin/maas-sites/" + f.SiteID + "/design"
-	plan := e.admin("POST", base+"/plan", map[string]any{"documents": docs}, http.StatusOK)
+	plan, byHost := e.planApplyAndWait(f, docs)
 	require.Equal(t, []any{"gpu-hp1", "gpu-hp2"}, plan["onboard"])
-	applied := e.admin("POST", base+"/apply", map[string]any{"documents": docs, "plan_hash": plan["hash"],
-		"onboard": map[string]any{"profile_id": f.ProfileID, "sku_id": f.SKUID}}, http.StatusOK)
-	batchID := applied["batch"].(map[string]any)["id"].(string)
-
-	b := e.batch(batchID)
-	deadline := time.Now().Add(terminalWait)
-	for b["status"] == "running" || b["status"] == "pending" {
-		require.True(t, time.Now().Before(deadline), "batch still running: %v", b["counts"])
-		time.Sleep(50 * time.Millisecond)
-		b = e.batch(batchID)
-	}
-	byHost := map[string]map[string]any{}
-	for _, raw := range e.admin("GET", "/api/v1/admin/onboardings?batch_id="+batchID, nil, http.StatusOK)["items"].([]any) {
-		o := e.waitTerminal(raw.(map[string]any)["id"].(string))
-		byHost[o["hostname"].(string)] = o
-	}
 	require.Len(t, byHost, 2)
 	assert.Equal(t, "completed", byHost["gpu-hp1"]["status"], byHost["gpu-hp1"])
 	bad := byHost["gpu-hp2"]

@@ -106,7 +106,7 @@ func TestCrashAfterMAASWasTouchedNeedsAnOperator(t *testing.T) {
 	r := h.run(o)
 	requireManual(t, r, "string")
 	assert.Contains(t, r.ob.Error.Message, "nil map write in the storage layout", "the cause is kept")
-	assert.Equal(t, domain.StageVerifyHardware, r.ob.Error.Stage)
+	assert.Equal(t, domain.StageConfigureMachine, r.ob.Error.Stage)
 }
 
 func TestCrashBeforeMAASWasTouchedFails(t *testing.T) {

@@ -1,0 +1,23 @@
+// Command configure-machine is the ConfigureMachine activity as a Lambda function.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/maasflow/maasflow/functions/internal/awsenv"
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/config"
+)
+
+func main() {
+	deps, err := awsenv.Activities(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, config.Describe(err))
+		os.Exit(1)
+	}
+	lambda.StartHandlerFunc(activities.New(deps).ConfigureMachine, config.HandlerOptions()...)
+}

@@ -49,10 +49,15 @@ func newHandler(cfg api.Config, st streamStore, auth api.Authenticator, log *slo
 // flushWriter gives lambdaurl's response writer the Flush the streams call
 // after each event: that writer has none, and hands every Write to the
 // response stream at once (an unbuffered pipe the runtime client sends on
-// chunk by chunk), so there is nothing to flush.
+// chunk by chunk), so there is nothing to flush. A writer that buffers
+// (net/http's, in tests and behind other fronts) is flushed.
 type flushWriter struct{ http.ResponseWriter }
 
-func (flushWriter) Flush() {}
+func (f flushWriter) Flush() {
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
 
 func (f flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 

@@ -22,9 +22,12 @@ import (
 // stream reader, so the bearer token stays in the Authorization header) and
 // the CLI's watch and --wait (the SDK's OpenStream).
 //
-// A stream lasts at most StreamMaxAge, then ends with an "end" event: a
-// reader reconnects, which bounds what one connection holds. A comment
-// line every StreamKeepAlive keeps proxies from closing an idle one.
+// A stream lasts at most StreamMaxAge, and ends streamDeadlineMargin
+// before its request's deadline when it has one (a Lambda invocation's
+// timeout), with an "end" event: a reader reconnects, which bounds what one
+// connection holds. It starts again with the current document, so event
+// ids are per connection and no Last-Event-ID is needed. A comment line
+// every StreamKeepAlive keeps proxies from closing an idle one.
 
 // Stream defaults.
 const (

@@ -74,3 +74,32 @@ func TestStreamsOnAWS(t *testing.T) {
 		assert.Contains(t, []string{"dynamodb:GetItem", "dynamodb:Query"}, a, "the streams only read")
 	}
 }
+
+// With the stack's own Cognito pool the stream function accepts the CLI's
+// and the console's clients, and anyone may invoke it only through its
+// URL: a direct Invoke stays the account's.
+func TestStreamsWithTheStacksPool(t *testing.T) {
+	requireNode(t)
+	cfn, _, _, _ := synth(t, cdkContext(t, map[string]any{ctxStage: devStage, ctxCognito: "true"}))
+	fnID, fn := cfn.byID(t, "AWS::Lambda::Function", CamelCase(functionStream)+"Function")
+	env := envVars(fn)
+	cli, _ := cfn.byID(t, "AWS::Cognito::UserPoolClient", "OperatorsCLI")
+	con, _ := cfn.byID(t, "AWS::Cognito::UserPoolClient", "OperatorsConsole")
+	audiences := fmt.Sprint(env[config.EnvJWTAudiences])
+	assert.Contains(t, audiences, cli)
+	assert.Contains(t, audiences, con)
+	assert.Contains(t, fmt.Sprint(env[config.EnvJWTIssuer]), "cognito-idp.")
+
+	public := map[string]map[string]any{}
+	for _, r := range cfn.Resources {
+		if r.Type != "AWS::Lambda::Permission" || r.Properties["Principal"] != "*" {
+			continue
+		}
+		target, _ := getAtt(r.Properties["FunctionName"])
+		assert.Equal(t, fnID, target, "only the stream function is public")
+		public[fmt.Sprint(r.Properties["Action"])] = r.Properties
+	}
+	require.Len(t, public, 2)
+	assert.Equal(t, "NONE", public["lambda:InvokeFunctionUrl"]["FunctionUrlAuthType"])
+	assert.Equal(t, true, public["lambda:InvokeFunction"]["InvokedViaFunctionUrl"], "Invoke only through the URL")
+}

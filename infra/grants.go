@@ -103,6 +103,8 @@ var functionAccess = map[string]access{
 	// reads each watched site's MAAS events and completes the tokens.
 	functionWatchMachine: {items: []string{"dynamodb:PutItem"}}, // store.PutMachineWatch, one conditional put
 	functionWatchSites:   {maas: true, completeTask: true},
+	// The admin API's streams (infra/streams.go): reads only.
+	functionStream: streamAccess(),
 }
 
 // reachesSite reports whether the function makes requests to the site's

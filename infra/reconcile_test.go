@@ -19,6 +19,8 @@ func functionTimeout(t *testing.T, fn string) float64 {
 		return reconcileTimeoutSec
 	case functionWatchSites:
 		return pollSitesTimeout(t, string(statemachines.MachineWatch))
+	case functionStream:
+		return streamTimeoutSec
 	}
 	return activityTimeoutSec
 }

@@ -820,6 +820,7 @@ func (b *builder) routes() {
 			"enrollment token, and the stage's per-route throttle bounds the route")
 	}
 	b.console(integration)
+	b.streams(issuer, audience)
 }
 
 // jwtSettings returns the admin API's issuer and audiences: from the

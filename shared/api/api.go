@@ -50,6 +50,11 @@ type Config struct {
 	// front that buffers whole answers (API Gateway's HTTP API before a
 	// Lambda) would hold a stream until it ends. Readers then poll GET.
 	NoStreams bool
+	// StreamRetry, when set, opens every stream with an SSE retry field:
+	// how long an EventSource waits before it reconnects after the
+	// stream ends (the stream function on AWS, whose streams end before
+	// the function's timeout).
+	StreamRetry time.Duration
 	// TimeScale, above 1, is how many times faster than real time the
 	// stack's clock runs (maasflow local --time-scale): every answer says
 	// so in HeaderTimeScale, so a reader can tell that its times are not
@@ -165,7 +170,11 @@ type server struct {
 
 // New returns the API handler: every route of routeTable on a net/http
 // ServeMux, JSON 404/405 answers for anything else.
-func New(cfg Config, deps Deps) http.Handler {
+func New(cfg Config, deps Deps) http.Handler { return newHandler(cfg, deps, nil) }
+
+// newHandler is New serving only the routes keep accepts (nil: all); the
+// others answer 404 like any unknown path.
+func newHandler(cfg Config, deps Deps, keep func(route) bool) http.Handler {
 	s := &server{
 		cfg:       cfg.withDefaults(),
 		store:     deps.Store,
@@ -210,6 +219,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	for _, rt := range routeTable() {
+		if keep != nil && !keep(rt) {
+			continue
+		}
 		if rt.method == http.MethodGet || rt.method == http.MethodDelete {
 			rt.noBody = true
 		}

@@ -22,9 +22,12 @@ import (
 // stream reader, so the bearer token stays in the Authorization header) and
 // the CLI's watch and --wait (the SDK's OpenStream).
 //
-// A stream lasts at most StreamMaxAge, then ends with an "end" event: a
-// reader reconnects, which bounds what one connection holds. A comment
-// line every StreamKeepAlive keeps proxies from closing an idle one.
+// A stream lasts at most StreamMaxAge, and ends streamDeadlineMargin
+// before its request's deadline when it has one (a Lambda invocation's
+// timeout), with an "end" event: a reader reconnects, which bounds what one
+// connection holds. It starts again with the current document, so event
+// ids are per connection and no Last-Event-ID is needed. A comment line
+// every StreamKeepAlive keeps proxies from closing an idle one.
 
 // Stream defaults.
 const (
@@ -36,7 +39,29 @@ const (
 	// writes of one step (a record, its timeline, its outbox) land
 	// together and cost one read, not one each.
 	streamSettle = 50 * time.Millisecond
+	// streamDeadlineMargin is how long before its request's deadline (a
+	// Lambda invocation's timeout) a stream ends with its "end" event, so
+	// the reader sees a clean end rather than a cut connection.
+	streamDeadlineMargin = 15 * time.Second
 )
+
+// NewStreams is New serving only the stream routes (GET …/stream); every
+// other path answers 404. The stream function on AWS serves it behind a
+// Lambda function URL, beside the api function behind API Gateway, which
+// cannot stream (Config.NoStreams).
+func NewStreams(cfg Config, deps Deps) http.Handler {
+	return newHandler(cfg, deps, func(rt route) bool { return strings.HasSuffix(rt.pattern, "/stream") })
+}
+
+// streamAge is how long one stream may last: StreamMaxAge, cut to end
+// streamDeadlineMargin before the request's deadline when it has one.
+func streamAge(rq *request, maxAge time.Duration) time.Duration {
+	d, ok := rq.ctx().Deadline()
+	if !ok {
+		return maxAge
+	}
+	return max(min(maxAge, time.Until(d)-streamDeadlineMargin), 0)
+}
 
 // ChangeNotifier says when the store was written: Changed returns a channel
 // closed at the next write. *store.Notifying is one.
@@ -85,6 +110,13 @@ func streamOf(event string, get func(*server, *request) (int, any, error)) func(
 		h.Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
 
+		if s.cfg.StreamRetry > 0 {
+			// Sent once, before the first event (WHATWG HTML, "retry"
+			// field): an EventSource keeps it for its reconnections.
+			if _, err := fmt.Fprintf(w, "retry: %d\n\n", s.cfg.StreamRetry.Milliseconds()); err != nil {
+				return http.StatusOK, streamedBody{}, nil
+			}
+		}
 		seq := 0
 		send := func(name string, data []byte) error {
 			// A server's WriteTimeout bounds a whole answer; a stream
@@ -136,7 +168,7 @@ func streamOf(event string, get func(*server, *request) (int, any, error)) func(
 		defer tick.Stop()
 		alive := time.NewTicker(s.cfg.StreamKeepAlive)
 		defer alive.Stop()
-		end := time.NewTimer(s.cfg.StreamMaxAge)
+		end := time.NewTimer(streamAge(rq, s.cfg.StreamMaxAge))
 		defer end.Stop()
 		for {
 			select {

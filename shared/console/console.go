@@ -39,6 +39,11 @@ type SignIn struct {
 	ClientID     string `json:"client_id,omitempty"`
 	// Scopes default to openid email profile.
 	Scopes []string `json:"scopes,omitempty"`
+	// StreamURL, when set, is where the page opens the admin API's
+	// streams instead of the API's own origin: on AWS the stream
+	// function's URL, since API Gateway cannot stream (infra/streams.go).
+	// It is independent of the sign-in mode.
+	StreamURL string `json:"stream_url,omitempty"`
 }
 
 // The environment the api function reads SignIn from on AWS (infra/console.go
@@ -47,6 +52,8 @@ const (
 	EnvAuthorizeURL = "MAASFLOW_CONSOLE_AUTHORIZE_URL"
 	EnvTokenURL     = "MAASFLOW_CONSOLE_TOKEN_URL"
 	EnvClientID     = "MAASFLOW_CONSOLE_CLIENT_ID"
+	// EnvStreamURL is SignIn.StreamURL, optional.
+	EnvStreamURL = "MAASFLOW_CONSOLE_STREAM_URL"
 )
 
 // SignInFromEnv reads SignIn from the environment; all three variables or
@@ -64,11 +71,14 @@ func SignInFromEnv(lookup func(string) (string, bool)) (SignIn, error) {
 			missing = append(missing, v.name)
 		}
 	}
+	stream, _ := lookup(EnvStreamURL)
+	stream = strings.TrimSpace(stream)
 	switch len(missing) {
 	case 0:
+		si.StreamURL = stream
 		return si, si.check()
 	case 3:
-		return SignIn{}, nil
+		return SignIn{StreamURL: stream}, checkURL("stream URL", stream)
 	}
 	return SignIn{}, fmt.Errorf("console sign-in: %s must be set with the others", strings.Join(missing, ", "))
 }
@@ -78,10 +88,22 @@ func (si SignIn) enabled() bool { return si.ClientID != "" }
 // check requires absolute https URLs (http only on loopback, for tests).
 func (si SignIn) check() error {
 	for name, raw := range map[string]string{"authorize URL": si.AuthorizeURL, "token URL": si.TokenURL} {
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname()))) {
-			return fmt.Errorf("console sign-in: the %s %q must be an absolute https URL", name, raw)
+		if err := checkURL(name, raw); err != nil {
+			return err
 		}
+	}
+	return checkURL("stream URL", si.StreamURL)
+}
+
+// checkURL requires raw to be an absolute https URL (http only on
+// loopback); an empty stream URL is allowed (none).
+func checkURL(name, raw string) error {
+	if raw == "" && name == "stream URL" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname()))) {
+		return fmt.Errorf("console sign-in: the %s %q must be an absolute https URL", name, raw)
 	}
 	return nil
 }
@@ -127,6 +149,19 @@ func HandlerWith(si SignIn) http.Handler {
 		if u, err := url.Parse(si.TokenURL); err == nil {
 			connect += " " + u.Scheme + "://" + u.Host
 		}
+	} else if si.StreamURL != "" {
+		b, err := json.Marshal(struct {
+			Mode      string `json:"sign_in"`
+			StreamURL string `json:"stream_url"`
+		}{"token", si.StreamURL})
+		if err != nil {
+			panic(err) // strings only
+		}
+		config = b
+	}
+	if u, err := url.Parse(si.StreamURL); err == nil && si.StreamURL != "" {
+		// The page reads the streams there, with the operator's token.
+		connect += " " + u.Scheme + "://" + u.Host
 	}
 	csp := "default-src 'self'; connect-src " + connect + "; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 	index, err := fs.ReadFile(sub, "index.html")

@@ -103,3 +103,37 @@ func TestSignInFromEnv(t *testing.T) {
 	_, err = SignInFromEnv(env(full))
 	require.ErrorContains(t, err, "https", "tokens travel over https only")
 }
+
+// Where the deployment streams from another origin (the stream function's
+// URL on AWS), config.json says so in either sign-in mode, and the page may
+// connect there; the variable is optional and must be https.
+func TestStreamURLSetting(t *testing.T) {
+	const stream = "https://abc123.lambda-url.eu-west-1.on.aws/"
+	resp, body := serve(t, HandlerWith(SignIn{StreamURL: stream}), "/console/config.json")
+	assert.JSONEq(t, `{"sign_in":"token","stream_url":"`+stream+`"}`, body)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "connect-src 'self' https://abc123.lambda-url.eu-west-1.on.aws;")
+
+	si := SignIn{AuthorizeURL: "https://login.example/oauth2/authorize", TokenURL: "https://login.example/oauth2/token", ClientID: "console-client", StreamURL: stream}
+	resp, body = serve(t, HandlerWith(si), "/console/config.json")
+	assert.Contains(t, body, `"sign_in":"oidc"`)
+	assert.Contains(t, body, `"stream_url":"`+stream+`"`)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"),
+		"connect-src 'self' https://login.example https://abc123.lambda-url.eu-west-1.on.aws;")
+
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	got, err := SignInFromEnv(env(map[string]string{EnvStreamURL: stream}))
+	require.NoError(t, err)
+	assert.Equal(t, SignIn{StreamURL: stream}, got, "the token form, streaming from the stream URL")
+	got, err = SignInFromEnv(env(map[string]string{EnvAuthorizeURL: "https://a.example/authorize", EnvTokenURL: "https://a.example/token",
+		EnvClientID: "c1", EnvStreamURL: stream}))
+	require.NoError(t, err)
+	assert.Equal(t, stream, got.StreamURL)
+	_, err = SignInFromEnv(env(map[string]string{EnvStreamURL: "http://abc.example/"}))
+	require.ErrorContains(t, err, "stream URL")
+
+	page, err := assets.ReadFile("assets/app.js")
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "fetch(streamBase() + API + l.path", "the page opens its streams at the configured base")
+}

@@ -157,6 +157,8 @@ func (r *resolver) getAtt(id, attr string) (string, error) {
 		return name("QueueName"), nil
 	case "AWS::SNS::Topic.TopicArn":
 		return fmt.Sprintf("arn:aws:sns:%s:%s:%s", laneRegion, laneAccount, id), nil
+	case "AWS::Lambda::Url.FunctionUrl":
+		return fmt.Sprintf("https://%s.lambda-url.%s.on.aws/", strings.ToLower(id), laneRegion), nil
 	}
 	return fmt.Sprintf("arn:aws:lane:%s:%s:%s/%s", laneRegion, laneAccount, id, attr), nil
 }

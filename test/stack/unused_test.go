@@ -171,6 +171,7 @@ var notRunReasons = map[string]string{
 	"fallback-release":        "a release that fails or hangs in erase",
 	"power-cycle-machine":     "commissioning stuck with its scripts pending",
 	"reset-machine":           "the restart-clean recovery of an onboarding",
+	"stream":                  "an operator's open stream, through the function URL (functions/stream's tests run it behind lambdaurl); the lane has no function URL front",
 }
 
 // requireGrantsUsed fails on a grant no recorded call used without a

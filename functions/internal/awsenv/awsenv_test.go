@@ -73,7 +73,7 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 	for _, m := range mains {
 		dirs = append(dirs, filepath.Base(filepath.Dir(m)))
 	}
-	want := []string{"api", "reconcile"}
+	want := []string{"api", "reconcile", "stream"}
 	// Each main builds its workflow's activities: the package's New.
 	for pkg, catalog := range map[string][]activities.Function{
 		"activities":   activities.Catalog(activities.Deps{}),

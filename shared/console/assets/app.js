@@ -189,13 +189,20 @@ function follow(path) {
   readStream(l);
 }
 
+// streamBase is where the streams are served: the API's own origin, or
+// the one config.json names (on AWS the stream function's URL, as API
+// Gateway cannot stream).
+function streamBase() {
+  return (signInConfig.stream_url || "").replace(/\/+$/, "");
+}
+
 // readStream reads server-sent events from the stream at l.path until the
 // page moves on (abort), reconnecting when the server ends it or it fails.
 async function readStream(l) {
   let first = true;
   while (live === l) {
     try {
-      const resp = await fetch(API + l.path, { headers: { "Authorization": "Bearer " + token(), "Accept": "text/event-stream" }, signal: l.ctl.signal });
+      const resp = await fetch(streamBase() + API + l.path, { headers: { "Authorization": "Bearer " + token(), "Accept": "text/event-stream" }, signal: l.ctl.signal });
       if (resp.status === 401) { signOut("The token was refused; sign in again."); return; }
       const type = resp.headers.get("Content-Type") || "";
       if (resp.status === 501 || resp.status === 404 || !type.startsWith("text/event-stream")) {
@@ -218,6 +225,8 @@ async function readStream(l) {
           buf = buf.slice(cut + 2);
           const name = (block.match(/^event: ?(.*)$/m) || [])[1] || "message";
           if (name === "end") continue;
+          // A retry hint or a comment: nothing to show.
+          if (!/^data:/m.test(block)) continue;
           if (name === "error") throw new Error("the stream ended with an error");
           if (block.split("\n").every(line => line.startsWith(":"))) continue;
           l.state = "Live: the server pushes each change.";

@@ -77,9 +77,17 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 		subnets = append(subnets, all...)
 	}
 
+	aliases, err := c.roceAliases(ctx, client, m.SystemID, rows, ifaces)
+	if err != nil {
+		return out, err
+	}
 	out.Interfaces = []string{}
 	for _, row := range rows {
-		linked, err := applyRoCERow(ctx, client, m.SystemID, c.Rec.Hostname, row, ifaces, subnets)
+		named := row
+		if name, ok := aliases[row.Interface]; ok {
+			named.Interface = name
+		}
+		linked, err := applyRoCERow(ctx, client, m.SystemID, c.Rec.Hostname, named, ifaces, subnets)
 		if err != nil {
 			return out, err
 		}
@@ -89,6 +97,64 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 		}
 	}
 	return out, c.Exit(ctx, fmt.Sprintf("RoCE phase-2: %d interfaces (%s), %d linked now", len(rows), strings.Join(out.Interfaces, ", "), out.Linked))
+}
+
+// roceAliases resolves the rows that name a device alias of the host's
+// hardware profile (rail0) rather than an interface of the machine: the
+// alias's PCI address is a NIC among MAAS's node devices, whose interface
+// the row means. Aliases do not change across kernels and boots as
+// interface names do. One node devices read, only when a row names no
+// interface of the machine and the site's design names the host.
+func (c *call) roceAliases(ctx context.Context, client MAAS, systemID string, rows []domain.RoCEAssignment,
+	ifaces []maas.Interface) (map[string]string, error) {
+	names := map[string]bool{}
+	for _, i := range ifaces {
+		names[i.Name] = true
+	}
+	unknown := false
+	for _, r := range rows {
+		unknown = unknown || !names[r.Interface]
+	}
+	if !unknown {
+		return nil, nil
+	}
+	e, found, err := c.nodeDesign(ctx)
+	if err != nil || !found || len(e.DeviceAliases) == 0 {
+		return nil, err
+	}
+	reader, ok := client.(maas.NodeDeviceReader)
+	if !ok {
+		return nil, nil
+	}
+	devices, err := reader.NodeDevices(ctx, systemID)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int]string{}
+	for _, i := range ifaces {
+		byID[i.ID] = i.Name
+	}
+	byPCI := map[string]string{}
+	for _, d := range devices {
+		if d.Interface == nil {
+			continue
+		}
+		// The device names its interface nested, or by id only.
+		name := d.Interface.Name
+		if name == "" {
+			name = byID[d.Interface.ID]
+		}
+		if name != "" {
+			byPCI[d.PCIAddress] = name
+		}
+	}
+	out := map[string]string{}
+	for _, a := range e.DeviceAliases {
+		if name, ok := byPCI[a.PCIAddress]; ok && !names[a.Alias] {
+			out[a.Alias] = name
+		}
+	}
+	return out, nil
 }
 
 func applyRoCERow(ctx context.Context, client MAAS, systemID, hostname string, row domain.RoCEAssignment,

@@ -12,8 +12,10 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/design"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 func TestCommissionMachineOnlyWhenNeeded(t *testing.T) {
@@ -310,6 +312,37 @@ func TestApplyRoCE(t *testing.T) {
 
 		e.must("ApplyRoCE", refIn{ref(o)}, &out)
 		assert.Zero(t, out.Linked, "a repeat changes nothing")
+	})
+	t.Run("rows naming device aliases", func(t *testing.T) {
+		// The simulator's board puts the first extra NIC on bus 0x1a, the
+		// second on 0x2c; the rows name them by the design's aliases.
+		e, o := setup(t, []domain.RoCEAssignment{
+			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "rail0", IPv4CIDR: "10.20.0.61/24"},
+			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "rail1", IPv4CIDR: "10.20.0.62/24"},
+		})
+		_, err := e.f.Store.PutSiteDesign(context.Background(), store.SiteDesign{SiteID: activitiestest.SiteID, Design: design.Design{
+			HardwareProfiles: []design.HardwareProfile{{Name: "board", DeviceAliases: []design.DeviceAlias{
+				{Alias: "rail0", PCIAddress: "0000:1a:00.0"}, {Alias: "rail1", PCIAddress: "0000:2c:00.0"}}}},
+			HostProfiles: []design.HostProfile{{Name: "gpu", HardwareProfile: "board"}},
+			Nodes:        []design.NodeAssignment{{Hostname: "gpu-01", BMCAddress: "10.0.0.11", HostProfile: "gpu"}},
+		}}, 0)
+		require.NoError(t, err)
+		var out activities.ApplyRoCEOutput
+		e.must("ApplyRoCE", refIn{ref(o)}, &out)
+		assert.Equal(t, activities.ApplyRoCEOutput{Interfaces: []string{"rail0", "rail1"}, Linked: 2}, out)
+		c, err := maas.NewClient(e.f.Site.MAASURL, activitiestest.APIKey, maas.WithNow(e.clk.Now))
+		require.NoError(t, err)
+		ifaces, err := c.Interfaces(context.Background(), e.onboarding(o.ID).MAASSystemID)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, i := range ifaces {
+			for _, l := range i.Links {
+				if strings.EqualFold(l.Mode, "static") {
+					got[i.Name] = l.IPAddress
+				}
+			}
+		}
+		assert.Equal(t, map[string]string{"eno2": "10.20.0.61", "eno3": "10.20.0.62"}, got, "each alias's NIC, by PCI address")
 	})
 	t.Run("no rows", func(t *testing.T) {
 		e, o := setup(t, nil)

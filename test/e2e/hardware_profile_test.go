@@ -50,3 +50,34 @@ func TestDesignedHardwareProfileIsVerifiedBeforeDeploy(t *testing.T) {
 	assert.Equal(t, "HardwareMismatchError", errorCode(bad))
 	assert.Equal(t, []string{"device_aliases.rail0"}, diffFields(bad), "designed vs built: %v", bad["hardware_diff"])
 }
+
+// A hardware profile's boot-disk selector must pick exactly one disk of the
+// machine as built: one that matches none stops the host at
+// verify_hardware with boot_disk in its diff, before any deploy call.
+func TestWrongBootDiskStopsBeforeDeploy(t *testing.T) {
+	t.Parallel()
+	e := startStack(t)
+	f := e.setup(nil, nil)
+	docs := []map[string]any{{
+		"name": "site.yaml",
+		"hardware_profiles": []any{map[string]any{"name": "board",
+			"device_aliases": []any{map[string]any{"alias": "pxe0", "pci_address": "0000:0c:00.0"}},
+			// No simulated disk holds 100 TB.
+			"boot_disk": map[string]any{"size_gb": 100000}}},
+		"host_profiles": []any{map[string]any{"name": "gpu", "hardware_profile": "board"}},
+	}, {
+		"name":  "rack.yaml",
+		"nodes": []any{map[string]any{"hostname": "gpu-bd1", "bmc_address": "10.10.26.11", "host_profile": "gpu"}},
+	}}
+	e.hwHost("gpu-bd1", "10.10.26.11", "52:54:00:26:01:01", nil, nil)
+
+	_, byHost := e.planApplyAndWait(f, docs)
+	o := byHost["gpu-bd1"]
+	require.Equal(t, "manual_intervention", o["status"], o)
+	assert.Equal(t, "verify_hardware", o["stage"])
+	assert.Equal(t, "HardwareMismatchError", errorCode(o))
+	assert.Equal(t, []string{"boot_disk"}, diffFields(o), "designed vs built: %v", o["hardware_diff"])
+	calls := e.simCalls()
+	assert.Zero(t, callsWithOp(calls, "deploy"), "nothing deployed")
+	assert.Zero(t, callsWithOp(calls, "set_boot_disk"), "no boot disk set")
+}

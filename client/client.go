@@ -26,11 +26,14 @@ const (
 
 // Client calls the admin API. It is safe for concurrent use.
 type Client struct {
-	base      string
-	token     TokenFunc
-	http      *http.Client
-	userAgent string
-	timeout   time.Duration
+	base string
+	// streamBase serves the streams when they are not at base (on AWS, the
+	// stream function's URL: API Gateway cannot stream an answer).
+	streamBase string
+	token      TokenFunc
+	http       *http.Client
+	userAgent  string
+	timeout    time.Duration
 }
 
 // TokenFunc returns the bearer token for the next request; a login that
@@ -60,6 +63,13 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // set); 0 leaves only the caller's context.
 func WithRequestTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
 
+// WithStreamURL opens the streams at streamURL instead of the API's base
+// URL: on AWS the stack's StreamUrl output (the stream function's URL),
+// because the HTTP API answers streams with 501 streams_unsupported.
+func WithStreamURL(streamURL string) Option {
+	return func(c *Client) { c.streamBase = strings.TrimSuffix(streamURL, "/") }
+}
+
 // New makes a Client for the API at baseURL, an http or https URL such as
 // http://127.0.0.1:8080 (a path prefix is kept; a query or fragment is an
 // error).
@@ -80,6 +90,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.streamBase != "" {
+		s, err := url.Parse(c.streamBase)
+		if err != nil || (s.Scheme != "http" && s.Scheme != "https") || s.Host == "" || s.RawQuery != "" || s.Fragment != "" {
+			return nil, errors.New("client: stream URL must be an http or https URL without query or fragment")
+		}
 	}
 	return c, nil
 }

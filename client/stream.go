@@ -58,7 +58,11 @@ const maxEventLine = maxResponse
 // not apply: a stream lasts until ctx ends, the server ends it, or Close.
 func (c *Client) OpenStream(ctx context.Context, path string) (*EventStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	base := c.base
+	if c.streamBase != "" {
+		base = c.streamBase
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("build request GET %s: %w", path, err)

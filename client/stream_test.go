@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,4 +154,39 @@ func readySiteAndProfile(t *testing.T, c *client.Client) (siteID, profileID stri
 	_, err = c.CreateSKU(ctx, client.SKUCreate{ID: "h100x8", GPUModel: "H100", GPUsTotal: 8})
 	require.NoError(t, err)
 	return site.ID, prof.ID
+}
+
+// On AWS the streams are at the stream function's URL, not the API's:
+// WithStreamURL sends them there, with the same token, and every other
+// call still to the API.
+func TestStreamsAtTheirOwnURL(t *testing.T) {
+	var api, streams atomic.Int32
+	apiSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		api.Add(1)
+		w.WriteHeader(http.StatusNotImplemented)
+	}))
+	defer apiSrv.Close()
+	var auth, path string
+	streamSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		streams.Add(1)
+		auth, path = r.Header.Get("Authorization"), r.URL.Path
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: onboarding\ndata: {\"id\":\"ob-1\",\"status\":\"completed\",\"stage\":\"done\"}\n\n")
+	}))
+	defer streamSrv.Close()
+	c, err := client.New(apiSrv.URL, client.WithToken("tok-s"), client.WithStreamURL(streamSrv.URL+"/"))
+	require.NoError(t, err)
+	var got []string
+	require.NoError(t, c.StreamOnboarding(context.Background(), "ob-1", func(d client.OnboardingDetail) (bool, error) {
+		got = append(got, string(d.Status))
+		return client.Terminal(d.Status), nil
+	}))
+	assert.Equal(t, []string{"completed"}, got)
+	assert.EqualValues(t, 1, streams.Load())
+	assert.Zero(t, api.Load(), "the stream did not go to the API")
+	assert.Equal(t, "Bearer tok-s", auth)
+	assert.Equal(t, "/api/v1/admin/onboardings/ob-1/stream", path)
+
+	_, err = client.New(apiSrv.URL, client.WithStreamURL("ftp://x"))
+	require.Error(t, err, "a stream URL that is not http or https")
 }

@@ -115,16 +115,17 @@ func (c *call) roceAliases(ctx context.Context, client MAAS, systemID string, ro
 	for _, r := range rows {
 		unknown = unknown || !names[r.Interface]
 	}
+	none := map[string]string{}
 	if !unknown {
-		return nil, nil
+		return none, nil
 	}
 	e, found, err := c.nodeDesign(ctx)
-	if err != nil || !found || len(e.DeviceAliases) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	reader, ok := client.(maas.NodeDeviceReader)
-	if !ok {
-		return nil, nil
+	if !found || len(e.DeviceAliases) == 0 || !ok {
+		return none, nil
 	}
 	devices, err := reader.NodeDevices(ctx, systemID)
 	if err != nil {

@@ -30,8 +30,9 @@ func (r *adminRun) client() (*adminClient, error) {
 	if raw == "" {
 		raw = r.env.getenv(envAdminAPIURL)
 	}
+	fromContext := false
 	if raw == "" && cx != nil {
-		raw = cx.APIURL
+		raw, fromContext = cx.APIURL, cx.APIURL != ""
 	}
 	if raw == "" {
 		raw = adminDefaultAPIURL
@@ -55,7 +56,13 @@ func (r *adminRun) client() (*adminClient, error) {
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
 		fmt.Fprintf(r.env.stderr, "warning: sending the admin token over plain http to %s\n", u.Host)
 	}
-	c, err := client.New(u.String(), client.WithToken(token), client.WithHTTPClient(r.env.http), client.WithUserAgent("maasflow-cli"))
+	opts := []client.Option{client.WithToken(token), client.WithHTTPClient(r.env.http), client.WithUserAgent("maasflow-cli")}
+	// The context's stream URL belongs to the context's API: an API named
+	// by --api-url or the environment streams at its own URL.
+	if fromContext && cx.StreamURL != "" {
+		opts = append(opts, client.WithStreamURL(cx.StreamURL))
+	}
+	c, err := client.New(u.String(), opts...)
 	if err != nil {
 		return nil, usagef("--api-url %q: %v", u.Redacted(), err)
 	}

@@ -38,6 +38,9 @@ type Context struct {
 	// issuer's URL.
 	Issuer   string `yaml:"issuer,omitempty"`
 	ClientID string `yaml:"client-id,omitempty"`
+	// StreamURL is where watch and --wait open their streams when the API
+	// cannot stream (on AWS, the stack's StreamUrl output).
+	StreamURL string `yaml:"stream-url,omitempty"`
 }
 
 // ConfigDir is the directory of the config file and of the tokens login
@@ -170,7 +173,7 @@ func (c *cli) configCommand() *cobra.Command {
 		}
 	}
 	setCtx := &cobra.Command{
-		Use:   "set-context NAME [--api-url URL] [--issuer URL] [--client-id ID]",
+		Use:   "set-context NAME [--api-url URL] [--issuer URL] [--client-id ID] [--stream-url URL]",
 		Short: "create a context or change it; the first one becomes the current context",
 		Args:  exactIDs("NAME"),
 		RunE: run(func(cmd *cobra.Command, path string, cfg *Config, args []string) error {
@@ -179,7 +182,7 @@ func (c *cli) configCommand() *cobra.Command {
 				ctx = &Context{}
 				cfg.Contexts[args[0]] = ctx
 			}
-			for flag, dst := range map[string]*string{"api-url": &ctx.APIURL, "issuer": &ctx.Issuer, "client-id": &ctx.ClientID} {
+			for flag, dst := range map[string]*string{"api-url": &ctx.APIURL, "issuer": &ctx.Issuer, "client-id": &ctx.ClientID, "stream-url": &ctx.StreamURL} {
 				if cmd.Flags().Changed(flag) {
 					*dst, _ = cmd.Flags().GetString(flag)
 				}
@@ -195,7 +198,8 @@ func (c *cli) configCommand() *cobra.Command {
 		}),
 	}
 	stringFlags(setCtx.Flags(), "api-url", "the admin API's base URL", "issuer", "the token issuer (Cognito user pool or OIDC) `maasflow login` signs in at",
-		"client-id", "the issuer's OAuth client id for the CLI")
+		"client-id", "the issuer's OAuth client id for the CLI",
+		"stream-url", "where watch and --wait open their streams, when not at the API (on AWS: the stack's StreamUrl output)")
 	useCtx := &cobra.Command{
 		Use:   "use-context NAME",
 		Short: "make NAME the current context",

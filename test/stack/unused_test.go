@@ -155,6 +155,8 @@ var justifiedGrants = []justifiedGrant{
 	{"api", "states:SendTaskSuccess", "states:stateMachine:maasflow-dev-onboarding",
 		"the enroll route completes the enrollment wait when a node enrolls while await-enrollment waits; the simulator's nodes enroll first, and await-enrollment completes it"},
 	{"reconcile", "events:PutEvents", "events:event-bus/maasflow-dev", "puts drift events; the lifecycle's reconcile run finds no drift"},
+	{"api", "states:StartExecution", "states:stateMachine:maasflow-dev-reconcile",
+		"POST /reconciliation/run starts the reconcile state machine, unless a run is already under way, which it joins; in the lane the schedule's run may be the one under way when the lifecycle asks"},
 	{"configure-machine", "sts:*", "iam:role/maasflow-dev-SiteSecretsRole*",
 		"reads the site's MAAS key only for a host the site's design names; the lifecycle's site has no design"},
 }

@@ -136,6 +136,10 @@ type Deps struct {
 	// (store.Notifying in local mode); without it they re-read every
 	// Config.StreamInterval.
 	Changes ChangeNotifier
+
+	// Connectors makes connector sites' queues and issues their
+	// connectors' certificates on AWS (connector_cert.go).
+	Connectors ConnectorDeps
 }
 
 type server struct {
@@ -161,6 +165,8 @@ type server struct {
 	nodeCA  NodeCA
 	nodeURL string
 	changes ChangeNotifier
+
+	connectors ConnectorDeps
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -186,6 +192,8 @@ func New(cfg Config, deps Deps) http.Handler {
 		nodeCA:    deps.NodeCA,
 		nodeURL:   deps.NodeAPIURL,
 		changes:   deps.Changes,
+
+		connectors: deps.Connectors,
 	}
 	s.nodeIdentity = deps.NodeIdentity
 	if s.refusals == nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -8,6 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/maasflow/maasflow/shared/connector"
+	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
 )
 
 // Site connector transport (docs/decisions.md, "Site connector"): one SQS
@@ -15,13 +18,13 @@ import (
 // receive from, and one reply table where a connector may write only items
 // under its own site's partition key. Requests are short-lived, so the
 // queue keeps them 15 minutes and the table expires replies by TTL.
+// The settings are sqsrelay's, which makes the queues of sites added
+// through the API.
 const (
-	connectorRetention = 15 // minutes a request waits in its queue
-	// connectorVisibility is how long a received request stays hidden:
-	// longer than any request's deadline (the functions time out at 60 s),
-	// so a request comes back only when its connector died with it.
-	connectorVisibility = 120
-	connectorMaxReceive = 5 // receives before a request goes to the DLQ
+	connectorRetention  = int(sqsrelay.RequestRetention / time.Minute)
+	connectorVisibility = int(sqsrelay.RequestVisibility / time.Second)
+	connectorMaxReceive = sqsrelay.MaxReceives
+	connectorDLQDays    = int(sqsrelay.DLQRetention / (24 * time.Hour))
 )
 
 type connectorResources struct {
@@ -68,7 +71,7 @@ func (b *builder) connectorResources() {
 			QueueName:       jsii.String(b.connectorQueueName(site) + "-dlq"),
 			Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:      jsii.Bool(true),
-			RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+			RetentionPeriod: awscdk.Duration_Days(jsii.Number(connectorDLQDays)),
 		})
 		c.dlqs[site] = dlq
 		c.queues[site] = awssqs.NewQueue(b.stack, jsii.String(id+"Requests"), &awssqs.QueueProps{

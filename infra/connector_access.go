@@ -161,7 +161,7 @@ func (b *builder) connectorAccess() {
 	// one loses them. Only the stage's connector queues.
 	apiRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("sqs:CreateQueue", "sqs:SetQueueAttributes", "sqs:TagQueue",
-			"sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:DeleteQueue"),
+			"sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags", "sqs:DeleteQueue"),
 		Resources: jsii.Strings(*b.connectorQueuesARN()),
 	}))
 

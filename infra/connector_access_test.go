@@ -20,7 +20,7 @@ func connectorQueues(r string) bool {
 
 // connectorQueueAdmin is what the api function does to a site's queues.
 var connectorQueueAdmin = []string{"sqs:CreateQueue", "sqs:SetQueueAttributes", "sqs:TagQueue",
-	"sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:DeleteQueue"}
+	"sqs:GetQueueUrl", "sqs:GetQueueAttributes", "sqs:ListQueueTags", "sqs:DeleteQueue"}
 
 // checkConnectorAccess checks the connectors' Roles Anywhere setup: one
 // trust anchor over the connector CA, a profile naming one role trusted

@@ -154,6 +154,8 @@ func (b *builder) connectorAccess() {
 	fn.AddEnvironment(jsii.String(config.EnvConnectorProfile), profile.AttrProfileArn(), nil)
 	fn.AddEnvironment(jsii.String(config.EnvConnectorRole), role.RoleArn(), nil)
 	apiRole.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		// A statement of its own, never merged with the node CA's.
+		Sid:       jsii.String("ConnectorCASign"),
 		Actions:   jsii.Strings("kms:GetPublicKey", "kms:Sign"),
 		Resources: jsii.Strings(ca.KeyARN),
 	}))

@@ -146,7 +146,7 @@ func (o *enrollOptions) enroll(ctx context.Context, apiURL, token string, stdout
 
 // loadOrMakeKey reads the connector's key, or makes a P-256 one (0600).
 func loadOrMakeKey(path string) (*ecdsa.PrivateKey, error) {
-	raw, err := os.ReadFile(path) //nolint:gosec // G304: the operator names the directory
+	raw, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		key, perr := rolesanywhere.ParseKey(raw)
@@ -192,7 +192,7 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 
 // readConnectorNames reads connector.json from dir.
 func readConnectorNames(dir string) (connectorNames, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, enrollNamesFile)) //nolint:gosec // G304: the operator names the directory
+	raw, err := os.ReadFile(filepath.Join(dir, enrollNamesFile))
 	if err != nil {
 		return connectorNames{}, fmt.Errorf("%w (run `maasflow connector enroll` first)", err)
 	}

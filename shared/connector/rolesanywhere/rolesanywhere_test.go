@@ -80,9 +80,15 @@ func (f *fakeRolesAnywhere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	// The certificate stands for the access key.
 	der, err := base64.StdEncoding.DecodeString(r.Header.Get("X-Amz-X509"))
-	require.NoError(t, err)
+	if !assert.NoError(t, err) {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
+	if !assert.NoError(t, err) {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	amzDate := r.Header.Get("X-Amz-Date")
 	scope := amzDate[:8] + "/eu-west-1/rolesanywhere/aws4_request"
 	auth := r.Header.Get("Authorization")
@@ -93,7 +99,10 @@ func (f *fakeRolesAnywhere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sig, err := hex.DecodeString(strings.TrimPrefix(auth, prefix))
-	require.NoError(t, err)
+	if !assert.NoError(t, err) {
+		w.WriteHeader(http.StatusForbidden)
+		return
+	}
 	bodySum := sha256.Sum256(body)
 	canonical := "POST\n/sessions\n\n" +
 		"content-type:application/json\nhost:" + r.Host + "\nx-amz-date:" + amzDate + "\nx-amz-x509:" + r.Header.Get("X-Amz-X509") + "\n\n" +
@@ -106,7 +115,10 @@ func (f *fakeRolesAnywhere) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in map[string]any
-	require.NoError(t, json.Unmarshal(body, &in))
+	if !assert.NoError(t, json.Unmarshal(body, &in)) {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	f.mu.Lock()
 	f.sessions++
 	n := f.sessions
@@ -126,6 +138,7 @@ func (f *fakeRolesAnywhere) count() int {
 }
 
 func provider(t *testing.T, url string) *rolesanywhere.Provider {
+	t.Helper()
 	certFile, keyFile := connectorFiles(t, "site-a")
 	return &rolesanywhere.Provider{CertFile: certFile, KeyFile: keyFile,
 		TrustAnchorARN: anchorARN, ProfileARN: profileARN, RoleARN: roleARN, Endpoint: url}

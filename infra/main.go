@@ -107,7 +107,8 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	for _, key := range []string{ctxStage, ctxJWTIssuer, ctxAdminGroup, ctxGroupsClaim, ctxNodeAgentOCIRef, ctxNodeAgentDigest,
 		ctxEnrollmentAPIURL, ctxCABundleFile, ctxSecretsKMSKey, ctxVPCID, ctxAlarmEmail,
 		ctxAllocationServiceURL, ctxAllocationSecretName, ctxAPIDomainName, ctxAPICertificateARN,
-		ctxNodeCAKeyARN, ctxNodeCACertFile, ctxNodeDomainName, ctxNodeCertificateARN} {
+		ctxNodeCAKeyARN, ctxNodeCACertFile, ctxNodeDomainName, ctxNodeCertificateARN,
+		ctxConnectorCAKeyARN, ctxConnectorCACertFile} {
 		if strs[key], err = contextString(app, key); err != nil {
 			return nil, err
 		}
@@ -151,6 +152,10 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 	if err != nil {
 		return nil, err
 	}
+	connectorCA, err := connectorCAProps(strs)
+	if err != nil {
+		return nil, err
+	}
 	props := &MaasflowStackProps{
 		StackProps: awscdk.StackProps{
 			Description: jsii.String("maasflow " + stage + ": bare-metal GPU server onboarding through Canonical MAAS"),
@@ -184,6 +189,7 @@ func buildStack(app awscdk.App, root string, getenv func(string) string) (awscdk
 		APIDomainName:       strs[ctxAPIDomainName],
 		APICertificateARN:   strs[ctxAPICertificateARN],
 		NodeTLS:             nodeTLS,
+		ConnectorCA:         connectorCA,
 	}
 	if strs[ctxVPCID] != "" || len(lists[ctxSubnetIDs]) > 0 || len(lists[ctxMAASCIDRs]) > 0 {
 		props.VPC = &VPCConfig{VPCID: strs[ctxVPCID], SubnetIDs: lists[ctxSubnetIDs], MAASCIDRs: lists[ctxMAASCIDRs]}

@@ -157,8 +157,9 @@ type MaasflowStackProps struct {
 	SecretsKMSKeyARN string
 	// VPC, when set, puts the functions that reach MAAS in the VPC path.
 	VPC *VPCConfig
-	// ConnectorSites are the sites reached through a site connector: each
-	// gets a request queue and an IAM user the connector runs as.
+	// ConnectorSites are sites reached through a site connector whose
+	// request queues the stack makes (sites added through the API get
+	// theirs from the api function); they need ConnectorCA.
 	ConnectorSites []string
 	// AlarmEmail, when set, is subscribed to the alarm topic.
 	AlarmEmail string
@@ -186,6 +187,9 @@ type MaasflowStackProps struct {
 	// NodeTLS, when set, serves the node endpoints on a mutual TLS custom
 	// domain (nodetls.go).
 	NodeTLS *NodeTLSProps
+	// ConnectorCA, when set, lets connectors take Roles Anywhere sessions
+	// with certificates it signs (connector_access.go).
+	ConnectorCA *ConnectorCAProps
 }
 
 // StackName is the CloudFormation stack name: maasflow-<stage>.
@@ -246,6 +250,7 @@ func (p *MaasflowStackProps) Validate() error {
 		errs = append(errs, p.VPC.validate()...)
 	}
 	errs = append(errs, p.validateProduction()...)
+	errs = append(errs, p.validateConnectors()...)
 	for _, site := range p.ConnectorSites {
 		if !siteIDRE.MatchString(site) {
 			errs = append(errs, fmt.Errorf("connector site %q: want a site ID (letters, digits, hyphens, at most 40)", site))
@@ -342,7 +347,7 @@ func NewMaasflowStack(scope constructs.Construct, id string, props *MaasflowStac
 	b.decommissionMachine()
 	b.routes()
 	b.nodeTLS()
-	b.connectorUsers()
+	b.connectorAccess()
 	b.operate()
 	b.backup()
 	b.outputs()

@@ -43,15 +43,16 @@ func requireNode(t *testing.T) {
 
 // Settings the production synthesis uses.
 const (
-	testStage      = "prod"
-	testIssuer     = "https://issuer.example.com/pool-1"
-	testAdminGroup = "gpu-admins"
-	testOCIRef     = "registry.example.com/node-agent:1.2.3"
-	testDigest     = "sha256:0f0e0d0c0b0a09080706050403020100ffeeddccbbaa99887766554433221100"
-	testEnrollURL  = "https://enroll.gpu.example.com"
-	testKMSKey     = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-	testVPC        = "vpc-0123456789abcdef0"
-	testSite       = "site-a"
+	testStage          = "prod"
+	testIssuer         = "https://issuer.example.com/pool-1"
+	testAdminGroup     = "gpu-admins"
+	testOCIRef         = "registry.example.com/node-agent:1.2.3"
+	testDigest         = "sha256:0f0e0d0c0b0a09080706050403020100ffeeddccbbaa99887766554433221100"
+	testEnrollURL      = "https://enroll.gpu.example.com"
+	testKMSKey         = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+	testConnectorCAKey = "arn:aws:kms:eu-west-1:111122223333:key/c0nnec70-12ab-34cd-56ef-1234567890ab"
+	testVPC            = "vpc-0123456789abcdef0"
+	testSite           = "site-a"
 )
 
 // testCA is a real certificate: the stack refuses a bundle that does not
@@ -124,7 +125,11 @@ func fullContext(t *testing.T, caFile string) map[string]any {
 		ctxSubnetIDs:          strings.Join(testSubnets, ","),
 		ctxMAASCIDRs:          testMAASNets,
 		ctxConnectorSites:     []any{testSite},
-		ctxAlarmEmail:         "oncall@example.com",
+		// Connectors on Roles Anywhere sessions: the dev CA stands in
+		// for the connector CA's certificate.
+		ctxConnectorCAKeyARN:   testConnectorCAKey,
+		ctxConnectorCACertFile: caFile,
+		ctxAlarmEmail:          "oncall@example.com",
 		// The decommission path's allocation service.
 		ctxAllocationServiceURL: testAllocationURL,
 		ctxAllocationSecretName: testAllocationSecret,
@@ -358,20 +363,13 @@ func TestStack(t *testing.T) {
 			"a name no retained log group of an earlier stack holds")
 	})
 
-	t.Run("connector site queue and user", func(t *testing.T) {
+	t.Run("connector site queue, Roles Anywhere and no user", func(t *testing.T) {
 		_, q := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
 		assert.Equal(t, "maasflow-prod-connector-site-a", q.Properties["QueueName"])
 		assert.Equal(t, true, q.Properties["SqsManagedSseEnabled"])
 		assert.InDelta(t, 20, q.Properties["ReceiveMessageWaitTimeSeconds"], 0)
 		assert.Contains(t, fmt.Sprint(q.Properties["RedrivePolicy"]), "maxReceiveCount:5")
-		_, user := cfn.byID(t, "AWS::IAM::User", "ConnectorSiteAUser")
-		assert.Equal(t, "/maasflow/prod/", user.Properties["Path"])
-		for _, s := range cfn.statements(t) {
-			if slices.Contains(s.actions, "dynamodb:PutItem") && s.users != nil {
-				assert.Equal(t, map[string]any{"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []any{testSite}}},
-					s.conditions, "a connector writes only under its site")
-			}
-		}
+		checkConnectorAccess(t, cfn)
 	})
 
 	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
@@ -812,10 +810,13 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		}
 		if full && acc.reachesSite() {
 			add(roleID, "VPC network interfaces", literal("*"), eniActions...)
-			queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
 			connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
-			add(roleID, "the connector queues", refersTo(queueID), "sqs:SendMessage")
+			add(roleID, "the connector queues", connectorQueues, "sqs:SendMessage")
 			add(roleID, "the connector replies", refersTo(connTableID), "dynamodb:GetItem", "dynamodb:DeleteItem")
+		}
+		if full && acc.api {
+			add(roleID, "the connector CA key", literal(testConnectorCAKey), "kms:GetPublicKey", "kms:Sign")
+			add(roleID, "the connector queues", connectorQueues, connectorQueueAdmin...)
 		}
 	}
 	add(secretsRoleID, "the tagged site's secret",
@@ -826,12 +827,11 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		"secretsmanager:GetSecretValue")
 	if full {
 		add(secretsRoleID, "the secrets key", literal(testKMSKey), "kms:Decrypt")
-		userID, _ := cfn.byID(t, "AWS::IAM::User", "ConnectorSiteAUser")
-		queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
+		connRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "ConnectorRole")
 		connTableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "ConnectorTable")
-		add(userID, "its site's queue", refersTo(queueID),
+		add(connRoleID, "its session's site's queue", containsAll(":maasflow-prod-connector-${aws:PrincipalTag/x509Subject/CN}"),
 			"sqs:ReceiveMessage", "sqs:DeleteMessage")
-		add(userID, "its site's replies", refersTo(connTableID), "dynamodb:PutItem")
+		add(connRoleID, "its session's site's replies", refersTo(connTableID), "dynamodb:PutItem")
 	}
 
 	if slices.Contains(fns, functionReconcile) {

@@ -79,7 +79,6 @@ func checkMachineWatch(t *testing.T, cfn *cfnTemplate, root string) {
 	sitesRole, _ := cfn.byID(t, "AWS::IAM::Role", "WatchSitesRole")
 	secretsRoleID, _ := cfn.byID(t, "AWS::IAM::Role", "SiteSecretsRole")
 	tableID, _ := cfn.byID(t, "AWS::DynamoDB::Table", "Table")
-	queueID, _ := cfn.byID(t, "AWS::SQS::Queue", "ConnectorSiteARequests")
 	sitesGrants := roleGrants(t, cfn, sitesRole)
 	for _, a := range []string{"dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:PutItem"} {
 		assert.True(t, sitesGrants.allows(a, refersTo(tableID)), "watch-sites may %s on the table", a)
@@ -88,7 +87,7 @@ func checkMachineWatch(t *testing.T, cfn *cfnTemplate, root string) {
 		"watch-sites completes the onboarding's task tokens")
 	assert.False(t, sitesGrants.allows("states:SendTaskSuccess", containsAll(":stateMachine:maasflow-prod-machine-watch")))
 	assert.True(t, sitesGrants.allows("sts:AssumeRole", refersTo(secretsRoleID)), "watch-sites reads the site's MAAS key")
-	assert.True(t, sitesGrants.allows("sqs:SendMessage", refersTo(queueID)), "watch-sites relays through the site connector")
+	assert.True(t, sitesGrants.allows("sqs:SendMessage", connectorQueues), "watch-sites relays through the site connector")
 
 	// watch-machine: the table and nothing of MAAS.
 	_, watch := cfn.byID(t, "AWS::Lambda::Function", "WatchMachineFunction")

@@ -38,6 +38,7 @@ var connectorVersion = ""
 type connectorOptions struct {
 	site, maasURL, keyFile, stateDir string
 	endpoint, queueURL, table        string
+	credentialsDir                   string
 	workers                          int
 	logLevel                         string
 }
@@ -50,6 +51,7 @@ func (o *connectorOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.endpoint, "endpoint", "", "local transport: the API URL of maasflow local; the site token is read from $"+envConnectorToken)
 	fs.StringVar(&o.queueURL, "queue-url", "", "AWS transport: the site's request queue URL (stack output Connector<Site>QueueUrl); credentials from the AWS SDK chain")
 	fs.StringVar(&o.table, "table", "", "AWS transport: the connector table (maasflow-<stage>-connector)")
+	fs.StringVar(&o.credentialsDir, "credentials-dir", "", "AWS transport: the directory `maasflow connector enroll` wrote; the connector takes IAM Roles Anywhere sessions with its certificate (no AWS key) and its queue and table from connector.json")
 	fs.IntVar(&o.workers, "workers", 16, "requests run in parallel")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 }
@@ -89,6 +91,26 @@ func (o *connectorOptions) run(ctx context.Context, stdout, stderr io.Writer) in
 	}
 	if o.maasURL == "" {
 		problems = append(problems, "--maas-url is required")
+	}
+	var names *connectorNames
+	if o.credentialsDir != "" {
+		n, err := readConnectorNames(o.credentialsDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "maasflow connector: --credentials-dir: %v\n", err)
+			return 2
+		}
+		names = &n
+		if o.queueURL == "" {
+			o.queueURL = n.QueueURL
+		}
+		if o.table == "" {
+			o.table = n.Table
+		}
+		if o.site != "" && o.site != n.SiteID {
+			fmt.Fprintf(stderr, "maasflow connector: --site %s, but the certificate in --credentials-dir names site %s\n", o.site, n.SiteID)
+			return 2
+		}
+		o.site = n.SiteID
 	}
 	local, aws := o.endpoint != "", o.queueURL != "" || o.table != ""
 	switch {
@@ -139,7 +161,7 @@ func (o *connectorOptions) run(ctx context.Context, stdout, stderr io.Writer) in
 	if local {
 		link = &connector.HTTPLink{Endpoint: o.endpoint, Token: os.Getenv(envConnectorToken), Site: o.site, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	} else {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		cfg, err := awsconfig.LoadDefaultConfig(ctx, connectorAWSOptions(o.credentialsDir, names)...)
 		if err != nil {
 			fmt.Fprintf(stderr, "maasflow connector: AWS configuration: %v\n", err)
 			return 1
@@ -198,5 +220,6 @@ kept at the site (--maas-api-key-file). docs/deploy.md, "Site connector".`,
 		},
 	}
 	o.flags(cmd.Flags())
+	cmd.AddCommand(c.enrollCommand())
 	return cmd
 }

@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, out io.Writer, client func() (nodei
 	fs := flag.NewFlagSet("nodeca", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	key := fs.String("key", "", "ARN or id of the node CA's KMS key (ECC_NIST_P256, SIGN_VERIFY)")
+	name := fs.String("name", caName, `the CA's subject common name ("maasflow connector CA" for the connector CA's key)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer, client func() (nodei
 	if err != nil {
 		return err
 	}
-	certPEM, err := nodeid.SelfSign(signer, caName, time.Now().UTC())
+	certPEM, err := nodeid.SelfSign(signer, *name, time.Now().UTC())
 	if err != nil {
 		return err
 	}

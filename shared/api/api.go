@@ -141,6 +141,10 @@ type Deps struct {
 	// (store.Notifying in local mode); without it they re-read every
 	// Config.StreamInterval.
 	Changes ChangeNotifier
+
+	// Connectors makes connector sites' queues and issues their
+	// connectors' certificates on AWS (connector_cert.go).
+	Connectors ConnectorDeps
 }
 
 type server struct {
@@ -166,6 +170,8 @@ type server struct {
 	nodeCA  NodeCA
 	nodeURL string
 	changes ChangeNotifier
+
+	connectors ConnectorDeps
 }
 
 // New returns the API handler: every route of routeTable on a net/http
@@ -195,6 +201,8 @@ func newHandler(cfg Config, deps Deps, keep func(route) bool) http.Handler {
 		nodeCA:    deps.NodeCA,
 		nodeURL:   deps.NodeAPIURL,
 		changes:   deps.Changes,
+
+		connectors: deps.Connectors,
 	}
 	s.nodeIdentity = deps.NodeIdentity
 	if s.refusals == nil {

@@ -126,6 +126,7 @@ func TestEveryMutationIsAudited(t *testing.T) {
 	badDesign := []any{map[string]any{"name": "x", "networks": []any{map[string]any{"name": "n", "cidr": "bad"}}}}
 	h.mustAdmin(http.StatusUnprocessableEntity, "POST", site+"/design/plan", map[string]any{"documents": badDesign})
 	h.mustAdmin(http.StatusBadRequest, "POST", site+"/design/apply", map[string]any{"documents": badDesign})
+	h.mustAdmin(http.StatusServiceUnavailable, "POST", site+"/connector/certificate", map[string]any{"csr": "x"}) // no connector CA here
 	h.mustAdmin(http.StatusOK, "DELETE", site, nil)
 	h.enroll("node-x", "whatever")
 	for _, op := range []string{"retire", "reactivate", "remove", "bootstrap-bundle", "storage-cleanup"} {

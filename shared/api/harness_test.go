@@ -98,7 +98,13 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 	h.secrets = secrets.NewFileStore(filepath.Join(t.TempDir(), "secrets.json"))
 	h.nodeCA, err = nodeid.LoadOrCreateLocal(t.TempDir(), t0)
 	require.NoError(t, err)
-	h.handler = New(Config{}, Deps{
+	h.handler = New(Config{}, h.deps(bundles))
+	return h
+}
+
+// deps are the API's ports over the harness's fakes.
+func (h *harness) deps(bundles BundleConfig) Deps {
+	return Deps{
 		Store:     h.store,
 		Secrets:   h.secrets,
 		Starter:   h.starter,
@@ -119,8 +125,7 @@ func newHarnessWith(t testing.TB, bundles BundleConfig, wrap ...func(store.Dynam
 		NodeCA:   h.nodeCA,
 
 		NodeAPIURL: testNodeAPIURL,
-	})
-	return h
+	}
 }
 
 // call is one request; token "" sends no Authorization header.

@@ -30,6 +30,7 @@ func routeTable() []route {
 		{method: http.MethodPost, pattern: site + "/credentials", action: "site.credentials.write", target: "site:{id}", handle: (*server).putCredentials},
 		{method: http.MethodPost, pattern: site + "/power-overrides", action: "site.power_override.write", target: "site:{id}", handle: (*server).putPowerOverride},
 		{method: http.MethodPost, pattern: site + "/probe", action: "site.probe", target: "site:{id}", noBody: true, handle: (*server).probeSite},
+		{method: http.MethodPost, pattern: site + "/connector/certificate", action: "site.connector.certificate", target: "site:{id}", handle: (*server).issueConnectorCertificate},
 
 		{method: http.MethodPost, pattern: profiles, action: "profile.create", target: "site:{id}/profile", handle: (*server).createProfile},
 		{method: http.MethodGet, pattern: profiles, handle: (*server).listProfiles},

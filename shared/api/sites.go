@@ -20,8 +20,9 @@ import (
 type siteView struct {
 	domain.Site
 	EffectivePolicy domain.EffectivePolicy `json:"effective_policy"`
-	// Warnings (PATCH only) name the profiles whose effective policy
-	// could not onboard anything.
+	// Warnings (PATCH and DELETE) name the profiles whose effective
+	// policy could not onboard anything, and connector queues that could
+	// not be deleted.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -107,6 +108,9 @@ func (s *server) createSite(rq *request) (int, any, error) {
 		return 0, nil, err
 	}
 	rq.setTarget("site:" + site.ID)
+	if err := s.ensureConnectorQueues(rq.ctx(), site); err != nil {
+		return 0, nil, err
+	}
 	if err := s.store.CreateSite(rq.ctx(), site); err != nil {
 		if isConflict(err) {
 			return 0, nil, conflictError("name", "a site named %q already exists", in.Name)
@@ -224,8 +228,18 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	if err := shared.checkPolicy(cur.Policy); err != nil {
 		return 0, nil, err
 	}
+	wasConnector := cur.ThroughConnector() && cur.Status == domain.StatusActive
 	if err := applyConnectivity(&cur, in.Connectivity, in.AllowHTTP); err != nil {
 		return 0, nil, err
+	}
+	if in.Connectivity != nil || in.Status != nil {
+		next := cur
+		if in.Status != nil {
+			next.Status = *in.Status
+		}
+		if err := s.ensureConnectorQueues(rq.ctx(), next); err != nil {
+			return 0, nil, err
+		}
 	}
 	moved := in.MAASURL != nil && *in.MAASURL != cur.MAASURL
 	if moved {
@@ -275,6 +289,9 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	}
 	view := viewSite(site)
 	view.Warnings = s.policyWarnings(rq.ctx(), site, nil)
+	if wasConnector && (!site.ThroughConnector() || site.Status != domain.StatusActive) {
+		view.Warnings = append(view.Warnings, s.removeConnectorQueues(rq, site.ID)...)
+	}
 	return http.StatusOK, view, nil
 }
 
@@ -312,7 +329,11 @@ func (s *server) disableSite(rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, viewSite(site), nil
+	view := viewSite(site)
+	if site.ThroughConnector() {
+		view.Warnings = s.removeConnectorQueues(rq, site.ID)
+	}
+	return http.StatusOK, view, nil
 }
 
 // credentialsRequest holds secrets in plain strings only until they are

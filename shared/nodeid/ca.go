@@ -111,13 +111,19 @@ func (e *CSRError) Error() string { return "certificate signing request " + e.Re
 // never by what it asks for. The CSR must be signed by its key (proof the
 // node holds it) and the key must be ECDSA P-256 or P-384.
 func (c *CA) Issue(csrPEM, nodeID string, now time.Time) (Issued, error) {
+	return c.issue(csrPEM, pkix.Name{CommonName: nodeID, Organization: []string{"maasflow node"}}, NodeURI(nodeID), now)
+}
+
+// issue signs a client certificate named subject and uri over the public
+// key of csrPEM, living the CA's TTL.
+func (c *CA) issue(csrPEM string, subject pkix.Name, uriSAN string, now time.Time) (Issued, error) {
 	csr, err := ParseCSR(csrPEM)
 	if err != nil {
 		return Issued{}, err
 	}
-	uri, err := url.Parse(NodeURI(nodeID))
+	uri, err := url.Parse(uriSAN)
 	if err != nil {
-		return Issued{}, fmt.Errorf("node URI: %w", err)
+		return Issued{}, fmt.Errorf("certificate URI: %w", err)
 	}
 	serial, err := newSerial()
 	if err != nil {
@@ -125,9 +131,9 @@ func (c *CA) Issue(csrPEM, nodeID string, now time.Time) (Issued, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: nodeID, Organization: []string{"maasflow node"}},
+		Subject:      subject,
 		URIs:         []*url.URL{uri},
-		// A little back-dating absorbs clock skew between maasflow and the node.
+		// A little back-dating absorbs clock skew between maasflow and the holder.
 		NotBefore:   now.Add(-5 * time.Minute),
 		NotAfter:    now.Add(c.ttl),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
@@ -135,7 +141,7 @@ func (c *CA) Issue(csrPEM, nodeID string, now time.Time) (Issued, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, csr.PublicKey, c.signer)
 	if err != nil {
-		return Issued{}, fmt.Errorf("sign node certificate: %w", err)
+		return Issued{}, fmt.Errorf("sign certificate: %w", err)
 	}
 	return Issued{
 		CertPEM:  string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),

@@ -209,6 +209,10 @@ func API(ctx context.Context) (http.Handler, error) {
 	if deps.NodeCA, deps.NodeAPIURL, err = nodeCA(ctx, os.LookupEnv, func() nodeid.KMSAPI { return kms.NewFromConfig(c.awsCfg) }); err != nil {
 		return nil, err
 	}
+	if deps.Connectors, err = connectorDeps(ctx, os.LookupEnv, func() nodeid.KMSAPI { return kms.NewFromConfig(c.awsCfg) },
+		func() sqsrelay.QueueAdminAPI { return sqs.NewFromConfig(c.awsCfg) }); err != nil {
+		return nil, err
+	}
 	rc, ok, err := c.reconcilerForAPI(ctx)
 	if err != nil {
 		return nil, err

@@ -1,8 +1,8 @@
 // Package sqsrelay is the AWS transport of the site connector: each
 // connector site has an SQS request queue that only its connector may
 // receive from, and connectors write replies and heartbeats to a DynamoDB
-// table under their site's partition key, which is all their IAM user may
-// write (infra/connector.go).
+// table under their site's partition key, which is all their Roles
+// Anywhere session may write (infra/connector_access.go).
 //
 // The control plane sends a request with SendMessage and polls the reply
 // item with consistent reads until the request's context ends. The

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/maasflow/maasflow/functions/internal/awsenv"
-	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/config"
 )
 
@@ -19,5 +19,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, config.Describe(err))
 		os.Exit(1)
 	}
-	lambda.StartHandlerFunc(activities.New(deps).TakeSiteSlot, config.HandlerOptions()...)
+	lambda.StartHandlerFunc(onboarding.New(deps).TakeSiteSlot, config.HandlerOptions()...)
 }

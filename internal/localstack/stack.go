@@ -22,6 +22,7 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/decommission"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/allocation"
 	"github.com/maasflow/maasflow/shared/api"
 	"github.com/maasflow/maasflow/shared/asl"
@@ -281,7 +282,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	subs := map[string]string{}
 	tasks := map[string]asl.TaskHandler{}
-	for _, f := range append(activities.Catalog(deps), decommission.Catalog(deps)...) {
+	for _, f := range append(onboarding.Catalog(deps), decommission.Catalog(deps)...) {
 		arn := "arn:aws:lambda:local:000000000000:function:maasflow-" + f.Name
 		subs[f.Substitution] = arn
 		tasks[arn] = freshHandler{fn: f.Handler}

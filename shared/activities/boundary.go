@@ -4,32 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
+	"github.com/maasflow/maasflow/shared/run"
 	"github.com/maasflow/maasflow/shared/store"
 )
 
-// errorRoutes is the contract between the activities and the state
-// machine: every error name an activity can return, with its class. It is
-// built from the types in vocabulary, never written by hand;
-// asl_contract_test.go checks it against the declared types and the ASL.
-var errorRoutes = func() map[string]domain.ErrorClass {
-	routes := make(map[string]domain.ErrorClass, len(vocabulary))
-	for _, e := range vocabulary {
+// errorRoutes routes the shared vocabulary (ErrorRoutes with no extra).
+var errorRoutes = ErrorRoutes()
+
+// ErrorRoutes is the contract between the activities and the state
+// machines: every error name an activity can return, with its class. It is
+// built from the types in the shared vocabulary and a workflow package's
+// own (extra), never written by hand; the contract tests check it against
+// the declared types and the ASL.
+func ErrorRoutes(extra ...domain.ClassifiedError) map[string]domain.ErrorClass {
+	routes := make(map[string]domain.ErrorClass, len(vocabulary)+len(extra))
+	for _, e := range slices.Concat(vocabulary, extra) {
 		routes[errorName(e)] = e.Class()
 	}
 	return routes
-}()
-
-// ErrorRoute says how the state machine treats an error name; ok is false
-// for a name no activity returns.
-func ErrorRoute(name string) (class domain.ErrorClass, ok bool) {
-	class, ok = errorRoutes[name]
-	return class, ok
 }
 
 // WorkflowCodes are the error names the state machine writes itself.
@@ -138,3 +137,24 @@ func nameSet(names ...string) map[string]bool {
 // LambdaServiceErrors are the error names of an invoke that never reached
 // the function, which every Task of every state machine retries.
 func LambdaServiceErrors() []string { return slices.Sorted(maps.Keys(lambdaService)) }
+
+// LambdaLevelErrors are the error names of a function that ran and died
+// without an answer (timed out, crashed, out of memory).
+func LambdaLevelErrors() []string { return slices.Sorted(maps.Keys(lambdaLevel)) }
+
+// failAtBoundary maps err to the error vocabulary (boundary) and logs it
+// once: a warning when the state machine will retry it, an error otherwise.
+func failAtBoundary(ctx context.Context, log *slog.Logger, activity string, err error) error {
+	err = boundary(activity, err)
+	attrs := []any{slog.String("error_name", errorName(err)), slog.String("error", err.Error())}
+	if classOf(err) == domain.ErrorRetryable {
+		log.WarnContext(ctx, "activity failed, retryable", attrs...)
+	} else {
+		log.ErrorContext(ctx, "activity failed", attrs...)
+	}
+	return err
+}
+
+// exitOutcome is the failed stage exit's outcome on the timeline: what the
+// state machine does next with err's class.
+func exitOutcome(err error) string { return run.ExitOutcome(classOf(err)) }

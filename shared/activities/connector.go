@@ -68,7 +68,7 @@ func (c *SiteConnector) ForSiteRecord(ctx context.Context, site domain.Site) (MA
 	}
 	creds, err := secrets.GetSiteCredentials(ctx, c.secrets, siteID)
 	if err != nil {
-		return nil, credentialsError(siteID, err)
+		return nil, CredentialsError(siteID, err)
 	}
 	if creds.MAASAPIKey.Reveal() == "" {
 		return nil, &SiteCredentialsError{SiteID: siteID, Reason: "the MAAS API key is empty"}
@@ -88,7 +88,7 @@ func (c *SiteConnector) viaPath(ctx context.Context, site domain.Site) (MAAS, er
 	var missing *secrets.SecretNotFoundError
 	switch {
 	case err != nil && (!site.ThroughConnector() || !errors.As(err, &missing)):
-		return nil, credentialsError(site.ID, err)
+		return nil, CredentialsError(site.ID, err)
 	case !site.ThroughConnector() && creds.MAASAPIKey.Reveal() == "":
 		return nil, &SiteCredentialsError{SiteID: site.ID, Reason: "the MAAS API key is empty"}
 	}
@@ -137,4 +137,15 @@ func (c *SiteConnector) SiteHTTPFor(site domain.Site) (HTTPDoer, bool, error) {
 // client (both runtimes use it).
 func NewMAASClient(maasURL string, apiKey domain.Secret) (MAAS, error) {
 	return maas.NewClient(maasURL, apiKey)
+}
+
+// CredentialsError maps a failure to read a site's credentials to the
+// error vocabulary: none set is the site's problem (terminal), anything
+// else the secrets store's (retryable).
+func CredentialsError(siteID string, err error) error {
+	var missing *secrets.SecretNotFoundError
+	if errors.As(err, &missing) {
+		return &SiteCredentialsError{SiteID: siteID, Reason: "no credentials are set"}
+	}
+	return &SecretsUnavailableError{SiteID: siteID, Message: err.Error()}
 }

@@ -190,6 +190,25 @@ func (d Deps) WithDefaults() Deps {
 	return d
 }
 
+// WatchStore keeps the machine watch's records (*store.Store): one watch
+// per waiting machine, one cursor per site, all in one partition.
+type WatchStore interface {
+	PutMachineWatch(ctx context.Context, w domain.MachineWatch) error
+	ListMachineWatches(ctx context.Context) (store.MachineWatches, error)
+	DeleteMachineWatch(ctx context.Context, siteID, systemID string, token domain.Secret) error
+	PutWatchCursor(ctx context.Context, c domain.WatchCursor) error
+}
+
+var _ WatchStore = (*store.Store)(nil)
+
+// DefaultInvocationBudget bounds one activity invocation, and with it
+// every MAAS call it makes, when Deps.InvocationBudget is zero. It sits
+// below the functions' Lambda timeout (60 s) and far below the Tasks'
+// TimeoutSeconds, so a MAAS that is slow to answer surfaces as a retryable
+// MAASTimeoutError the state machine backs off from, never as the
+// platform killing the function mid-call.
+const DefaultInvocationBudget = 45 * time.Second
+
 // Function is one activity as a deployable unit.
 type Function struct {
 	// Name is the kebab-case function name, = functions/<Name>.
@@ -202,50 +221,3 @@ type Function struct {
 	// Handler is func(context.Context, <Activity>Input) (<Activity>Output, error).
 	Handler any
 }
-
-// Catalog lists every activity of the onboarding workflow, built on d.
-func Catalog(d Deps) []Function {
-	a := New(d)
-	fn := func(name, activity string, h any) Function {
-		return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
-	}
-	return []Function{
-		fn("take-site-slot", "TakeSiteSlot", a.TakeSiteSlot),
-		fn("validate-onboarding", "ValidateOnboarding", a.ValidateOnboarding),
-		fn("discover-machine", "DiscoverMachine", a.DiscoverMachine),
-		fn("commission-machine", "CommissionMachine", a.CommissionMachine),
-		fn("check-machine", "CheckMachine", a.CheckMachine),
-		fn("power-cycle-machine", "PowerCycleMachine", a.PowerCycleMachine),
-		fn("verify-hardware", "VerifyHardware", a.VerifyHardware),
-		fn("configure-machine", "ConfigureMachine", a.ConfigureMachine),
-		fn("configure-storage", "ConfigureStorage", a.ConfigureStorage),
-		fn("preflight-pxe", "PreflightPXE", a.PreflightPXE),
-		fn("apply-roce", "ApplyRoCE", a.ApplyRoCE),
-		fn("check-predeploy", "CheckPredeploy", a.CheckPredeploy),
-		fn("deploy-machine", "DeployMachine", a.DeployMachine),
-		fn("classify-deploy-failure", "ClassifyDeployFailure", a.ClassifyDeployFailure),
-		fn("recover-deploy", "RecoverDeploy", a.RecoverDeploy),
-		fn("await-enrollment", "AwaitEnrollment", a.AwaitEnrollment),
-		fn("check-completion-gates", "CheckCompletionGates", a.CheckCompletionGates),
-		fn("finish-onboarding", "FinishOnboarding", a.FinishOnboarding),
-		fn("reset-machine", "ResetMachine", a.ResetMachine),
-		fn("adopt-machine", "AdoptMachine", a.AdoptMachine),
-		fn("watch-machine", "WatchMachine", a.WatchMachine),
-		fn("watch-sites", "WatchSites", a.WatchSites),
-	}
-}
-
-// Activities holds the dependencies every activity uses; each exported
-// method is one activity's handler, func(ctx, <Activity>Input)
-// (<Activity>Output, error), so a Lambda main can hand it to
-// lambda.StartHandlerFunc and have its signature checked at compile time.
-type Activities struct {
-	d Deps
-	// watchClients keeps WatchSites' MAAS client of each site across its
-	// rounds (watch_sites.go).
-	watchClients siteClients
-}
-
-// New returns the activities bound to d (nil Clock, NewID, Logger and HTTP
-// get their defaults).
-func New(d Deps) *Activities { return &Activities{d: d.WithDefaults()} }

@@ -331,9 +331,11 @@ func (*MachineNotRecordedError) Class() domain.ErrorClass { return domain.ErrorT
 func (*InvalidInputError) Class() domain.ErrorClass       { return domain.ErrorTerminal }
 func (*ActivityFailedError) Class() domain.ErrorClass     { return domain.ErrorTerminal }
 
-// vocabulary holds one value of every error type an activity returns, its
-// own and the MAAS client's: the routing table is built from it, and the
-// tests check it against the declared types and the ASL.
+// vocabulary holds one value of every error type the activities of both
+// workflows return, their own and the MAAS client's; a workflow package
+// adds the types only it declares (ErrorRoutes). The routing table is
+// built from it, and the tests check it against the declared types and
+// the ASL.
 var vocabulary = []domain.ClassifiedError{
 	(*RecordConflictError)(nil),
 	(*StoreUnavailableError)(nil),
@@ -345,15 +347,12 @@ var vocabulary = []domain.ClassifiedError{
 	(*MachineStateUnsafeError)(nil),
 	(*MachineWaitTimeoutError)(nil),
 	(*PXEPreflightError)(nil),
-	(*HardwareMismatchError)(nil),
-	(*MachineDesignError)(nil),
 	(*RoCEAssignmentError)(nil),
 	(*PredeployCheckError)(nil),
 	(*PayloadRenderError)(nil),
 	(*TokenPersistenceError)(nil),
 	(*MachineNotDeployableError)(nil),
 	(*CompletionGateError)(nil),
-	(*AdoptionRefusedError)(nil),
 	(*GuardrailError)(nil),
 	(*SiteCredentialsError)(nil),
 	(*RecordNotFoundError)(nil),

@@ -196,8 +196,8 @@ func (c *Frame[R, S, E]) Note(ctx context.Context, source, detail string) error 
 
 // exit records the stage's successful end.
 func (c *Frame[R, S, E]) Exit(ctx context.Context, detail string) error {
-	c.Log.InfoContext(ctx, "stage exited", slog.String("outcome", outcomeOK), slog.String("detail", detail))
-	return c.Timeline(ctx, c.NewRow(domain.TimelineStageExited, outcomeOK, "", detail))
+	c.Log.InfoContext(ctx, "stage exited", slog.String("outcome", run.OutcomeOK), slog.String("detail", detail))
+	return c.Timeline(ctx, c.NewRow(domain.TimelineStageExited, run.OutcomeOK, "", detail))
 }
 
 // finish is every activity's boundary (deferred): it turns *errp into the

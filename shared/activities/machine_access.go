@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"strings"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -51,3 +52,44 @@ var Releasable = map[maas.Status]bool{
 	maas.StatusBroken: true, maas.StatusAllocated: true, maas.StatusReserved: true, maas.StatusDeploying: true, maas.StatusDeployed: true,
 	maas.StatusFailedDeployment: true, maas.StatusFailedDiskErasing: true, maas.StatusFailedReleasing: true,
 }
+
+// MachineStatusName is the machine's MAAS label, from the int when the name is
+// missing.
+func MachineStatusName(m maas.Machine) string {
+	if m.StatusName != "" {
+		return m.StatusName
+	}
+	return m.Status.String()
+}
+
+// Tail keeps the last n bytes of s, cut at a line start when one is near.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
+		s = s[i+1:]
+	}
+	return "…" + s
+}
+
+// Truncate bounds s to n bytes on a rune boundary.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Timeline note sources both workflows write and read back.
+const (
+	// SourceEvent marks an event published for the row's attempt; Detail
+	// is the detail type. Publishing is skipped when the marker exists.
+	SourceEvent = "event"
+	SourceMAAS  = "maas"
+)

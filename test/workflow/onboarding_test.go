@@ -21,6 +21,7 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -83,7 +84,7 @@ func newHarness(t testing.TB, o options) *harness {
 	var schedule atomic.Pointer[workflow.MachineWatchSchedule]
 	f.Deps.Watches = watch.store
 	watchSites := watch.watchSites(f.Deps)
-	for _, fn := range activities.Catalog(f.Deps) {
+	for _, fn := range onboarding.Catalog(f.Deps) {
 		arn := "arn:aws:lambda:us-east-1:123456789012:function:maasflow-" + fn.Name
 		subs[fn.Substitution] = arn
 		if fn.Activity == "WatchSites" {

@@ -12,6 +12,7 @@ import (
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -185,11 +186,11 @@ func TestAdoptDeployedAndEnrolledPassesTheGates(t *testing.T) {
 	var deps activities.Deps
 	var failed atomic.Bool
 	gates := func(*asl.VirtualClock) asl.TaskHandler {
-		once := func(ctx context.Context, in activities.CheckCompletionGatesInput) (activities.CheckCompletionGatesOutput, error) {
+		once := func(ctx context.Context, in onboarding.CheckCompletionGatesInput) (onboarding.CheckCompletionGatesOutput, error) {
 			if failed.CompareAndSwap(false, true) {
-				return activities.CheckCompletionGatesOutput{}, &activities.CompletionGateError{Gate: activities.GateMAASDeployed, Reason: "a MAAS hiccup"}
+				return onboarding.CheckCompletionGatesOutput{}, &activities.CompletionGateError{Gate: onboarding.GateMAASDeployed, Reason: "a MAAS hiccup"}
 			}
-			return activities.New(deps).CheckCompletionGates(ctx, in)
+			return onboarding.New(deps).CheckCompletionGates(ctx, in)
 		}
 		return lambda.NewHandlerWithOptions(once, config.HandlerOptions()...)
 	}

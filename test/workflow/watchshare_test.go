@@ -6,6 +6,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/asl"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
@@ -37,7 +38,7 @@ func (w *watchShare) watchSites(d activities.Deps) any {
 	d.MAAS = activities.NewSiteConnector(w.store, d.Secrets, func(url string, key domain.Secret) (activities.MAAS, error) {
 		return maas.NewClient(url, key, maas.WithNow(d.Clock.Now), maas.WithHTTPClient(client))
 	})
-	return activities.New(d).WatchSites
+	return onboarding.New(d).WatchSites
 }
 
 // countingTransport counts the HTTP requests it carries.

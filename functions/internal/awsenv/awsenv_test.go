@@ -12,6 +12,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/decommission"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/config"
 	"github.com/maasflow/maasflow/shared/enroll"
 )
@@ -76,7 +77,7 @@ func TestEveryActivityIsAFunction(t *testing.T) {
 	want := []string{"api", "reconcile", "stream"}
 	// Each main builds its workflow's activities: the package's New.
 	for pkg, catalog := range map[string][]activities.Function{
-		"activities":   activities.Catalog(activities.Deps{}),
+		"onboarding":   onboarding.Catalog(activities.Deps{}),
 		"decommission": decommission.Catalog(activities.Deps{}),
 	} {
 		for _, f := range catalog {

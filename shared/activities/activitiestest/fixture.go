@@ -27,6 +27,7 @@ import (
 
 	"github.com/maasflow/maasflow/internal/maassim"
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
@@ -210,8 +211,8 @@ func (f *Fixture) AddOnboarding(t testing.TB, hostname, ipmiIP string) domain.On
 }
 
 // Ref is the execution input of an onboarding.
-func Ref(o domain.Onboarding) activities.OnboardingRef {
-	return activities.OnboardingRef{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Attempt: o.Attempt, Run: o.Run, CorrelationID: o.CorrelationID}
+func Ref(o domain.Onboarding) onboarding.OnboardingRef {
+	return onboarding.OnboardingRef{OnboardingID: o.ID, SiteID: o.SiteID, Hostname: o.Hostname, Attempt: o.Attempt, Run: o.Run, CorrelationID: o.CorrelationID}
 }
 
 // Secrets are the seeded secret values.

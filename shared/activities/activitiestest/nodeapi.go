@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/clock"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
@@ -119,7 +120,7 @@ func (n *NodeAPI) enroll(w http.ResponseWriter, r *http.Request, nodeID string) 
 	n.enrolled = append(n.enrolled, nodeID)
 	n.mu.Unlock()
 	if ob, err := n.Store.GetOnboarding(ctx, tok.OnboardingID); err == nil && ob.EnrollmentTaskToken != "" && n.Completer != nil {
-		out, _ := json.Marshal(activities.EnrollmentResult{NodeID: nodeID, EnrolledAt: now, Attempt: tok.Attempt})
+		out, _ := json.Marshal(onboarding.EnrollmentResult{NodeID: nodeID, EnrolledAt: now, Attempt: tok.Attempt})
 		// As the API: a failure to complete the wait is not the node's
 		// problem; the workflow's timeout catches it.
 		_ = n.Completer.CompleteTask(ctx, ob.EnrollmentTaskToken, out)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/aslcontract"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 )
 
 const decomASLPath = "../../../statemachines/decommission.asl.json"
@@ -47,7 +48,7 @@ func TestDecommissionASLParsesOnTheEngine(t *testing.T) {
 
 func TestDecommissionCatalog(t *testing.T) {
 	seen := map[string]bool{}
-	for _, f := range append(activities.Catalog(activities.Deps{}), Catalog(activities.Deps{})...) {
+	for _, f := range append(onboarding.Catalog(activities.Deps{}), Catalog(activities.Deps{})...) {
 		assert.False(t, seen[f.Name], "duplicate %s", f.Name)
 		seen[f.Name] = true
 	}

@@ -1,0 +1,26 @@
+package onboarding
+
+import (
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/domain"
+)
+
+// vocabulary holds one value of every error type only the onboarding's
+// activities declare; the shared ones are the parent package's.
+var vocabulary = []domain.ClassifiedError{
+	(*HardwareMismatchError)(nil),
+	(*MachineDesignError)(nil),
+	(*AdoptionRefusedError)(nil),
+}
+
+// errorRoutes is every error name an onboarding activity can return, with
+// its class: the shared vocabulary and the onboarding's own. The contract
+// tests check it against the declared types and the ASL.
+var errorRoutes = activities.ErrorRoutes(vocabulary...)
+
+// ErrorRoute says how the state machine treats an error name; ok is false
+// for a name no activity returns.
+func ErrorRoute(name string) (class domain.ErrorClass, ok bool) {
+	class, ok = errorRoutes[name]
+	return class, ok
+}

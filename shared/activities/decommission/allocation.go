@@ -3,7 +3,6 @@ package decommission
 import (
 	"errors"
 
-	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/allocation"
 )
 
@@ -16,9 +15,9 @@ func allocationError(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &unavailable):
-		return &activities.AllocationUnavailableError{Op: unavailable.Op, Message: unavailable.Message}
+		return &AllocationUnavailableError{Op: unavailable.Op, Message: unavailable.Message}
 	case errors.As(err, &refused):
-		return &activities.AllocationRefusedError{Op: refused.Op, Message: refused.Message}
+		return &AllocationRefusedError{Op: refused.Op, Message: refused.Message}
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package decommission
 import (
 	"context"
 	"fmt"
+
 	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -26,8 +27,8 @@ type BeginDecommissionOutput struct {
 // changes nothing. Nothing in MAAS or the allocation service is touched,
 // so its errors take the failed path.
 //
-// Errors: activities.NodeNotDecommissionableError (removed node, no MAAS machine),
-// activities.DecommissionClosedError, store errors.
+// Errors: NodeNotDecommissionableError (removed node, no MAAS machine),
+// DecommissionClosedError, store errors.
 func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommissionInput) (out BeginDecommissionOutput, err error) {
 	c, err := a.beginDecom(ctx, "BeginDecommission", domain.DecomStageStart, in.DecommissionRef)
 	defer c.Finish(ctx, &err)
@@ -39,10 +40,10 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 		return out, activities.StoreError("read node", err)
 	}
 	if node.Status == domain.NodeRemoved {
-		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
+		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status}
 	}
 	if node.MAASSystemID == "" && c.Rec.MAASSystemID == "" {
-		return out, &activities.NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
+		return out, &NodeNotDecommissionableError{NodeID: node.ID, Status: node.Status + " without a MAAS machine"}
 	}
 	// The start and its timeline row are one write.
 	startedRow := func(prev, next domain.Decommission) []domain.DecommissionEvent {
@@ -54,7 +55,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	}
 	updated, err := a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
-			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = domain.DecommissionRunning
 		if d.Stage == "" {
@@ -75,7 +76,7 @@ func (a *Activities) BeginDecommission(ctx context.Context, in BeginDecommission
 	if node.Status != domain.NodeDecommissioning {
 		if _, err := a.d.Store.UpdateNode(ctx, node.ID, func(n *domain.Node) error {
 			if n.Status == domain.NodeRemoved {
-				return &activities.NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
+				return &NodeNotDecommissionableError{NodeID: n.ID, Status: n.Status}
 			}
 			n.Status = domain.NodeDecommissioning
 			return nil

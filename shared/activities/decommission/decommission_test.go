@@ -175,7 +175,7 @@ func TestClosedDecommissionIsLeftAlone(t *testing.T) {
 	})
 	require.NoError(t, err)
 	_, err = e.a.ReleaseMachine(context.Background(), decommission.ReleaseMachineInput{DecommissionRef: e.ref})
-	var closed *activities.DecommissionClosedError
+	var closed *decommission.DecommissionClosedError
 	require.ErrorAs(t, err, &closed)
 	assert.Zero(t, e.calls("release"))
 
@@ -206,14 +206,14 @@ func TestDrainAllocations(t *testing.T) {
 
 	e.allocs.Put(domain.Allocation{ID: "a2", NodeID: "node-d", State: domain.AllocationReleaseFailed})
 	_, err = e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref})
-	var failed *activities.DrainFailedError
+	var failed *decommission.DrainFailedError
 	require.ErrorAs(t, err, &failed)
 	assert.Equal(t, "a2", failed.AllocationID)
 
 	e.allocs.Put(domain.Allocation{ID: "a2", NodeID: "node-d", State: domain.AllocationReleasing})
 	start := e.clk.Now().UTC().Add(-31 * time.Minute).Format(time.RFC3339Nano)
 	_, err = e.a.DrainAllocations(ctx, decommission.DrainAllocationsInput{DecommissionRef: e.ref, Poll: activities.Poll{StartedAt: start, Count: 9}})
-	var timeout *activities.DrainTimeoutError
+	var timeout *decommission.DrainTimeoutError
 	require.ErrorAs(t, err, &timeout)
 	assert.Equal(t, []string{"a2"}, timeout.Pending)
 }

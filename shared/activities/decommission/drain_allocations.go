@@ -3,10 +3,11 @@ package decommission
 import (
 	"context"
 	"fmt"
-	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -32,8 +33,8 @@ type DrainAllocationsOutput struct {
 // node (the service treats a repeat as a no-op), so a lost answer costs
 // nothing. Waiting is output, never an error.
 //
-// Errors: activities.DrainFailedError (an allocation is release_failed),
-// activities.DrainTimeoutError (past the policy's drain bound), AllocationUnavailableError
+// Errors: DrainFailedError (an allocation is release_failed),
+// DrainTimeoutError (past the policy's drain bound), AllocationUnavailableError
 // (retryable), AllocationRefusedError, store errors.
 func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsInput) (out DrainAllocationsOutput, err error) {
 	c, err := a.beginDecom(ctx, "DrainAllocations", domain.DecomStageDrain, in.DecommissionRef)
@@ -64,7 +65,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 		case domain.AllocationReleased:
 			continue
 		case domain.AllocationReleaseFailed:
-			return out, &activities.DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: al.State}
+			return out, &DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: al.State}
 		case domain.AllocationReleasing:
 		default:
 			got, err := a.d.Allocations.ForceRelease(ctx, al.ID, fmt.Sprintf("decommission %s (%s)", c.Rec.ID, c.Rec.Mode))
@@ -75,7 +76,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 				return out, err
 			}
 			if got.State == domain.AllocationReleaseFailed {
-				return out, &activities.DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: got.State}
+				return out, &DrainFailedError{NodeID: c.Rec.NodeID, AllocationID: al.ID, State: got.State}
 			}
 			if got.State == domain.AllocationReleased {
 				continue
@@ -95,7 +96,7 @@ func (a *Activities) DrainAllocations(ctx context.Context, in DrainAllocationsIn
 	}
 	limit := time.Duration(pol.DrainTimeoutSeconds) * time.Second
 	if waited := now.Sub(started); waited > limit {
-		return out, &activities.DrainTimeoutError{NodeID: c.Rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
+		return out, &DrainTimeoutError{NodeID: c.Rec.NodeID, Pending: pending, WaitedSeconds: int(waited.Seconds()), LimitSeconds: pol.DrainTimeoutSeconds}
 	}
 	c.Log.InfoContext(ctx, "drain in progress", slog.String("pending", strings.Join(pending, ",")))
 	out.Outcome = activities.OutcomeInProgress

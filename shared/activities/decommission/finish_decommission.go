@@ -3,8 +3,9 @@ package decommission
 import (
 	"context"
 	"fmt"
-	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
+
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
@@ -66,7 +67,7 @@ func (a *Activities) FinishDecommission(ctx context.Context, in FinishDecommissi
 		// freeze: the record moved on) moves no node, and the close below
 		// is conditional on the record still being this run's.
 		if !c.stillRunning(ctx) {
-			return out, &activities.DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
+			return out, &DecommissionClosedError{DecommissionID: c.Rec.ID, Status: "stopped", Attempt: c.ref.Attempt, Current: c.Rec.Attempt}
 		}
 		if err := c.settleNode(ctx, in.Status); err != nil {
 			return out, err
@@ -174,7 +175,7 @@ func (c *dcall) close(ctx context.Context, in FinishDecommissionInput) error {
 	}
 	updated, err := c.a.d.Decommissions.UpdateDecommissionWithTimeline(ctx, c.ref.DecommissionID, func(d *domain.Decommission) error {
 		if !c.ref.onRun(d) || !domain.IsOpenStatus(d.Status) || d.Status == domain.DecommissionManualIntervention {
-			return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
+			return &DecommissionClosedError{DecommissionID: d.ID, Status: string(d.Status), Attempt: c.ref.Attempt, Current: d.Attempt}
 		}
 		d.Status = in.Status
 		if in.Status == domain.DecommissionCompleted {

@@ -3,6 +3,7 @@ package decommission
 import (
 	"context"
 	"fmt"
+
 	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"

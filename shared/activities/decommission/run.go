@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/maasflow/maasflow/shared/activities"
 	"log/slog"
+
+	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/events"
@@ -58,12 +59,12 @@ type dcall struct {
 
 // closedError is the refusal of a step whose run no longer holds the
 // decommission (status names what it found: its status, or "stopped").
-func (r DecommissionRef) closedError(d domain.Decommission, status string) *activities.DecommissionClosedError {
-	return &activities.DecommissionClosedError{DecommissionID: d.ID, Status: status, Attempt: r.Attempt, Current: d.Attempt}
+func (r DecommissionRef) closedError(d domain.Decommission, status string) *DecommissionClosedError {
+	return &DecommissionClosedError{DecommissionID: d.ID, Status: status, Attempt: r.Attempt, Current: d.Attempt}
 }
 
 // beginDecom reads the decommission and fences the execution: a closed
-// record or another attempt → activities.DecommissionClosedError, nothing written.
+// record or another attempt → DecommissionClosedError, nothing written.
 func (a *Activities) beginDecom(ctx context.Context, activity string, stage domain.DecommissionStage, ref DecommissionRef) (*dcall, error) {
 	c := &dcall{a: a, ref: ref}
 	c.Frame = activities.Frame[domain.Decommission, domain.DecommissionStage, domain.DecommissionEvent]{
@@ -107,7 +108,7 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) activities.
 			return nil
 		},
 		Quiet: func(err error) bool {
-			var closed *activities.DecommissionClosedError
+			var closed *DecommissionClosedError
 			return errors.As(err, &closed)
 		},
 		WriteRecord: func(ctx context.Context, change func(*domain.Decommission) error, rows func(before, after domain.Decommission) []domain.DecommissionEvent) (domain.Decommission, error) {
@@ -118,7 +119,7 @@ func decommissionRules(a *Activities, ref DecommissionRef, c *dcall) activities.
 		},
 		MayAppend: func(ctx context.Context) error {
 			if !c.stillRunning(ctx) {
-				return &activities.DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.Rec.Attempt}
+				return &DecommissionClosedError{DecommissionID: ref.DecommissionID, Status: "stopped", Attempt: ref.Attempt, Current: c.Rec.Attempt}
 			}
 			return nil
 		},
@@ -260,7 +261,7 @@ func (c *dcall) publishOnce(ctx context.Context, detailType string, detail event
 	if cur, err := c.a.d.Decommissions.GetDecommission(ctx, c.ref.DecommissionID); err != nil {
 		return activities.StoreError("read decommission", err)
 	} else if !c.ref.onRun(&cur) || string(cur.Status) != detail.Status || ctx.Err() != nil {
-		return &activities.DecommissionClosedError{DecommissionID: cur.ID, Status: string(cur.Status), Attempt: c.ref.Attempt, Current: cur.Attempt}
+		return &DecommissionClosedError{DecommissionID: cur.ID, Status: string(cur.Status), Attempt: c.ref.Attempt, Current: cur.Attempt}
 	}
 	rows, err := c.a.d.Decommissions.ListDecommissionEvents(ctx, c.ref.DecommissionID)
 	if err != nil {

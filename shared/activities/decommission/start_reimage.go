@@ -3,6 +3,7 @@ package decommission
 import (
 	"context"
 	"fmt"
+
 	"github.com/maasflow/maasflow/shared/activities"
 
 	"github.com/maasflow/maasflow/shared/domain"
@@ -65,7 +66,7 @@ func (a *Activities) StartReimage(ctx context.Context, in StartReimageInput) (ou
 		execID, err := a.d.Starter.StartOnboarding(ctx, ob)
 		if err != nil {
 			// The workflow service's text may quote internals: its type only.
-			return out, &activities.ReimageStartError{OnboardingID: ob.ID, Message: fmt.Sprintf("the workflow service refused (%T)", activities.RootError(err))}
+			return out, &ReimageStartError{OnboardingID: ob.ID, Message: fmt.Sprintf("the workflow service refused (%T)", activities.RootError(err))}
 		}
 		if _, err := a.d.Store.UpdateOnboarding(ctx, ob.ID, func(o *domain.Onboarding) error {
 			o.ExecutionID = execID

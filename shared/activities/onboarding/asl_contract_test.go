@@ -18,6 +18,7 @@ import (
 
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/aslcontract"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -80,6 +81,15 @@ func nameSet(names []string) map[string]bool {
 	return s
 }
 
+// everyErrorRoute is the routing table of both workflows (the onboarding's
+// and the decommission's, each the shared vocabulary and its own types):
+// the declared types and both state machines are checked against it.
+var everyErrorRoute = func() map[string]domain.ErrorClass {
+	routes := maps.Clone(errorRoutes)
+	maps.Copy(routes, decommission.ErrorRoutes())
+	return routes
+}()
+
 func TestErrorRoutesCoverEveryDeclaredType(t *testing.T) {
 	var declared []string
 	for _, dir := range errorPackages {
@@ -88,9 +98,9 @@ func TestErrorRoutesCoverEveryDeclaredType(t *testing.T) {
 	require.Contains(t, declared, "AmbiguousMachineMatchError")
 	require.Contains(t, declared, "MAASUnavailableError")
 	for _, name := range declared {
-		assert.Contains(t, errorRoutes, name, "declared error type %s is not in vocabulary", name)
+		assert.Contains(t, everyErrorRoute, name, "declared error type %s is not in vocabulary", name)
 	}
-	for name := range errorRoutes {
+	for name := range everyErrorRoute {
 		assert.Contains(t, declared, name, "vocabulary lists %s, which no package declares", name)
 	}
 }
@@ -190,8 +200,8 @@ func classMismatches(states map[string]aslState, routes map[string]domain.ErrorC
 
 func TestASLRetryAndCatchAgreeWithTheDeclaredClasses(t *testing.T) {
 	states := everyASLState(t)
-	assert.Empty(t, classMismatches(states, errorRoutes))
-	assert.Empty(t, routingMismatches(states, errorRoutes))
+	assert.Empty(t, classMismatches(states, everyErrorRoute))
+	assert.Empty(t, routingMismatches(states, everyErrorRoute))
 }
 
 // beforeMAAS are the Tasks that run before the workflow touches MAAS:
@@ -258,7 +268,7 @@ func routingMismatches(states map[string]aslState, routes map[string]domain.Erro
 // memory: each disagreement must be reported.
 func TestClassMismatchesAreFound(t *testing.T) {
 	_, states := loadASL(t)
-	routes := maps.Clone(errorRoutes)
+	routes := maps.Clone(everyErrorRoute)
 	routes["AmbiguousMachineMatchError"] = domain.ErrorTerminal // caught to manual
 	routes["MAASTimeoutError"] = domain.ErrorNeedsOperator      // retried
 	routes["GuardrailError"] = domain.ErrorNeedsOperator        // only reaches the failed path
@@ -274,12 +284,12 @@ func TestClassMismatchesAreFound(t *testing.T) {
 	crash.Catch = crash.Catch[len(crash.Catch)-1:]
 	crash.Catch[0].Next = toFailure
 	broken["CheckReady"] = crash
-	got = strings.Join(routingMismatches(broken, errorRoutes), "\n")
+	got = strings.Join(routingMismatches(broken, everyErrorRoute), "\n")
 	assert.Contains(t, got, "CheckReady sends Lambda.Unknown to RecordFailure, want RecordManualIntervention")
 	assert.Contains(t, got, "CheckReady sends string to RecordFailure, want RecordManualIntervention")
 	assert.Contains(t, got, "CheckReady sends MachineWaitTimeoutError to RecordFailure, want RecordManualIntervention")
 	assert.NotContains(t, got, "GuardrailError")
-	routes = maps.Clone(errorRoutes)
+	routes = maps.Clone(everyErrorRoute)
 	routes["MAASNotFoundError"] = domain.ErrorTerminal
 	assert.Contains(t, strings.Join(routingMismatches(states, routes), "\n"),
 		"DeployMachine sends MAASNotFoundError to RecordManualIntervention, want RecordFailure")
@@ -289,7 +299,7 @@ func TestClassMismatchesAreFound(t *testing.T) {
 		ErrorEquals []string `json:"ErrorEquals"`
 	}{ErrorEquals: []string{"DeployTypoError"}})
 	states["DeployMachine"] = st
-	assert.Contains(t, strings.Join(classMismatches(states, errorRoutes), "\n"), "[DeployMachine] retry DeployTypoError, which names no error type")
+	assert.Contains(t, strings.Join(classMismatches(states, everyErrorRoute), "\n"), "[DeployMachine] retry DeployTypoError, which names no error type")
 }
 
 func TestASLTasksFollowTheRules(t *testing.T) {

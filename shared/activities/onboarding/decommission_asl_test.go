@@ -3,8 +3,8 @@ package onboarding
 import (
 	"testing"
 
-	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/aslcontract"
+	"github.com/maasflow/maasflow/shared/activities/decommission"
 )
 
 const decomASLPath = "../../../statemachines/decommission.asl.json"
@@ -33,5 +33,5 @@ func everyASLState(t *testing.T) map[string]aslState {
 
 func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {
 	raw, _ := loadDecomASL(t)
-	assertWorkflowCodesDeclared(t, raw, activities.DecommissionWorkflowCodes())
+	assertWorkflowCodesDeclared(t, raw, decommission.WorkflowCodes())
 }

@@ -1,6 +1,8 @@
 package onboarding
 
 import (
+	"maps"
+
 	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/domain"
 )
@@ -18,9 +20,6 @@ var vocabulary = []domain.ClassifiedError{
 // tests check it against the declared types and the ASL.
 var errorRoutes = activities.ErrorRoutes(vocabulary...)
 
-// ErrorRoute says how the state machine treats an error name; ok is false
-// for a name no activity returns.
-func ErrorRoute(name string) (class domain.ErrorClass, ok bool) {
-	class, ok = errorRoutes[name]
-	return class, ok
-}
+// ErrorRoutes is every error name an onboarding activity can return, with
+// its class (a copy of errorRoutes).
+func ErrorRoutes() map[string]domain.ErrorClass { return maps.Clone(errorRoutes) }

@@ -1,8 +1,9 @@
-package activities
+package decommission
 
 import (
 	"fmt"
 
+	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -119,9 +120,25 @@ const (
 	CodeReimageOnboardingFailed = "ReimageOnboardingFailed"
 )
 
-// DecommissionWorkflowCodes are the error names the decommission state
-// machine writes itself (CodeInvalidStartStage shared with the
-// onboarding's).
-func DecommissionWorkflowCodes() []string {
-	return []string{CodeEraseFailed, CodeEraseHung, CodeReleaseFailed, CodeReimageOnboardingFailed, CodeInvalidStartStage}
+// WorkflowCodes are the error names the decommission state machine writes
+// itself (CodeInvalidStartStage shared with the onboarding's).
+func WorkflowCodes() []string {
+	return []string{CodeEraseFailed, CodeEraseHung, CodeReleaseFailed, CodeReimageOnboardingFailed, activities.CodeInvalidStartStage}
 }
+
+// vocabulary holds one value of every error type only the decommission's
+// activities declare; the shared ones are the parent package's.
+var vocabulary = []domain.ClassifiedError{
+	(*AllocationUnavailableError)(nil),
+	(*ReimageStartError)(nil),
+	(*AllocationRefusedError)(nil),
+	(*DrainFailedError)(nil),
+	(*DrainTimeoutError)(nil),
+	(*DecommissionClosedError)(nil),
+	(*NodeNotDecommissionableError)(nil),
+}
+
+// ErrorRoutes is every error name a decommission activity can return, with
+// its class: the shared vocabulary and the decommission's own. The
+// contract tests check it against the declared types and the ASL.
+func ErrorRoutes() map[string]domain.ErrorClass { return activities.ErrorRoutes(vocabulary...) }

@@ -15,9 +15,6 @@ import (
 	"github.com/maasflow/maasflow/shared/store"
 )
 
-// errorRoutes routes the shared vocabulary (ErrorRoutes with no extra).
-var errorRoutes = ErrorRoutes()
-
 // ErrorRoutes is the contract between the activities and the state
 // machines: every error name an activity can return, with its class. It is
 // built from the types in the shared vocabulary and a workflow package's
@@ -72,7 +69,8 @@ func StoreError(what string, err error) error {
 	}
 	var classified domain.ClassifiedError
 	if errors.As(err, &classified) {
-		// A mutator's refusal (StaleAttemptError, OnboardingClosedError).
+		// A mutator's refusal (the onboarding's StaleAttemptError,
+		// OnboardingClosedError).
 		return classified
 	}
 	var (

@@ -1,4 +1,4 @@
-package activities
+package activities_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/maasflow/maasflow/shared/activities"
+	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/maas"
 	"github.com/maasflow/maasflow/shared/store"
@@ -19,7 +21,7 @@ func TestBoundaryKeepsTheNamesTheStateMachineMatches(t *testing.T) {
 		in   error
 		want string
 	}{
-		{"declared type wrapped", fmt.Errorf("discover: %w", &AmbiguousMachineMatchError{Rule: "hostname"}), "AmbiguousMachineMatchError"},
+		{"declared type wrapped", fmt.Errorf("discover: %w", &onboarding.AmbiguousMachineMatchError{Rule: "hostname"}), "AmbiguousMachineMatchError"},
 		{"maas 503 wrapped", fmt.Errorf("read machine: %w", &maas.MAASUnavailableError{StatusCode: 503}), "MAASUnavailableError"},
 		{"maas timeout", &maas.MAASTimeoutError{Op: "get"}, "MAASTimeoutError"},
 		{"maas transport", &maas.MAASTransportError{Op: "get"}, "MAASTransportError"},
@@ -34,12 +36,12 @@ func TestBoundaryKeepsTheNamesTheStateMachineMatches(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := boundary("Test", tc.in)
-			assert.Equal(t, tc.want, errorName(got))
-			assert.Contains(t, errorRoutes, tc.want)
+			got := activities.Boundary("Test", tc.in)
+			assert.Equal(t, tc.want, activities.ErrorName(got))
+			assert.Contains(t, onboarding.ErrorRoutes(), tc.want)
 		})
 	}
-	assert.NoError(t, boundary("Test", nil))
+	assert.NoError(t, activities.Boundary("Test", nil))
 }
 
 func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
@@ -50,30 +52,30 @@ func TestStoreErrorsNeverCrossUnderMAASNames(t *testing.T) {
 		{&store.ItemNotFoundError{Kind: "site", ID: "s"}, "RecordNotFoundError"},
 		{fmt.Errorf("x: %w", &store.ItemConflictError{Kind: "onboarding", ID: "o"}), "RecordConflictError"},
 		{&store.InvalidRecordError{Kind: "node", Field: "id"}, "ActivityFailedError"},
-		{&StaleAttemptError{OnboardingID: "o", Attempt: 1, Current: 2}, "StaleAttemptError"},
+		{&onboarding.StaleAttemptError{OnboardingID: "o", Attempt: 1, Current: 2}, "StaleAttemptError"},
 		{errors.New("throttled"), "StoreUnavailableError"},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, errorName(StoreError("op", tc.in)), "%v", tc.in)
+		assert.Equal(t, tc.want, activities.ErrorName(activities.StoreError("op", tc.in)), "%v", tc.in)
 	}
-	assert.NoError(t, StoreError("op", nil))
+	assert.NoError(t, activities.StoreError("op", nil))
 }
 
 func TestPollWait(t *testing.T) {
 	var got []int
 	for n := range 9 {
-		got = append(got, PollWait(n))
+		got = append(got, activities.PollWait(n))
 	}
 	assert.Equal(t, []int{15, 22, 33, 50, 75, 113, 120, 120, 120}, got)
-	assert.Equal(t, 120, PollWait(10000))
+	assert.Equal(t, 120, activities.PollWait(10000))
 }
 
 func TestFailureFrom(t *testing.T) {
 	assert.Equal(t, &domain.Failure{Code: "X", Message: "boom", Stage: "deploy"},
-		FailureFrom(&CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
+		activities.FailureFrom(&activities.CatchResult{Error: "X", Cause: `{"errorMessage":"boom","errorType":"X"}`}, "deploy"))
 	assert.Equal(t, &domain.Failure{Code: "States.Timeout", Message: "States.Timeout", Stage: "s"},
-		FailureFrom(&CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
-	assert.Equal(t, "Unknown", FailureFrom(nil, "s").Code)
-	long := FailureFrom(&CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
-	assert.LessOrEqual(t, len(long.Message), MaxFailureMessage+len("…"))
+		activities.FailureFrom(&activities.CatchResult{Error: "States.Timeout", Cause: ""}, "s"))
+	assert.Equal(t, "Unknown", activities.FailureFrom(nil, "s").Code)
+	long := activities.FailureFrom(&activities.CatchResult{Error: "X", Cause: string(make([]byte, 5000))}, "s")
+	assert.LessOrEqual(t, len(long.Message), activities.MaxFailureMessage+len("…"))
 }

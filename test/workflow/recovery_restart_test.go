@@ -188,7 +188,7 @@ func TestAdoptDeployedAndEnrolledPassesTheGates(t *testing.T) {
 	gates := func(*asl.VirtualClock) asl.TaskHandler {
 		once := func(ctx context.Context, in onboarding.CheckCompletionGatesInput) (onboarding.CheckCompletionGatesOutput, error) {
 			if failed.CompareAndSwap(false, true) {
-				return onboarding.CheckCompletionGatesOutput{}, &activities.CompletionGateError{Gate: onboarding.GateMAASDeployed, Reason: "a MAAS hiccup"}
+				return onboarding.CheckCompletionGatesOutput{}, &onboarding.CompletionGateError{Gate: onboarding.GateMAASDeployed, Reason: "a MAAS hiccup"}
 			}
 			return onboarding.New(deps).CheckCompletionGates(ctx, in)
 		}

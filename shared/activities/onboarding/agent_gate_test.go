@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/maassim"
-	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -34,7 +33,7 @@ func TestCompletionGateWaitsForTheAgentsFirstHeartbeat(t *testing.T) {
 
 	in := onboarding.CheckCompletionGatesInput{OnboardingRef: ref(o), Enrollment: onboarding.EnrollmentReport{NodeID: o.NodeID, Attempt: 1}}
 	err = e.call("CheckCompletionGates", in, nil)
-	var ge *activities.CompletionGateError
+	var ge *onboarding.CompletionGateError
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, onboarding.GateNodeActive, ge.Gate)
 	assert.Contains(t, ge.Reason, "heartbeat")

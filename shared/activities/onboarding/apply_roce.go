@@ -57,7 +57,7 @@ func (a *Activities) ApplyRoCE(ctx context.Context, in ApplyRoCEInput) (out Appl
 		return out, activities.StoreError("list RoCE assignments", err)
 	}
 	if len(rows) == 0 {
-		return out, &activities.RoCEAssignmentError{Hostname: c.Rec.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
+		return out, &RoCEAssignmentError{Hostname: c.Rec.Hostname, Reason: "RoCE phase-2 is on but the site has no assignment rows for the host"}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Interface < rows[j].Interface })
 
@@ -162,7 +162,7 @@ func (c *call) roceAliases(ctx context.Context, client activities.MAAS, systemID
 func applyRoCERow(ctx context.Context, client activities.MAAS, systemID, hostname string, row domain.RoCEAssignment,
 	ifaces []maas.Interface, subnets []maas.Subnet) (bool, error) {
 	fail := func(reason string) error {
-		return &activities.RoCEAssignmentError{Hostname: hostname, Interface: row.Interface, Reason: reason}
+		return &RoCEAssignmentError{Hostname: hostname, Interface: row.Interface, Reason: reason}
 	}
 	var iface *maas.Interface
 	for i := range ifaces {

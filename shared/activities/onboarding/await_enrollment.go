@@ -81,7 +81,7 @@ func (a *Activities) AwaitEnrollment(ctx context.Context, in AwaitEnrollmentInpu
 	if err := a.d.Completer.CompleteTask(ctx, in.TaskToken, body); err != nil {
 		// The workflow service's error text may quote the task token, so
 		// neither the error nor the log repeats it: only its type.
-		return out, &activities.EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", activities.RootError(err))}
+		return out, &EnrollmentCompletionError{Message: fmt.Sprintf("the workflow refused the result (%T)", activities.RootError(err))}
 	}
 	c.Log.InfoContext(ctx, "node had enrolled already; wait completed", slog.Time("enrolled_at", res.EnrolledAt))
 	out.Completed = true

@@ -63,7 +63,7 @@ func (a *Activities) CheckCompletionGates(ctx context.Context, in CheckCompletio
 		return out, err
 	}
 	gate := func(name, format string, args ...any) error {
-		return &activities.CompletionGateError{Gate: name, Reason: fmt.Sprintf(format, args...)}
+		return &CompletionGateError{Gate: name, Reason: fmt.Sprintf(format, args...)}
 	}
 
 	if in.Enrollment.Attempt != c.ref.Attempt {

@@ -167,7 +167,7 @@ func (a *Activities) CheckMachine(ctx context.Context, in CheckMachineInput) (ou
 	}
 	waited := now.Sub(started)
 	if limit := pollBounds[in.Target]; waited > limit {
-		return out, &activities.MachineWaitTimeoutError{SystemID: c.Rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
+		return out, &MachineWaitTimeoutError{SystemID: c.Rec.MAASSystemID, Target: in.Target, Status: out.StatusName,
 			WaitedSeconds: int(waited.Seconds()), LimitSeconds: int(limit.Seconds())}
 	}
 	out.Poll.WakeAt = machineWakeAt(in.Target, started, now, bootSeen).Format(time.RFC3339Nano)
@@ -311,7 +311,7 @@ func (c *call) readMachine(ctx context.Context, client activities.MAAS, after in
 	out := polled{lastEventID: after}
 	sid := c.Rec.MAASSystemID
 	if sid == "" {
-		return out, &activities.MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
+		return out, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
 	evs, rows, last, err := c.readMAASEvents(ctx, client, sid, after)
 	if err != nil {

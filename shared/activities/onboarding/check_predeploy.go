@@ -67,7 +67,7 @@ func (a *Activities) CheckPredeploy(ctx context.Context, in CheckPredeployInput)
 	if err != nil {
 		return out, err
 	}
-	fail := func(check, reason string) error { return &activities.PredeployCheckError{Check: check, Reason: reason} }
+	fail := func(check, reason string) error { return &PredeployCheckError{Check: check, Reason: reason} }
 	site, api := pol.Bootstrap, a.enrollmentURL(pol)
 
 	// The static inputs are the rules POST /onboardings already applied;

@@ -96,13 +96,13 @@ func (a *Activities) DeployMachine(ctx context.Context, in DeployMachineInput) (
 			SiteBootstrapVersion: pol.Bootstrap.Version, NodeBootstrapVersion: enroll.BundleVersion, AlreadyDeploying: true}, nil
 	}
 	if m.Status != maas.StatusReady && m.Status != maas.StatusAllocated {
-		return out, &activities.MachineNotDeployableError{SystemID: m.SystemID, Status: activities.MachineStatusName(m)}
+		return out, &MachineNotDeployableError{SystemID: m.SystemID, Status: activities.MachineStatusName(m)}
 	}
 
 	// Render first: a payload that cannot be built never costs a deploy.
 	token, err := enroll.NewToken()
 	if err != nil {
-		return out, &activities.PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
+		return out, &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: "cannot make a token: " + err.Error()}
 	}
 	p, err := a.renderPayload(pol, c.Rec.NodeID, token)
 	if err != nil {
@@ -194,19 +194,19 @@ func (c *call) persistToken(ctx context.Context, hash string, expires time.Time)
 	if err != nil {
 		var nf *activities.RecordNotFoundError
 		if errors.As(activities.StoreError("", err), &nf) {
-			return &activities.TokenPersistenceError{Reason: "the stored token does not read back"}
+			return &TokenPersistenceError{Reason: "the stored token does not read back"}
 		}
 		return activities.StoreError("read back enrollment token", err)
 	}
 	switch {
 	case got.NodeID != want.NodeID:
-		return &activities.TokenPersistenceError{Reason: "the stored token names another node"}
+		return &TokenPersistenceError{Reason: "the stored token names another node"}
 	case got.OnboardingID != want.OnboardingID || got.Attempt != want.Attempt:
-		return &activities.TokenPersistenceError{Reason: "the stored token names another onboarding or attempt"}
+		return &TokenPersistenceError{Reason: "the stored token names another onboarding or attempt"}
 	case !got.ExpiresAt.Equal(want.ExpiresAt):
-		return &activities.TokenPersistenceError{Reason: "the stored token's expiry differs"}
+		return &TokenPersistenceError{Reason: "the stored token's expiry differs"}
 	case got.ConsumedAt != nil:
-		return &activities.TokenPersistenceError{Reason: "the new token reads back as consumed"}
+		return &TokenPersistenceError{Reason: "the new token reads back as consumed"}
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func TestCheckPredeployNamesTheFailedCheck(t *testing.T) {
 			tc.setup(e)
 			err := e.call("CheckPredeploy", refIn{ref(o)}, nil)
 			requireErrorName(t, err, "PredeployCheckError")
-			var pe *activities.PredeployCheckError
+			var pe *onboarding.PredeployCheckError
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, tc.check, pe.Check, pe.Reason)
 			assert.Zero(t, e.f.Sim.Calls().Total, "pre-deploy checks never touch MAAS")
@@ -111,7 +111,7 @@ func TestDeployMachine(t *testing.T) {
 		require.NoError(t, err)
 		err = e.call("DeployMachine", refIn{ref(o)}, nil)
 		requireErrorName(t, err, "PayloadRenderError")
-		var pe *activities.PayloadRenderError
+		var pe *onboarding.PayloadRenderError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "node-bootstrap", pe.Part)
 		assert.Equal(t, "node-bootstrap/v1", pe.Version)
@@ -253,7 +253,7 @@ func TestAwaitEnrollmentStoresTheTaskToken(t *testing.T) {
 	err := e.call("CheckCompletionGates", onboarding.CheckCompletionGatesInput{OnboardingRef: ref(o),
 		Enrollment: onboarding.EnrollmentReport{NodeID: o.NodeID, Attempt: 1}}, nil)
 	requireErrorName(t, err, "CompletionGateError")
-	var ge *activities.CompletionGateError
+	var ge *onboarding.CompletionGateError
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, onboarding.GateNodeActive, ge.Gate)
 }
@@ -269,7 +269,7 @@ func TestCheckCompletionGatesChecksTheAttempt(t *testing.T) {
 
 	err := e.call("CheckCompletionGates", onboarding.CheckCompletionGatesInput{OnboardingRef: ref(o),
 		Enrollment: onboarding.EnrollmentReport{NodeID: o.NodeID, Attempt: 2}}, nil)
-	var ge *activities.CompletionGateError
+	var ge *onboarding.CompletionGateError
 	require.ErrorAs(t, err, &ge)
 	assert.Equal(t, onboarding.GateAttempt, ge.Gate)
 }

@@ -101,9 +101,9 @@ func (a *Activities) DiscoverMachine(ctx context.Context, in DiscoverMachineInpu
 
 	switch d.Action {
 	case domain.DiscoveryAmbiguous:
-		return out, &activities.AmbiguousMachineMatchError{Rule: d.Rule, SystemIDs: d.Candidates, Reason: d.Reason}
+		return out, &AmbiguousMachineMatchError{Rule: d.Rule, SystemIDs: d.Candidates, Reason: d.Reason}
 	case domain.DiscoveryClaimNotAllowed:
-		return out, &activities.MachineClaimNotAllowedError{SystemID: d.Machine.SystemID, Rule: d.Rule}
+		return out, &MachineClaimNotAllowedError{SystemID: d.Machine.SystemID, Rule: d.Rule}
 	case domain.DiscoveryUnsafe:
 		return out, &activities.MachineStateUnsafeError{SystemID: d.Machine.SystemID, Status: d.Machine.StatusName, Reason: d.Reason}
 	}

@@ -44,7 +44,7 @@ func (a *Activities) FinishOnboarding(ctx context.Context, in FinishOnboardingIn
 	defer cancel()
 	c, err := a.begin(ctx, "FinishOnboarding", "", in.OnboardingRef)
 	defer c.Finish(ctx, &err)
-	var stale *activities.StaleAttemptError
+	var stale *StaleAttemptError
 	if errors.As(err, &stale) {
 		c.Log.WarnContext(ctx, "onboarding belongs to another attempt: left alone", slog.Int("current_attempt", stale.Current))
 		return FinishOnboardingOutput{Stale: true}, nil
@@ -121,7 +121,7 @@ func (c *call) close(ctx context.Context, in FinishOnboardingInput) error {
 			return c.ref.staleError(*o)
 		}
 		if !domain.IsOpenStatus(o.Status) || o.Status == domain.OnboardingManualIntervention {
-			return &activities.OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
 		o.Status = in.Status
 		if o.CompletedAt == nil {

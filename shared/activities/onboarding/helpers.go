@@ -56,7 +56,7 @@ func (c *call) maasMachine(ctx context.Context) (activities.MAAS, maas.Machine, 
 		return nil, maas.Machine{}, err
 	}
 	if c.Rec.MAASSystemID == "" {
-		return nil, maas.Machine{}, &activities.MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
+		return nil, maas.Machine{}, &MachineNotRecordedError{OnboardingID: c.Rec.ID, Activity: c.Activity}
 	}
 	m, err := client.Get(ctx, c.Rec.MAASSystemID)
 	if err != nil {

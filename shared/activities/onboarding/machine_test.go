@@ -122,7 +122,7 @@ func TestCheckMachineOutcomes(t *testing.T) {
 		err := e.call("CheckMachine", onboarding.CheckMachineInput{OnboardingRef: ref(o), Target: activities.TargetReady, Stage: domain.StageWaitReady,
 			Poll: activities.Poll{Count: 40, StartedAt: started}}, nil)
 		requireErrorName(t, err, "MachineWaitTimeoutError")
-		var te *activities.MachineWaitTimeoutError
+		var te *onboarding.MachineWaitTimeoutError
 		require.ErrorAs(t, err, &te)
 		assert.Equal(t, 3600, te.LimitSeconds)
 	})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/domain"
 	"github.com/maasflow/maasflow/shared/enroll"
 )
@@ -40,7 +39,7 @@ func (a *Activities) enrollmentURL(pol domain.EffectivePolicy) string {
 func (a *Activities) renderPayload(pol domain.EffectivePolicy, nodeID string, token domain.Secret) (payload, error) {
 	site := pol.Bootstrap
 	if site.URL == "" || site.Version == "" {
-		return payload{}, &activities.PayloadRenderError{Part: partSiteBootstrap, Version: versionOrNone(site.Version),
+		return payload{}, &PayloadRenderError{Part: partSiteBootstrap, Version: versionOrNone(site.Version),
 			Reason: "the policy names no site bootstrap bundle (bootstrap.url and bootstrap.version are required)"}
 	}
 	bundle, err := enroll.NewBundle(enroll.BundleInput{
@@ -74,12 +73,12 @@ func renderError(err error, siteVersion string) error {
 	var be *enroll.BundleError
 	if errors.As(err, &be) {
 		if strings.HasPrefix(be.Field, "site_bootstrap") {
-			return &activities.PayloadRenderError{Part: partSiteBootstrap, Version: versionOrNone(siteVersion), Reason: be.Error()}
+			return &PayloadRenderError{Part: partSiteBootstrap, Version: versionOrNone(siteVersion), Reason: be.Error()}
 		}
-		return &activities.PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: be.Error()}
+		return &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: be.Error()}
 	}
 	// enroll's other errors are generic and never quote values.
-	return &activities.PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: err.Error()}
+	return &PayloadRenderError{Part: partNodeBootstrap, Version: enroll.BundleVersion, Reason: err.Error()}
 }
 
 func versionOrNone(v string) string {

@@ -55,7 +55,7 @@ func TestPayloadCABundleIsThePolicysElseTheDeployments(t *testing.T) {
 	t.Run("neither gives no bundle", func(t *testing.T) {
 		a := New(activities.Deps{Config: activities.Config{APIURL: "https://enroll.example", Package: enroll.DevPackage()}})
 		_, err := a.renderPayload(policy(""), "node-1", domain.Secret("token-abc"))
-		var pe *activities.PayloadRenderError
+		var pe *PayloadRenderError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, partNodeBootstrap, pe.Part)
 		assert.NotContains(t, pe.Error(), "token-abc")

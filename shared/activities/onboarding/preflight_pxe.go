@@ -67,10 +67,10 @@ func (a *Activities) PreflightPXE(ctx context.Context, in PreflightPXEInput) (ou
 	}
 	boot, ok := bootInterface(m, ifaces)
 	if !ok {
-		return out, &activities.PXEPreflightError{SystemID: m.SystemID, Interface: "-", Reason: "the machine has no boot interface"}
+		return out, &PXEPreflightError{SystemID: m.SystemID, Interface: "-", Reason: "the machine has no boot interface"}
 	}
 	fail := func(reason string) error {
-		return &activities.PXEPreflightError{SystemID: m.SystemID, Interface: boot.Name, Reason: reason}
+		return &PXEPreflightError{SystemID: m.SystemID, Interface: boot.Name, Reason: reason}
 	}
 	out.Interface, out.MACAddress = boot.Name, strings.ToLower(boot.MACAddress)
 	if out.MACAddress != "" && c.Rec.PXEMAC != out.MACAddress {

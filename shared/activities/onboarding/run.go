@@ -38,8 +38,8 @@ func (r OnboardingRef) stale(o domain.Onboarding) bool {
 
 // staleError is the refusal of a step whose attempt or run is no longer
 // the record's.
-func (r OnboardingRef) staleError(o domain.Onboarding) *activities.StaleAttemptError {
-	return &activities.StaleAttemptError{OnboardingID: o.ID, Attempt: r.Attempt, Run: r.Run, Current: o.Attempt, CurrentRun: o.Run}
+func (r OnboardingRef) staleError(o domain.Onboarding) *StaleAttemptError {
+	return &StaleAttemptError{OnboardingID: o.ID, Attempt: r.Attempt, Run: r.Run, Current: o.Attempt, CurrentRun: o.Run}
 }
 
 func (r OnboardingRef) validate() error {
@@ -130,13 +130,13 @@ func onboardingRules(a *Activities, ref OnboardingRef, c *call) activities.Recor
 				return ref.staleError(o)
 			}
 			if o.Status != domain.OnboardingRunning {
-				return &activities.OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+				return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 			}
 			return nil
 		},
 		Quiet: func(err error) bool {
-			var stale *activities.StaleAttemptError
-			var closed *activities.OnboardingClosedError
+			var stale *StaleAttemptError
+			var closed *OnboardingClosedError
 			return errors.As(err, &stale) || errors.As(err, &closed)
 		},
 		WriteRecord: func(ctx context.Context, change func(*domain.Onboarding) error, rows func(before, after domain.Onboarding) []domain.TimelineEntry) (domain.Onboarding, error) {
@@ -177,7 +177,7 @@ func (c *call) setOnboarding(ob domain.Onboarding) { c.Load(ob) }
 // requireRunning refuses to work on an onboarding that is not running.
 func (c *call) requireRunning() error {
 	if c.Rec.Status != domain.OnboardingRunning {
-		return &activities.OnboardingClosedError{OnboardingID: c.Rec.ID, Status: c.Rec.Status}
+		return &OnboardingClosedError{OnboardingID: c.Rec.ID, Status: c.Rec.Status}
 	}
 	return nil
 }

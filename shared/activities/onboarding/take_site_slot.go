@@ -79,7 +79,7 @@ func (a *Activities) TakeSiteSlot(ctx context.Context, in TakeSiteSlotInput) (ou
 				return c.ref.staleError(o)
 			}
 			if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
-				return &activities.OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+				return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 			}
 			return nil
 		},

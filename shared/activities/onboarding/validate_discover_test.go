@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/maassim"
-	"github.com/maasflow/maasflow/shared/activities"
 	"github.com/maasflow/maasflow/shared/activities/activitiestest"
 	"github.com/maasflow/maasflow/shared/activities/onboarding"
 	"github.com/maasflow/maasflow/shared/domain"
@@ -103,7 +102,7 @@ func TestValidateOnboardingGuardrails(t *testing.T) {
 
 			err := e.call("ValidateOnboarding", refIn{ref(o)}, nil)
 			requireErrorName(t, err, "GuardrailError")
-			var g *activities.GuardrailError
+			var g *onboarding.GuardrailError
 			require.ErrorAs(t, err, &g)
 			assert.Equal(t, tc.check, g.Check)
 			assert.Equal(t, "failed", e.lastExit(o.ID, domain.StageValidate).Outcome)

@@ -62,12 +62,12 @@ func (a *Activities) ValidateOnboarding(ctx context.Context, in ValidateOnboardi
 	if err != nil {
 		var missing *store.ItemNotFoundError
 		if errors.As(err, &missing) {
-			return out, &activities.GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.Rec.SKUID)}
+			return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s does not exist", c.Rec.SKUID)}
 		}
 		return out, activities.StoreError("read SKU", err)
 	}
 	if !sku.Active {
-		return out, &activities.GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s is not active", sku.ID)}
+		return out, &GuardrailError{Check: "sku", Reason: fmt.Sprintf("SKU %s is not active", sku.ID)}
 	}
 	if err := c.ensureNode(ctx); err != nil {
 		return out, err
@@ -103,7 +103,7 @@ func (c *call) startRunning(ctx context.Context) error {
 		// Pending (a new run, or a run an operator reopened at a later
 		// stage) or running (a retry): the stage it was in does not matter.
 		if o.Status != domain.OnboardingPending && o.Status != domain.OnboardingRunning {
-			return &activities.OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
+			return &OnboardingClosedError{OnboardingID: o.ID, Status: o.Status}
 		}
 		prevStage, prevStatus = o.Stage, o.Status
 		o.Status = domain.OnboardingRunning
@@ -124,21 +124,21 @@ func (c *call) startRunning(ctx context.Context) error {
 func checkGuardrails(site domain.Site, profile domain.Profile, pol domain.EffectivePolicy) error {
 	switch {
 	case site.Status != domain.StatusActive:
-		return &activities.GuardrailError{Check: "site", Reason: fmt.Sprintf("site %s is %s", site.ID, site.Status)}
+		return &GuardrailError{Check: "site", Reason: fmt.Sprintf("site %s is %s", site.ID, site.Status)}
 	case !site.CredentialsSet:
-		return &activities.GuardrailError{Check: "site_credentials", Reason: fmt.Sprintf("site %s has no credentials set", site.ID)}
+		return &GuardrailError{Check: "site_credentials", Reason: fmt.Sprintf("site %s has no credentials set", site.ID)}
 	case site.Probe == nil:
-		return &activities.GuardrailError{Check: "site_probe", Reason: fmt.Sprintf("site %s was never probed", site.ID)}
+		return &GuardrailError{Check: "site_probe", Reason: fmt.Sprintf("site %s was never probed", site.ID)}
 	case !site.Probe.Healthy:
-		return &activities.GuardrailError{Check: "site_probe", Reason: fmt.Sprintf("site %s last probe was unhealthy", site.ID)}
+		return &GuardrailError{Check: "site_probe", Reason: fmt.Sprintf("site %s last probe was unhealthy", site.ID)}
 	case profile.Status != domain.StatusActive:
-		return &activities.GuardrailError{Check: "profile", Reason: fmt.Sprintf("profile %s is %s", profile.ID, profile.Status)}
+		return &GuardrailError{Check: "profile", Reason: fmt.Sprintf("profile %s is %s", profile.ID, profile.Status)}
 	case pol.EnrollmentTimeoutSeconds < 1:
-		return &activities.GuardrailError{Check: "policy", Reason: "enrollment_timeout_seconds must be at least 1"}
+		return &GuardrailError{Check: "policy", Reason: "enrollment_timeout_seconds must be at least 1"}
 	case pol.TokenTTLSeconds < 1:
-		return &activities.GuardrailError{Check: "policy", Reason: "token_ttl_seconds must be at least 1"}
+		return &GuardrailError{Check: "policy", Reason: "token_ttl_seconds must be at least 1"}
 	case pol.DeployRetries < 0:
-		return &activities.GuardrailError{Check: "policy", Reason: "deploy_retries must not be negative"}
+		return &GuardrailError{Check: "policy", Reason: "deploy_retries must not be negative"}
 	}
 	return nil
 }

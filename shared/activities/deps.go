@@ -221,3 +221,9 @@ type Function struct {
 	// Handler is func(context.Context, <Activity>Input) (<Activity>Output, error).
 	Handler any
 }
+
+// NewFunction is the deployable unit of one activity: its function is
+// functions/<name>, its ARN substitution <activity>FunctionArn.
+func NewFunction(name, activity string, handler any) Function {
+	return Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: handler}
+}

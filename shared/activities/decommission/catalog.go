@@ -15,9 +15,7 @@ func New(d activities.Deps) *Activities { return &Activities{d: d.WithDefaults()
 // Catalog lists every activity of the decommission workflow, built on d.
 func Catalog(d activities.Deps) []activities.Function {
 	a := New(d)
-	fn := func(name, activity string, h any) activities.Function {
-		return activities.Function{Name: name, Activity: activity, Substitution: activity + "FunctionArn", Handler: h}
-	}
+	fn := activities.NewFunction
 	return []activities.Function{
 		fn("begin-decommission", "BeginDecommission", a.BeginDecommission),
 		fn("drain-allocations", "DrainAllocations", a.DrainAllocations),

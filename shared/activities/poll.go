@@ -55,7 +55,8 @@ type Poll struct {
 	EventsAfter int64 `json:"events_after,omitempty"`
 	// Status is the machine's status as last read.
 	Status string `json:"status,omitempty"`
-	// BootSeen: the wait for Ready saw the host boot (power_cycle_machine.go).
+	// BootSeen: the wait for Ready saw the host boot (the onboarding's
+	// power_cycle_machine.go).
 	BootSeen bool `json:"boot_seen,omitempty"`
 	// WakeAt (RFC 3339) is when the parked wait is due a full check even
 	// without a MAAS event for its machine (WatchMachine, WatchSites).

@@ -20,7 +20,7 @@ type CheckReleaseInput struct {
 
 // Release poll outcomes beyond done, in_progress and failed.
 const (
-	// OutcomeEraseFailed: activities.MAAS reported Failed disk erasing.
+	// OutcomeEraseFailed: MAAS reported Failed disk erasing.
 	OutcomeEraseFailed = "erase_failed"
 	// OutcomeEraseHung: the machine stayed Disk erasing past the policy's
 	// erase bound.
@@ -39,14 +39,14 @@ type CheckReleaseOutput struct {
 
 // CheckRelease polls the release: Ready is done; Releasing and Disk
 // erasing are in progress, until the erase outlives the policy's
-// erase_timeout_seconds (erase_hung; activities.MAAS sets no timeout of its own
+// erase_timeout_seconds (erase_hung; MAAS sets no timeout of its own
 // there, maas-behaviour §4); Failed disk erasing is erase_failed; anything
-// else is failed. Each poll copies activities.MAAS's new events onto the timeline and
+// else is failed. Each poll copies MAAS's new events onto the timeline and
 // keeps those about the erase as evidence; at Ready the evidence is closed
-// with the release script results activities.MAAS has (3.5+) and a plain statement of
+// with the release script results MAAS has (3.5+) and a plain statement of
 // whether the disks were erased. Waiting is output, never an error.
 //
-// Errors: activities.MAAS errors, store errors.
+// Errors: MAAS errors, store errors.
 func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (out CheckReleaseOutput, err error) {
 	c, err := a.beginDecom(ctx, "CheckRelease", domain.DecomStageRelease, in.DecommissionRef)
 	defer c.Finish(ctx, &err)
@@ -119,7 +119,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		ev := &d.Erase
 		for _, e := range eraseEvents {
 			if e.id <= ev.EventsThrough {
-				continue // already evidence: activities.MAAS wrote it once
+				continue // already evidence: MAAS wrote it once
 			}
 			ev.EventsThrough = e.id
 			if len(ev.MAASEvents) < maxEraseEvents {
@@ -137,7 +137,7 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 			ev.Detail = out.Reason
 		default:
 			// Whatever stops the run next (a failed release, a cancel, a
-			// freeze), the outcome already says what activities.MAAS reported.
+			// freeze), the outcome already says what MAAS reported.
 			eventOutcome(ev, out.StatusName)
 		}
 		return nil
@@ -155,12 +155,12 @@ func (a *Activities) CheckRelease(ctx context.Context, in CheckReleaseInput) (ou
 		Detail: fmt.Sprintf("machine %s: %s", out.StatusName, out.Reason)})
 }
 
-// maxEraseEvents bounds the activities.MAAS events kept as erase evidence.
+// maxEraseEvents bounds the MAAS events kept as erase evidence.
 const maxEraseEvents = 20
 
 // closeEvidence states, once the machine is Ready, whether the disks were
 // erased: never when the fallback released without erase or the policy
-// asked none; erased when activities.MAAS said so (event or wipe-disks result), or
+// asked none; erased when MAAS said so (event or wipe-disks result), or
 // went through its erase to Ready (any erase failure would have stopped
 // in Failed disk erasing, maas-behaviour §5).
 func closeEvidence(ev *domain.EraseEvidence) {
@@ -192,7 +192,7 @@ func closeEvidence(ev *domain.EraseEvidence) {
 	}
 }
 
-// eventOutcome sets the erase outcome from activities.MAAS's own events before the
+// eventOutcome sets the erase outcome from MAAS's own events before the
 // machine is Ready: the newest of "Disks erased" (erased) and "Failed to
 // erase disks." / "Aborted disk erasing" (failed) decides. A release
 // without erase (fallback, policy none) stays not_erased.
@@ -214,14 +214,14 @@ func eventOutcome(ev *domain.EraseEvidence, status string) {
 	}
 }
 
-// ReleaseScriptReader reads a machine's release script results (activities.MAAS 3.5+,
-// maas-behaviour §12). Optional on a activities.MAAS client.
+// ReleaseScriptReader reads a machine's release script results (MAAS 3.5+,
+// maas-behaviour §12). Optional on a MAAS client.
 type ReleaseScriptReader interface {
 	ReleaseScriptResults(ctx context.Context, systemID string) (maas.ScriptSet, error)
 }
 
 // releaseScripts reads the newest release script results, best effort:
-// older activities.MAAS versions have none, and their absence is not a failure.
+// older MAAS versions have none, and their absence is not a failure.
 func (c *dcall) releaseScripts(ctx context.Context, client activities.MAAS, systemID string) []domain.EraseScriptResult {
 	r, ok := client.(ReleaseScriptReader)
 	if !ok {
@@ -241,7 +241,7 @@ func (c *dcall) releaseScripts(ctx context.Context, client activities.MAAS, syst
 }
 
 // copyMAASEvents copies the machine's events newer than after onto the
-// decommission's timeline (each activities.MAAS id once) and returns the newest id and
+// decommission's timeline (each MAAS id once) and returns the newest id and
 // the texts of those about the erase.
 func (c *dcall) copyMAASEvents(ctx context.Context, client activities.MAAS, systemID string, after int64) (int64, []eraseEvent, error) {
 	evs, err := client.Events(ctx, maas.EventQuery{SystemID: systemID, Level: maas.EventLevelInfo, Limit: activities.MaxEventsPerPoll, After: after})
@@ -251,7 +251,7 @@ func (c *dcall) copyMAASEvents(ctx context.Context, client activities.MAAS, syst
 	last := after
 	var rows []domain.DecommissionEvent
 	var erase []eraseEvent
-	for i := len(evs) - 1; i >= 0; i-- { // activities.MAAS answers newest first
+	for i := len(evs) - 1; i >= 0; i-- { // MAAS answers newest first
 		e := evs[i]
 		if e.ID <= after {
 			continue
@@ -279,13 +279,13 @@ func (c *dcall) copyMAASEvents(ctx context.Context, client activities.MAAS, syst
 	return last, erase, nil
 }
 
-// eraseEvent is one activities.MAAS event about the erase: its id and its words.
+// eraseEvent is one MAAS event about the erase: its id and its words.
 type eraseEvent struct {
 	id   int64
 	text string
 }
 
-// isEraseEvent picks activities.MAAS's events about disk erasing (maas-behaviour §11):
+// isEraseEvent picks MAAS's events about disk erasing (maas-behaviour §11):
 // "Disks erased", "Aborted disk erasing", and the failure "Failed to erase
 // disks.".
 func isEraseEvent(e maas.Event) bool {

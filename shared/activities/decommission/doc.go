@@ -14,7 +14,8 @@
 // and the record), never from a list of stages it may follow.
 //
 // What both workflows use stays in the parent package: the dependencies
-// (activities.Deps), the error vocabulary — the decommission's error types
-// too, so that every ASL error name is declared in one package — the error
-// boundary, the MAAS access helpers and the frame.
+// (activities.Deps), the shared error vocabulary, the error boundary, the
+// MAAS access helpers and the frame. The error types only the
+// decommission returns, and the workflow codes its state machine writes,
+// are declared here (errors.go) and added to the routing table there.
 package decommission

@@ -214,14 +214,14 @@ func (c *dcall) lastOnboarding(ctx context.Context) (domain.Onboarding, bool, er
 	return ob, true, nil
 }
 
-// machine returns the site's activities.MAAS client and the decommission's machine as
-// activities.MAAS reports it now.
+// machine returns the site's MAAS client and the decommission's machine as
+// MAAS reports it now.
 func (c *dcall) machine(ctx context.Context) (activities.MAAS, maas.Machine, error) {
 	if c.a.d.MAAS == nil {
-		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "no activities.MAAS connector configured"}
+		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "no MAAS connector configured"}
 	}
 	if c.Rec.MAASSystemID == "" {
-		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "the node has no activities.MAAS machine"}
+		return nil, maas.Machine{}, &activities.ActivityFailedError{Activity: c.Activity, Message: "the node has no MAAS machine"}
 	}
 	client, err := c.a.d.MAAS.ForSite(ctx, c.Rec.SiteID)
 	if err != nil {

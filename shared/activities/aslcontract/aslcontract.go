@@ -10,6 +10,7 @@ package aslcontract
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +118,22 @@ func AssertParsesOnTheEngine(t testing.TB, raw []byte, catalog []Function, state
 	sm, err := asl.Parse(raw, subs)
 	require.NoError(t, err)
 	assert.Contains(t, sm.StateNames(), state)
+}
+
+// AssertWorkflowCodesDeclared checks that the codes a state machine's Pass
+// states write ({"Error": "<code>"}, Parameters or Result) are exactly the
+// declared ones.
+func AssertWorkflowCodesDeclared(t testing.TB, raw []byte, codes []string) {
+	t.Helper()
+	re := regexp.MustCompile(`"Error":\s*"([A-Za-z.]+)"`)
+	found := map[string]bool{}
+	for _, m := range re.FindAllSubmatch(raw, -1) {
+		found[string(m[1])] = true
+	}
+	for code := range found {
+		assert.Contains(t, codes, code)
+	}
+	for _, code := range codes {
+		assert.True(t, found[code], "workflow code %s is never written", code)
+	}
 }

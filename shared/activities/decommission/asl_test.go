@@ -41,6 +41,11 @@ func TestDecommissionASLTasksFollowTheRules(t *testing.T) {
 		})
 }
 
+func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {
+	raw, _ := aslcontract.Load(t, decomASLPath)
+	aslcontract.AssertWorkflowCodesDeclared(t, raw, WorkflowCodes())
+}
+
 func TestDecommissionASLParsesOnTheEngine(t *testing.T) {
 	raw, _ := aslcontract.Load(t, decomASLPath)
 	aslcontract.AssertParsesOnTheEngine(t, raw, contractFunctions(Catalog(activities.Deps{})), "FallbackRelease")

@@ -329,25 +329,7 @@ func assertTasksFollowTheRules(t *testing.T, states map[string]aslState, catalog
 
 func TestASLWorkflowCodesAreDeclared(t *testing.T) {
 	raw, _ := loadASL(t)
-	assertWorkflowCodesDeclared(t, raw, activities.WorkflowCodes())
-}
-
-// assertWorkflowCodesDeclared checks that the codes a state machine's Pass
-// states write ({"Error": "<code>"}, Parameters or Result) are exactly the
-// declared ones.
-func assertWorkflowCodesDeclared(t *testing.T, raw []byte, codes []string) {
-	t.Helper()
-	re := regexp.MustCompile(`"Error":\s*"([A-Za-z.]+)"`)
-	found := map[string]bool{}
-	for _, m := range re.FindAllSubmatch(raw, -1) {
-		found[string(m[1])] = true
-	}
-	for code := range found {
-		assert.Contains(t, codes, code)
-	}
-	for _, code := range codes {
-		assert.True(t, found[code], "workflow code %s is never written", code)
-	}
+	aslcontract.AssertWorkflowCodesDeclared(t, raw, activities.WorkflowCodes())
 }
 
 func TestASLParsesOnTheEngine(t *testing.T) {

@@ -1,4 +1,4 @@
-package onboarding
+package decommission
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maasflow/maasflow/shared/activities/aslcontract"
 	"github.com/maasflow/maasflow/shared/domain"
 )
 
@@ -16,7 +17,7 @@ import (
 // decommission run at any stage (start_stage), and the entry Choice names
 // only stages that exist.
 func TestDecommissionASLEntersAtEveryStage(t *testing.T) {
-	_, states := loadDecomASL(t)
+	_, states := aslcontract.Load(t, decomASLPath)
 	assert.Equal(t, "StartStageGiven", states["BeginDecommission"].Next, "the entry comes after BeginDecommission")
 	entry, ok := states["EnterAtStage"]
 	require.True(t, ok)

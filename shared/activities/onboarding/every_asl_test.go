@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/maasflow/maasflow/shared/activities/aslcontract"
-	"github.com/maasflow/maasflow/shared/activities/decommission"
 )
 
 const decomASLPath = "../../../statemachines/decommission.asl.json"
@@ -29,9 +28,4 @@ func everyASLState(t *testing.T) map[string]aslState {
 		out["decommission/"+k] = v
 	}
 	return out
-}
-
-func TestDecommissionASLWorkflowCodesAreDeclared(t *testing.T) {
-	raw, _ := loadDecomASL(t)
-	assertWorkflowCodesDeclared(t, raw, decommission.WorkflowCodes())
 }

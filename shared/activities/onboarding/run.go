@@ -60,8 +60,8 @@ const (
 	outcomeManual = run.OutcomeManual
 )
 
-// call is one onboarding activity invocation: the frame (Frame) over
-// the onboarding as read at the start, and the execution's reference.
+// call is one onboarding activity invocation: the frame (activities.Frame)
+// over the onboarding as read at the start, and the execution's reference.
 type call struct {
 	activities.Frame[domain.Onboarding, domain.Stage, domain.TimelineEntry]
 	a   *Activities

@@ -347,6 +347,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*PXEPreflightError)(nil),
 	(*HardwareMismatchError)(nil),
 	(*MachineDesignError)(nil),
+	(*NetworkDriverError)(nil),
 	(*RoCEAssignmentError)(nil),
 	(*PredeployCheckError)(nil),
 	(*PayloadRenderError)(nil),

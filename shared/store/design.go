@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -64,9 +65,25 @@ func (s *Store) GetSiteDesign(ctx context.Context, siteID string) (SiteDesign, e
 // the site has none yet) and returns it with its new version and time.
 // ItemNotFoundError when the site does not exist; ItemConflictError when
 // another apply got there first (the caller's plan is stale).
+//
+// The design's nodes own their hosts' RoCE rows from this one write on
+// (roce_view.go): the rows stored under the hosts the stored design names
+// are removed before it, those under the hosts d names after it; both
+// are hidden already, so neither removal changes what a reader sees.
 func (s *Store) PutSiteDesign(ctx context.Context, d SiteDesign, prev int64) (SiteDesign, error) {
 	if err := checkID(kindDesign, "site_id", d.SiteID); err != nil {
 		return SiteDesign{}, err
+	}
+	if prev > 0 {
+		cur, err := s.GetSiteDesign(ctx, d.SiteID)
+		if err != nil && !errors.As(err, new(*ItemNotFoundError)) {
+			return SiteDesign{}, err
+		}
+		if err == nil && cur.Version == prev {
+			if err := s.sweepRoCE(ctx, d.SiteID, cur.Design.Hosts()); err != nil {
+				return SiteDesign{}, err
+			}
+		}
 	}
 	raw, err := json.Marshal(d.Design)
 	if err != nil {
@@ -102,5 +119,8 @@ func (s *Store) PutSiteDesign(ctx context.Context, d SiteDesign, prev int64) (Si
 	if err != nil {
 		return SiteDesign{}, fmt.Errorf("put design of site %s: %w", d.SiteID, err)
 	}
+	// The design is stored: a row this cannot remove stays hidden, and the
+	// next design write removes it first, so its failure is not the apply's.
+	_ = s.sweepRoCE(ctx, d.SiteID, d.Design.Hosts())
 	return d, nil
 }

@@ -119,6 +119,7 @@ func TestRoCERowsOfDesignedHostsAreTheDesignsRails(t *testing.T) {
 func TestRoCEDesignWriteIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*Store, SiteDesign) {
+		t.Helper()
 		s, _, _ := newTestStore(t)
 		mustSite(t, s, "s1", "Paris")
 		_, err := s.UpsertRoCEAssignments(ctx, "s1", []domain.RoCEAssignment{roce("gpu-01", "ens1f0", "10.1.0.1/31"), roce("gpu-02", "ens1f0", "10.1.1.1/31")})

@@ -42,23 +42,32 @@ type siteDesignItem struct {
 // GetSiteDesign returns the site's applied design: ItemNotFoundError when
 // none was applied.
 func (s *Store) GetSiteDesign(ctx context.Context, siteID string) (SiteDesign, error) {
+	var out SiteDesign
+	err := s.getSiteDesignAs(ctx, siteID, &out, &out.Design)
+	return out, err
+}
+
+// getSiteDesignAs reads the site's design record into head (all but the
+// design) and decodes the design's JSON into design, which may be a type
+// holding only the fields its caller reads (json skips the others).
+func (s *Store) getSiteDesignAs(ctx context.Context, siteID string, head *SiteDesign, design any) error {
 	var it siteDesignItem
 	if err := s.get(ctx, kindDesign, siteID, designKey(siteID), &it); err != nil {
-		return SiteDesign{}, err
+		return err
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(it.DesignGz))
 	if err != nil {
-		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+		return fmt.Errorf("decode design of site %s: %w", siteID, err)
 	}
 	raw, err := io.ReadAll(zr)
 	if err != nil {
-		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+		return fmt.Errorf("decode design of site %s: %w", siteID, err)
 	}
-	out := SiteDesign{SiteID: it.SiteID, Version: it.Version, Hash: it.Hash, UpdatedBy: it.UpdatedBy, UpdatedAt: it.UpdatedAt}
-	if err := json.Unmarshal(raw, &out.Design); err != nil {
-		return SiteDesign{}, fmt.Errorf("decode design of site %s: %w", siteID, err)
+	head.SiteID, head.Version, head.Hash, head.UpdatedBy, head.UpdatedAt = it.SiteID, it.Version, it.Hash, it.UpdatedBy, it.UpdatedAt
+	if err := json.Unmarshal(raw, design); err != nil {
+		return fmt.Errorf("decode design of site %s: %w", siteID, err)
 	}
-	return out, nil
+	return nil
 }
 
 // PutSiteDesign stores d as the site's design over the version prev (0:

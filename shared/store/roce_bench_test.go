@@ -12,8 +12,8 @@ import (
 )
 
 // BenchmarkListRoCEOfADesignedSite lists RoCE rows on a site whose design
-// names 2,000 nodes of 8 rails each (16,000 rows read from the design) and
-// which has 100 direct rows of other hosts, on local mode's database: one
+// names 2,000 nodes of 8 rails and an address each (16,000 rows read from
+// the design) and which has 100 direct rows of other hosts, on local mode's database: one
 // designed host's rows (what apply_roce reads), one direct host's, and the
 // whole site (the RoCE API's list).
 func BenchmarkListRoCEOfADesignedSite(b *testing.B) {
@@ -28,13 +28,16 @@ func BenchmarkListRoCEOfADesignedSite(b *testing.B) {
 	}
 	_, err = s.UpsertRoCEAssignments(ctx, "s1", direct)
 	require.NoError(b, err)
-	d := design.Design{HostProfiles: []design.HostProfile{{Name: "gpu"}}}
+	// As Compose leaves it: every object's source document recorded.
+	d := design.Design{HostProfiles: []design.HostProfile{{Name: "gpu"}}, Sources: map[string]string{"host_profile/gpu": "site.yaml"}}
 	for n := range 2000 {
 		node := design.NodeAssignment{Hostname: fmt.Sprintf("gpu-%04d", n), BMCAddress: fmt.Sprintf("10.10.%d.%d", n/250, n%250), HostProfile: "gpu"}
 		for r := range 8 {
 			node.RoCERails = append(node.RoCERails, design.RoCERail{Interface: fmt.Sprintf("rail%d", r), IPv4CIDR: fmt.Sprintf("10.%d.%d.%d/31", 20+r, n/128, 2*(n%128))})
 		}
+		node.Addresses = []design.Address{{Interface: "eno1", Network: "mgmt", Address: fmt.Sprintf("10.0.%d.%d", n/250, n%250)}}
 		d.Nodes = append(d.Nodes, node)
+		d.Sources["node/"+node.Hostname] = "rack.yaml"
 	}
 	_, err = s.PutSiteDesign(ctx, SiteDesign{SiteID: "s1", Hash: design.Hash(d), Design: d}, 0)
 	require.NoError(b, err)

@@ -47,13 +47,19 @@ func (e *RoCEOwnedByDesignError) Error() string {
 // was checked against and the write.
 var errDesignMoved = errors.New("the site's design changed")
 
-// siteDesignIfAny is the site's applied design, or the zero one (version
+// siteDesignIfAny is the site's applied design as far as its RoCE rows
+// go (its nodes only: the rest is not decoded), or the zero one (version
 // 0, no hosts) when none was applied.
 func (s *Store) siteDesignIfAny(ctx context.Context, siteID string) (SiteDesign, error) {
-	sd, err := s.GetSiteDesign(ctx, siteID)
+	var sd SiteDesign
+	var nodes struct {
+		Nodes []design.NodeAssignment `json:"nodes"`
+	}
+	err := s.getSiteDesignAs(ctx, siteID, &sd, &nodes)
 	if errors.As(err, new(*ItemNotFoundError)) {
 		return SiteDesign{SiteID: siteID}, nil
 	}
+	sd.Design.Nodes = nodes.Nodes
 	return sd, err
 }
 

@@ -131,6 +131,10 @@ type RoCEAssignment struct {
 	Interface string    `json:"interface"`
 	IPv4CIDR  string    `json:"ipv4_cidr"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Source is "design" for a row that is one of a node's roce_rails in
+	// the site's applied design (changed only through the design), and
+	// "direct" for a row written through the RoCE API.
+	Source string `json:"source"`
 }
 
 // SKU is a hardware SKU.

@@ -36,6 +36,9 @@ func TestAdminDesignPlanAndApply(t *testing.T) {
 	assert.Contains(t, res.stdout, "+ host_profile gpu-training\n")
 	assert.Contains(t, res.stdout, "+ node gpu-a06 (onboard)\n")
 	assert.Contains(t, res.stdout, "Plan: 13 change(s), 6 host(s) to onboard, 0 node(s) to reconfigure.")
+	// gpu-a01's roce_rails become its RoCE rows.
+	assert.Contains(t, res.stdout, "+ roce_row gpu-a01:rail0: ipv4_cidr: 10.20.1.0/31\n")
+	assert.Contains(t, res.stdout, " 1 RoCE row(s) to change. Plan hash ")
 
 	// An apply onboarding hosts needs their profile and SKU.
 	res = cli(t, 1, "design", "apply", "--site", "lab", "-f", siteFile, "-f", rackFile)

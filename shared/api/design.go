@@ -87,6 +87,13 @@ func (s *server) planDesign(rq *request, in designRequest) (store.SiteDesign, de
 	if err != nil {
 		return store.SiteDesign{}, design.Design{}, designPlanView{}, err
 	}
+	// The design owns the RoCE rows of the hosts it names: the plan shows
+	// the rows the apply changes, and its hash covers them.
+	rows, err := s.store.ListRoCEAssignments(rq.ctx(), siteID, "")
+	if err != nil {
+		return store.SiteDesign{}, design.Design{}, designPlanView{}, err
+	}
+	plan.AddRoCE(rows, next)
 	return cur, next, designPlanView{Plan: plan, Lines: plan.Lines(), BaseVersion: cur.Version}, nil
 }
 

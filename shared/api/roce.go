@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/maasflow/maasflow/shared/domain"
+	"github.com/maasflow/maasflow/shared/store"
 )
 
 // maxRoCEItems bounds one bulk upsert: the store writes it in one
@@ -65,7 +67,7 @@ func (s *server) upsertRoCE(rq *request) (int, any, error) {
 	}
 	out, err := s.store.UpsertRoCEAssignments(rq.ctx(), siteID, rows)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, designOwnsRoCE(err)
 	}
 	return http.StatusOK, newList(out), nil
 }
@@ -94,9 +96,21 @@ func (s *server) listRoCE(rq *request) (int, any, error) {
 
 func (s *server) deleteRoCE(rq *request) (int, any, error) {
 	if err := s.store.DeleteRoCEAssignment(rq.ctx(), rq.r.PathValue("id"), rq.r.PathValue("assignment_id")); err != nil {
-		return 0, nil, err
+		return 0, nil, designOwnsRoCE(err)
 	}
 	return http.StatusNoContent, nil, nil
+}
+
+// designOwnsRoCE answers a write to a designed host's rows with a 409
+// naming the field: the site's design owns them.
+func designOwnsRoCE(err error) error {
+	var owned *store.RoCEOwnedByDesignError
+	if !errors.As(err, &owned) {
+		return err
+	}
+	return &StatusError{Status: http.StatusConflict, Code: CodeConflict, Field: owned.Field,
+		Message: fmt.Sprintf("%s: the RoCE rows of host %s belong to the site's design: change node %s's roce_rails and apply the design",
+			owned.Field, owned.Hostname, owned.Hostname)}
 }
 
 // maxQueryValue bounds a query parameter (a cursor is the longest).

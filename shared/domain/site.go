@@ -152,7 +152,21 @@ type RoCEAssignment struct {
 	Interface string    `json:"interface" dynamodbav:"interface"`
 	IPv4CIDR  string    `json:"ipv4_cidr" dynamodbav:"ipv4_cidr"`
 	UpdatedAt time.Time `json:"updated_at" dynamodbav:"updated_at"`
+	// Source says who owns the row (RoCESourceDesign or RoCESourceDirect).
+	// It is not stored: the store sets it as it reads, because a designed
+	// host's rows are read from the site's design.
+	Source string `json:"source" dynamodbav:"-"`
 }
+
+// Owners of a RoCE row.
+const (
+	// RoCESourceDesign: the row is one of a node's roce_rails in the site's
+	// applied design; it changes only through the design.
+	RoCESourceDesign = "design"
+	// RoCESourceDirect: the row was written through the RoCE rows API for a
+	// host the site's design does not name.
+	RoCESourceDirect = "direct"
+)
 
 // AuditEntry records one privileged mutation (requirements runbook "audit and security
 // controls"): who did what to which target, and how it ended.

@@ -48,12 +48,15 @@ func checkRoCE(i int, a domain.RoCEAssignment) error {
 }
 
 // UpsertRoCEAssignments writes the site's rows and returns them as stored
-// (id, site and UpdatedAt set). It is all-or-nothing: every row is
+// (id, site, UpdatedAt and Source set). It is all-or-nothing: every row is
 // validated first (InvalidRecordError names the first bad one, duplicates
 // included), and the site's existence is checked in the same transaction
-// (ItemNotFoundError). Up to 99 rows go in one transaction; a larger batch is
-// written in several and, when one fails, the earlier ones are rolled back
-// to the rows they replaced.
+// (ItemNotFoundError). A row of a host the site's design names is refused
+// (RoCEOwnedByDesignError): the design owns that host's rows. The design
+// read is checked in each transaction too, so a design applied meanwhile
+// is seen (the upsert starts again). Up to 97 rows go in one transaction; a
+// larger batch is written in several and, when one fails, the earlier ones
+// are rolled back to the rows they replaced.
 func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items []domain.RoCEAssignment) ([]domain.RoCEAssignment, error) {
 	if err := checkID(kindRoCE, "site_id", siteID); err != nil {
 		return nil, err
@@ -70,19 +73,49 @@ func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items 
 			return nil, &InvalidRecordError{Kind: kindRoCE, Field: fmt.Sprintf("items[%d]", i), Reason: fmt.Sprintf("repeats items[%d] (%s)", j, a.ID)}
 		}
 		seen[a.ID] = i
-		a.SiteID, a.UpdatedAt = siteID, now
+		a.SiteID, a.UpdatedAt, a.Source = siteID, now, domain.RoCESourceDirect
 		rows[i] = a
 	}
 	if len(rows) == 0 {
 		return rows, nil
 	}
-
-	const perTx = maxTxItems - 2 // one slot for the site check, one for a request's audit entry
-	var before map[string]domain.RoCEAssignment
-	if len(rows) > perTx {
-		old, err := s.ListRoCEAssignments(ctx, siteID, "")
+	for attempt := 0; ; attempt++ {
+		err := s.upsertRoCE(ctx, siteID, rows)
+		if errors.Is(err, errDesignMoved) && attempt < updateAttempts {
+			continue
+		}
+		if errors.Is(err, errDesignMoved) {
+			return nil, &ItemConflictError{Kind: kindRoCE, ID: siteID, Reason: "the site's design kept changing while the rows were written"}
+		}
 		if err != nil {
 			return nil, err
+		}
+		return rows, nil
+	}
+}
+
+// upsertRoCE writes rows, conditional on the site's design being the one
+// it checked them against: errDesignMoved when it changed meanwhile.
+func (s *Store) upsertRoCE(ctx context.Context, siteID string, rows []domain.RoCEAssignment) error {
+	sd, err := s.siteDesignIfAny(ctx, siteID)
+	if err != nil {
+		return err
+	}
+	hosts := sd.Design.Hosts()
+	for i, a := range rows {
+		if hosts[hostKey(a.Hostname)] {
+			return &RoCEOwnedByDesignError{Field: fmt.Sprintf("items[%d].hostname", i), Hostname: hostKey(a.Hostname), SiteID: siteID}
+		}
+	}
+
+	// One slot for the site check, one for the design check, one for a
+	// request's audit entry.
+	const perTx = maxTxItems - 3
+	var before map[string]domain.RoCEAssignment
+	if len(rows) > perTx {
+		old, err := s.listDirectRoCE(ctx, siteID, "")
+		if err != nil {
+			return err
 		}
 		before = make(map[string]domain.RoCEAssignment, len(old))
 		for _, a := range old {
@@ -91,11 +124,11 @@ func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items 
 	}
 	for start := 0; start < len(rows); start += perTx {
 		chunk := rows[start:min(start+perTx, len(rows))]
-		tx := []types.TransactWriteItem{s.exists(siteKey(siteID))}
+		tx := []types.TransactWriteItem{s.exists(siteKey(siteID)), s.designUnchanged(siteID, sd.Version)}
 		for _, a := range chunk {
 			item, err := marshalItem(a, roceKey(siteID, a.ID), kindRoCE, nil)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 		}
@@ -103,19 +136,26 @@ func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items 
 		if err == nil {
 			continue
 		}
-		if codes, ok := txCodes(err); ok && txFailed(codes, 0) {
+		codes, ok := txCodes(err)
+		switch {
+		case ok && txFailed(codes, 0):
 			err = &ItemNotFoundError{Kind: kindSite, ID: siteID}
-		} else {
+		case ok && txFailed(codes, 1):
+			err = errDesignMoved
+		default:
 			err = fmt.Errorf("upsert RoCE assignments of site %s: %w", siteID, err)
 		}
 		if start > 0 {
 			if rerr := s.restoreRoCE(ctx, siteID, rows[:start], before); rerr != nil {
-				return nil, errors.Join(err, rerr)
+				if errors.Is(err, errDesignMoved) { // not worth another attempt now
+					err = &ItemConflictError{Kind: kindRoCE, ID: siteID, Reason: "the site's design changed while the rows were written"}
+				}
+				return errors.Join(err, rerr)
 			}
 		}
-		return nil, err
+		return err
 	}
-	return rows, nil
+	return nil
 }
 
 // restoreRoCE undoes written rows: each gets back the row it replaced, or
@@ -143,9 +183,9 @@ func (s *Store) restoreRoCE(ctx context.Context, siteID string, written []domain
 	return nil
 }
 
-// ListRoCEAssignments lists a site's rows; hostname "" means every host.
-// Rows come ordered by id (hostname, then interface).
-func (s *Store) ListRoCEAssignments(ctx context.Context, siteID, hostname string) ([]domain.RoCEAssignment, error) {
+// listDirectRoCE lists the rows stored under the site (hostname "" means
+// every host), in id order, the designed hosts' hidden ones included.
+func (s *Store) listDirectRoCE(ctx context.Context, siteID, hostname string) ([]domain.RoCEAssignment, error) {
 	prefix := skRoCE
 	if hostname != "" {
 		prefix += hostKey(hostname) + ":"
@@ -154,8 +194,12 @@ func (s *Store) ListRoCEAssignments(ctx context.Context, siteID, hostname string
 }
 
 // DeleteRoCEAssignment removes one row: ItemNotFoundError when the site has no
-// row with that id, so a repeated delete says so.
+// row with that id, so a repeated delete says so; RoCEOwnedByDesignError
+// when the site's design names the row's host.
 func (s *Store) DeleteRoCEAssignment(ctx context.Context, siteID, id string) error {
+	if err := s.refuseDesignedRow(ctx, siteID, id); err != nil {
+		return err
+	}
 	// No condition: minidyn evaluates a plain DeleteItem's condition against
 	// the wrong item, and the old image tells absence just as well.
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{

@@ -81,7 +81,8 @@ type machineConfigurer interface {
 //
 // Errors: MachineDesignError (a device alias not on the machine, a
 // boot-disk selector matching no disk or several), maas.InterfaceOpError,
-// MachineStateUnsafeError outside Ready; MAAS errors.
+// NetworkDriverError (the driver failed), MachineStateUnsafeError outside
+// Ready; MAAS errors.
 func (a *Activities) ConfigureMachine(ctx context.Context, in ConfigureMachineInput) (out ConfigureMachineOutput, err error) {
 	ctx, cancel := a.bound(ctx)
 	defer cancel()
@@ -116,7 +117,7 @@ func (a *Activities) ConfigureMachine(ctx context.Context, in ConfigureMachineIn
 		return out, err
 	}
 	if err := a.d.NetworkDriver.Configure(ctx, e); err != nil {
-		return out, &activities.ActivityFailedError{Activity: c.Activity, Message: "network driver: " + err.Error()}
+		return out, &NetworkDriverError{SystemID: m.SystemID, Hostname: c.Rec.Hostname, Reason: err.Error()}
 	}
 	return out, c.Exit(ctx, fmt.Sprintf("machine configured from the design: boot disk %s, %d interface operations, %d changed",
 		nonEmptyLabel(out.BootDisk, "not designed"), out.InterfaceOps, out.InterfaceChanges))

@@ -234,6 +234,7 @@ var vocabulary = []domain.ClassifiedError{
 	(*MachineNotRecordedError)(nil),
 	(*HardwareMismatchError)(nil),
 	(*MachineDesignError)(nil),
+	(*NetworkDriverError)(nil),
 	(*AdoptionRefusedError)(nil),
 }
 

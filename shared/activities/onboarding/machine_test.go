@@ -316,16 +316,15 @@ func TestApplyRoCE(t *testing.T) {
 	})
 	t.Run("rows naming device aliases", func(t *testing.T) {
 		// The simulator's board puts the first extra NIC on bus 0x1a, the
-		// second on 0x2c; the rows name them by the design's aliases.
-		e, o := setup(t, []domain.RoCEAssignment{
-			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "rail0", IPv4CIDR: "10.20.0.61/24"},
-			{SiteID: activitiestest.SiteID, Hostname: "gpu-01", Interface: "rail1", IPv4CIDR: "10.20.0.62/24"},
-		})
+		// second on 0x2c; the rows, the node's rails in the site's design,
+		// name them by the design's aliases.
+		e, o := setup(t, nil)
 		_, err := e.f.Store.PutSiteDesign(context.Background(), store.SiteDesign{SiteID: activitiestest.SiteID, Design: design.Design{
 			HardwareProfiles: []design.HardwareProfile{{Name: "board", DeviceAliases: []design.DeviceAlias{
 				{Alias: "rail0", PCIAddress: "0000:1a:00.0"}, {Alias: "rail1", PCIAddress: "0000:2c:00.0"}}}},
 			HostProfiles: []design.HostProfile{{Name: "gpu", HardwareProfile: "board"}},
-			Nodes:        []design.NodeAssignment{{Hostname: "gpu-01", BMCAddress: "10.0.0.11", HostProfile: "gpu"}},
+			Nodes: []design.NodeAssignment{{Hostname: "gpu-01", BMCAddress: "10.0.0.11", HostProfile: "gpu", RoCERails: []design.RoCERail{
+				{Interface: "rail0", IPv4CIDR: "10.20.0.61/24"}, {Interface: "rail1", IPv4CIDR: "10.20.0.62/24"}}}},
 		}}, 0)
 		require.NoError(t, err)
 		var out onboarding.ApplyRoCEOutput

@@ -138,9 +138,25 @@ func (r *adminRun) printDesignPlan(p client.DesignPlan) {
 	for _, l := range p.Lines {
 		fmt.Fprintln(out, l)
 	}
-	fmt.Fprintf(out, "\nPlan: %d change(s), %d host(s) to onboard, %d node(s) to reconfigure. Plan hash %s\n",
-		len(p.Changes), len(p.Onboard), len(p.Reconfigure), p.Hash)
+	// The site's RoCE rows the apply changes are counted apart from the
+	// design's records: the rows follow from the nodes' roce_rails.
+	roce := 0
+	for _, c := range p.Changes {
+		if c.Kind == designKindRoCERow {
+			roce++
+		}
+	}
+	fmt.Fprintf(out, "\nPlan: %d change(s), %d host(s) to onboard, %d node(s) to reconfigure.",
+		len(p.Changes)-roce, len(p.Onboard), len(p.Reconfigure))
+	if roce > 0 {
+		fmt.Fprintf(out, " %d RoCE row(s) to change.", roce)
+	}
+	fmt.Fprintf(out, " Plan hash %s\n", p.Hash)
 }
+
+// designKindRoCERow is the kind of a plan's change to one of the site's
+// RoCE rows.
+const designKindRoCERow = "roce_row"
 
 func runDesignApply(ctx context.Context, r *adminRun, _ []string) error {
 	c, site, in, err := r.designRequest(ctx)

@@ -42,6 +42,8 @@ type adminRoCEView struct {
 	Interface string    `json:"interface"`
 	IPv4CIDR  string    `json:"ipv4_cidr"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Source: design (the site's design owns the row) or direct.
+	Source string `json:"source"`
 }
 
 var adminCSVColumns = []string{"hostname", "interface", "ipv4_cidr"}
@@ -300,9 +302,9 @@ func (r *adminRun) readInput(name string) ([]byte, error) {
 }
 
 func (r *adminRun) printRoCE(rows []adminRoCEView) {
-	t := r.table("ID", "HOSTNAME", "INTERFACE", "IPV4_CIDR", "UPDATED")
+	t := r.table("ID", "HOSTNAME", "INTERFACE", "IPV4_CIDR", "UPDATED", "SOURCE")
 	for _, v := range rows {
-		t.row(v.ID, v.Hostname, v.Interface, v.IPv4CIDR, adminTime(v.UpdatedAt))
+		t.row(v.ID, v.Hostname, v.Interface, v.IPv4CIDR, adminTime(v.UpdatedAt), v.Source)
 	}
 	t.flush()
 }

@@ -88,8 +88,9 @@ var (
 // siteIDRE: a site ID as the API generates it (UUID) or an operator's slug.
 var siteIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,39}$`)
 
-// tableActions is what the functions may do to the table: the item reads
-// and writes the store issues (shared/store's DynamoDB interface;
+// tableActions is every item action a principal may have on the table (each
+// function has the part its code can reach, infra/grants.go): the item
+// reads and writes the store issues (shared/store's DynamoDB interface;
 // TransactWriteItems is authorised per item as Put/Update/Delete/
 // ConditionCheck). No batch call (the store makes none), no Scan, which no
 // request path may use, and no table administration. indexActions is all

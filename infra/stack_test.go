@@ -370,6 +370,7 @@ func TestStack(t *testing.T) {
 		assert.InDelta(t, 20, q.Properties["ReceiveMessageWaitTimeSeconds"], 0)
 		assert.Contains(t, fmt.Sprint(q.Properties["RedrivePolicy"]), "maxReceiveCount:5")
 		checkConnectorAccess(t, cfn)
+		checkConnectorDLQAlarms(t, cfn)
 	})
 
 	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
@@ -817,6 +818,8 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		if full && acc.api {
 			add(roleID, "the connector CA key", literal(testConnectorCAKey), "kms:GetPublicKey", "kms:Sign")
 			add(roleID, "the connector queues", connectorQueues, connectorQueueAdmin...)
+			add(roleID, "the connector DLQ alarms", containsAll(":alarm:maasflow-prod-connector-*"),
+				"cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms")
 		}
 	}
 	add(secretsRoleID, "the tagged site's secret",

@@ -184,6 +184,10 @@ func init() {
 		"and deleting a RoCE assignment; the lifecycle takes neither through the API")
 	each([]string{"take-site-slot"}, "dynamodb:DeleteItem", table, "granting a slot to an onboarding that waited for it "+
 		"deletes its waiter row (shared/store grantSiteSlot); the lifecycle's onboardings never wait for a slot")
+	// With the connector CA in the template, the api function makes the
+	// DLQ alarm of each connector site it adds (sqsrelay.DLQAlarms).
+	each([]string{"api"}, "cloudwatch:*Alarm*", "cloudwatch:alarm:maasflow-dev-connector-*",
+		"the DLQ alarm of a connector site added through the API, made with its queues and deleted with them; the lifecycle adds no connector site")
 }
 
 // notRunReasons are the functions the lifecycle does not run, each with the

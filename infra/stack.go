@@ -825,6 +825,7 @@ func (b *builder) routes() {
 		nagSuppress(r, "AwsSolutions-APIG4", "a node has no operator JWT: the handler authenticates it by its single-use "+
 			"enrollment token, and the stage's per-route throttle bounds the route")
 	}
+	b.connectorRenewRoute(integration)
 	b.console(integration)
 	b.streams(issuer, audience)
 }

@@ -371,6 +371,7 @@ func TestStack(t *testing.T) {
 		assert.Contains(t, fmt.Sprint(q.Properties["RedrivePolicy"]), "maxReceiveCount:5")
 		checkConnectorAccess(t, cfn)
 		checkConnectorDLQAlarms(t, cfn)
+		checkConnectorRenewRoute(t, cfn)
 	})
 
 	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })

@@ -221,5 +221,6 @@ kept at the site (--maas-api-key-file). docs/deploy.md, "Site connector".`,
 	}
 	o.flags(cmd.Flags())
 	cmd.AddCommand(c.enrollCommand())
+	cmd.AddCommand(c.renewCommand())
 	return cmd
 }

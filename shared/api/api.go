@@ -297,10 +297,10 @@ func cleanPath(p string) bool {
 type access int
 
 const (
-	accessAdmin  access = iota // bearer token of an admin
-	accessPublic               // anyone (health check)
-	accessNode                 // the node named by {id}; the body carries its credential
-	accessConnector            // the connector of site {id}; the body carries its certificate
+	accessAdmin     access = iota // bearer token of an admin
+	accessPublic                  // anyone (health check)
+	accessNode                    // the node named by {id}; the body carries its credential
+	accessConnector               // the connector of site {id}; the body carries its certificate
 )
 
 // route is one endpoint. Mutations name an audit action and a target

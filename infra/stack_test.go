@@ -401,8 +401,10 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("admin routes need the JWT, healthz and enroll do not", func(t *testing.T) {
-		// Admin, healthz, enroll, and the console's two (console_test.go).
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(5))
+		// Admin, healthz, enroll, the console's two (console_test.go) and,
+		// with the connector CA, the connectors' renewal
+		// (connector_renew_test.go).
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(6))
 		authID, auth := cfn.one(t, "AWS::ApiGatewayV2::Authorizer")
 		assert.Equal(t, "JWT", auth.Properties["AuthorizerType"])
 		assert.Equal(t, map[string]any{"Issuer": testIssuer, "Audience": []any{"client-a", "client-b"}},

@@ -37,16 +37,32 @@ func (f *fakeRenewAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CertificatePEM string `json:"certificate_pem"`
 		CSR            string `json:"csr"`
 	}
-	require.NoError(f.t, json.NewDecoder(r.Body).Decode(&in))
+	fail := func() { w.WriteHeader(http.StatusBadRequest) }
+	if !assert.NoError(f.t, json.NewDecoder(r.Body).Decode(&in)) {
+		fail()
+		return
+	}
 	block, _ := pem.Decode([]byte(in.CertificatePEM))
-	require.NotNil(f.t, block, "the current certificate")
+	if !assert.NotNil(f.t, block, "the current certificate") {
+		fail()
+		return
+	}
 	cert, err := x509.ParseCertificate(block.Bytes)
-	require.NoError(f.t, err)
+	if !assert.NoError(f.t, err) {
+		fail()
+		return
+	}
 	csr, err := nodeid.ParseCSR(in.CSR)
-	require.NoError(f.t, err)
+	if !assert.NoError(f.t, err) {
+		fail()
+		return
+	}
 	assert.True(f.t, csr.PublicKey.(*ecdsa.PublicKey).Equal(cert.PublicKey), "the CSR is over the current certificate's key")
 	issued, err := f.ca.IssueConnector(in.CSR, "site-a", time.Now())
-	require.NoError(f.t, err)
+	if !assert.NoError(f.t, err) {
+		fail()
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	_ = json.NewEncoder(w).Encode(map[string]any{"site_id": "site-a", "certificate_pem": issued.CertPEM, "ca_pem": f.ca.CertPEM(),

@@ -8,15 +8,26 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/maasflow/maasflow/client"
 	"github.com/maasflow/maasflow/shared/connector/rolesanywhere"
+)
+
+// The running connector's own renewal (--renew-api-url): it checks every
+// hour and renews when less than three days are left, so a connector up
+// for the certificate's 7 days renews on day 4, and a failed attempt is
+// tried again every hour for three days before the certificate lapses.
+const (
+	renewBefore     = 72 * time.Hour
+	renewCheckEvery = time.Hour
 )
 
 // renewOptions are `maasflow connector renew`'s flags.
@@ -67,49 +78,73 @@ func (o *renewOptions) run(ctx context.Context, getenv func(string) string, now 
 		fmt.Fprintln(stderr, "maasflow connector renew: --api-url or $MAASFLOW_API_URL is required")
 		return 2
 	}
-	if err := o.renew(ctx, apiURL, now(), stdout); err != nil {
+	if _, err := o.renew(ctx, apiURL, now(), stdout); err != nil {
 		fmt.Fprintf(stderr, "maasflow connector renew: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func (o *renewOptions) renew(ctx context.Context, apiURL string, now time.Time, stdout io.Writer) error {
+// loop renews the certificate in o.dir at once if it is due and then every
+// `every`, until ctx ends; a failure is logged and tried again.
+func (o *renewOptions) loop(ctx context.Context, logger *slog.Logger, every time.Duration, now func() time.Time) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		var out strings.Builder
+		renewed, err := o.renew(ctx, o.apiURL, now(), &out)
+		switch {
+		case err != nil:
+			logger.Warn("connector certificate not renewed: tried again in "+every.String(), "error", err.Error())
+		case renewed:
+			logger.Info(strings.TrimSpace(out.String()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// renew renews the certificate unless more than o.within is left; renewed
+// says whether it did.
+func (o *renewOptions) renew(ctx context.Context, apiURL string, now time.Time, stdout io.Writer) (renewed bool, err error) {
 	names, err := readConnectorNames(o.dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	certFile := filepath.Join(o.dir, enrollCertFile)
 	id, err := rolesanywhere.LoadIdentity(certFile, filepath.Join(o.dir, enrollKeyFile))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if left := id.Cert.NotAfter.Sub(now); o.within > 0 && left > o.within {
 		fmt.Fprintf(stdout, "connector certificate of site %s valid until %s: not renewed (more than %s left)\n",
 			names.SiteID, id.Cert.NotAfter.Format(time.RFC3339), o.within)
-		return nil
+		return false, nil
 	}
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
-		return err
+		return false, err
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: names.SiteID}}, id.Key)
 	if err != nil {
-		return err
+		return false, err
 	}
 	api, err := client.New(apiURL, client.WithHTTPClient(&http.Client{Timeout: 30 * time.Second}), client.WithUserAgent("maasflow-connector"))
 	if err != nil {
-		return err
+		return false, err
 	}
 	got, err := api.RenewConnectorCertificate(ctx, names.SiteID, string(certPEM),
 		string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := writeCertificate(o.dir, got); err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprintf(stdout, "connector certificate for site %s renewed (serial %s) valid until %s\n",
 		got.SiteID, got.Serial, got.NotAfter.Format(time.RFC3339))
-	return nil
+	return true, nil
 }

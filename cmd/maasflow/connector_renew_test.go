@@ -9,10 +9,13 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,4 +122,88 @@ func TestConnectorRenewKeepsTheKeyAndNeedsNoToken(t *testing.T) {
 	errOut.Reset()
 	assert.Equal(t, 2, (&renewOptions{}).run(context.Background(), noToken, time.Now, &out, &errOut))
 	assert.Contains(t, errOut.String(), "--dir is required")
+}
+
+func TestRunningConnectorRenewsWhenDue(t *testing.T) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
+	require.NoError(t, err)
+	ca, err := nodeid.NewCA(caPEM, caKey)
+	require.NoError(t, err)
+	enrollSrv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
+	defer enrollSrv.Close()
+	renewSrv := httptest.NewServer(&fakeRenewAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
+	defer renewSrv.Close()
+	dir := filepath.Join(t.TempDir(), "conn")
+	env := map[string]string{"MAASFLOW_API_URL": enrollSrv.URL, "MAASFLOW_ADMIN_TOKEN": "admin-token"}
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, (&enrollOptions{site: "site-a", dir: dir}).run(context.Background(), func(k string) string { return env[k] }, &out, &errOut), errOut.String())
+	serial := func() string {
+		id, err := rolesanywhere.LoadIdentity(filepath.Join(dir, enrollCertFile), filepath.Join(dir, enrollKeyFile))
+		require.NoError(t, err)
+		return id.Cert.SerialNumber.String()
+	}
+	first := serial()
+
+	// Four days into the certificate's seven: not due yet, nothing sent.
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	o := &renewOptions{dir: dir, apiURL: renewSrv.URL, within: renewBefore}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { o.loop(ctx, logger, time.Hour, time.Now); close(done) }()
+	cancel()
+	<-done
+	assert.Equal(t, first, serial(), "more than three days left: not renewed")
+
+	// Five days in: renewed at once, and logged.
+	fiveDays := func() time.Time { return time.Now().Add(5 * 24 * time.Hour) }
+	ctx, cancel = context.WithCancel(context.Background())
+	done = make(chan struct{})
+	go func() { o.loop(ctx, logger, time.Hour, fiveDays); close(done) }()
+	require.Eventually(t, func() bool { return serial() != first }, 10*time.Second, 10*time.Millisecond, "renewed when due")
+	cancel()
+	<-done
+	assert.Contains(t, logs.String(), "renewed")
+
+	// An API that refuses is logged and tried again, the certificate left as it was.
+	renewed := serial()
+	bad := &renewOptions{dir: dir, apiURL: "http://127.0.0.1:1", within: renewBefore}
+	ctx, cancel = context.WithCancel(context.Background())
+	done = make(chan struct{})
+	go func() {
+		bad.loop(ctx, logger, time.Hour, func() time.Time { return time.Now().Add(7 * 24 * time.Hour) })
+		close(done)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "not renewed: tried again") }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	assert.Equal(t, renewed, serial())
+}
+
+func TestRenewAPIURLNeedsTheCredentialsDir(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := runConnector(context.Background(), []string{"--site", "s", "--maas-url", "http://m", "--queue-url", "q", "--table", "t",
+		"--renew-api-url", "https://api.example.com"}, &out, &errOut)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut.String(), "--renew-api-url renews the certificate in --credentials-dir")
+}
+
+// lockedBuffer is a log sink the test reads while the loop writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -118,7 +118,11 @@ func Analyze(dir string, indexes []string) (map[string]Access, error) {
 	a := analyzer{prog: prog, cg: cg, indexes: indexes}
 	out := map[string]Access{}
 	for name, p := range mains {
-		out[name] = a.access(p)
+		acc, err := a.access(p)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = acc
 	}
 	return out, nil
 }
@@ -131,13 +135,14 @@ type analyzer struct {
 
 // access walks the call graph from one main package's init and main.
 //
-// The walk does not enter aws-lambda-go: its dispatcher calls whatever
-// handler it was given, and VTA, which does not tell one main's handler from
-// another's of the same type, would let every function reach every
-// handler. A value handed to aws-lambda-go is a root instead: a function
-// (the handler), or the methods of a value in an interface (an
-// http.Handler).
-func (a *analyzer) access(p *ssa.Package) Access {
+// The walk does not enter aws-lambda-go/lambda: its dispatcher calls
+// whatever handler it was given, and VTA, which does not tell one main's
+// handler from another's of the same type, would let every function reach
+// every handler. A value handed to it is a root instead: a function (the
+// handler), or the methods of a value in an interface (an http.Handler). A
+// handler the walk cannot follow is an error, never a function that reaches
+// nothing.
+func (a *analyzer) access(p *ssa.Package) (Access, error) {
 	parent := map[*ssa.Function]*ssa.Function{}
 	seen := map[*ssa.Function]bool{}
 	var queue []*ssa.Function
@@ -168,7 +173,12 @@ func (a *analyzer) access(p *ssa.Package) Access {
 			callee := e.Callee.Func
 			if pkgPath(callee) == lambdaPkg {
 				for _, arg := range e.Site.Common().Args {
-					for _, r := range a.handed(arg, 0) {
+					roots := a.handed(arg, 0)
+					if len(roots) == 0 && runsCode(arg) {
+						return Access{}, fmt.Errorf("%s: %s hands %s %s to %s, which the analysis does not follow",
+							p.Pkg.Path(), shortName(f), arg.Name(), arg.Type(), shortName(callee))
+					}
+					for _, r := range roots {
 						visit(r, f)
 					}
 				}
@@ -192,7 +202,17 @@ func (a *analyzer) access(p *ssa.Package) Access {
 		acc.Why[what] = strings.Join(chain, " → ")
 	}
 	acc.by = nil
-	return acc
+	return acc, nil
+}
+
+// runsCode reports whether a value handed to aws-lambda-go may hold code:
+// a function or an interface (the options, a slice, hold none).
+func runsCode(v ssa.Value) bool {
+	switch v.Type().Underlying().(type) {
+	case *types.Signature, *types.Interface:
+		return true
+	}
+	return false
 }
 
 // shortName is f's name without the module's path.

@@ -32,3 +32,18 @@ func (c *Client) IssueConnectorCertificate(ctx context.Context, siteID, csrPEM s
 	return call[ConnectorCertificate](ctx, c, http.MethodPost, Path(SitesPath, siteID, "connector", "certificate"), nil,
 		ConnectorCertificateRequest{CSR: csrPEM}, opts)
 }
+
+// ConnectorRenewalRequest is a connector's current certificate and a CSR
+// over the same key.
+type ConnectorRenewalRequest struct {
+	CertificatePEM string `json:"certificate_pem"`
+	CSR            string `json:"csr"`
+}
+
+// RenewConnectorCertificate has the connector CA sign a new certificate
+// for the connector of siteID that holds certPEM, still valid, and the key
+// of csrPEM, which must be that certificate's; it needs no token.
+func (c *Client) RenewConnectorCertificate(ctx context.Context, siteID, certPEM, csrPEM string, opts ...CallOption) (ConnectorCertificate, error) {
+	return call[ConnectorCertificate](ctx, c, http.MethodPost, Path("/api/v1/connectors", siteID, "certificate"), nil,
+		ConnectorRenewalRequest{CertificatePEM: certPEM, CSR: csrPEM}, opts)
+}

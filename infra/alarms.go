@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsstepfunctions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/maasflow/maasflow/shared/connector/sqsrelay"
 	"github.com/maasflow/maasflow/shared/metrics"
 )
 
@@ -72,6 +73,7 @@ func (b *builder) alarms() {
 	if b.props.AlarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(b.props.AlarmEmail), nil))
 	}
+	b.connectorDLQAlarms(topic)
 	action := awscloudwatchactions.NewSnsAction(topic)
 	five := awscdk.Duration_Minutes(jsii.Number(errorRatePeriodMinutes))
 	alarm := func(id, desc string, m awscloudwatch.IMetric, threshold float64, periods int) awscloudwatch.Alarm {
@@ -117,8 +119,13 @@ func (b *builder) alarms() {
 	}
 	for _, site := range b.props.ConnectorSites {
 		dlq := b.connector.dlqs[site]
+		// The alarm the api function makes for the DLQs it makes
+		// (sqsrelay.DLQAlarm).
 		alarm("Connector"+CamelCase(site)+"Dlq", "requests for the connector of site "+site+" failed repeatedly",
-			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}), 1, 1)
+			dlq.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+				Period:    awscdk.Duration_Seconds(jsii.Number(sqsrelay.DLQAlarmPeriod.Seconds())),
+				Statistic: jsii.String("Maximum"),
+			}), sqsrelay.DLQAlarmThreshold, 1)
 	}
 	api5xx := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 		Namespace:  jsii.String("AWS/ApiGateway"),

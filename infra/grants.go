@@ -9,9 +9,11 @@ import (
 )
 
 // access is what one function does beyond the grants every function has
-// (its own log group, X-Ray, item reads and writes on the table). Each flag
-// maps to the statements below; infra/stack_test.go walks the template and
-// fails on any statement a function's access does not explain.
+// (its own log group, X-Ray). Each flag maps to the statements below;
+// infra/stack_test.go walks the template and fails on any statement a
+// function's access does not explain, and infra/tableaccess_test.go fails
+// when items or indexes differ from what the function's code can reach
+// (internal/tableaccess, a call analysis of the functions).
 type access struct {
 	// maas: the function talks to a site's MAAS, so it reads the site's
 	// credentials (through the per-site session role), runs in the MAAS
@@ -29,23 +31,41 @@ type access struct {
 	// describes executions, and reads connector heartbeats.
 	api bool
 	// indexes are the table's indexes the function queries; a function
-	// without any gets no grant on the indexes at all. Every function reads
-	// and writes items on the table itself (tableActions): each writes its
-	// run's record, and closing a run releases the record's locks and
-	// revokes its enrollment token in the same transaction.
+	// without any gets no grant on the indexes at all.
 	indexes []string
-	// items, when set, replaces tableActions for a function that makes
-	// fewer kinds of item call than a run's record writer.
+	// items are the item actions on the table (a subset of tableActions;
+	// dynamodb:Query here is a Query of the table itself, not an index's).
 	items []string
 }
 
 // itemActions is what the function may do to the table's items.
-func (a access) itemActions() []string {
-	if a.items != nil {
-		return a.items
-	}
-	return tableActions
-}
+func (a access) itemActions() []string { return a.items }
+
+// The item actions, as the call analysis names them (TransactWriteItems is
+// authorised per item kind: Put, Update, Delete, ConditionCheck).
+const (
+	getItem   = "dynamodb:GetItem"
+	putItem   = "dynamodb:PutItem"
+	updItem   = "dynamodb:UpdateItem"
+	delItem   = "dynamodb:DeleteItem"
+	condCheck = "dynamodb:ConditionCheckItem"
+	queryItem = "dynamodb:Query"
+)
+
+// items lists item actions; the lists below follow the call analysis's
+// order (sorted), so that a difference reads at once.
+func items(actions ...string) []string { return actions }
+
+// The item actions most activities share. An onboarding's activity reads
+// and writes its run's record and timeline, releases the record's locks
+// (DeleteItem) and, closing or repairing it, revokes its enrollment token
+// (UpdateItem); some also read a partition of the table (Query). A
+// decommission's activity does the same without the token.
+var (
+	runItems      = items(delItem, getItem, putItem, updItem)
+	runItemsQuery = items(delItem, getItem, putItem, queryItem, updItem)
+	decomItems    = items(delItem, getItem, putItem)
+)
 
 // allIndexes is every index of the table, for the admin API's lists.
 func allIndexes() []string {
@@ -62,47 +82,50 @@ func allIndexes() []string {
 // shared/activities (which activities call c.maas, publishOnce or the
 // completer) and shared/api.
 var functionAccess = map[string]access{
-	functionAPI:               {api: true, maas: true, completeTask: true, indexes: allIndexes()},
-	"take-site-slot":          {}, // the site and the throttle's rows: the table grants all have
-	"validate-onboarding":     {publish: true},
-	"discover-machine":        {maas: true},
-	"commission-machine":      {maas: true},
-	"power-cycle-machine":     {maas: true},
-	"check-machine":           {maas: true},
-	"configure-storage":       {maas: true},
-	"verify-hardware":         {maas: true},
-	"configure-machine":       {maas: true},
-	"preflight-pxe":           {maas: true},
-	"apply-roce":              {maas: true},
-	"check-predeploy":         {fetch: true},
-	"deploy-machine":          {maas: true},
-	"classify-deploy-failure": {maas: true},
-	"recover-deploy":          {maas: true},
-	functionAwaitEnrollment:   {completeTask: true},
-	"check-completion-gates":  {maas: true},
-	"reset-machine":           {maas: true},
-	"adopt-machine":           {maas: true},
+	functionAPI:               {api: true, maas: true, completeTask: true, items: items(condCheck, delItem, getItem, putItem, queryItem, updItem), indexes: allIndexes()},
+	"take-site-slot":          {items: items(delItem, getItem, putItem, queryItem)}, // the site and the throttle's rows; the slot's waiters by prefix
+	"validate-onboarding":     {publish: true, items: runItemsQuery},
+	"discover-machine":        {maas: true, items: runItemsQuery},
+	"commission-machine":      {maas: true, items: runItems},
+	"power-cycle-machine":     {maas: true, items: runItems},
+	"check-machine":           {maas: true, items: runItems},
+	"configure-storage":       {maas: true, items: runItems},
+	"verify-hardware":         {maas: true, items: runItems},
+	"configure-machine":       {maas: true, items: runItems},
+	"preflight-pxe":           {maas: true, items: runItems},
+	"apply-roce":              {maas: true, items: runItemsQuery},
+	"check-predeploy":         {fetch: true, items: runItems},
+	"deploy-machine":          {maas: true, items: runItems},
+	"classify-deploy-failure": {maas: true, items: items(getItem, putItem)},
+	"recover-deploy":          {maas: true, items: runItems},
+	functionAwaitEnrollment:   {completeTask: true, items: runItems},
+	"check-completion-gates":  {maas: true, items: runItems},
+	"reset-machine":           {maas: true, items: runItemsQuery},
+	"adopt-machine":           {maas: true, items: runItems},
 	// The decommission path (infra/decommission.go grants the state machine,
 	// start-reimage's StartExecution and the allocation service's secret).
-	"begin-decommission":     {publish: true},
-	"check-reimage":          {},
-	"check-release":          {maas: true},
-	"delete-machine":         {maas: true},
-	functionDrainAllocations: {},
-	"fallback-release":       {maas: true},
-	"finish-decommission":    {publish: true, indexes: []string{store.IndexGSI4}}, // the node's open drift, by node
-	"release-machine":        {maas: true},
-	functionStartReimage:     {},
+	"begin-decommission":     {publish: true, items: items(delItem, getItem, putItem, queryItem)},
+	"check-reimage":          {items: decomItems},
+	"check-release":          {maas: true, items: decomItems},
+	"delete-machine":         {maas: true, items: decomItems},
+	functionDrainAllocations: {items: decomItems},
+	"fallback-release":       {maas: true, items: decomItems},
+	// finish-decommission and start-reimage revoke the node's enrollment
+	// tokens, found among its onboardings (ListOnboardings: the index follows
+	// the filter at run time, so the analysis counts every one).
+	"finish-decommission": {publish: true, items: runItemsQuery, indexes: allIndexes()},
+	"release-machine":     {maas: true, items: decomItems},
+	functionStartReimage:  {items: runItemsQuery, indexes: allIndexes()},
 	// reconcile (infra/reconcile.go) reads MAAS and publishes drift events;
 	// it also describes onboarding executions, granted with its state machine.
-	// A site's nodes, open onboardings and open drift, each by site.
-	functionReconcile:   {maas: true, publish: true, indexes: []string{store.IndexGSI3}},
-	"finish-onboarding": {publish: true},
+	// A site's nodes (gsi3) and its open onboardings (ListOnboardings).
+	functionReconcile:   {maas: true, publish: true, items: items(delItem, getItem, putItem, queryItem), indexes: allIndexes()},
+	"finish-onboarding": {publish: true, items: runItemsQuery},
 	// The machine watch (infra/watch.go): watch-machine only stores the
 	// wait's task token in the table and never reaches MAAS; watch-sites
 	// reads each watched site's MAAS events and completes the tokens.
-	functionWatchMachine: {items: []string{"dynamodb:PutItem"}}, // store.PutMachineWatch, one conditional put
-	functionWatchSites:   {maas: true, completeTask: true},
+	functionWatchMachine: {items: items(putItem)}, // store.PutMachineWatch, one conditional put
+	functionWatchSites:   {maas: true, completeTask: true, items: items(delItem, getItem, putItem, queryItem)},
 	// The admin API's streams (infra/streams.go): reads only.
 	functionStream: streamAccess(),
 }

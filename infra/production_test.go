@@ -117,7 +117,7 @@ func checkProduction(t *testing.T, cfn *cfnTemplate, fns []string) {
 			assert.ElementsMatch(t, functionAccess[fn].indexes, ixs, "%s's index grants", fn)
 		}
 		assert.Empty(t, queried[smRole], "the onboarding state machine reads no index")
-		assert.ElementsMatch(t, []string{"api", "finish-decommission", "reconcile", functionStream}, func() []string {
+		assert.ElementsMatch(t, []string{"api", "finish-decommission", "reconcile", functionStartReimage, functionStream}, func() []string {
 			var out []string
 			for name, acc := range functionAccess {
 				if len(acc.indexes) > 0 {

@@ -88,8 +88,9 @@ var (
 // siteIDRE: a site ID as the API generates it (UUID) or an operator's slug.
 var siteIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,39}$`)
 
-// tableActions is what the functions may do to the table: the item reads
-// and writes the store issues (shared/store's DynamoDB interface;
+// tableActions is every item action a principal may have on the table (each
+// function has the part its code can reach, infra/grants.go): the item
+// reads and writes the store issues (shared/store's DynamoDB interface;
 // TransactWriteItems is authorised per item as Put/Update/Delete/
 // ConditionCheck). No batch call (the store makes none), no Scan, which no
 // request path may use, and no table administration. indexActions is all
@@ -824,6 +825,7 @@ func (b *builder) routes() {
 		nagSuppress(r, "AwsSolutions-APIG4", "a node has no operator JWT: the handler authenticates it by its single-use "+
 			"enrollment token, and the stage's per-route throttle bounds the route")
 	}
+	b.connectorRenewRoute(integration)
 	b.console(integration)
 	b.streams(issuer, audience)
 }

@@ -370,6 +370,8 @@ func TestStack(t *testing.T) {
 		assert.InDelta(t, 20, q.Properties["ReceiveMessageWaitTimeSeconds"], 0)
 		assert.Contains(t, fmt.Sprint(q.Properties["RedrivePolicy"]), "maxReceiveCount:5")
 		checkConnectorAccess(t, cfn)
+		checkConnectorDLQAlarms(t, cfn)
+		checkConnectorRenewRoute(t, cfn)
 	})
 
 	t.Run("decommission state machine", func(t *testing.T) { checkDecommissionStack(t, cfn, root, fns) })
@@ -399,8 +401,10 @@ func TestStack(t *testing.T) {
 	})
 
 	t.Run("admin routes need the JWT, healthz and enroll do not", func(t *testing.T) {
-		// Admin, healthz, enroll, and the console's two (console_test.go).
-		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(5))
+		// Admin, healthz, enroll, the console's two (console_test.go) and,
+		// with the connector CA, the connectors' renewal
+		// (connector_renew_test.go).
+		tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(6))
 		authID, auth := cfn.one(t, "AWS::ApiGatewayV2::Authorizer")
 		assert.Equal(t, "JWT", auth.Properties["AuthorizerType"])
 		assert.Equal(t, map[string]any{"Issuer": testIssuer, "Audience": []any{"client-a", "client-b"}},
@@ -817,6 +821,8 @@ func expectedGrants(t *testing.T, cfn *cfnTemplate, fns []string, full bool) []g
 		if full && acc.api {
 			add(roleID, "the connector CA key", literal(testConnectorCAKey), "kms:GetPublicKey", "kms:Sign")
 			add(roleID, "the connector queues", connectorQueues, connectorQueueAdmin...)
+			add(roleID, "the connector DLQ alarms", containsAll(":alarm:maasflow-prod-connector-*"),
+				"cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms")
 		}
 	}
 	add(secretsRoleID, "the tagged site's secret",

@@ -39,6 +39,7 @@ type connectorOptions struct {
 	site, maasURL, keyFile, stateDir string
 	endpoint, queueURL, table        string
 	credentialsDir                   string
+	renewAPIURL                      string
 	workers                          int
 	logLevel                         string
 }
@@ -52,6 +53,7 @@ func (o *connectorOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.queueURL, "queue-url", "", "AWS transport: the site's request queue URL (stack output Connector<Site>QueueUrl); credentials from the AWS SDK chain")
 	fs.StringVar(&o.table, "table", "", "AWS transport: the connector table (maasflow-<stage>-connector)")
 	fs.StringVar(&o.credentialsDir, "credentials-dir", "", "AWS transport: the directory `maasflow connector enroll` wrote; the connector takes IAM Roles Anywhere sessions with its certificate (no AWS key) and its queue and table from connector.json")
+	fs.StringVar(&o.renewAPIURL, "renew-api-url", "", "with --credentials-dir: the API's base URL, through which the connector renews its certificate "+renewBefore.String()+" before it expires, with no admin token (`maasflow connector renew`)")
 	fs.IntVar(&o.workers, "workers", 16, "requests run in parallel")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 }
@@ -126,6 +128,9 @@ func (o *connectorOptions) run(ctx context.Context, stdout, stderr io.Writer) in
 	if o.workers < 1 {
 		problems = append(problems, "--workers must be at least 1")
 	}
+	if o.renewAPIURL != "" && o.credentialsDir == "" {
+		problems = append(problems, "--renew-api-url renews the certificate in --credentials-dir: name that too")
+	}
 	if len(problems) > 0 {
 		fmt.Fprintf(stderr, "maasflow connector: %s\n", strings.Join(problems, "; "))
 		return 2
@@ -174,6 +179,10 @@ func (o *connectorOptions) run(ctx context.Context, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "maasflow connector %s: site %s, MAAS %s, journal %s\n", r.Version, o.site, o.maasURL, o.stateDir)
 	logger.Info("connector started", "version", r.Version, "key_at_site", sign != nil)
+	if o.renewAPIURL != "" {
+		rn := &renewOptions{dir: o.credentialsDir, apiURL: o.renewAPIURL, within: renewBefore}
+		go rn.loop(ctx, logger, renewCheckEvery, time.Now)
+	}
 	if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "maasflow connector: %v\n", err)
 		return 1
@@ -221,5 +230,6 @@ kept at the site (--maas-api-key-file). docs/deploy.md, "Site connector".`,
 	}
 	o.flags(cmd.Flags())
 	cmd.AddCommand(c.enrollCommand())
+	cmd.AddCommand(c.renewCommand())
 	return cmd
 }

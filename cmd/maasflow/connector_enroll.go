@@ -126,6 +126,17 @@ func (o *enrollOptions) enroll(ctx context.Context, apiURL, token string, stdout
 	if err != nil {
 		return err
 	}
+	if err := writeCertificate(o.dir, got); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "connector certificate for site %s (serial %s) valid until %s: run `maasflow connector renew` before then\n",
+		got.SiteID, got.Serial, got.NotAfter.Format(time.RFC3339))
+	return nil
+}
+
+// writeCertificate writes what the connector reads from dir: the CA,
+// connector.json and, last, the certificate, each replaced at once.
+func writeCertificate(dir string, got client.ConnectorCertificate) error {
 	names, err := json.MarshalIndent(connectorNames{SiteID: got.SiteID, TrustAnchorARN: got.TrustAnchorARN, ProfileARN: got.ProfileARN,
 		RoleARN: got.RoleARN, QueueURL: got.QueueURL, Table: got.Table, NotAfter: got.NotAfter}, "", "  ")
 	if err != nil {
@@ -135,12 +146,10 @@ func (o *enrollOptions) enroll(ctx context.Context, apiURL, token string, stdout
 		name string
 		data []byte
 	}{{enrollCAFile, []byte(got.CAPEM)}, {enrollNamesFile, append(names, '\n')}, {enrollCertFile, []byte(got.CertificatePEM)}} {
-		if err := writeAtomic(filepath.Join(o.dir, f.name), f.data, 0o600); err != nil {
+		if err := writeAtomic(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "connector certificate for site %s (serial %s) valid until %s: run enroll again before then\n",
-		got.SiteID, got.Serial, got.NotAfter.Format(time.RFC3339))
 	return nil
 }
 

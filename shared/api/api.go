@@ -297,9 +297,10 @@ func cleanPath(p string) bool {
 type access int
 
 const (
-	accessAdmin  access = iota // bearer token of an admin
-	accessPublic               // anyone (health check)
-	accessNode                 // the node named by {id}; the body carries its credential
+	accessAdmin     access = iota // bearer token of an admin
+	accessPublic                  // anyone (health check)
+	accessNode                    // the node named by {id}; the body carries its credential
+	accessConnector               // the connector of site {id}; the body carries its certificate
 )
 
 // route is one endpoint. Mutations name an audit action and a target
@@ -407,7 +408,7 @@ func (s *server) wrap(rt route) http.Handler {
 // (a node's enrollment token travels in the body).
 func challenge(rt route, r *http.Request) string {
 	const c = `Bearer realm="maasflow"`
-	if rt.access == accessNode || r.Header.Get("Authorization") != "" {
+	if rt.access == accessNode || rt.access == accessConnector || r.Header.Get("Authorization") != "" {
 		return c + `, error="invalid_token"`
 	}
 	return c
@@ -447,6 +448,9 @@ func (s *server) run(rt route, rq *request) (status int, body any, err error) {
 	case accessNode:
 		// The handler sets authenticated once the node's token is accepted.
 		rq.actor = "node:" + boundedForRecord(rq.r.PathValue("id"), maxPathValue)
+	case accessConnector:
+		// The handler sets authenticated once the certificate is accepted.
+		rq.actor = "connector:" + boundedForRecord(rq.r.PathValue("id"), maxPathValue)
 	case accessPublic:
 	}
 	if rt.action != "" {

@@ -156,6 +156,9 @@ func TestEveryMutationIsAudited(t *testing.T) {
 		if action == "onboarding.create" {
 			continue // covered by the onboarding tests
 		}
+		if action == "site.connector.certificate.renew" {
+			continue // needs a connector CA: TestConnectorRenewsWithItsCurrentCertificate checks its entry
+		}
 		assert.NotEmpty(t, h.auditFor(action), "no audit entry for %s", action)
 	}
 }

@@ -101,6 +101,12 @@ func (s *server) issueConnectorCertificate(rq *request) (int, any, error) {
 	// Roles Anywhere events to this issuance.
 	rq.log.InfoContext(rq.ctx(), "connector certificate issued", logfield.SiteID, site.ID,
 		"serial", issued.Serial, "not_after", issued.NotAfter)
+	return http.StatusCreated, s.connectorCertificateOf(site, issued), nil
+}
+
+// connectorCertificateOf is the answer with site's issued certificate.
+func (s *server) connectorCertificateOf(site domain.Site, issued nodeid.Issued) connectorCertificate {
+	c := s.connectors
 	out := connectorCertificate{
 		SiteID: site.ID, CertificatePEM: issued.CertPEM, CAPEM: c.Issuer.CertPEM(), Serial: issued.Serial, NotAfter: issued.NotAfter,
 		TrustAnchorARN: c.TrustAnchorARN, ProfileARN: c.ProfileARN, RoleARN: c.RoleARN, Table: c.Table,
@@ -108,7 +114,7 @@ func (s *server) issueConnectorCertificate(rq *request) (int, any, error) {
 	if c.QueueURLPrefix != "" {
 		out.QueueURL = c.QueueURLPrefix + site.ID
 	}
-	return http.StatusCreated, out, nil
+	return out
 }
 
 // csrFieldError names the csr field for a refused CSR.

@@ -99,6 +99,7 @@ func routeTable() []route {
 		{method: http.MethodGet, pattern: "/node/v1/nodes/{id}/tasks/wait", access: accessNode, handle: (*server).waitTasks},
 		{method: http.MethodPost, pattern: "/node/v1/nodes/{id}/tasks/{task_id}/result", access: accessNode, action: "node.task.result", target: "node:{id}/task:{task_id}", handle: (*server).postResult},
 		{method: http.MethodPost, pattern: "/node/v1/nodes/{id}/certificate", access: accessNode, action: "node.certificate.renew", target: "node:{id}", handle: (*server).renewCertificate},
+		{method: http.MethodPost, pattern: "/api/v1/connectors/{id}/certificate", access: accessConnector, action: "site.connector.certificate.renew", target: "site:{id}", handle: (*server).renewConnectorCertificate},
 	}, append(recoveryRoutes(obs), decommissionRecoveryRoutes(decoms)...)...)
 }
 

@@ -18,4 +18,8 @@ const (
 	EnvConnectorTrustAnchor = "MAASFLOW_CONNECTOR_TRUST_ANCHOR_ARN"
 	EnvConnectorProfile     = "MAASFLOW_CONNECTOR_PROFILE_ARN"
 	EnvConnectorRole        = "MAASFLOW_CONNECTOR_ROLE_ARN"
+	// EnvAlarmTopicARN is the stack's alarm topic: the DLQ alarm the api
+	// function makes with a connector site's queues notifies it; unset,
+	// those DLQs get no alarm.
+	EnvAlarmTopicARN = "MAASFLOW_ALARM_TOPIC_ARN"
 )

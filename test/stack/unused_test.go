@@ -132,8 +132,14 @@ func describeUnused(unused []grantUse, justified []justifiedGrant) string {
 // remove it from the template (infra/grants.go) or say here why it stays.
 const (
 	reasonLambdaService = "used by the Lambda service on the function's behalf, not by its code: the lane captures the function's output and runs without X-Ray"
-	reasonRunClose      = "the store's shared record paths take it on paths the lifecycle does not: closing or repairing a run's record releases its locks (DeleteItem, shared/store/writes.go deleteLock), revokes its enrollment token (UpdateItem, tokens.go revokeForClose), checks the rows it leaves unchanged (ConditionCheckItem) and reads partitions (Query on the table, reads.go queryPrefix); narrowing these per function needs a call analysis of shared/store"
-	reasonAPIFilters    = "the admin API's lists filter by status (gsi2), site (gsi3) and hostname or node (gsi4); the lifecycle lists without filters"
+	// The table's item actions and indexes each function holds are what a
+	// static call analysis finds its code can reach (infra/tableaccess_test.go
+	// fails on any difference); these are the reached paths the lifecycle
+	// does not take.
+	reasonLockRelease = "a record write that changes or drops a locked value (a hostname, a BMC address, a run's node) or closes the run deletes the old lock row in the same transaction (shared/store deleteLock); the lifecycle's records keep their locked values on this function's writes"
+	reasonTokenRevoke = "closing an onboarding whose node has not consumed its enrollment token revokes the token in the same transaction (shared/store revokeForClose), and a redeploy revokes the superseded token (deploy-machine); in the lifecycle every node consumes its token"
+	reasonIndexFilter = "ListOnboardings picks the index from its filter at run time (shared/store indexFor: hostname gsi4, site gsi3, status gsi2, else gsi1); the call analysis cannot tell the filter, so the grant names every index, and the lifecycle uses one"
+	reasonAPIFilters  = "the admin API's lists filter by status (gsi2), site (gsi3) and hostname or node (gsi4); the lifecycle lists without filters"
 )
 
 var justifiedGrants = []justifiedGrant{
@@ -141,10 +147,6 @@ var justifiedGrants = []justifiedGrant{
 	{"*", "logs:PutLogEvents", "logs:log-group:*", reasonLambdaService},
 	{"*", "xray:PutTraceSegments", "*", reasonLambdaService},
 	{"*", "xray:PutTelemetryRecords", "*", reasonLambdaService},
-	{"*", "dynamodb:DeleteItem", "dynamodb:table/maasflow-dev", reasonRunClose},
-	{"*", "dynamodb:UpdateItem", "dynamodb:table/maasflow-dev", reasonRunClose},
-	{"*", "dynamodb:ConditionCheckItem", "dynamodb:table/maasflow-dev", reasonRunClose},
-	{"*", "dynamodb:Query", "dynamodb:table/maasflow-dev", reasonRunClose},
 	{"api", "dynamodb:Query", "dynamodb:table/maasflow-dev/index/gsi?", reasonAPIFilters},
 	{"api", "secretsmanager:GetSecretValue", "secretsmanager:secret:dev/maasflow/allocation-service/token-??????",
 		"a decommission's dry run lists the node's allocations from the allocation service; the lifecycle runs none"},
@@ -159,6 +161,33 @@ var justifiedGrants = []justifiedGrant{
 		"POST /reconciliation/run starts the reconcile state machine, unless a run is already under way, which it joins; in the lane the schedule's run may be the one under way when the lifecycle asks"},
 	{"configure-machine", "sts:*", "iam:role/maasflow-dev-SiteSecretsRole*",
 		"reads the site's MAAS key only for a host the site's design names; the lifecycle's site has no design"},
+}
+
+// The table grants the call analysis finds reachable and the lifecycle
+// does not use, per function.
+func init() {
+	onboarding := []string{"await-enrollment", "check-completion-gates", "check-machine", "check-predeploy",
+		"commission-machine", "configure-machine", "configure-storage", "deploy-machine", "discover-machine",
+		"preflight-pxe", "validate-onboarding", "verify-hardware"}
+	decommission := []string{"begin-decommission", "check-release", "delete-machine", "drain-allocations", "release-machine"}
+	each := func(fns []string, action, resource, reason string) {
+		for _, fn := range fns {
+			justifiedGrants = append(justifiedGrants, justifiedGrant{fn, action, resource, reason})
+		}
+	}
+	const table = "dynamodb:table/maasflow-dev"
+	each(onboarding, "dynamodb:DeleteItem", table, reasonLockRelease)
+	each(decommission, "dynamodb:DeleteItem", table, reasonLockRelease)
+	each(append(onboarding, "finish-onboarding"), "dynamodb:UpdateItem", table, reasonTokenRevoke)
+	each([]string{"finish-decommission", "reconcile"}, "dynamodb:Query", table+"/index/gsi?", reasonIndexFilter)
+	each([]string{"api"}, "dynamodb:DeleteItem", table, "the admin API's record writes that release locks (shared/store deleteLock), "+
+		"and deleting a RoCE assignment; the lifecycle takes neither through the API")
+	each([]string{"take-site-slot"}, "dynamodb:DeleteItem", table, "granting a slot to an onboarding that waited for it "+
+		"deletes its waiter row (shared/store grantSiteSlot); the lifecycle's onboardings never wait for a slot")
+	// With the connector CA in the template, the api function makes the
+	// DLQ alarm of each connector site it adds (sqsrelay.DLQAlarms).
+	each([]string{"api"}, "cloudwatch:*Alarm*", "cloudwatch:alarm:maasflow-dev-connector-*",
+		"the DLQ alarm of a connector site added through the API, made with its queues and deleted with them; the lifecycle adds no connector site")
 }
 
 // notRunReasons are the functions the lifecycle does not run, each with the

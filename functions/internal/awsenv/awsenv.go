@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -210,7 +211,8 @@ func API(ctx context.Context) (http.Handler, error) {
 		return nil, err
 	}
 	if deps.Connectors, err = connectorDeps(ctx, os.LookupEnv, func() nodeid.KMSAPI { return kms.NewFromConfig(c.awsCfg) },
-		func() sqsrelay.QueueAdminAPI { return sqs.NewFromConfig(c.awsCfg) }); err != nil {
+		func() sqsrelay.QueueAdminAPI { return sqs.NewFromConfig(c.awsCfg) },
+		func() sqsrelay.AlarmAPI { return cloudwatch.NewFromConfig(c.awsCfg) }); err != nil {
 		return nil, err
 	}
 	rc, ok, err := c.reconcilerForAPI(ctx)

@@ -12,9 +12,12 @@ import (
 
 // connectorDeps are the api function's connector ports when the stack
 // configured the connector CA (infra/connector_access.go): the connector
-// CA over its KMS key, the sites' queues, and the Roles Anywhere names;
-// the zero value otherwise.
-func connectorDeps(ctx context.Context, lookup func(string) (string, bool), kms func() nodeid.KMSAPI, queues func() sqsrelay.QueueAdminAPI) (api.ConnectorDeps, error) {
+// CA over its KMS key, the sites' queues (with their DLQs' alarms when the
+// stack names its alarm topic), and the Roles Anywhere names; the zero
+// value otherwise.
+func connectorDeps(ctx context.Context, lookup func(string) (string, bool), kms func() nodeid.KMSAPI,
+	queues func() sqsrelay.QueueAdminAPI, alarms func() sqsrelay.AlarmAPI,
+) (api.ConnectorDeps, error) {
 	get := func(k string) string { v, _ := lookup(k); return v }
 	keyID := get(config.EnvConnectorCAKeyID)
 	if keyID == "" {
@@ -37,7 +40,11 @@ func connectorDeps(ctx context.Context, lookup func(string) (string, bool), kms 
 		Table:          get(config.EnvConnectorTable),
 	}
 	if d.QueueURLPrefix != "" {
-		d.Queues = &sqsrelay.Queues{API: queues(), NamePrefix: sqsrelay.NamePrefixOf(d.QueueURLPrefix)}
+		q := &sqsrelay.Queues{API: queues(), NamePrefix: sqsrelay.NamePrefixOf(d.QueueURLPrefix)}
+		if topic := get(config.EnvAlarmTopicARN); topic != "" {
+			q.Alarms = &sqsrelay.DLQAlarms{API: alarms(), TopicARN: topic}
+		}
+		d.Queues = q
 	}
 	return d, nil
 }

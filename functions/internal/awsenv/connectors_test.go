@@ -21,11 +21,12 @@ func TestConnectorDepsFromTheEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	fake := func() nodeid.KMSAPI { return memKMS{key: key} }
 	noQueues := func() sqsrelay.QueueAdminAPI { return nil }
+	noAlarms := func() sqsrelay.AlarmAPI { return nil }
 	env := func(vars map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	}
 
-	d, err := connectorDeps(context.Background(), env(nil), fake, noQueues)
+	d, err := connectorDeps(context.Background(), env(nil), fake, noQueues, noAlarms)
 	require.NoError(t, err)
 	assert.Nil(t, d.Issuer, "no connector CA named: no certificates")
 	assert.Nil(t, d.Queues)
@@ -37,7 +38,7 @@ func TestConnectorDepsFromTheEnvironment(t *testing.T) {
 		config.EnvConnectorTrustAnchor: "ta", config.EnvConnectorProfile: "pr", config.EnvConnectorRole: "ro",
 		config.EnvConnectorQueuePrefix: "https://sqs.eu-west-1.amazonaws.com/1/maasflow-prod-connector-",
 		config.EnvConnectorTable:       "maasflow-prod-connector",
-	}), fake, noQueues)
+	}), fake, noQueues, noAlarms)
 	require.NoError(t, err)
 	require.NotNil(t, d.Issuer)
 	assert.Equal(t, caPEM, d.Issuer.CertPEM())
@@ -45,8 +46,20 @@ func TestConnectorDepsFromTheEnvironment(t *testing.T) {
 	q, ok := d.Queues.(*sqsrelay.Queues)
 	require.True(t, ok)
 	assert.Equal(t, "maasflow-prod-connector-", q.NamePrefix)
+	assert.Nil(t, q.Alarms, "no alarm topic named: the DLQs get no alarm")
 
-	_, err = connectorDeps(context.Background(), env(map[string]string{config.EnvConnectorCAKeyID: "k", config.EnvConnectorCACert: "junk"}), fake, noQueues)
+	d, err = connectorDeps(context.Background(), env(map[string]string{
+		config.EnvConnectorCAKeyID: "alias/connector-ca", config.EnvConnectorCACert: caPEM,
+		config.EnvConnectorQueuePrefix: "https://sqs.eu-west-1.amazonaws.com/1/maasflow-prod-connector-",
+		config.EnvAlarmTopicARN:        "arn:aws:sns:eu-west-1:1:maasflow-prod-alarms",
+	}), fake, noQueues, noAlarms)
+	require.NoError(t, err)
+	q, ok = d.Queues.(*sqsrelay.Queues)
+	require.True(t, ok)
+	require.NotNil(t, q.Alarms, "the DLQs the API makes get their alarm")
+	assert.Equal(t, "arn:aws:sns:eu-west-1:1:maasflow-prod-alarms", q.Alarms.TopicARN)
+
+	_, err = connectorDeps(context.Background(), env(map[string]string{config.EnvConnectorCAKeyID: "k", config.EnvConnectorCACert: "junk"}), fake, noQueues, noAlarms)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), config.EnvConnectorCACert)
 }

@@ -51,10 +51,15 @@ type QueueAdminAPI interface {
 }
 
 // Queues makes and removes connector sites' request queues and DLQs,
-// named NamePrefix + site ID (maasflow-<stage>-connector-<site>).
+// named NamePrefix + site ID (maasflow-<stage>-connector-<site>), and,
+// with Alarms, each DLQ's alarm.
 type Queues struct {
 	API        QueueAdminAPI
 	NamePrefix string
+	// Alarms, when set, gives every DLQ the API made its alarm, named as
+	// the DLQ, and deletes it with the DLQ. A DLQ the stack made has the
+	// stack's alarm and gets none.
+	Alarms *DLQAlarms
 }
 
 // NamePrefixOf is the queue name prefix of a request queue URL prefix
@@ -68,7 +73,7 @@ func NamePrefixOf(urlPrefix string) string {
 func (q *Queues) Ensure(ctx context.Context, site string) error {
 	name := q.NamePrefix + site
 	tags := map[string]string{TagSite: site, TagCreatedBy: CreatedByAPI}
-	dlqURL, err := q.create(ctx, name+"-dlq", tags, map[string]string{
+	dlqURL, made, err := q.create(ctx, name+"-dlq", tags, map[string]string{
 		string(types.QueueAttributeNameMessageRetentionPeriod): seconds(DLQRetention),
 		string(types.QueueAttributeNameSqsManagedSseEnabled):   "true",
 	})
@@ -93,7 +98,7 @@ func (q *Queues) Ensure(ctx context.Context, site string) error {
 		return err
 	}
 	queueARN := strings.TrimSuffix(dlqARN, "-dlq")
-	_, err = q.create(ctx, name, tags, map[string]string{
+	_, _, err = q.create(ctx, name, tags, map[string]string{
 		string(types.QueueAttributeNameMessageRetentionPeriod):        seconds(RequestRetention),
 		string(types.QueueAttributeNameVisibilityTimeout):             seconds(RequestVisibility),
 		string(types.QueueAttributeNameReceiveMessageWaitTimeSeconds): seconds(longPoll),
@@ -101,32 +106,54 @@ func (q *Queues) Ensure(ctx context.Context, site string) error {
 		string(types.QueueAttributeNameRedrivePolicy):                 string(redrive),
 		string(types.QueueAttributeNamePolicy):                        tlsOnly(queueARN),
 	})
-	return err
+	if err != nil || q.Alarms == nil {
+		return err
+	}
+	if !made {
+		if made, err = q.madeByAPI(ctx, dlqURL); err != nil {
+			return fmt.Errorf("connector DLQ of site %s: %w", site, err)
+		}
+	}
+	if !made {
+		return nil // the stack's DLQ, with the stack's alarm
+	}
+	return q.Alarms.put(ctx, name+"-dlq", site)
 }
 
-// create makes a queue, or updates the attributes of the one that exists
-// under that name with others.
-func (q *Queues) create(ctx context.Context, name string, tags, attrs map[string]string) (string, error) {
+// madeByAPI reports whether the queue at url carries the API's tag.
+func (q *Queues) madeByAPI(ctx context.Context, url string) (bool, error) {
+	tags, err := q.API.ListQueueTags(ctx, &sqs.ListQueueTagsInput{QueueUrl: &url})
+	if err != nil {
+		return false, err
+	}
+	return tags.Tags[TagCreatedBy] == CreatedByAPI, nil
+}
+
+// create makes a queue (made is true), or updates the attributes of the
+// one that exists under that name with others.
+func (q *Queues) create(ctx context.Context, name string, tags, attrs map[string]string) (url string, made bool, err error) {
 	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs, Tags: tags})
 	if err == nil {
-		return aws.ToString(out.QueueUrl), nil
+		return aws.ToString(out.QueueUrl), true, nil
 	}
 	var exists *types.QueueNameExists
 	if !errors.As(err, &exists) {
-		return "", fmt.Errorf("create queue %s: %w", name, err)
+		return "", false, fmt.Errorf("create queue %s: %w", name, err)
 	}
 	got, err := q.API.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
 	if err != nil {
-		return "", fmt.Errorf("queue %s: %w", name, err)
+		return "", false, fmt.Errorf("queue %s: %w", name, err)
 	}
 	if _, err := q.API.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: got.QueueUrl, Attributes: attrs}); err != nil {
-		return "", fmt.Errorf("queue %s: %w", name, err)
+		return "", false, fmt.Errorf("queue %s: %w", name, err)
 	}
-	return aws.ToString(got.QueueUrl), nil
+	return aws.ToString(got.QueueUrl), false, nil
 }
 
-// Remove deletes the site's request queue and DLQ if the API made them;
-// queues that do not exist, or that the stack made, are left alone.
+// Remove deletes the site's request queue and DLQ if the API made them,
+// and the DLQ's alarm before the DLQ (so that a failure leaves the DLQ,
+// and repeating the request finds the alarm again); queues that do not
+// exist, or that the stack made, are left alone.
 func (q *Queues) Remove(ctx context.Context, site string) error {
 	for _, name := range []string{q.NamePrefix + site, q.NamePrefix + site + "-dlq"} {
 		got, err := q.API.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
@@ -143,6 +170,11 @@ func (q *Queues) Remove(ctx context.Context, site string) error {
 		}
 		if tags.Tags[TagCreatedBy] != CreatedByAPI {
 			continue // the stack's: CloudFormation owns it
+		}
+		if q.Alarms != nil && strings.HasSuffix(name, "-dlq") {
+			if err := q.Alarms.remove(ctx, name); err != nil {
+				return err
+			}
 		}
 		if _, err := q.API.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: got.QueueUrl}); err != nil {
 			return fmt.Errorf("delete queue %s: %w", name, err)

@@ -1,0 +1,322 @@
+package stack
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/maasflow/maasflow/internal/maassim"
+	"github.com/maasflow/maasflow/shared/asl"
+	"github.com/maasflow/maasflow/shared/config"
+)
+
+// The environment that points the scenarios at a deployed stack (make
+// localstack-test sets it; docs/deploy.md, "LocalStack").
+const (
+	// envTarget chooses the target: unset runs the lane in this process,
+	// "localstack" the stack make localstack-deploy deployed.
+	envTarget = "MAASFLOW_STACK_TARGET"
+	// envOutputs is the file `cdk deploy --outputs-file` wrote.
+	envOutputs = "MAASFLOW_STACK_OUTPUTS"
+	// envStackName is the stack in that file (default maasflow-dev).
+	envStackName = "MAASFLOW_STACK_NAME"
+	// envToken is an operator's bearer token; without it the test serves
+	// the issuer the stack was deployed with (envIssuer) and signs one.
+	envToken       = "MAASFLOW_STACK_TOKEN"
+	envIssuer      = "MAASFLOW_STACK_ISSUER"        // the issuer URL, as the stack reaches it
+	envIssuerAddr  = "MAASFLOW_STACK_ISSUER_LISTEN" // where this test serves it
+	envAudience    = "MAASFLOW_STACK_AUDIENCE"
+	envAdminGroup  = "MAASFLOW_STACK_ADMIN_GROUP"
+	envSimListen   = "MAASFLOW_STACK_SIM_LISTEN" // where this test serves the MAAS simulator
+	envSimURL      = "MAASFLOW_STACK_SIM_URL"    // the simulator's base URL as the stack's functions reach it
+	envEndpointURL = "AWS_ENDPOINT_URL"
+)
+
+// deployedWait bounds a workflow on a deployed stack: its state machines
+// wait in real time (the machine watch wakes a wait at most a minute
+// after the simulator moves).
+const deployedWait = 20 * time.Minute
+
+// deployedConfig is a deployed stack and how this test reaches it.
+type deployedConfig struct {
+	Outputs    string // cdk's outputs file
+	StackName  string
+	Endpoint   string // the AWS endpoint the deployment was made on (LocalStack)
+	Token      string
+	Issuer     string
+	IssuerAddr string
+	Audience   string
+	AdminGroup string
+	SimListen  string
+	SimURL     string
+	Wait       time.Duration
+}
+
+func deployedConfigFromEnv() deployedConfig {
+	return deployedConfig{
+		Outputs: os.Getenv(envOutputs), StackName: os.Getenv(envStackName), Endpoint: os.Getenv(envEndpointURL),
+		Token: os.Getenv(envToken), Issuer: os.Getenv(envIssuer), IssuerAddr: os.Getenv(envIssuerAddr),
+		Audience: os.Getenv(envAudience), AdminGroup: os.Getenv(envAdminGroup),
+		SimListen: os.Getenv(envSimListen), SimURL: os.Getenv(envSimURL), Wait: deployedWait,
+	}
+}
+
+// loopbackURL refuses a URL whose host is not loopback: the fence that
+// keeps a deployed-target run off AWS itself.
+func loopbackURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s=%q is not an http(s) URL", field, raw)
+	}
+	if u.User != nil || (u.Path != "" && u.Path != "/") {
+		return fmt.Errorf("%s=%q must be scheme://host[:port]", field, raw)
+	}
+	if h := u.Hostname(); h == "localhost" {
+		return nil
+	} else if a, err := netip.ParseAddr(h); err == nil && a.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%s=%q: only a loopback LocalStack is allowed (localhost, 127.0.0.0/8, [::1])", field, raw)
+}
+
+// localAPIURL refuses an API URL that is not LocalStack's or loopback:
+// the scenarios never send an operator's token to AWS.
+func localAPIURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the stack's ApiUrl %q does not parse", raw)
+	}
+	h := u.Hostname()
+	if h == "localhost" || strings.HasSuffix(h, ".localhost.localstack.cloud") || h == "localhost.localstack.cloud" {
+		return nil
+	}
+	if a, err := netip.ParseAddr(h); err == nil && a.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("the stack's ApiUrl %q is not a LocalStack or loopback URL: refusing to run against it", raw)
+}
+
+// stackOutputs reads one stack's outputs from cdk's outputs file.
+func stackOutputs(path, stack string) (map[string]string, error) {
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the file make localstack-deploy wrote
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (run make localstack-deploy first)", envOutputs, err)
+	}
+	var all map[string]map[string]string
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out, ok := all[stack]
+	if !ok {
+		return nil, fmt.Errorf("%s has no stack %s", path, stack)
+	}
+	return out, nil
+}
+
+// newDeployedTarget checks the fences, reads the stack's outputs, serves
+// the simulator (and the issuer, unless given a token) where the stack's
+// functions reach them, and returns the target.
+func newDeployedTarget(t *testing.T, c deployedConfig) (*target, error) {
+	t.Helper()
+	if err := loopbackURL(envEndpointURL, c.Endpoint); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN"} {
+		if os.Getenv(k) != "" {
+			return nil, fmt.Errorf("%s is set: run through make localstack-test, which clears every AWS credential but LocalStack's test keys", k)
+		}
+	}
+	if c.StackName == "" {
+		c.StackName = "maasflow-dev"
+	}
+	outs, err := stackOutputs(c.Outputs, c.StackName)
+	if err != nil {
+		return nil, err
+	}
+	api := strings.TrimSuffix(outs["ApiUrl"], "/")
+	if api == "" {
+		return nil, fmt.Errorf("the stack %s has no ApiUrl output", c.StackName)
+	}
+	if err := localAPIURL(api); err != nil {
+		return nil, err
+	}
+	tg := &target{name: c.StackName + " at " + api, apiURL: api, token: c.Token, wait: c.Wait}
+	if tg.wait == 0 {
+		tg.wait = deployedWait
+	}
+	if tg.token == "" {
+		if tg.token, err = serveIssuer(t, c); err != nil {
+			return nil, err
+		}
+	}
+	if tg.sim, err = serveSimulator(t, c); err != nil {
+		return nil, err
+	}
+	return tg, nil
+}
+
+// serveIssuer serves the OpenID issuer the stack was deployed with and
+// signs an operator's token.
+func serveIssuer(t *testing.T, c deployedConfig) (string, error) {
+	t.Helper()
+	if c.Issuer == "" || c.IssuerAddr == "" || c.Audience == "" {
+		return "", fmt.Errorf("set %s, or %s, %s and %s (make localstack-test does)", envToken, envIssuer, envIssuerAddr, envAudience)
+	}
+	is, err := newOIDCIssuer(c.Issuer)
+	if err != nil {
+		return "", err
+	}
+	if err := serve(t, c.IssuerAddr, is.handler()); err != nil {
+		return "", fmt.Errorf("%s: %w", envIssuerAddr, err)
+	}
+	group := c.AdminGroup
+	if group == "" {
+		group = config.DefaultAdminGroup
+	}
+	return is.token(c.Audience, "cognito:groups", group)
+}
+
+// serveSimulator runs a MAAS simulator on c.SimListen over plain http (the
+// functions' trust store holds no test CA), with the site bootstrap script
+// next to it. A site may use http only with allow_http and a MAAS host on
+// a private address, which host.docker.internal and loopback are.
+func serveSimulator(t *testing.T, c deployedConfig) (*simSite, error) {
+	t.Helper()
+	if c.SimListen == "" {
+		return nil, fmt.Errorf("set %s (make localstack-test does)", envSimListen)
+	}
+	sim := maassim.New(maassim.Options{Clock: asl.NewLoadClock(timeScale), SubnetCIDR: "10.10.0.0/20"})
+	t.Cleanup(sim.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/", sim)
+	mux.HandleFunc("GET /_lane/site-bootstrap.sh", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(siteBootstrapScript))
+	})
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", c.SimListen)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envSimListen, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	local := "http://" + ln.Addr().String()
+	base := strings.TrimSuffix(c.SimURL, "/")
+	if base == "" {
+		base = local
+	}
+	ca, err := throwawayCA()
+	if err != nil {
+		return nil, err
+	}
+	return &simSite{maasURL: base + "/MAAS", controlURL: local, client: http.DefaultClient, apiKey: sim.APIKey(), allowHTTP: true,
+		boot: bootstrapRef{URL: base + "/_lane/site-bootstrap.sh", Version: "lane-1", SHA256: sha256Hex(siteBootstrapScript), CABundle: ca}}, nil
+}
+
+func serve(t *testing.T, addr string, h http.Handler) error {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return nil
+}
+
+// throwawayCA is a self-signed certificate for the site policy's CA
+// bundle: the simulator's nodes never call the enrollment API with it.
+func throwawayCA() (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "maasflow scenario CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		return "", err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
+}
+
+// TestScenarios runs the scenarios on the target MAASFLOW_STACK_TARGET
+// names. Unset, it runs them in this process through the deployed
+// target's own plumbing (a cdk outputs file, a simulator served over http
+// for allow_http, names unique per run), pointed at the lane's API front;
+// "localstack" is the stack make localstack-deploy deployed.
+func TestScenarios(t *testing.T) {
+	run := strconv.FormatInt(time.Now().Unix()%1_000_000, 36)
+	switch v := os.Getenv(envTarget); v {
+	case "localstack":
+		tg, err := newDeployedTarget(t, deployedConfigFromEnv())
+		require.NoError(t, err)
+		runScenarios(t, tg, run)
+	case "":
+		l := runLane(t, freshTemplate(t))
+		outputs := t.TempDir() + "/outputs.json"
+		b, _ := json.Marshal(map[string]map[string]string{"maasflow-dev": {"ApiUrl": l.apiURL + "/"}})
+		require.NoError(t, os.WriteFile(outputs, b, 0o600))
+		tg, err := newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566", Token: laneAdminToken,
+			SimListen: "127.0.0.1:0", Wait: terminalWait})
+		require.NoError(t, err)
+		tg.problems, tg.logs = l.problems, l.functionLogs
+		runScenarios(t, tg, run)
+		l.requireClean()
+	default:
+		t.Fatalf("%s=%q: want localstack, or unset for the in-process lane", envTarget, v)
+	}
+}
+
+// TestDeployedTargetFences: the deployed target refuses an AWS endpoint
+// or an API that is not LocalStack's, and a profile or session left in
+// the environment.
+func TestDeployedTargetFences(t *testing.T) {
+	for _, ok := range []string{"http://localhost:4566", "http://127.0.0.1:4566", "https://[::1]:4566", "http://127.1.2.3"} {
+		require.NoError(t, loopbackURL(envEndpointURL, ok), ok)
+	}
+	for _, bad := range []string{"", "https://dynamodb.us-east-1.amazonaws.com", "http://127.0.0.1.nip.io:4566", "http://10.0.0.5:4566",
+		"http://localhost:4566/path", "http://user@localhost:4566", "localhost:4566"} {
+		require.Error(t, loopbackURL(envEndpointURL, bad), bad)
+	}
+	for _, ok := range []string{"https://abc123.execute-api.localhost.localstack.cloud:4566/", "http://127.0.0.1:4566/restapis/x"} {
+		require.NoError(t, localAPIURL(ok), ok)
+	}
+	for _, bad := range []string{"https://abc123.execute-api.us-east-1.amazonaws.com/", "https://localstack.cloud.evil.example/"} {
+		require.Error(t, localAPIURL(bad), bad)
+	}
+
+	outputs := t.TempDir() + "/outputs.json"
+	require.NoError(t, os.WriteFile(outputs, []byte(`{"maasflow-dev":{"ApiUrl":"https://abc123.execute-api.us-east-1.amazonaws.com/"}}`), 0o600))
+	_, err := newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566", Token: "x", SimListen: "127.0.0.1:0"})
+	require.ErrorContains(t, err, "refusing")
+	_, err = newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "https://sts.amazonaws.com", Token: "x", SimListen: "127.0.0.1:0"})
+	require.ErrorContains(t, err, "loopback")
+	t.Setenv("AWS_PROFILE", "prod")
+	_, err = newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566", Token: "x", SimListen: "127.0.0.1:0"})
+	require.ErrorContains(t, err, "AWS_PROFILE")
+	t.Setenv("AWS_PROFILE", "")
+	_, err = newDeployedTarget(t, deployedConfig{Outputs: t.TempDir() + "/none.json", Endpoint: "http://localhost:4566", Token: "x"})
+	require.ErrorContains(t, err, "make localstack-deploy")
+	require.True(t, errors.Is(err, os.ErrNotExist))
+}

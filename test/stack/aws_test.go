@@ -146,6 +146,8 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.sts(w, r, p, body)
 	case "states":
 		a.states(w, p, op, body)
+	case "kms":
+		a.kms(w, p, op, body)
 	default:
 		awsError(w, http.StatusBadRequest, "UnknownOperationException", "the lane serves no "+m[2])
 	}

@@ -2,10 +2,17 @@ package stack
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cdkOut is the cloud assembly TestMain synthesizes; templatePath its
@@ -25,7 +33,14 @@ var (
 	// allocations is the allocation service the template is synthesized
 	// with (its URL is fixed at synth, so it outlives every lane).
 	allocations *httptest.Server
+	// connectorCAKey is the connector CA's key, which the lane's KMS holds
+	// under connectorCAKeyARN; the template is synthesized with the CA
+	// certificate it self-signed.
+	connectorCAKey *ecdsa.PrivateKey
 )
+
+// connectorCAKeyARN is the KMS key the template names for the connector CA.
+const connectorCAKeyARN = "arn:aws:kms:" + laneRegion + ":" + laneAccount + ":key/c0ffee00-1a2b-4c3d-8e9f-0123456789ab"
 
 // The allocation service's token and the secret the template names for it.
 const (
@@ -109,6 +124,15 @@ func setup() (int, error) {
 	allocations.StartTLS()
 	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
 	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
+	// The connector CA: the stack then has the connector role, its Roles
+	// Anywhere trust anchor and profile, the reply table, and the api's
+	// signing and queue grants (infra/connector_access.go).
+	caFile, err := writeConnectorCA(tmp)
+	if err != nil {
+		return 1, err
+	}
+	cdk.Context["maasflow:connectorCaKeyArn"] = connectorCAKeyARN
+	cdk.Context["maasflow:connectorCaCertFile"] = caFile
 	ctx, _ := json.Marshal(cdk.Context)
 	synth := exec.CommandContext(context.Background(), "go", "run", "./infra")
 	synth.Dir = root
@@ -138,6 +162,28 @@ func setup() (int, error) {
 		assetPaths[hash] = filepath.Join(cdkOut, f.Source.Path)
 	}
 	return 0, nil
+}
+
+// writeConnectorCA makes the connector CA's key and the certificate it
+// self-signed, as infra/nodeca does with the KMS key, into dir.
+func writeConnectorCA(dir string) (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "maasflow connector CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "connector-ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", err
+	}
+	connectorCAKey = key
+	return path, nil
 }
 
 // assetBinary is the bootstrap of the asset with this hash.

@@ -37,7 +37,13 @@ var (
 	// under connectorCAKeyARN; the template is synthesized with the CA
 	// certificate it self-signed.
 	connectorCAKey *ecdsa.PrivateKey
+	// laneIssuer is the operators' OpenID issuer every lane's stack is
+	// deployed with (its JwtIssuer parameter).
+	laneIssuer *oidcIssuer
 )
+
+// issuerPath is where the allocation service's server serves the issuer.
+const issuerPath = "/oidc"
 
 // connectorCAKeyARN is the KMS key the template names for the connector CA.
 const connectorCAKeyARN = "arn:aws:kms:" + laneRegion + ":" + laneAccount + ":key/c0ffee00-1a2b-4c3d-8e9f-0123456789ab"
@@ -113,7 +119,15 @@ func setup() (int, error) {
 	cdk.Context["maasflow:stage"] = "dev"
 	// An allocation service with no allocations: every drain finds the node
 	// free (the drain's refusals are the e2e suite's).
+	// The same https server is the operators' OpenID issuer (the stack's
+	// JwtIssuer), which the stream function verifies tokens against: the
+	// functions trust its certificate.
+	issuerMux := http.NewServeMux()
 	allocations = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, issuerPath+"/") {
+			issuerMux.ServeHTTP(w, r)
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer "+allocationToken {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
@@ -121,6 +135,10 @@ func setup() (int, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"items":[]}`))
 	}))
+	if laneIssuer, err = newOIDCIssuer("https://" + allocations.Listener.Addr().String() + issuerPath); err != nil {
+		return 1, err
+	}
+	issuerMux.Handle(issuerPath+"/", http.StripPrefix(issuerPath, laneIssuer.handler()))
 	allocations.StartTLS()
 	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
 	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
@@ -202,4 +220,3 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var _ = strings.TrimSpace

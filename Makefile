@@ -41,7 +41,7 @@ vet: ## go vet ./...
 lint: fmt-check vet ## gofmt check, go vet, shellcheck, golangci-lint (.golangci.yml)
 	@command -v shellcheck >/dev/null 2>&1 || { \
 		echo "lint: shellcheck not found; install the Debian package: apt-get install -y shellcheck" >&2; exit 1; }
-	shellcheck .ci/run shared/enroll/scripts/*.sh
+	shellcheck .ci/run shared/enroll/scripts/*.sh localstack/fenced.sh
 	$(LINT) run ./...
 
 # CI only: it needs git and rewrites the module files when they are not tidy.
@@ -145,13 +145,13 @@ localstack-deploy: ## build the functions for this host's architecture, then dep
 		--parameters JwtIssuer=$(LOCALSTACK_JWT_ISSUER) --parameters JwtAudience=$(LOCALSTACK_JWT_AUDIENCE) \
 		--outputs-file $(LOCALSTACK_OUTPUTS) $(CDK_ARGS)
 
-localstack-test: ## the stack lane's scenarios against the stack localstack-deploy deployed, and the connector's AWS transport
+localstack-test: ## the stack lane's scenarios against the deployed stack, then the e2e suite with the connector on LocalStack's SQS and DynamoDB
 	$(LOCALSTACK_RUN) env MAASFLOW_STACK_TARGET=localstack MAASFLOW_STACK_OUTPUTS=$(CURDIR)/$(LOCALSTACK_OUTPUTS) \
 		MAASFLOW_STACK_ISSUER=$(LOCALSTACK_JWT_ISSUER) MAASFLOW_STACK_AUDIENCE=$(LOCALSTACK_JWT_AUDIENCE) \
 		MAASFLOW_STACK_ISSUER_LISTEN=0.0.0.0:$(LOCALSTACK_ISSUER_PORT) \
 		MAASFLOW_STACK_SIM_LISTEN=0.0.0.0:$(LOCALSTACK_SIM_PORT) MAASFLOW_STACK_SIM_URL=http://host.docker.internal:$(LOCALSTACK_SIM_PORT) \
 		$(GO) test -count=1 -timeout 60m -run 'TestScenarios' -v ./test/stack/
-	$(LOCALSTACK_RUN) env MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/
+	$(LOCALSTACK_RUN) env MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/ ./test/e2e/
 
 localstack-down: ## stop LocalStack
 	LOCALSTACK_SERVICES=$(LOCALSTACK_SERVICES) LOCALSTACK_AUTH_TOKEN=unused docker compose -f localstack/compose.yaml down

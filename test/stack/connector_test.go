@@ -165,7 +165,6 @@ func conditionHolds(op string, got, want []string) (bool, error) {
 type connectorSession struct {
 	pr    principal
 	sts   []condStatement
-	table string // the reply table's ARN
 	mu    sync.Mutex
 	calls []call
 }

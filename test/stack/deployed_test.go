@@ -9,7 +9,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -117,7 +116,7 @@ func localAPIURL(raw string) error {
 
 // stackOutputs reads one stack's outputs from cdk's outputs file.
 func stackOutputs(path, stack string) (map[string]string, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // G304: the file make localstack-deploy wrote
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (run make localstack-deploy first)", envOutputs, err)
 	}
@@ -318,5 +317,5 @@ func TestDeployedTargetFences(t *testing.T) {
 	t.Setenv("AWS_PROFILE", "")
 	_, err = newDeployedTarget(t, deployedConfig{Outputs: t.TempDir() + "/none.json", Endpoint: "http://localhost:4566", Token: "x"})
 	require.ErrorContains(t, err, "make localstack-deploy")
-	require.True(t, errors.Is(err, os.ErrNotExist))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

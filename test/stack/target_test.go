@@ -43,13 +43,6 @@ type simSite struct {
 	allowHTTP  bool // MAAS over plain http on a private address
 }
 
-// laneTarget is the in-process lane as a target.
-func laneTarget(l *lane) *target {
-	return &target{name: "lane", apiURL: l.apiURL, token: laneAdminToken, wait: terminalWait,
-		sim:      &simSite{maasURL: l.simURL, controlURL: l.simSrv.URL, client: l.simSrv.Client(), apiKey: l.sim.APIKey(), boot: l.boot},
-		problems: l.problems, logs: l.functionLogs}
-}
-
 // driver runs scenarios on a target.
 type driver struct {
 	t  *testing.T
@@ -179,6 +172,7 @@ func (d *driver) onboarded(f fixture, host, ip, mac string, faults map[string]an
 // onboarding, a recovery (a rerun after a failed commissioning), a batch,
 // a reconcile run and a full decommission, against the simulator.
 func runScenarios(t *testing.T, tg *target, run string) {
+	t.Helper()
 	d := &driver{t: t, tg: tg, run: run}
 	f := d.setup()
 	host := func(n string) string { return "gpu-" + n + "-" + run }

@@ -68,6 +68,7 @@ type deployedConfig struct {
 	SimListen  string
 	SimURL     string
 	Wait       time.Duration
+	Poll       time.Duration
 }
 
 func deployedConfigFromEnv() deployedConfig {
@@ -158,9 +159,12 @@ func newDeployedTarget(t *testing.T, c deployedConfig) (*target, error) {
 	if err := localAPIURL(api); err != nil {
 		return nil, err
 	}
-	tg := &target{name: c.StackName + " at " + api, apiURL: api, token: c.Token, wait: c.Wait}
+	tg := &target{name: c.StackName + " at " + api, apiURL: api, token: c.Token, wait: c.Wait, poll: c.Poll}
 	if tg.wait == 0 {
 		tg.wait = deployedWait
+	}
+	if tg.poll == 0 {
+		tg.poll = time.Second
 	}
 	if tg.token == "" {
 		if tg.token, err = serveIssuer(t, c); err != nil {
@@ -277,7 +281,7 @@ func TestScenarios(t *testing.T) {
 		b, _ := json.Marshal(map[string]map[string]string{"maasflow-dev": {"ApiUrl": l.apiURL + "/"}})
 		require.NoError(t, os.WriteFile(outputs, b, 0o600))
 		tg, err := newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566", Token: laneAdminToken,
-			SimListen: "127.0.0.1:0", Wait: terminalWait})
+			SimListen: "127.0.0.1:0", Wait: terminalWait, Poll: 100 * time.Millisecond})
 		require.NoError(t, err)
 		tg.problems, tg.logs = l.problems, l.functionLogs
 		runScenarios(t, tg, run)

@@ -26,6 +26,8 @@ type target struct {
 	// wait bounds a wait for one workflow to end (wall time): a net
 	// against a hung run, not a speed assertion.
 	wait time.Duration
+	// poll is the pause between two reads of a running workflow.
+	poll time.Duration
 	// problems and logs are the lane's own account of a run (denied calls,
 	// events off their schema, the functions' output); a deployed stack
 	// has none to give.
@@ -41,6 +43,13 @@ type simSite struct {
 	apiKey     string
 	boot       bootstrapRef
 	allowHTTP  bool // MAAS over plain http on a private address
+}
+
+// driver is the lane's own driver, which its tests call through.
+func (l *lane) driver() *driver {
+	return &driver{t: l.t, tg: &target{name: "the lane", apiURL: l.apiURL, token: laneAdminToken, wait: terminalWait,
+		poll: 100 * time.Millisecond, problems: l.problems, logs: l.functionLogs,
+		sim: &simSite{maasURL: l.simURL, controlURL: l.simSrv.URL, client: l.simSrv.Client(), apiKey: l.sim.APIKey(), boot: l.boot}}}
 }
 
 // driver runs scenarios on a target.
@@ -65,6 +74,12 @@ func (d *driver) explain() string {
 
 func (d *driver) do(method, path string, body any) (int, map[string]any) {
 	d.t.Helper()
+	return d.send(method, path, body, true)
+}
+
+// send calls the admin API, as an operator when auth.
+func (d *driver) send(method, path string, body any, auth bool) (int, map[string]any) {
+	d.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -76,7 +91,9 @@ func (d *driver) do(method, path string, body any) (int, map[string]any) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Authorization", "Bearer "+d.tg.token)
+	if auth {
+		req.Header.Set("Authorization", "Bearer "+d.tg.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(d.t, err)
 	defer func() { _ = resp.Body.Close() }()
@@ -125,7 +142,7 @@ func (d *driver) waitStatus(path string) map[string]any {
 		if time.Now().After(deadline) {
 			d.t.Fatalf("%s on %s still %v at stage %v\n%s", path, d.tg.name, o["status"], o["stage"], d.explain())
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(d.tg.poll)
 	}
 }
 
@@ -231,7 +248,7 @@ func runScenarios(t *testing.T, tg *target, run string) {
 				break
 			}
 			require.True(t, time.Now().Before(deadline), "reconcile run %v did not end: %v", run["id"], st)
-			time.Sleep(250 * time.Millisecond)
+			time.Sleep(tg.poll)
 		}
 	})
 

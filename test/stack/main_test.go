@@ -117,6 +117,9 @@ func setup() (int, error) {
 		return 1, err
 	}
 	cdk.Context["maasflow:stage"] = "dev"
+	// Declared for the instruction set the bootstraps are built for, as
+	// make localstack-deploy does (TestFunctionsRunTheirDeclaredArchitecture).
+	cdk.Context["maasflow:architecture"] = runtime.GOARCH
 	// An allocation service with no allocations: every drain finds the node
 	// free (the drain's refusals are the e2e suite's).
 	// The same https server is the operators' OpenID issuer (the stack's

@@ -1,10 +1,12 @@
 package stack
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -141,5 +143,33 @@ func TestLocalStackFence(t *testing.T) {
 			_, present := env[gone]
 			assert.False(t, present, "%s: %s must be cleared", ok, gone)
 		}
+	}
+}
+
+// lambdaArchOfELF is Lambda's name for an ELF binary's machine.
+var lambdaArchOfELF = map[elf.Machine]string{elf.EM_X86_64: "x86_64", elf.EM_AARCH64: "arm64"}
+
+// TestFunctionsRunTheirDeclaredArchitecture: the lane's stack is
+// synthesized as make localstack-deploy synthesizes it, with
+// maasflow:architecture set to the host's; every function's bootstrap in
+// the cloud assembly is a Linux executable of the instruction set its
+// Architectures declares, which is the host's.
+func TestFunctionsRunTheirDeclaredArchitecture(t *testing.T) {
+	tpl := freshTemplate(t)
+	host := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[runtime.GOARCH]
+	require.NotEmpty(t, host, "Lambda runs amd64 and arm64 only, not %s", runtime.GOARCH)
+	ids := tpl.ofType("AWS::Lambda::Function")
+	require.NotEmpty(t, ids)
+	for _, id := range ids {
+		p := tpl.Resources[id].Properties
+		assert.Equal(t, []any{host}, p["Architectures"], "%s declares the host's architecture", id)
+		key, _ := p["Code"].(map[string]any)["S3Key"].(string)
+		bin, ok := assetBinary(strings.TrimSuffix(key, ".zip"))
+		require.True(t, ok, "%s: no bootstrap for asset %s", id, key)
+		f, err := elf.Open(bin)
+		require.NoError(t, err, "%s: the bootstrap is an ELF executable", id)
+		assert.Equal(t, host, lambdaArchOfELF[f.Machine], "%s: the bootstrap's machine %s", id, f.Machine)
+		assert.Equal(t, elf.ET_EXEC, f.Type, "%s: a static executable (CGO_ENABLED=0)", id)
+		_ = f.Close()
 	}
 }

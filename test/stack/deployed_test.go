@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coreos/go-oidc/v3/oidc"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maasflow/maasflow/internal/maassim"
@@ -181,16 +184,24 @@ func newDeployedTarget(t *testing.T, c deployedConfig) (*target, error) {
 // signs an operator's token.
 func serveIssuer(t *testing.T, c deployedConfig) (string, error) {
 	t.Helper()
-	if c.Issuer == "" || c.IssuerAddr == "" || c.Audience == "" {
+	if c.IssuerAddr == "" || c.Audience == "" {
 		return "", fmt.Errorf("set %s, or %s, %s and %s (make localstack-test does)", envToken, envIssuer, envIssuerAddr, envAudience)
 	}
-	is, err := newOIDCIssuer(c.Issuer)
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", c.IssuerAddr)
 	if err != nil {
-		return "", err
-	}
-	if err := serve(t, c.IssuerAddr, is.handler()); err != nil {
 		return "", fmt.Errorf("%s: %w", envIssuerAddr, err)
 	}
+	issuerURL := c.Issuer
+	if issuerURL == "" {
+		// In process only: the stack reaches the issuer where it listens.
+		issuerURL = "http://" + ln.Addr().String()
+	}
+	is, err := newOIDCIssuer(issuerURL)
+	if err != nil {
+		_ = ln.Close()
+		return "", err
+	}
+	serveOn(t, ln, is.handler())
 	group := c.AdminGroup
 	if group == "" {
 		group = config.DefaultAdminGroup
@@ -214,14 +225,11 @@ func serveSimulator(t *testing.T, c deployedConfig) (*simSite, error) {
 	mux.HandleFunc("GET /_lane/site-bootstrap.sh", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(siteBootstrapScript))
 	})
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", c.SimListen)
+	addr, err := serve(t, c.SimListen, mux)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", envSimListen, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	local := "http://" + ln.Addr().String()
+	local := "http://" + addr
 	base := strings.TrimSuffix(c.SimURL, "/")
 	if base == "" {
 		base = local
@@ -234,16 +242,23 @@ func serveSimulator(t *testing.T, c deployedConfig) (*simSite, error) {
 		boot: bootstrapRef{URL: base + "/_lane/site-bootstrap.sh", Version: "lane-1", SHA256: sha256Hex(siteBootstrapScript), CABundle: ca}}, nil
 }
 
-func serve(t *testing.T, addr string, h http.Handler) error {
+// serve serves h on addr until the test ends; it returns the address it
+// listens on.
+func serve(t *testing.T, addr string, h http.Handler) (string, error) {
 	t.Helper()
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 	if err != nil {
-		return err
+		return "", err
 	}
+	serveOn(t, ln, h)
+	return ln.Addr().String(), nil
+}
+
+func serveOn(t *testing.T, ln net.Listener, h http.Handler) {
+	t.Helper()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return nil
 }
 
 // throwawayCA is a self-signed certificate for the site policy's CA
@@ -272,7 +287,11 @@ func TestScenarios(t *testing.T) {
 	run := strconv.FormatInt(time.Now().Unix()%1_000_000, 36)
 	switch v := os.Getenv(envTarget); v {
 	case "localstack":
-		tg, err := newDeployedTarget(t, deployedConfigFromEnv())
+		c := deployedConfigFromEnv()
+		if c.Token == "" {
+			require.NotEmpty(t, c.Issuer, "set %s to the JwtIssuer the stack was deployed with (make localstack-test does), or %s", envIssuer, envToken)
+		}
+		tg, err := newDeployedTarget(t, c)
 		require.NoError(t, err)
 		runScenarios(t, tg, run)
 	case "":
@@ -322,4 +341,43 @@ func TestDeployedTargetFences(t *testing.T) {
 	_, err = newDeployedTarget(t, deployedConfig{Outputs: t.TempDir() + "/none.json", Endpoint: "http://localhost:4566", Token: "x"})
 	require.ErrorContains(t, err, "make localstack-deploy")
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestDeployedTargetIssuer: without a token the deployed target serves the
+// issuer the stack was deployed with, and its token is one an OpenID
+// verifier of that issuer (as the HTTP API's JWT authorizer is) accepts,
+// for the stack's audience, with the admin group in cognito:groups.
+func TestDeployedTargetIssuer(t *testing.T) {
+	outputs := t.TempDir() + "/outputs.json"
+	require.NoError(t, os.WriteFile(outputs, []byte(`{"maasflow-dev":{"ApiUrl":"http://127.0.0.1:1/"}}`), 0o600))
+	tg, err := newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566",
+		IssuerAddr: "127.0.0.1:0", Audience: "maasflow-localstack", SimListen: "127.0.0.1:0"})
+	require.NoError(t, err)
+	// The issuer named in the token is where it was served.
+	unverified, err := jose.ParseSigned(tg.token, []jose.SignatureAlgorithm{jose.RS256})
+	require.NoError(t, err)
+	var iss struct {
+		Issuer string `json:"iss"`
+	}
+	require.NoError(t, json.Unmarshal(unverified.UnsafePayloadWithoutVerification(), &iss))
+	issuerURL := iss.Issuer
+	require.True(t, strings.HasPrefix(issuerURL, "http://127.0.0.1:"), issuerURL)
+
+	ctx := oidc.InsecureIssuerURLContext(context.Background(), issuerURL)
+	provider, err := oidc.NewProvider(ctx, issuerURL)
+	require.NoError(t, err, "the issuer's discovery document")
+	tok, err := provider.Verifier(&oidc.Config{ClientID: "maasflow-localstack"}).Verify(ctx, tg.token)
+	require.NoError(t, err, "the operator's token verifies against the issuer's JWKS")
+	var claims struct {
+		Groups   []string `json:"cognito:groups"`
+		TokenUse string   `json:"token_use"`
+	}
+	require.NoError(t, tok.Claims(&claims))
+	assert.Equal(t, []string{config.DefaultAdminGroup}, claims.Groups)
+	assert.Equal(t, "id", claims.TokenUse)
+	_, err = provider.Verifier(&oidc.Config{ClientID: "another-client"}).Verify(ctx, tg.token)
+	require.Error(t, err, "another audience is refused")
+	assert.Equal(t, "http://127.0.0.1:1", tg.apiURL)
+	assert.True(t, tg.sim.allowHTTP)
+	assert.True(t, strings.HasPrefix(tg.sim.maasURL, "http://127.0.0.1:"), tg.sim.maasURL)
 }

@@ -354,7 +354,7 @@ func TestDeployedTargetIssuer(t *testing.T) {
 		IssuerAddr: "127.0.0.1:0", Audience: "maasflow-localstack", SimListen: "127.0.0.1:0"})
 	require.NoError(t, err)
 	// The issuer named in the token is where it was served.
-	unverified, err := jose.ParseSigned(tg.token, []jose.SignatureAlgorithm{jose.RS256})
+	unverified, err := jose.ParseSignedCompact(tg.token, []jose.SignatureAlgorithm{jose.RS256})
 	require.NoError(t, err)
 	var iss struct {
 		Issuer string `json:"iss"`

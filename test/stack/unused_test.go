@@ -164,8 +164,8 @@ var justifiedGrants = []justifiedGrant{
 	{"*", "dynamodb:GetItem", "dynamodb:table/maasflow-dev-connector", "reads a connector site's reply (sqsrelay.Relay); the lifecycle's site is on the VPC path"},
 	{"*", "dynamodb:DeleteItem", "dynamodb:table/maasflow-dev-connector", "deletes a connector site's reply once read; the lifecycle's site is on the VPC path"},
 	{"api", "sqs:*", "sqs:maasflow-dev-connector-*",
-		"a site created on, or switched to, the connector path gets its queues, a disabled one loses them; the lifecycle's site is on the VPC path"},
-	{"api", "kms:Sign", "kms:key/*", "the connector CA signs a connector's certificate at enrollment; the lifecycle enrolls no connector (GetPublicKey is used at every cold start)"},
+		"a site created on, or switched to, the connector path gets its queues, a disabled one loses them; the lifecycle's site is on the VPC path (TestConnectorEnrollmentOnTheSynthesizedStack makes and deletes them)"},
+	{"api", "kms:Sign", "kms:key/*", "the connector CA signs a connector's certificate at enrollment; the lifecycle enrolls no connector (GetPublicKey is used at every cold start; TestConnectorEnrollmentOnTheSynthesizedStack signs)"},
 }
 
 // notRunReasons are the functions the lifecycle does not run, each with the

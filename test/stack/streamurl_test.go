@@ -129,6 +129,10 @@ func (u *functionURL) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { _ = out.Close() }()
+	// A reader that went away ends the stream here at once, as Lambda
+	// stops forwarding; the function finds out at its next write.
+	stop := context.AfterFunc(r.Context(), func() { _ = out.Close() })
+	defer stop()
 	br := bufio.NewReader(out)
 	// The prelude: JSON, then eight NUL bytes.
 	var prelude bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"os"
@@ -72,6 +73,9 @@ type deployedConfig struct {
 	SimURL     string
 	Wait       time.Duration
 	Poll       time.Duration
+	// StreamToken is a token the stream function accepts, when it is not
+	// Token (in process, the API front takes the lane's own token).
+	StreamToken string
 }
 
 func deployedConfigFromEnv() deployedConfig {
@@ -162,7 +166,12 @@ func newDeployedTarget(t *testing.T, c deployedConfig) (*target, error) {
 	if err := localAPIURL(api); err != nil {
 		return nil, err
 	}
-	tg := &target{name: c.StackName + " at " + api, apiURL: api, token: c.Token, wait: c.Wait, poll: c.Poll}
+	tg := &target{name: c.StackName + " at " + api, apiURL: api, token: c.Token, wait: c.Wait, poll: c.Poll, streamURL: outs["StreamUrl"]}
+	if tg.streamURL != "" {
+		if err := localAPIURL(tg.streamURL); err != nil {
+			return nil, fmt.Errorf("StreamUrl: %w", err)
+		}
+	}
 	if tg.wait == 0 {
 		tg.wait = deployedWait
 	}
@@ -173,6 +182,10 @@ func newDeployedTarget(t *testing.T, c deployedConfig) (*target, error) {
 		if tg.token, err = serveIssuer(t, c); err != nil {
 			return nil, err
 		}
+	}
+	tg.streamToken = c.StreamToken
+	if tg.streamToken == "" {
+		tg.streamToken = tg.token
 	}
 	if tg.sim, err = serveSimulator(t, c); err != nil {
 		return nil, err
@@ -296,11 +309,17 @@ func TestScenarios(t *testing.T) {
 		runScenarios(t, tg, run)
 	case "":
 		l := runLane(t, freshTemplate(t))
+		u, err := l.loadFunctionURL("stream")
+		require.NoError(t, err)
+		streams := httptest.NewServer(u)
+		t.Cleanup(streams.Close)
+		streamToken, err := laneIssuer.token("lane-cli", "cognito:groups", config.DefaultAdminGroup)
+		require.NoError(t, err)
 		outputs := t.TempDir() + "/outputs.json"
-		b, _ := json.Marshal(map[string]map[string]string{"maasflow-dev": {"ApiUrl": l.apiURL + "/"}})
+		b, _ := json.Marshal(map[string]map[string]string{"maasflow-dev": {"ApiUrl": l.apiURL + "/", "StreamUrl": streams.URL + "/"}})
 		require.NoError(t, os.WriteFile(outputs, b, 0o600))
 		tg, err := newDeployedTarget(t, deployedConfig{Outputs: outputs, Endpoint: "http://localhost:4566", Token: laneAdminToken,
-			SimListen: "127.0.0.1:0", Wait: terminalWait, Poll: 100 * time.Millisecond})
+			StreamToken: streamToken, SimListen: "127.0.0.1:0", Wait: terminalWait, Poll: 100 * time.Millisecond})
 		require.NoError(t, err)
 		tg.problems, tg.logs = l.problems, l.functionLogs
 		runScenarios(t, tg, run)

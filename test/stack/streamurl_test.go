@@ -222,9 +222,36 @@ func TestStreamFunctionOnTheSynthesizedStack(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "only the stream routes")
 	_ = resp.Body.Close()
 
-	resp = open("/api/v1/admin/onboardings/"+id+"/stream", token)
+	seen := followOnboarding(t, front.URL, token, id, terminalWait, l.functionLogs)
+	assert.GreaterOrEqual(t, len(seen), 2, "the stream pushed the onboarding's changes, not only its end: %v", seen)
+
+	l.requireClean()
+	calls, _ := l.aws.snapshot()
+	var streamCalls []call
+	for _, c := range calls {
+		if c.Principal == u.fn.name {
+			streamCalls = append(streamCalls, c)
+		}
+	}
+	require.NotEmpty(t, streamCalls, "the stream function read the table as its own principal")
+	unused, _ := l.iam.unusedGrants(map[string]string{u.fn.name: l.roleOf[u.fn.name]}, streamCalls)
+	t.Logf("the stream function's grants an onboarding's stream did not use:\n%s", describeUnused(unused, justifiedGrants))
+}
+
+// followOnboarding opens an onboarding's stream at a stream URL (the
+// function URL's base) and reads it until the onboarding is completed; it
+// returns the statuses it carried. logs explains a failure.
+func followOnboarding(t *testing.T, streamURL, token, id string, wait time.Duration, logs func() string) map[any]bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(streamURL, "/")+"/api/v1/admin/onboardings/"+id+"/stream", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
-	require.Equal(t, http.StatusOK, resp.StatusCode, l.functionLogs())
+	require.Equal(t, http.StatusOK, resp.StatusCode, logs())
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	events := make(chan map[string]any, 64)
 	go func() {
@@ -241,29 +268,18 @@ func TestStreamFunctionOnTheSynthesizedStack(t *testing.T) {
 		}
 	}()
 	seen := map[any]bool{}
-	deadline := time.After(terminalWait)
-	for done := false; !done; {
+	deadline := time.After(wait)
+	for {
 		select {
 		case ev, ok := <-events:
-			require.True(t, ok, "the stream ended before the onboarding did; seen %v\n%s", seen, l.functionLogs())
+			require.True(t, ok, "the stream ended before the onboarding did; seen %v\n%s", seen, logs())
 			require.Equal(t, id, ev["id"], "the stream carries its onboarding")
 			seen[ev["status"]] = true
-			done = ev["status"] == "completed"
+			if ev["status"] == "completed" {
+				return seen
+			}
 		case <-deadline:
-			t.Fatalf("no completed onboarding on the stream; seen %v\n%s", seen, l.functionLogs())
+			t.Fatalf("no completed onboarding on the stream; seen %v\n%s", seen, logs())
 		}
 	}
-	assert.GreaterOrEqual(t, len(seen), 2, "the stream pushed the onboarding's changes, not only its end: %v", seen)
-
-	l.requireClean()
-	calls, _ := l.aws.snapshot()
-	var streamCalls []call
-	for _, c := range calls {
-		if c.Principal == u.fn.name {
-			streamCalls = append(streamCalls, c)
-		}
-	}
-	require.NotEmpty(t, streamCalls, "the stream function read the table as its own principal")
-	unused, _ := l.iam.unusedGrants(map[string]string{u.fn.name: l.roleOf[u.fn.name]}, streamCalls)
-	t.Logf("the stream function's grants an onboarding's stream did not use:\n%s", describeUnused(unused, justifiedGrants))
 }

@@ -23,6 +23,9 @@ type target struct {
 	apiURL string // the admin API's base URL, no trailing slash
 	token  string // an operator's bearer token
 	sim    *simSite
+	// streamURL is the stream function's URL (the StreamUrl output) and
+	// streamToken a token it accepts; the stream scenario needs both.
+	streamURL, streamToken string
 	// wait bounds a wait for one workflow to end (wall time): a net
 	// against a hung run, not a speed assertion.
 	wait time.Duration
@@ -250,6 +253,17 @@ func runScenarios(t *testing.T, tg *target, run string) {
 			require.True(t, time.Now().Before(deadline), "reconcile run %v did not end: %v", run["id"], st)
 			time.Sleep(tg.poll)
 		}
+	})
+
+	t.Run("stream", func(t *testing.T) {
+		d.t = t
+		require.NotEmpty(t, tg.streamURL, "the stack has a StreamUrl output")
+		h, ip := host("s1"), "10.10.5.21"
+		d.simCall("POST", "/_sim/hardware", map[string]any{"hostname": h, "bmc_ip": ip, "pxe_mac": "52:54:00:50:02:01"}, http.StatusCreated)
+		o := d.admin("POST", "/api/v1/admin/onboardings", map[string]any{
+			"site_id": f.SiteID, "profile_id": f.ProfileID, "sku_id": f.SKUID, "hostname": h, "ipmi_ip": ip,
+		}, http.StatusAccepted)
+		followOnboarding(t, tg.streamURL, tg.streamToken, o["id"].(string), tg.wait, d.explain)
 	})
 
 	t.Run("decommission", func(t *testing.T) {

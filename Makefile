@@ -124,9 +124,10 @@ LOCALSTACK_ISSUER_PORT ?= 8471
 LOCALSTACK_SIM_PORT    ?= 8472
 LOCALSTACK_JWT_ISSUER   ?= http://host.docker.internal:$(LOCALSTACK_ISSUER_PORT)
 LOCALSTACK_JWT_AUDIENCE ?= maasflow-localstack
-# Exactly what the dev template, its functions and cdk bootstrap use
-# (TestLocalStackProfile checks it against the synthesized template).
-LOCALSTACK_SERVICES := apigateway,backup,cloudformation,cloudwatch,dynamodb,ecr,events,iam,lambda,logs,s3,scheduler,schemas,secretsmanager,sns,ssm,stepfunctions,sts
+# Exactly what the dev template, its functions, cdk bootstrap and the
+# connector transport tests use (TestLocalStackProfile checks it against the
+# synthesized template).
+LOCALSTACK_SERVICES := apigateway,backup,cloudformation,cloudwatch,dynamodb,ecr,events,iam,lambda,logs,s3,scheduler,schemas,secretsmanager,sns,sqs,ssm,stepfunctions,sts
 .PHONY: localstack-up localstack-deploy localstack-test localstack-down
 
 localstack-up: ## start LocalStack in Docker (localstack/compose.yaml; needs LOCALSTACK_AUTH_TOKEN) and wait until healthy

@@ -32,6 +32,11 @@ var localstackServiceOf = map[string]string{
 // parameter and roles) and the CLI's own calls.
 var bootstrapServices = []string{"cloudformation", "s3", "ecr", "ssm", "iam", "sts"}
 
+// transportTestServices are what make localstack-test's second step uses:
+// the connector's AWS transport tests (shared/connector/sqsrelay, test/e2e)
+// make a request queue and reply table of their own.
+var transportTestServices = []string{"sqs", "dynamodb"}
+
 // connectorCAOnly are the services the lane's template uses only because
 // it is synthesized with the connector CA, which make localstack-deploy
 // does not pass (LocalStack has no key of the deployment's KMS to give).
@@ -40,8 +45,8 @@ var connectorCAOnly = map[string]bool{"kms": true, "rolesanywhere": true, "sqs":
 // TestLocalStackProfile checks the LocalStack profile against the
 // template the lane synthesizes: an image pinned to a release that starts
 // only with an auth token, on loopback; exactly the services the template,
-// its functions' calls and cdk bootstrap use; and the fence every make
-// target's AWS call goes through.
+// its functions' calls, cdk bootstrap and the connector transport tests
+// use; and the fence every make target's AWS call goes through.
 func TestLocalStackProfile(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
@@ -89,6 +94,11 @@ func TestLocalStackProfile(t *testing.T) {
 	}
 	for s := range connectorCAOnly {
 		delete(need, s)
+	}
+	for _, s := range transportTestServices {
+		if _, ok := need[s]; !ok {
+			need[s] = "the connector transport tests"
+		}
 	}
 	var want []string
 	for s := range need {

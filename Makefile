@@ -41,7 +41,7 @@ vet: ## go vet ./...
 lint: fmt-check vet ## gofmt check, go vet, shellcheck, golangci-lint (.golangci.yml)
 	@command -v shellcheck >/dev/null 2>&1 || { \
 		echo "lint: shellcheck not found; install the Debian package: apt-get install -y shellcheck" >&2; exit 1; }
-	shellcheck .ci/run shared/enroll/scripts/*.sh
+	shellcheck .ci/run shared/enroll/scripts/*.sh localstack/fenced.sh
 	$(LINT) run ./...
 
 # CI only: it needs git and rewrites the module files when they are not tidy.
@@ -106,22 +106,53 @@ deploy: ## build every function, then cdk deploy the stage: make deploy STAGE=pr
 	$(MAKE) build
 	$(CDK) deploy --require-approval broadening -c maasflow:stage=$(STAGE) $(CDK_ARGS)
 
-# --- LocalStack profile (needs Docker; CI has none). docs/deploy.md, "LocalStack".
+# --- LocalStack profile (needs Docker and a LocalStack auth token; CI has neither).
+# docs/deploy.md, "LocalStack". Every AWS call goes through localstack/fenced.sh:
+# a loopback LocalStack URL only, LocalStack's test keys only.
 LOCALSTACK_URL ?= http://localhost:4566
 CDKLOCAL  ?= npx --yes -p aws-cdk@2.1148.1 -p aws-cdk-local@3.0.4 cdklocal
+LOCALSTACK_RUN := LOCALSTACK_URL=$(LOCALSTACK_URL) sh localstack/fenced.sh
+# The functions run natively in LocalStack's Lambda containers: built and
+# declared for the Docker host's architecture.
+LOCALSTACK_GOARCH ?= $(shell $(GO) env GOARCH)
+LOCALSTACK_BIN    := localstack/.build
+LOCALSTACK_OUTPUTS := localstack/.build/outputs.json
+# The admin API's JWT issuer is the one `make localstack-test` serves on the
+# Docker host (test/stack, MAASFLOW_STACK_ISSUER_LISTEN), reached from
+# LocalStack as host.docker.internal; the audience is its client.
+LOCALSTACK_ISSUER_PORT ?= 8471
+LOCALSTACK_SIM_PORT    ?= 8472
+LOCALSTACK_JWT_ISSUER   ?= http://host.docker.internal:$(LOCALSTACK_ISSUER_PORT)
+LOCALSTACK_JWT_AUDIENCE ?= maasflow-localstack
+# Exactly what the dev template, its functions, cdk bootstrap and the
+# connector transport tests use (TestLocalStackProfile checks it against the
+# synthesized template).
+LOCALSTACK_SERVICES := apigateway,backup,cloudformation,cloudwatch,dynamodb,ecr,events,iam,lambda,logs,s3,scheduler,schemas,secretsmanager,sns,sqs,ssm,stepfunctions,sts
 .PHONY: localstack-up localstack-deploy localstack-test localstack-down
 
-localstack-up: ## start LocalStack in Docker (localstack/compose.yaml) and wait until healthy
-	docker compose -f localstack/compose.yaml up -d --wait
+localstack-up: ## start LocalStack in Docker (localstack/compose.yaml; needs LOCALSTACK_AUTH_TOKEN) and wait until healthy
+	@test -n "$$LOCALSTACK_AUTH_TOKEN" || { echo "make localstack-up: set LOCALSTACK_AUTH_TOKEN (docs/deploy.md, LocalStack): the image starts only with one" >&2; exit 2; }
+	LOCALSTACK_SERVICES=$(LOCALSTACK_SERVICES) docker compose -f localstack/compose.yaml up -d --wait
 
-localstack-deploy: ## build, then deploy the dev stage to LocalStack with cdklocal
-	$(MAKE) build
-	AWS_ENDPOINT_URL=$(LOCALSTACK_URL) $(CDKLOCAL) bootstrap
-	AWS_ENDPOINT_URL=$(LOCALSTACK_URL) $(CDKLOCAL) deploy --require-approval never -c maasflow:stage=dev \
-		-c maasflow:connectorSites=localstack-site $(CDK_ARGS)
+localstack-deploy: ## build the functions for this host's architecture, then deploy the dev stage to LocalStack with cdklocal
+	@set -e; for f in $(FUNCTIONS); do \
+		echo "build functions/$$f ($(LOCALSTACK_GOARCH))"; \
+		GOOS=linux GOARCH=$(LOCALSTACK_GOARCH) CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+			-o $(LOCALSTACK_BIN)/$$f/bootstrap ./functions/$$f; \
+	done
+	$(LOCALSTACK_RUN) $(CDKLOCAL) bootstrap aws://000000000000/us-east-1
+	MAASFLOW_ASSET_DIR=$(CURDIR)/$(LOCALSTACK_BIN) $(LOCALSTACK_RUN) $(CDKLOCAL) deploy --require-approval never \
+		-c maasflow:stage=dev -c maasflow:architecture=$(LOCALSTACK_GOARCH) \
+		--parameters JwtIssuer=$(LOCALSTACK_JWT_ISSUER) --parameters JwtAudience=$(LOCALSTACK_JWT_AUDIENCE) \
+		--outputs-file $(LOCALSTACK_OUTPUTS) $(CDK_ARGS)
 
-localstack-test: ## the e2e suite and the AWS-transport tests with the connector on LocalStack's SQS and DynamoDB
-	MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/ ./test/e2e/
+localstack-test: ## the stack lane's scenarios against the deployed stack, then the e2e suite with the connector on LocalStack's SQS and DynamoDB
+	$(LOCALSTACK_RUN) env MAASFLOW_STACK_TARGET=localstack MAASFLOW_STACK_OUTPUTS=$(CURDIR)/$(LOCALSTACK_OUTPUTS) \
+		MAASFLOW_STACK_ISSUER=$(LOCALSTACK_JWT_ISSUER) MAASFLOW_STACK_AUDIENCE=$(LOCALSTACK_JWT_AUDIENCE) \
+		MAASFLOW_STACK_ISSUER_LISTEN=0.0.0.0:$(LOCALSTACK_ISSUER_PORT) \
+		MAASFLOW_STACK_SIM_LISTEN=0.0.0.0:$(LOCALSTACK_SIM_PORT) MAASFLOW_STACK_SIM_URL=http://host.docker.internal:$(LOCALSTACK_SIM_PORT) \
+		$(GO) test -count=1 -timeout 60m -run 'TestScenarios' -v ./test/stack/
+	$(LOCALSTACK_RUN) env MAASFLOW_LOCALSTACK_URL=$(LOCALSTACK_URL) $(GO) test -tags localstack -count=1 ./shared/connector/sqsrelay/ ./test/e2e/
 
 localstack-down: ## stop LocalStack
-	docker compose -f localstack/compose.yaml down
+	LOCALSTACK_SERVICES=$(LOCALSTACK_SERVICES) LOCALSTACK_AUTH_TOKEN=unused docker compose -f localstack/compose.yaml down

@@ -592,7 +592,7 @@ func (b *builder) function(name string) awslambda.Function {
 		FunctionName:          jsii.String(b.name(name)),
 		Description:           jsii.String("maasflow " + name + " (functions/" + name + ")"),
 		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:          awslambda.Architecture_ARM_64(),
+		Architecture:          b.lambdaArchitecture(),
 		Handler:               jsii.String("bootstrap"),
 		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(b.props.AssetDir, name)), nil),
 		MemorySize:            jsii.Number(memory),

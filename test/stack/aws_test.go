@@ -58,6 +58,7 @@ type awsEndpoint struct {
 	events   []putEvent
 	secrets  map[string]string // name → value
 	tokenSMs map[string][]string
+	queues   map[string]*sqsQueue // by name
 }
 
 // putEvent is one PutEvents entry as the bus got it.
@@ -146,6 +147,10 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.sts(w, r, p, body)
 	case "states":
 		a.states(w, p, op, body)
+	case "kms":
+		a.kms(w, p, op, body)
+	case "sqs":
+		a.sqs(w, p, op, body)
 	default:
 		awsError(w, http.StatusBadRequest, "UnknownOperationException", "the lane serves no "+m[2])
 	}

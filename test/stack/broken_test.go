@@ -130,7 +130,7 @@ func TestBrokenTemplatesFailTheLane(t *testing.T) {
 	})
 	t.Run("the table declares an index under another name", func(t *testing.T) {
 		runBroken(t, func(tpl *template) {
-			id := tpl.ofType("AWS::DynamoDB::Table")[0]
+			id := mainTable(t, tpl)
 			for _, ix := range tpl.Resources[id].Properties["GlobalSecondaryIndexes"].([]any) {
 				m := ix.(map[string]any)
 				m["IndexName"] = fmt.Sprint(m["IndexName"]) + "-renamed"

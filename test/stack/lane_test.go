@@ -107,7 +107,7 @@ func startLane(t *testing.T, tpl *template) (*lane, error) {
 	l.apiURL = apiSrv.URL
 
 	l.res = &resolver{t: tpl, apiEndpoint: l.apiURL,
-		params: map[string]any{"JwtIssuer": "https://issuer.lane.test", "JwtAudience": []any{"lane-cli"}, "BootstrapVersion": "21"}}
+		params: map[string]any{"JwtIssuer": laneIssuer.url, "JwtAudience": []any{"lane-cli"}, "BootstrapVersion": "21"}}
 	var err error
 	if l.iam, err = loadPolicies(l.res); err != nil {
 		return nil, err

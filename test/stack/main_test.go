@@ -2,10 +2,17 @@ package stack
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cdkOut is the cloud assembly TestMain synthesizes; templatePath its
@@ -25,7 +33,20 @@ var (
 	// allocations is the allocation service the template is synthesized
 	// with (its URL is fixed at synth, so it outlives every lane).
 	allocations *httptest.Server
+	// connectorCAKey is the connector CA's key, which the lane's KMS holds
+	// under connectorCAKeyARN; the template is synthesized with the CA
+	// certificate it self-signed.
+	connectorCAKey *ecdsa.PrivateKey
+	// laneIssuer is the operators' OpenID issuer every lane's stack is
+	// deployed with (its JwtIssuer parameter).
+	laneIssuer *oidcIssuer
 )
+
+// issuerPath is where the allocation service's server serves the issuer.
+const issuerPath = "/oidc"
+
+// connectorCAKeyARN is the KMS key the template names for the connector CA.
+const connectorCAKeyARN = "arn:aws:kms:" + laneRegion + ":" + laneAccount + ":key/c0ffee00-1a2b-4c3d-8e9f-0123456789ab"
 
 // The allocation service's token and the secret the template names for it.
 const (
@@ -96,9 +117,20 @@ func setup() (int, error) {
 		return 1, err
 	}
 	cdk.Context["maasflow:stage"] = "dev"
+	// Declared for the instruction set the bootstraps are built for, as
+	// make localstack-deploy does (TestFunctionsRunTheirDeclaredArchitecture).
+	cdk.Context["maasflow:architecture"] = runtime.GOARCH
 	// An allocation service with no allocations: every drain finds the node
 	// free (the drain's refusals are the e2e suite's).
+	// The same https server is the operators' OpenID issuer (the stack's
+	// JwtIssuer), which the stream function verifies tokens against: the
+	// functions trust its certificate.
+	issuerMux := http.NewServeMux()
 	allocations = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, issuerPath+"/") {
+			issuerMux.ServeHTTP(w, r)
+			return
+		}
 		if r.Header.Get("Authorization") != "Bearer "+allocationToken {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
@@ -106,9 +138,22 @@ func setup() (int, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"items":[]}`))
 	}))
+	if laneIssuer, err = newOIDCIssuer("https://" + allocations.Listener.Addr().String() + issuerPath); err != nil {
+		return 1, err
+	}
+	issuerMux.Handle(issuerPath+"/", http.StripPrefix(issuerPath, laneIssuer.handler()))
 	allocations.StartTLS()
 	cdk.Context["maasflow:allocationServiceUrl"] = allocations.URL
 	cdk.Context["maasflow:allocationSecretName"] = allocationSecret
+	// The connector CA: the stack then has the connector role, its Roles
+	// Anywhere trust anchor and profile, the reply table, and the api's
+	// signing and queue grants (infra/connector_access.go).
+	caFile, err := writeConnectorCA(tmp)
+	if err != nil {
+		return 1, err
+	}
+	cdk.Context["maasflow:connectorCaKeyArn"] = connectorCAKeyARN
+	cdk.Context["maasflow:connectorCaCertFile"] = caFile
 	ctx, _ := json.Marshal(cdk.Context)
 	synth := exec.CommandContext(context.Background(), "go", "run", "./infra")
 	synth.Dir = root
@@ -140,6 +185,28 @@ func setup() (int, error) {
 	return 0, nil
 }
 
+// writeConnectorCA makes the connector CA's key and the certificate it
+// self-signed, as infra/nodeca does with the KMS key, into dir.
+func writeConnectorCA(dir string) (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "maasflow connector CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "connector-ca.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return "", err
+	}
+	connectorCAKey = key
+	return path, nil
+}
+
 // assetBinary is the bootstrap of the asset with this hash.
 func assetBinary(hash string) (string, bool) {
 	dir, ok := assetPaths[hash]
@@ -155,5 +222,3 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
-
-var _ = strings.TrimSpace

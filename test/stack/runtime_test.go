@@ -49,6 +49,9 @@ type invocation struct {
 	payload []byte
 	done    chan invokeResult
 	once    sync.Once
+	// stream, when set, takes a streamed response's body as it arrives
+	// (a function URL in RESPONSE_STREAM mode, streamurl_test.go).
+	stream *io.PipeWriter
 }
 
 type invokeResult struct {
@@ -105,8 +108,16 @@ func (f *lambdaFunction) take(id string) *invocation {
 }
 
 func (f *lambdaFunction) response(w http.ResponseWriter, r *http.Request) {
+	inv := f.take(r.PathValue("id"))
+	if inv != nil && inv.stream != nil {
+		_, err := io.Copy(inv.stream, r.Body)
+		_ = inv.stream.CloseWithError(err)
+		inv.finish(invokeResult{})
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
-	if inv := f.take(r.PathValue("id")); inv != nil {
+	if inv != nil {
 		inv.finish(invokeResult{out: body})
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -1,10 +1,8 @@
 package stack
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -39,54 +37,19 @@ func freshTemplate(t *testing.T) *template {
 // decoded body.
 func (l *lane) do(method, path string, body any, auth bool) (int, map[string]any) {
 	l.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(l.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, l.apiURL+path, rd) //nolint:noctx // a test request
-	require.NoError(l.t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if auth {
-		req.Header.Set("Authorization", "Bearer "+laneAdminToken)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(l.t, err)
-	defer func() { _ = resp.Body.Close() }()
-	out, _ := io.ReadAll(resp.Body)
-	var v map[string]any
-	_ = json.Unmarshal(out, &v)
-	if v == nil {
-		v = map[string]any{"raw": string(out)}
-	}
-	return resp.StatusCode, v
+	return l.driver().send(method, path, body, auth)
 }
 
 // admin calls an admin route and requires the status.
 func (l *lane) admin(method, path string, body any, want int) map[string]any {
 	l.t.Helper()
-	status, v := l.do(method, path, body, true)
-	if status != want {
-		l.t.Fatalf("%s %s: status %d, want %d: %v\nproblems: %v\n%s", method, path, status, want, v, l.problems(), l.functionLogs())
-	}
-	return v
+	return l.driver().admin(method, path, body, want)
 }
 
 // sim calls the simulator's control API.
 func (l *lane) simCall(method, path string, body any, want int) {
 	l.t.Helper()
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(method, l.simSrv.URL+path, bytes.NewReader(b)) //nolint:noctx // a test request
-	require.NoError(l.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := l.simSrv.Client().Do(req)
-	require.NoError(l.t, err)
-	out, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	require.Equalf(l.t, want, resp.StatusCode, "%s %s: %s", method, path, out)
+	l.driver().simCall(method, path, body, want)
 }
 
 type fixture struct{ SiteID, ProfileID, SKUID string }
@@ -130,19 +93,7 @@ func (l *lane) onboard(f fixture, hostname, ip string) string {
 // waitStatus polls a record until its status leaves pending and running.
 func (l *lane) waitStatus(path string) map[string]any {
 	l.t.Helper()
-	deadline := time.Now().Add(terminalWait)
-	for {
-		o := l.admin("GET", path, nil, http.StatusOK)
-		switch o["status"] {
-		case "pending", "running", "draining", "releasing":
-		default:
-			return o
-		}
-		if time.Now().After(deadline) {
-			l.t.Fatalf("%s still %v at stage %v\nproblems: %v\n%s", path, o["status"], o["stage"], l.problems(), l.functionLogs())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return l.driver().waitStatus(path)
 }
 
 // requireClean fails on any denied call, failed start or bad event.

@@ -161,6 +161,13 @@ var justifiedGrants = []justifiedGrant{
 		"POST /reconciliation/run starts the reconcile state machine, unless a run is already under way, which it joins; in the lane the schedule's run may be the one under way when the lifecycle asks"},
 	{"configure-machine", "sts:*", "iam:role/maasflow-dev-SiteSecretsRole*",
 		"reads the site's MAAS key only for a host the site's design names; the lifecycle's site has no design"},
+	{"*", "sqs:SendMessage", "sqs:maasflow-dev-connector-*",
+		"a MAAS call to a connector site goes on its request queue (sqsrelay.Relay); the lifecycle's site is on the VPC path. The connector's side is TestConnectorRoleScopesASessionToItsSite"},
+	{"*", "dynamodb:GetItem", "dynamodb:table/maasflow-dev-connector", "reads a connector site's reply (sqsrelay.Relay); the lifecycle's site is on the VPC path"},
+	{"*", "dynamodb:DeleteItem", "dynamodb:table/maasflow-dev-connector", "deletes a connector site's reply once read; the lifecycle's site is on the VPC path"},
+	{"api", "sqs:*", "sqs:maasflow-dev-connector-*",
+		"a site created on, or switched to, the connector path gets its queues, a disabled one loses them; the lifecycle's site is on the VPC path (TestConnectorEnrollmentOnTheSynthesizedStack makes and deletes them)"},
+	{"api", "kms:Sign", "kms:key/*", "the connector CA signs a connector's certificate at enrollment; the lifecycle enrolls no connector (GetPublicKey is used at every cold start; TestConnectorEnrollmentOnTheSynthesizedStack signs)"},
 }
 
 // The table grants the call analysis finds reachable and the lifecycle
@@ -242,7 +249,7 @@ func TestUnusedGrantReport(t *testing.T) {
 	broken := freshTemplate(t)
 	api := functionID(t, broken, "api")
 	apiRole := broken.Resources[api].Properties["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
-	table := broken.ofType("AWS::DynamoDB::Table")[0]
+	table := mainTable(t, broken)
 	added := false
 	for _, id := range broken.ofType("AWS::IAM::Policy") {
 		props := broken.Resources[id].Properties

@@ -59,6 +59,7 @@ type awsEndpoint struct {
 	secrets  map[string]string // name → value
 	tokenSMs map[string][]string
 	queues   map[string]*sqsQueue // by name
+	alarms   map[string]bool      // alarm name → whether it exists
 }
 
 // putEvent is one PutEvents entry as the bus got it.
@@ -151,6 +152,8 @@ func (a *awsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.kms(w, p, op, body)
 	case "sqs":
 		a.sqs(w, p, op, body)
+	case "monitoring":
+		a.cloudWatch(w, r, p, body)
 	default:
 		awsError(w, http.StatusBadRequest, "UnknownOperationException", "the lane serves no "+m[2])
 	}

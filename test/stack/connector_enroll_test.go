@@ -34,8 +34,10 @@ func TestConnectorEnrollmentOnTheSynthesizedStack(t *testing.T) {
 	l.aws.mu.Lock()
 	_, queue := l.aws.queues["maasflow-dev-connector-"+id]
 	_, dlq := l.aws.queues["maasflow-dev-connector-"+id+"-dlq"]
+	alarm := l.aws.alarms["maasflow-dev-connector-"+id+"-dlq"]
 	l.aws.mu.Unlock()
 	require.True(t, queue && dlq, "the api made the site's request queue and DLQ")
+	require.True(t, alarm, "the api gave the DLQ its alarm (the api's CloudWatch grants)")
 
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -81,7 +83,9 @@ func TestConnectorEnrollmentOnTheSynthesizedStack(t *testing.T) {
 	l.admin("PATCH", "/api/v1/admin/maas-sites/"+id, map[string]any{"status": "disabled"}, http.StatusOK)
 	l.aws.mu.Lock()
 	_, queue = l.aws.queues["maasflow-dev-connector-"+id]
+	alarm = l.aws.alarms["maasflow-dev-connector-"+id+"-dlq"]
 	l.aws.mu.Unlock()
 	assert.False(t, queue, "the disabled site's queue is gone")
+	assert.False(t, alarm, "the disabled site's DLQ alarm is gone")
 	l.requireClean()
 }

@@ -24,7 +24,7 @@ var localstackServiceOf = map[string]string{
 	"AWS::Backup": "backup", "AWS::Cognito": "cognito-idp", "AWS::WAFv2": "wafv2", "AWS::RolesAnywhere": "rolesanywhere",
 	"AWS::EC2": "ec2", "AWS::SecretsManager": "secretsmanager", "AWS::CDK": "cloudformation",
 	"states": "stepfunctions", "dynamodb": "dynamodb", "events": "events", "secretsmanager": "secretsmanager", "sts": "sts",
-	"lambda": "lambda", "sqs": "sqs", "kms": "kms", "logs": "logs",
+	"lambda": "lambda", "sqs": "sqs", "kms": "kms", "logs": "logs", "cloudwatch": "cloudwatch",
 }
 
 // Services the LocalStack deploy needs beyond the template's: cdk

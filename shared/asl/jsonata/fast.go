@@ -2,207 +2,422 @@ package jsonata
 
 import (
 	"errors"
+	"math"
 	"reflect"
-
-	"github.com/blues/jsonata-go/jparse"
+	"strconv"
+	"strings"
+	"unicode/utf16"
 )
 
-// fastExpr is an expression simple enough to evaluate without the
-// library, which is what most expressions of Step Functions states are: a
-// path of field names from a variable ($states.input.order.id, $v.x), or
-// such a path compared with a number, string or boolean literal
-// ($states.input.step = 3). Whenever the data leaves what these rules
-// certainly decide as JSONata does (an array on the way, an operand that is
-// not a number, string or boolean, types that differ under < or >), the
-// library evaluates the expression instead.
-type fastExpr struct {
-	root  string
-	steps []string
-	op    jparse.ComparisonOperator // 0: the path's value itself
-	lit   any                       // float64, string or bool
+// The fast path evaluates, natively, the expressions Step Functions states
+// mostly hold: paths of field names from a variable ($states.input.order.id),
+// literals, comparisons, arithmetic, `&`, `and`/`or`, conditionals, object
+// and array constructors, and calls of a few functions ($merge, $count,
+// $exists, $string, $length, $uppercase, $lowercase, $sum, $not, $join,
+// $contains). It reads jsonata's own parse tree and accepts a node only
+// when every field of it is one it knows, so an operator or option it does
+// not implement (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the
+// whole expression to the reference. At run time, whenever the data
+// leaves what these rules certainly decide as jsonata does (an array on a
+// path, an operand of an unexpected type, a number to format, non-ASCII
+// text to order or case-fold), evaluation says errNotSure and the
+// reference evaluates the expression instead.
+type fastNode interface {
+	eval(env Env) (any, error)
 }
 
-// compileFast recognizes a fast expression in a parsed one, or returns nil.
-func compileFast(node jparse.Node) *fastExpr {
-	if c, ok := node.(*jparse.ComparisonOperatorNode); ok {
-		switch c.Type {
-		case jparse.ComparisonEqual, jparse.ComparisonNotEqual, jparse.ComparisonLess,
-			jparse.ComparisonLessEqual, jparse.ComparisonGreater, jparse.ComparisonGreaterEqual:
-		default:
-			return nil
-		}
-		f := fastPath(c.LHS)
-		if f == nil {
-			return nil
-		}
-		switch r := c.RHS.(type) {
-		case *jparse.NumberNode:
-			f.lit = r.Value
-		case *jparse.StringNode:
-			f.lit = r.Value
-		case *jparse.BooleanNode:
-			f.lit = r.Value
-		default:
-			return nil
-		}
-		f.op = c.Type
-		return f
+// errNotSure says the fast path cannot decide: the reference must evaluate.
+var errNotSure = errors.New("left to the JSONata implementation")
+
+// undefined is JSONata's undefined inside the fast path (nil is null).
+type undefinedType struct{}
+
+var undefined any = undefinedType{}
+
+func isUndefined(v any) bool { _, u := v.(undefinedType); return u }
+
+// evalFast evaluates a fast expression: undefined becomes ErrUndefined,
+// and a top-level array is left to the reference (jsonata's sequence rules
+// decide how it comes out).
+func evalFast(n fastNode, env Env) (any, error) {
+	v, err := n.eval(env)
+	if err != nil {
+		return nil, err
 	}
-	return fastPath(node)
+	if isUndefined(v) {
+		return nil, ErrUndefined
+	}
+	return model(v)
 }
 
-// fastPath recognizes $name or $name.a.b… (plain names, no wildcards,
-// filters, functions or array constructors).
-func fastPath(node jparse.Node) *fastExpr {
-	switch n := node.(type) {
-	case *jparse.VariableNode:
-		if n.Name == "" {
+// compileFast recognizes a fast expression in jsonata's parse tree (the
+// JSON of `ast()`), or returns nil.
+func compileFast(node map[string]any) fastNode {
+	if node == nil {
+		return nil
+	}
+	typ, _ := node["type"].(string)
+	switch typ {
+	case "string":
+		if !only(node, "value") {
 			return nil
 		}
-		return &fastExpr{root: n.Name}
-	case *jparse.PathNode:
-		if n.KeepArrays || len(n.Steps) < 2 {
+		s, ok := node["value"].(string)
+		if !ok {
 			return nil
 		}
-		v, ok := n.Steps[0].(*jparse.VariableNode)
-		if !ok || v.Name == "" {
+		return literal{s}
+	case "number":
+		if !only(node, "value") {
 			return nil
 		}
-		f := &fastExpr{root: v.Name}
-		for _, st := range n.Steps[1:] {
-			name, ok := st.(*jparse.NameNode)
-			if !ok {
+		f, ok := node["value"].(float64)
+		if !ok {
+			return nil
+		}
+		return literal{f}
+	case "value":
+		if !only(node, "value") {
+			return nil
+		}
+		return literal{node["value"]} // true, false or null
+	case "variable":
+		if !only(node, "value") {
+			return nil
+		}
+		name, _ := node["value"].(string)
+		if name == "" {
+			return nil // $ is the context, which Step Functions leaves undefined
+		}
+		return path{root: name}
+	case "path":
+		return compilePath(node)
+	case "binary":
+		return compileBinary(node)
+	case "condition":
+		if !only(node, "condition", "then", "else") {
+			return nil
+		}
+		c := conditional{cond: sub(node, "condition"), then: sub(node, "then")}
+		if c.cond == nil || c.then == nil {
+			return nil
+		}
+		if _, has := node["else"]; has {
+			if c.els = sub(node, "else"); c.els == nil {
 				return nil
 			}
-			f.steps = append(f.steps, name.Value)
 		}
-		return f
+		return c
+	case "unary":
+		return compileUnary(node)
+	case "function":
+		return compileCall(node)
+	case "block":
+		if !only(node, "expressions") {
+			return nil
+		}
+		exprs, _ := node["expressions"].([]any)
+		if len(exprs) != 1 {
+			return nil // bindings (:=) need scopes: the reference's
+		}
+		m, _ := exprs[0].(map[string]any)
+		return compileFast(m)
 	}
 	return nil
 }
 
-// errNotSure says the fast path cannot decide: the library must evaluate.
-var errNotSure = errors.New("left to the JSONata library")
+// only reports whether node has no fields but type, position and those
+// named: any other field is an option the fast path does not implement.
+func only(node map[string]any, fields ...string) bool {
+	for k := range node {
+		switch k {
+		case "type", "position":
+			continue
+		}
+		known := false
+		for _, f := range fields {
+			if k == f {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return false
+		}
+	}
+	return true
+}
 
-// eval evaluates the expression, or returns errNotSure.
-func (f *fastExpr) eval(env Env) (any, error) {
+func sub(node map[string]any, field string) fastNode {
+	m, _ := node[field].(map[string]any)
+	return compileFast(m)
+}
+
+type literal struct{ v any }
+
+func (l literal) eval(Env) (any, error) { return l.v, nil }
+
+// path is $root.a.b…: a variable and plain field names.
+type path struct {
+	root  string
+	steps []string
+}
+
+func compilePath(node map[string]any) fastNode {
+	if !only(node, "steps") {
+		return nil
+	}
+	steps, _ := node["steps"].([]any)
+	if len(steps) < 2 {
+		return nil
+	}
+	first, _ := steps[0].(map[string]any)
+	if first["type"] != "variable" || !only(first, "value") {
+		return nil
+	}
+	p := path{}
+	p.root, _ = first["value"].(string)
+	if p.root == "" {
+		return nil
+	}
+	for _, s := range steps[1:] {
+		st, _ := s.(map[string]any)
+		if st["type"] != "name" || !only(st, "value") {
+			return nil
+		}
+		name, ok := st["value"].(string)
+		if !ok {
+			return nil
+		}
+		p.steps = append(p.steps, name)
+	}
+	return p
+}
+
+func (p path) eval(env Env) (any, error) {
 	if env.Vars == nil {
 		return nil, errNotSure
 	}
-	cur, ok := env.Vars.Var(f.root)
+	cur, ok := env.Vars.Var(p.root)
 	if !ok {
 		return nil, errNotSure
 	}
-	defined := true
-	for _, name := range f.steps {
+	for _, name := range p.steps {
 		switch m := cur.(type) {
 		case map[string]any:
-			cur, defined = m[name]
+			v, has := m[name]
+			if !has {
+				return undefined, nil
+			}
+			cur = v
 		case []any:
-			return nil, errNotSure // JSONata maps a step over an array
+			return nil, errNotSure // jsonata maps a step over an array
 		default:
-			defined = false // a field of a scalar is undefined
-		}
-		if !defined {
-			break
+			return undefined, nil // a field of a scalar or null is undefined
 		}
 	}
-	if defined {
-		if _, isArr := cur.([]any); isArr {
-			return nil, errNotSure // sequence rules: left to the library
-		}
+	if _, isArr := cur.([]any); isArr {
+		return nil, errNotSure // sequence rules: left to the reference
 	}
-	if f.op == 0 {
-		if !defined {
-			return nil, ErrUndefined
-		}
-		if !isModel(cur) {
-			return normalize(reflect.ValueOf(cur))
-		}
-		return cur, nil
-	}
-	if _, isBool := f.lit.(bool); isBool && f.op != jparse.ComparisonEqual && f.op != jparse.ComparisonNotEqual {
-		return nil, errNotSure // ordering a boolean is the library's type error
-	}
-	if !defined {
-		return false, nil // a comparison with undefined is false
-	}
-	switch l := cur.(type) {
-	case int64:
-		r, isNum := f.lit.(float64)
-		if !isNum {
-			return f.mismatch()
-		}
-		return compareNumbers(f.op, float64(l), r), nil
-	case float64:
-		r, isNum := f.lit.(float64)
-		if !isNum {
-			return f.mismatch()
-		}
-		return compareNumbers(f.op, l, r), nil
-	case string:
-		r, isStr := f.lit.(string)
-		if !isStr {
-			return f.mismatch()
-		}
-		if f.op != jparse.ComparisonEqual && f.op != jparse.ComparisonNotEqual && (!ascii(l) || !ascii(r)) {
-			return nil, errNotSure // JavaScript orders UTF-16 code units, Go bytes
-		}
-		switch f.op {
-		case jparse.ComparisonEqual:
-			return l == r, nil
-		case jparse.ComparisonNotEqual:
-			return l != r, nil
-		case jparse.ComparisonLess:
-			return l < r, nil
-		case jparse.ComparisonLessEqual:
-			return l <= r, nil
-		case jparse.ComparisonGreater:
-			return l > r, nil
-		case jparse.ComparisonGreaterEqual:
-			return l >= r, nil
-		}
-	case bool:
-		r, isBool := f.lit.(bool)
-		if !isBool {
-			return f.mismatch()
-		}
-		switch f.op {
-		case jparse.ComparisonEqual:
-			return l == r, nil
-		case jparse.ComparisonNotEqual:
-			return l != r, nil
-		}
-	}
-	return nil, errNotSure
+	return cur, nil
 }
 
-// mismatch answers = and != between different types (never equal) and
-// leaves the ordering operators' type error to the library.
-func (f *fastExpr) mismatch() (any, error) {
-	switch f.op {
-	case jparse.ComparisonEqual:
-		return false, nil
-	case jparse.ComparisonNotEqual:
-		return true, nil
-	}
-	return nil, errNotSure
+// binOp is an operator between two operands.
+type binOp struct {
+	op       string
+	lhs, rhs fastNode
 }
 
-func compareNumbers(op jparse.ComparisonOperator, l, r float64) bool {
+func compileBinary(node map[string]any) fastNode {
+	if !only(node, "value", "lhs", "rhs") {
+		return nil
+	}
+	op, _ := node["value"].(string)
 	switch op {
-	case jparse.ComparisonEqual:
-		return l == r
-	case jparse.ComparisonNotEqual:
-		return l != r
-	case jparse.ComparisonLess:
-		return l < r
-	case jparse.ComparisonLessEqual:
-		return l <= r
-	case jparse.ComparisonGreater:
-		return l > r
+	case "=", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&", "and", "or":
+	default:
+		return nil // in, .., ~> and the rest: the reference's
 	}
-	return l >= r
+	b := binOp{op: op, lhs: sub(node, "lhs"), rhs: sub(node, "rhs")}
+	if b.lhs == nil || b.rhs == nil {
+		return nil
+	}
+	return b
+}
+
+func (b binOp) eval(env Env) (any, error) {
+	l, err := b.lhs.eval(env)
+	if err != nil {
+		return nil, err
+	}
+	switch b.op {
+	case "and", "or":
+		lb, ok := truth(l)
+		if !ok {
+			return nil, errNotSure
+		}
+		if b.op == "and" && !lb || b.op == "or" && lb {
+			return lb, nil
+		}
+		r, err := b.rhs.eval(env)
+		if err != nil {
+			return nil, err
+		}
+		rb, ok := truth(r)
+		if !ok {
+			return nil, errNotSure
+		}
+		return rb, nil
+	}
+	r, err := b.rhs.eval(env)
+	if err != nil {
+		return nil, err
+	}
+	switch b.op {
+	case "&":
+		ls, lok := concatOperand(l)
+		rs, rok := concatOperand(r)
+		if !lok || !rok {
+			return nil, errNotSure // $string's number and object forms
+		}
+		return ls + rs, nil
+	case "+", "-", "*", "/", "%":
+		return arithmetic(b.op, l, r)
+	}
+	return compare(b.op, l, r)
+}
+
+// truth is jsonata's boolean reading of a value, for the values it
+// certainly reads: booleans, and undefined as false.
+func truth(v any) (bool, bool) {
+	switch t := v.(type) {
+	case bool:
+		return t, true
+	case undefinedType:
+		return false, true
+	}
+	return false, false
+}
+
+func concatOperand(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case undefinedType:
+		return "", true
+	case bool:
+		return strconv.FormatBool(t), true
+	}
+	return "", false
+}
+
+func num(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func arithmetic(op string, l, r any) (any, error) {
+	if isUndefined(l) || isUndefined(r) {
+		return undefined, nil
+	}
+	a, aok := num(l)
+	b, bok := num(r)
+	if !aok || !bok {
+		return nil, errNotSure // T2001/T2002: the reference words it
+	}
+	var v float64
+	switch op {
+	case "+":
+		v = a + b
+	case "-":
+		v = a - b
+	case "*":
+		v = a * b
+	case "/":
+		v = a / b
+	case "%":
+		v = math.Mod(a, b)
+	}
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil, errNotSure
+	}
+	return v, nil
+}
+
+func compare(op string, l, r any) (any, error) {
+	if op != "=" && op != "!=" {
+		if !orderable(l) || !orderable(r) {
+			return nil, errNotSure // T2010: the reference words it
+		}
+		if isUndefined(l) || isUndefined(r) {
+			return undefined, nil // ordering with undefined is undefined
+		}
+	}
+	if isUndefined(l) || isUndefined(r) {
+		return false, nil // equality with undefined is false
+	}
+	if !scalar(l) || !scalar(r) {
+		return nil, errNotSure // deep equality and type errors: the reference's
+	}
+	ln, lnum := num(l)
+	rn, rnum := num(r)
+	ls, lstr := l.(string)
+	rs, rstr := r.(string)
+	switch op {
+	case "=", "!=":
+		var eq bool
+		switch {
+		case lnum && rnum:
+			eq = ln == rn
+		case lnum || rnum:
+			eq = false
+		default:
+			eq = l == r
+		}
+		return eq == (op == "="), nil
+	}
+	switch {
+	case lnum && rnum:
+		return order(op, ln < rn, ln == rn), nil
+	case lstr && rstr && ascii(ls) && ascii(rs):
+		// JavaScript orders UTF-16 code units, Go bytes: the same for ASCII.
+		return order(op, ls < rs, ls == rs), nil
+	}
+	return nil, errNotSure // T2009/T2010: the reference words it
+}
+
+// orderable: what jsonata lets < <= > >= compare (or find undefined).
+func orderable(v any) bool {
+	switch v.(type) {
+	case undefinedType, string, int64, float64:
+		return true
+	}
+	return false
+}
+
+func scalar(v any) bool {
+	switch v.(type) {
+	case nil, bool, string, int64, float64:
+		return true
+	}
+	return false
+}
+
+func order(op string, less, equal bool) bool {
+	switch op {
+	case "<":
+		return less
+	case "<=":
+		return less || equal
+	case ">":
+		return !less && !equal
+	}
+	return !less
 }
 
 func ascii(s string) bool {
@@ -212,4 +427,478 @@ func ascii(s string) bool {
 		}
 	}
 	return true
+}
+
+// conditional is `cond ? then : else`.
+type conditional struct{ cond, then, els fastNode }
+
+func (c conditional) eval(env Env) (any, error) {
+	v, err := c.cond.eval(env)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := truth(v)
+	if !ok {
+		return nil, errNotSure
+	}
+	if t {
+		return c.then.eval(env)
+	}
+	if c.els == nil {
+		return undefined, nil
+	}
+	return c.els.eval(env)
+}
+
+func compileUnary(node map[string]any) fastNode {
+	op, _ := node["value"].(string)
+	switch op {
+	case "-":
+		if !only(node, "value", "expression") {
+			return nil
+		}
+		if e := sub(node, "expression"); e != nil {
+			return negation{e}
+		}
+	case "{":
+		if !only(node, "value", "lhs") {
+			return nil
+		}
+		pairs, _ := node["lhs"].([]any)
+		o := object{}
+		for _, p := range pairs {
+			kv, _ := p.([]any)
+			if len(kv) != 2 {
+				return nil
+			}
+			k, _ := kv[0].(map[string]any)
+			v, _ := kv[1].(map[string]any)
+			kn, vn := compileFast(k), compileFast(v)
+			if kn == nil || vn == nil {
+				return nil
+			}
+			o.keys, o.vals = append(o.keys, kn), append(o.vals, vn)
+		}
+		return o
+	case "[":
+		if !only(node, "value", "expressions") {
+			return nil
+		}
+		items, _ := node["expressions"].([]any)
+		a := array{}
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			n := compileFast(m)
+			if n == nil {
+				return nil
+			}
+			_, nested := n.(array)
+			a.items, a.nested = append(a.items, n), append(a.nested, nested)
+		}
+		return a
+	}
+	return nil
+}
+
+type negation struct{ e fastNode }
+
+func (n negation) eval(env Env) (any, error) {
+	v, err := n.e.eval(env)
+	if err != nil || isUndefined(v) {
+		return v, err
+	}
+	f, ok := num(v)
+	if !ok {
+		return nil, errNotSure
+	}
+	return -f, nil
+}
+
+// object is an object constructor {k: v, …}: a key whose value is
+// undefined is left out.
+type object struct{ keys, vals []fastNode }
+
+func (o object) eval(env Env) (any, error) {
+	out := make(map[string]any, len(o.keys))
+	for i, kn := range o.keys {
+		k, err := kn.eval(env)
+		if err != nil {
+			return nil, err
+		}
+		ks, ok := k.(string)
+		if !ok {
+			return nil, errNotSure // T1003: the reference words it
+		}
+		if _, dup := out[ks]; dup {
+			return nil, errNotSure // D1009: the reference words it
+		}
+		v, err := o.vals[i].eval(env)
+		if err != nil {
+			return nil, err
+		}
+		if isUndefined(v) {
+			// A later duplicate key still fails on the reference, so
+			// remember the key without a value.
+			out[ks] = undefined
+			continue
+		}
+		out[ks] = v
+	}
+	for k, v := range out {
+		if isUndefined(v) {
+			delete(out, k)
+		}
+	}
+	return out, nil
+}
+
+// array is an array constructor [a, b, …]: undefined items are left out,
+// an array value is spliced in unless it came from a nested constructor.
+type array struct {
+	items  []fastNode
+	nested []bool
+}
+
+func (a array) eval(env Env) (any, error) {
+	out := make([]any, 0, len(a.items))
+	for i, n := range a.items {
+		v, err := n.eval(env)
+		if err != nil {
+			return nil, err
+		}
+		switch t := v.(type) {
+		case undefinedType:
+		case []any:
+			if a.nested[i] {
+				out = append(out, t)
+			} else {
+				out = append(out, t...)
+			}
+		default:
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// call is $f(args…) of a function the fast path implements.
+type call struct {
+	name string
+	fn   func(args []any) (any, error)
+	args []fastNode
+}
+
+// natives are the functions implemented here, each for the arguments it
+// certainly decides as jsonata does (errNotSure otherwise).
+var natives = map[string]func(args []any) (any, error){
+	"merge":     nativeMerge,
+	"count":     nativeCount,
+	"exists":    nativeExists,
+	"string":    nativeString,
+	"length":    nativeLength,
+	"uppercase": func(a []any) (any, error) { return caseFold(a, strings.ToUpper) },
+	"lowercase": func(a []any) (any, error) { return caseFold(a, strings.ToLower) },
+	"sum":       nativeSum,
+	"not":       nativeNot,
+	"join":      nativeJoin,
+	"contains":  nativeContains,
+}
+
+func compileCall(node map[string]any) fastNode {
+	if !only(node, "value", "procedure", "arguments") || node["value"] != "(" {
+		return nil
+	}
+	proc, _ := node["procedure"].(map[string]any)
+	if proc["type"] != "variable" || !only(proc, "value") {
+		return nil
+	}
+	name, _ := proc["value"].(string)
+	fn, ok := natives[name]
+	if !ok {
+		return nil
+	}
+	c := call{name: name, fn: fn}
+	args, _ := node["arguments"].([]any)
+	for _, a := range args {
+		m, _ := a.(map[string]any)
+		if m["type"] == "operator" {
+			return nil // a `?` placeholder: partial application
+		}
+		n := compileFast(m)
+		if n == nil {
+			return nil
+		}
+		c.args = append(c.args, n)
+	}
+	return c
+}
+
+func (c call) eval(env Env) (any, error) {
+	if env.Vars != nil {
+		if _, shadowed := env.Vars.Var(c.name); shadowed {
+			return nil, errNotSure // a variable of that name is what is called
+		}
+	}
+	args := make([]any, len(c.args))
+	for i, a := range c.args {
+		v, err := a.eval(env)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return c.fn(args)
+}
+
+func nativeMerge(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	out := map[string]any{}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case map[string]any:
+		for k, v := range t {
+			out[k] = v
+		}
+	case []any:
+		for _, e := range t {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, errNotSure // T0412: the reference words it
+			}
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+	default:
+		return nil, errNotSure
+	}
+	return out, nil
+}
+
+func nativeCount(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return int64(0), nil
+	case []any:
+		return int64(len(t)), nil
+	}
+	return int64(1), nil
+}
+
+func nativeExists(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	return !isUndefined(a[0]), nil
+}
+
+// nativeString converts what needs no JavaScript formatting: strings,
+// booleans, null and safe integers.
+func nativeString(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType, string:
+		return t, nil
+	case bool:
+		return strconv.FormatBool(t), nil
+	case nil:
+		return "null", nil
+	case int64:
+		if t > -1e15 && t < 1e15 {
+			return strconv.FormatInt(t, 10), nil
+		}
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1e15 {
+			return strconv.FormatInt(int64(t), 10), nil
+		}
+	}
+	return nil, errNotSure
+}
+
+func nativeLength(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		// JavaScript counts UTF-16 code units.
+		return int64(len(utf16.Encode([]rune(t)))), nil
+	}
+	return nil, errNotSure
+}
+
+func caseFold(a []any, fold func(string) string) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		if ascii(t) {
+			return fold(t), nil
+		}
+	}
+	return nil, errNotSure // Unicode case rules: the reference's
+}
+
+func nativeSum(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	items, isArr := a[0].([]any)
+	switch {
+	case isUndefined(a[0]):
+		return undefined, nil
+	case !isArr:
+		items = []any{a[0]}
+	}
+	total := 0.0
+	for _, e := range items {
+		n, ok := num(e)
+		if !ok {
+			return nil, errNotSure
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func nativeNot(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case bool:
+		return !t, nil
+	}
+	return nil, errNotSure
+}
+
+func nativeJoin(a []any) (any, error) {
+	if len(a) < 1 || len(a) > 2 {
+		return nil, errNotSure
+	}
+	sep := ""
+	if len(a) == 2 {
+		s, ok := a[1].(string)
+		if !ok {
+			return nil, errNotSure
+		}
+		sep = s
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		return t, nil
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return nil, errNotSure
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, sep), nil
+	}
+	return nil, errNotSure
+}
+
+func nativeContains(a []any) (any, error) {
+	if len(a) != 2 {
+		return nil, errNotSure
+	}
+	s, ok := a[0].(string)
+	if !ok {
+		if isUndefined(a[0]) {
+			return undefined, nil
+		}
+		return nil, errNotSure
+	}
+	sub, ok := a[1].(string)
+	if !ok {
+		return nil, errNotSure // a regex pattern: the reference's
+	}
+	return strings.Contains(s, sub), nil
+}
+
+// model returns a fast result in the JSON model: whole numbers as int64,
+// and nothing the reference would shape differently (a top-level array).
+func model(v any) (any, error) {
+	switch t := v.(type) {
+	case nil, bool, string, int64:
+		return v, nil
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, errNotSure
+		}
+		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+			return int64(t), nil
+		}
+		return t, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			x, err := model(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case map[string]any:
+		if isModel(t) {
+			return t, nil
+		}
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			x, err := model(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = x
+		}
+		return out, nil
+	}
+	return normalize(reflect.ValueOf(v))
+}
+
+// isModel reports whether v is already in the generic JSON model with
+// whole numbers as int64, so it needs no copy.
+func isModel(v any) bool {
+	switch t := v.(type) {
+	case nil, bool, string, int64:
+		return true
+	case float64:
+		return t != math.Trunc(t) && !math.IsInf(t, 0) && !math.IsNaN(t)
+	case []any:
+		for _, e := range t {
+			if !isModel(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range t {
+			if !isModel(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -63,7 +64,7 @@ const glue = `
 var __jsonata = module.exports;
 function __compile(src) { return __jsonata(src); }
 function __ast(x) { return JSON.stringify(x.ast()); }
-function __eval(x, bindings) { return x.evaluate(undefined, bindings); }
+function __eval(x, input, bindings) { return x.evaluate(input, bindings); }
 `
 
 var (
@@ -87,6 +88,12 @@ func compiledReference() (*goja.Program, error) {
 // maxCallStack bounds the interpreter's stack, so a runaway recursive
 // expression fails its evaluation instead of growing without end.
 const maxCallStack = 20000
+
+// evalLimit stops an evaluation that does not end (jsonata optimizes tail
+// calls, so a recursive function can loop without growing the stack).
+var evalLimit = 10 * time.Second
+
+var errTooLong = errors.New("evaluation time limit")
 
 // maxCached bounds the compiled expressions one interpreter keeps; past it
 // the cache starts again (a state machine holds far fewer).
@@ -164,9 +171,10 @@ func (m *vm) compiled(src string) (goja.Value, error) {
 	return x, nil
 }
 
-// evaluate runs src with the given variables bound; undefined comes back
+// evaluate runs src with the given variables bound and input as the
+// context (`$`; Step Functions gives none: noInput); undefined comes back
 // as ErrUndefined.
-func (m *vm) evaluate(src string, names []string, env Env) (any, error) {
+func (m *vm) evaluate(src string, names []string, env Env, input any) (any, error) {
 	x, err := m.compiled(src)
 	if err != nil {
 		return nil, err
@@ -186,12 +194,40 @@ func (m *vm) evaluate(src string, names []string, env Env) (any, error) {
 	}
 	m.entropy = env.Entropy
 	defer func() { m.entropy = nil }()
-	v, err := m.eval(goja.Undefined(), x, b)
+	in := goja.Undefined()
+	switch t := input.(type) {
+	case noInputType:
+	case rawJSON:
+		parse, _ := goja.AssertFunction(m.rt.Get("JSON").ToObject(m.rt).Get("parse"))
+		if in, err = parse(goja.Undefined(), m.rt.ToValue(string(t))); err != nil {
+			return nil, err
+		}
+	default:
+		in = toJS(m.rt, input)
+	}
+	timer := time.AfterFunc(evalLimit, func() { m.rt.Interrupt(errTooLong) })
+	v, err := m.eval(goja.Undefined(), x, in, b)
+	timer.Stop()
+	m.rt.ClearInterrupt()
 	if err != nil {
+		var stopped *goja.InterruptedError
+		if errors.As(err, &stopped) {
+			return nil, fmt.Errorf("the evaluation did not finish within %s", evalLimit)
+		}
 		return nil, jsError(err)
 	}
 	return fromJS(v)
 }
+
+// noInput is the context Step Functions gives an expression: none, so `$`
+// is undefined.
+type noInputType struct{}
+
+var noInput any = noInputType{}
+
+// rawJSON is an input given as JSON text, parsed by the interpreter so
+// that its keys keep their order (jsonata's test suite relies on it).
+type rawJSON string
 
 // Error is a failure jsonata itself reports, with its code ("T0410") and
 // message, worded as jsonata-js words it.

@@ -100,11 +100,11 @@ func (x *Expr) Eval(env Env) (v any, err error) {
 			return v, err
 		}
 	}
-	return x.evalReference(env)
+	return x.evalReference(env, noInput)
 }
 
 // evalReference evaluates the expression with jsonata-js.
-func (x *Expr) evalReference(env Env) (v any, err error) {
+func (x *Expr) evalReference(env Env, input any) (v any, err error) {
 	m, err := borrow()
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (x *Expr) evalReference(env Env) (v any, err error) {
 		}
 		giveBack(m)
 	}()
-	return m.evaluate(x.src, x.names, env)
+	return m.evaluate(x.src, x.names, env, input)
 }
 
 // variableNames lists the distinct $names in src outside string literals.

@@ -185,7 +185,7 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 		if errors.Is(ferr, errNotSure) {
 			continue
 		}
-		lv, lerr := x.evalReference(env)
+		lv, lerr := x.evalReference(env, noInput)
 		if lerr != nil {
 			require.Error(t, ferr, "%s: the library fails (%v), the fast path does not", src, lerr)
 			continue

@@ -181,6 +181,19 @@ func TestJSONataStates(t *testing.T) {
 			input:  `{"id":"x1"}`,
 			output: `{"done":"x1"}`,
 		},
+		{
+			// jsonata 2.0's parent (%), focus (@) and index (#) operators,
+			// which Step Functions' jsonata 2.0.6 has: accepted by
+			// validation and evaluated.
+			name: "the parent, focus and index operators",
+			def: `{"QueryLanguage":"JSONata","StartAt":"P","States":{"P":{"Type":"Pass","Output":{
+			  "parent":"{% $states.input.racks.nodes.{'rack': %.name, 'node': $} %}",
+			  "index":"{% $states.input.racks#$i.{'i': $i, 'rack': name} %}",
+			  "join":"{% $states.input.racks@$r.($states.input.owners)@$o[$o.rack = $r.name].{'rack': $r.name, 'owner': $o.team} %}"},"End":true}}}`,
+			input: `{"racks":[{"name":"r1","nodes":["a","b"]},{"name":"r2","nodes":["c"]}],"owners":[{"rack":"r2","team":"gpu"}]}`,
+			output: `{"parent":[{"rack":"r1","node":"a"},{"rack":"r1","node":"b"},{"rack":"r2","node":"c"}],
+			  "index":[{"i":0,"rack":"r1"},{"i":1,"rack":"r2"}],"join":{"rack":"r2","owner":"gpu"}}`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

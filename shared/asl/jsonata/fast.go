@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // The fast path evaluates, natively, the expressions Step Functions states
@@ -731,8 +731,8 @@ func nativeLength(a []any) (any, error) {
 	case undefinedType:
 		return undefined, nil
 	case string:
-		// JavaScript counts UTF-16 code units.
-		return int64(len(utf16.Encode([]rune(t)))), nil
+		// jsonata counts code points (Array.from), not UTF-16 units.
+		return int64(utf8.RuneCountInString(t)), nil
 	}
 	return nil, errNotSure
 }

@@ -195,3 +195,68 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 	}
 	assert.Greater(t, fastSeen, 250)
 }
+
+// TestFastPathConstructsAgreeWithTheReference holds the fast path's
+// constructors, operators and functions to jsonata-js on operands of every
+// JSON type: each expression the fast path decides must give the
+// reference's answer (or fail where it fails).
+func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"s":"b","u":"Ab","n":3,"neg":-2,"f":2.5,"t":true,"fa":false,"z":null,"o":{"k":"v","n":1},"p":{"k":"w","m":2},
+	  "a":[1,2],"sa":["x","y"],"e":"é","big":1e300,"zero":0,"node":"gpu-01","step":{"i":4}}`)
+	vars := varMap{"states": map[string]any{"input": input}, "v": "x", "merge": "shadowed"}
+	operands := []string{"$states.input.s", "$states.input.u", "$states.input.n", "$states.input.neg", "$states.input.f", "$states.input.t",
+		"$states.input.fa", "$states.input.z", "$states.input.o", "$states.input.missing", "$states.input.e", "$states.input.big",
+		"$states.input.zero", "$states.input.a", "'lit'", "7", "0.5", "true", "null", "{'k': 1}", "[1, 'two']", "[]"}
+	var exprs []string
+	for _, a := range operands {
+		exprs = append(exprs, a, "-"+a, "{'x': "+a+"}", "["+a+"]", "["+a+", ["+a+"]]", a+" ? 'y' : 'n'", a+" ? 'y'",
+			"$count("+a+")", "$exists("+a+")", "$string("+a+")", "$length("+a+")", "$uppercase("+a+")", "$lowercase("+a+")",
+			"$sum("+a+")", "$not("+a+")", "$join("+a+")", "$join("+a+", '-')", "$contains("+a+", 'b')", "$merge("+a+")",
+			"$merge(["+a+", {'k': 0}])", "("+a+")")
+	}
+	binaryOperands := []string{"$states.input.s", "$states.input.n", "$states.input.f", "$states.input.t", "$states.input.z",
+		"$states.input.o", "$states.input.missing", "$states.input.e", "$states.input.zero", "'lit'", "0.5", "null"}
+	for _, a := range binaryOperands {
+		for _, b := range binaryOperands {
+			for _, op := range []string{"=", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&", "and", "or"} {
+				exprs = append(exprs, a+" "+op+" "+b)
+			}
+		}
+	}
+	exprs = append(exprs,
+		`$merge([$states.input, {'step': {'i': 1, 'node': $states.input.node, 'tag': 'x'}}])`,
+		`{'a': 1, 'a': 2}`, `{'a': $states.input.missing, 'a': 2}`, `{$states.input.s: 1}`, `{$states.input.n: 1}`,
+		`$merge('x')`, `$merge()`, `$count()`, `$string(1, 2)`, `$sum([1, 'a'])`, `$sum([0.1, 0.2])`, `$join(['a', 1])`,
+		`$states.input.step.i = 4 and $states.input.t`, `$states.input.o.n + $states.input.step.i`, `$v & '-' & $states.input.node`,
+		`$merge($states.input.o)`, `$states.input.o.k & $states.input.p.k`, `$uppercase('é')`, `$length('😀')`, `1/3`, `10 % -3`, `-7 % 3`,
+		`$string(-0)`, `$string(123456789012345678)`, `$string(1e21)`, `$contains('abc', /b/)`)
+	fastSeen, decided := 0, 0
+	for _, src := range exprs {
+		x, err := Compile(src)
+		if err != nil {
+			continue
+		}
+		if x.fast == nil {
+			continue
+		}
+		fastSeen++
+		env := Env{Vars: vars}
+		fv, ferr := evalFast(x.fast, env)
+		if errors.Is(ferr, errNotSure) {
+			continue
+		}
+		decided++
+		lv, lerr := x.evalReference(env, noInput)
+		if lerr != nil {
+			require.Error(t, ferr, "%s: the reference fails (%v), the fast path gives %#v", src, lerr, fv)
+			if errors.Is(lerr, ErrUndefined) {
+				assert.ErrorIs(t, ferr, ErrUndefined, src)
+			}
+			continue
+		}
+		require.NoError(t, ferr, "%s: the reference gives %#v", src, lv)
+		assert.Equal(t, lv, fv, src)
+	}
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 700)
+}

@@ -70,19 +70,19 @@ function __eval(x, input, bindings) { return x.evaluate(input, bindings); }
 var (
 	programOnce sync.Once
 	program     *goja.Program
-	programErr  error
+	errProgram  error
 )
 
 func compiledReference() (*goja.Program, error) {
 	programOnce.Do(func() {
 		src, err := desync(reference)
 		if err != nil {
-			programErr = err
+			errProgram = err
 			return
 		}
-		program, programErr = goja.Compile("jsonata.js", "var module = {exports: {}}; var exports = module.exports;\n"+src+glue, true)
+		program, errProgram = goja.Compile("jsonata.js", "var module = {exports: {}}; var exports = module.exports;\n"+src+glue, true)
 	})
-	return program, programErr
+	return program, errProgram
 }
 
 // maxCallStack bounds the interpreter's stack, so a runaway recursive
@@ -102,14 +102,13 @@ const maxCached = 4096
 // vm is one JavaScript interpreter holding the reference. An interpreter
 // is not safe for concurrent use: an evaluation borrows one from the pool.
 type vm struct {
-	rt       *goja.Runtime
-	compile  goja.Callable
-	ast      goja.Callable
-	eval     goja.Callable
-	exprs    map[string]goja.Value
-	fns      map[string]goja.Value // Step Functions' functions
-	entropy  io.Reader             // the current evaluation's
-	bindings *goja.Object          // reused: reset for every evaluation
+	rt      *goja.Runtime
+	compile goja.Callable
+	ast     goja.Callable
+	eval    goja.Callable
+	exprs   map[string]goja.Value
+	fns     map[string]goja.Value // Step Functions' functions
+	entropy io.Reader             // the current evaluation's
 }
 
 // pool keeps up to GOMAXPROCS idle interpreters; a burst beyond that makes

@@ -19,7 +19,7 @@ import (
 // not implement (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the
 // whole expression to the reference. At run time, whenever the data
 // leaves what these rules certainly decide as jsonata does (an array on a
-// path, an operand of an unexpected type, a number to format, non-ASCII
+// path (a step over an array), an operand of an unexpected type, a number to format, non-ASCII
 // text to order or case-fold), evaluation says errNotSure and the
 // reference evaluates the expression instead.
 type fastNode interface {
@@ -36,9 +36,7 @@ var undefined any = undefinedType{}
 
 func isUndefined(v any) bool { _, u := v.(undefinedType); return u }
 
-// evalFast evaluates a fast expression: undefined becomes ErrUndefined,
-// and a top-level array is left to the reference (jsonata's sequence rules
-// decide how it comes out).
+// evalFast evaluates a fast expression: undefined becomes ErrUndefined.
 func evalFast(n fastNode, env Env) (any, error) {
 	v, err := n.eval(env)
 	if err != nil {
@@ -216,9 +214,8 @@ func (p path) eval(env Env) (any, error) {
 			return undefined, nil // a field of a scalar or null is undefined
 		}
 	}
-	if _, isArr := cur.([]any); isArr {
-		return nil, errNotSure // sequence rules: left to the reference
-	}
+	// An array reached through objects only is the data's own array, which
+	// jsonata returns as it is (a one-item array stays an array).
 	return cur, nil
 }
 
@@ -836,8 +833,7 @@ func nativeContains(a []any) (any, error) {
 	return strings.Contains(s, sub), nil
 }
 
-// model returns a fast result in the JSON model: whole numbers as int64,
-// and nothing the reference would shape differently (a top-level array).
+// model returns a fast result in the JSON model: whole numbers as int64.
 func model(v any) (any, error) {
 	switch t := v.(type) {
 	case nil, bool, string, int64:

@@ -40,11 +40,6 @@ func (m *vm) entropyOrCrypto() io.Reader {
 	return m.entropy
 }
 
-func isStepFunctionsFunction(name string) bool {
-	_, ok := stepFunctions[name]
-	return ok
-}
-
 // stepFunctionsFunctions makes the interpreter's functions, once per
 // interpreter. A failure is thrown as jsonata throws its own errors, an
 // object with a message, naming the function.

@@ -170,6 +170,9 @@ func (m *vm) compiled(src string) (goja.Value, error) {
 	return x, nil
 }
 
+// forget drops the compiled form of src.
+func (m *vm) forget(src string) { delete(m.exprs, src) }
+
 // evaluate runs src with the given variables bound and input as the
 // context (`$`; Step Functions gives none: noInput); undefined comes back
 // as ErrUndefined.

@@ -73,7 +73,7 @@ func compileFast(node map[string]any) fastNode {
 		if !ok {
 			return nil
 		}
-		return literal{f}
+		return literal{numberValue(f)}
 	case "value":
 		if !only(node, "value") {
 			return nil
@@ -343,7 +343,16 @@ func arithmetic(op string, l, r any) (any, error) {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
 		return nil, errNotSure
 	}
-	return v, nil
+	return numberValue(v), nil
+}
+
+// numberValue is a number in the JSON model: whole numbers as int64, so
+// results built from them need no conversion afterwards.
+func numberValue(f float64) any {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !(f == 0 && math.Signbit(f)) {
+		return int64(f)
+	}
+	return f
 }
 
 func compare(op string, l, r any) (any, error) {
@@ -508,7 +517,7 @@ func (n negation) eval(env Env) (any, error) {
 	if !ok {
 		return nil, errNotSure
 	}
-	return -f, nil
+	return numberValue(-f), nil
 }
 
 // object is an object constructor {k: v, …}: a key whose value is
@@ -768,7 +777,7 @@ func nativeSum(a []any) (any, error) {
 		}
 		total += n
 	}
-	return total, nil
+	return numberValue(total), nil
 }
 
 func nativeNot(a []any) (any, error) {

@@ -58,7 +58,14 @@ func Compile(src string) (*Expr, error) {
 	if err := json.Unmarshal([]byte(tree.String()), &node); err != nil {
 		return nil, fmt.Errorf("reading the JSONata parse tree: %w", err)
 	}
-	return &Expr{src: src, names: variableNames(src), fast: compileFast(node)}, nil
+	e := &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
+	if e.fast != nil {
+		// The interpreter compiles it again should the fast path ever
+		// leave it an evaluation; meanwhile its parse tree is not kept
+		// alive (the collector would scan it on every cycle).
+		m.forget(src)
+	}
+	return e, nil
 }
 
 // String returns the expression's text.

@@ -14,7 +14,7 @@ import (
 // literals, comparisons, arithmetic, `&`, `and`/`or`, conditionals, object
 // and array constructors, and calls of a few functions ($merge, $count,
 // $exists, $string, $length, $uppercase, $lowercase, $sum, $not, $join,
-// $contains). It reads jsonata's own parse tree and accepts a node only
+// $contains, $split, and Step Functions' own, which are Go code anyway). It reads jsonata's own parse tree and accepts a node only
 // when every field of it is one it knows, so an operator or option it does
 // not implement (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the
 // whole expression to the reference. At run time, whenever the data
@@ -590,7 +590,8 @@ func (a array) eval(env Env) (any, error) {
 // call is $f(args…) of a function the fast path implements.
 type call struct {
 	name string
-	fn   func(args []any) (any, error)
+	fn   func(args []any) (any, error) // one of natives, or
+	sf   sfFunction                    // one of Step Functions'
 	args []fastNode
 }
 
@@ -608,6 +609,7 @@ var natives = map[string]func(args []any) (any, error){
 	"not":       nativeNot,
 	"join":      nativeJoin,
 	"contains":  nativeContains,
+	"split":     nativeSplit,
 }
 
 func compileCall(node map[string]any) fastNode {
@@ -619,11 +621,15 @@ func compileCall(node map[string]any) fastNode {
 		return nil
 	}
 	name, _ := proc["value"].(string)
-	fn, ok := natives[name]
-	if !ok {
+	c := call{name: name}
+	if sf, isSF := stepFunctions[name]; isSF {
+		if sf == nil {
+			return nil // $eval: the reference says what a call of nothing is
+		}
+		c.sf = sf
+	} else if c.fn = natives[name]; c.fn == nil {
 		return nil
 	}
-	c := call{name: name, fn: fn}
 	args, _ := node["arguments"].([]any)
 	for _, a := range args {
 		m, _ := a.(map[string]any)
@@ -640,6 +646,19 @@ func compileCall(node map[string]any) fastNode {
 }
 
 func (c call) eval(env Env) (any, error) {
+	if c.sf != nil {
+		// Step Functions' functions come before variables, as the
+		// reference binds them.
+		args := make([]any, len(c.args))
+		for i, a := range c.args {
+			v, err := a.eval(env)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = v
+		}
+		return callStepFunction(c.name, c.sf, env.Entropy, args)
+	}
 	if env.Vars != nil {
 		if _, shadowed := env.Vars.Var(c.name); shadowed {
 			return nil, errNotSure // a variable of that name is what is called
@@ -840,6 +859,30 @@ func nativeContains(a []any) (any, error) {
 		return nil, errNotSure // a regex pattern: the reference's
 	}
 	return strings.Contains(s, sub), nil
+}
+
+// nativeSplit splits on a non-empty string separator, as JavaScript's
+// String.split does (a regex or a limit: the reference's).
+func nativeSplit(a []any) (any, error) {
+	if len(a) != 2 {
+		return nil, errNotSure
+	}
+	sep, ok := a[1].(string)
+	if !ok || sep == "" {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		parts := strings.Split(t, sep)
+		out := make([]any, len(parts))
+		for i, p := range parts {
+			out[i] = p
+		}
+		return out, nil
+	}
+	return nil, errNotSure
 }
 
 // model returns a fast result in the JSON model: whole numbers as int64.

@@ -17,27 +17,46 @@ import (
 )
 
 // sfFunction is one function Step Functions adds to JSONata, on the JSON
-// model's values.
-type sfFunction func(m *vm, args []any) (any, error)
+// model's values; entropy feeds $random and $uuid.
+type sfFunction func(entropy io.Reader, args []any) (any, error)
 
 // Function names Step Functions adds; $random replaces JSONata's own.
 // "eval" is bound to nothing, so that a call fails as on AWS ("T1006:
 // Attempted to invoke a non-function").
 var stepFunctions = map[string]sfFunction{
-	"partition": func(_ *vm, a []any) (any, error) { return partition(a) },
-	"range":     func(_ *vm, a []any) (any, error) { return rangeFn(a) },
-	"hash":      func(_ *vm, a []any) (any, error) { return hashFn(a) },
-	"parse":     func(_ *vm, a []any) (any, error) { return parse(a) },
-	"random":    func(m *vm, a []any) (any, error) { return random(m.entropyOrCrypto(), a) },
-	"uuid":      func(m *vm, a []any) (any, error) { return uuid(m.entropyOrCrypto(), a) },
+	"partition": func(_ io.Reader, a []any) (any, error) { return partition(a) },
+	"range":     func(_ io.Reader, a []any) (any, error) { return rangeFn(a) },
+	"hash":      func(_ io.Reader, a []any) (any, error) { return hashFn(a) },
+	"parse":     func(_ io.Reader, a []any) (any, error) { return parse(a) },
+	"random":    random,
+	"uuid":      uuid,
 	"eval":      nil,
 }
 
-func (m *vm) entropyOrCrypto() io.Reader {
-	if m.entropy == nil {
+// entropyOrCrypto is an evaluation's entropy: crypto/rand unless the
+// caller gives its own.
+func entropyOrCrypto(r io.Reader) io.Reader {
+	if r == nil {
 		return rand.Reader
 	}
-	return m.entropy
+	return r
+}
+
+// callStepFunction calls a Step Functions function with arguments as
+// jsonata passes them (an undefined argument ends the list); a failure is
+// worded the same whichever path calls it.
+func callStepFunction(name string, f sfFunction, entropy io.Reader, args []any) (any, error) {
+	for i, a := range args {
+		if isUndefined(a) {
+			args = args[:i]
+			break
+		}
+	}
+	v, err := f(entropyOrCrypto(entropy), args)
+	if err != nil {
+		return nil, &Error{Message: fmt.Sprintf("$%s: %v", name, err)}
+	}
+	return v, nil
 }
 
 // stepFunctionsFunctions makes the interpreter's functions, once per
@@ -54,8 +73,8 @@ func stepFunctionsFunctions(m *vm) map[string]goja.Value {
 			args := make([]any, len(call.Arguments))
 			for i, a := range call.Arguments {
 				if goja.IsUndefined(a) {
-					args = args[:i]
-					break
+					args[i] = undefined
+					continue
 				}
 				v, err := fromJSValue(a)
 				if err != nil {
@@ -63,9 +82,9 @@ func stepFunctionsFunctions(m *vm) map[string]goja.Value {
 				}
 				args[i] = v
 			}
-			v, err := f(m, args)
+			v, err := callStepFunction(name, f, m.entropy, args)
 			if err != nil {
-				panic(m.rt.ToValue(map[string]any{"message": fmt.Sprintf("$%s: %v", name, err)}))
+				panic(m.rt.ToValue(map[string]any{"message": err.Error()}))
 			}
 			return toJS(m.rt, v)
 		})

@@ -212,7 +212,8 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 		exprs = append(exprs, a, "-"+a, "{'x': "+a+"}", "["+a+"]", "["+a+", ["+a+"]]", a+" ? 'y' : 'n'", a+" ? 'y'",
 			"$count("+a+")", "$exists("+a+")", "$string("+a+")", "$length("+a+")", "$uppercase("+a+")", "$lowercase("+a+")",
 			"$sum("+a+")", "$not("+a+")", "$join("+a+")", "$join("+a+", '-')", "$contains("+a+", 'b')", "$merge("+a+")",
-			"$merge(["+a+", {'k': 0}])", "("+a+")")
+			"$merge(["+a+", {'k': 0}])", "("+a+")", "$split("+a+", 'b')", "$split('a,b', "+a+")", "$partition("+a+", 2)",
+			"$partition([1, 2, 3], "+a+")", "$range(1, "+a+", 1)", "$hash("+a+", 'SHA-256')", "$parse("+a+")")
 	}
 	binaryOperands := []string{"$states.input.a", "$states.input.s", "$states.input.n", "$states.input.f", "$states.input.t", "$states.input.z",
 		"$states.input.o", "$states.input.missing", "$states.input.e", "$states.input.zero", "'lit'", "0.5", "null"}
@@ -229,7 +230,9 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 		`$merge('x')`, `$merge()`, `$count()`, `$string(1, 2)`, `$sum([1, 'a'])`, `$sum([0.1, 0.2])`, `$join(['a', 1])`,
 		`$states.input.step.i = 4 and $states.input.t`, `$states.input.o.n + $states.input.step.i`, `$v & '-' & $states.input.node`,
 		`$merge($states.input.o)`, `$states.input.o.k & $states.input.p.k`, `$uppercase('é')`, `$length('😀')`, `1/3`, `10 % -3`, `-7 % 3`,
-		`$string(-0)`, `$string(123456789012345678)`, `$string(1e21)`, `$contains('abc', /b/)`)
+		`$string(-0)`, `$string(123456789012345678)`, `$string(1e21)`, `$contains('abc', /b/)`,
+		`$split('a,b,,c', ',')`, `$split('abc', '')`, `$split('a,b', ',', 1)`, `$split('😀x😀', 'x')`, `$parse('[1,{"a":null}]')`,
+		`$partition([], 3)`, `$range(0, 10, 2)`, `$range(5, 1, -2)`, `$hash('input data', 'SHA-1')`, `$random(42)`)
 	fastSeen, decided := 0, 0
 	for _, src := range exprs {
 		x, err := Compile(src)

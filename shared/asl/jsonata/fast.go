@@ -209,7 +209,9 @@ func (p path) eval(env Env) (any, error) {
 			}
 			cur = v
 		case []any:
-			return nil, errNotSure // jsonata maps a step over an array
+			// jsonata maps the steps over an array.
+			root, _ := env.Vars.Var(p.root)
+			return p.overSequences(root), nil
 		default:
 			return undefined, nil // a field of a scalar or null is undefined
 		}
@@ -217,6 +219,84 @@ func (p path) eval(env Env) (any, error) {
 	// An array reached through objects only is the data's own array, which
 	// jsonata returns as it is (a one-item array stays an array).
 	return cur, nil
+}
+
+// sequence is one of jsonata's result sequences, as opposed to an array
+// of the data: it is flattened into the sequence that holds it.
+type sequence []any
+
+// overSequences evaluates the path as jsonata's evaluatePath does for
+// name steps: each step looks the name up in every item of the sequence
+// before it; arrays among the results are flattened one level, except a
+// data array that is the last step's only result, which comes back as it
+// is; an empty sequence is undefined and a one-item sequence its item.
+func (p path) overSequences(root any) any {
+	seq := flatten([]any{root})
+	for i, name := range p.steps {
+		var results []any
+		for _, item := range seq {
+			if res := lookup(item, name); !isUndefined(res) {
+				results = append(results, res)
+			}
+		}
+		if i == len(p.steps)-1 && len(results) == 1 {
+			if data, isData := results[0].([]any); isData {
+				return data
+			}
+		}
+		seq = flatten(results)
+		if len(seq) == 0 {
+			return undefined
+		}
+	}
+	if len(seq) == 1 {
+		return seq[0]
+	}
+	return []any(seq)
+}
+
+// flatten pushes the items of arrays (of the data or sequences) and the
+// other values as they are.
+func flatten(results []any) []any {
+	out := make([]any, 0, len(results))
+	for _, r := range results {
+		switch t := r.(type) {
+		case []any:
+			out = append(out, t...)
+		case sequence:
+			out = append(out, t...)
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lookup is jsonata's: a field of an object, mapped over an array (its
+// array results flattened), undefined for anything else.
+func lookup(input any, key string) any {
+	switch t := input.(type) {
+	case map[string]any:
+		if v, ok := t[key]; ok {
+			return v
+		}
+	case []any:
+		out := sequence{}
+		for _, e := range t {
+			res := lookup(e, key)
+			switch r := res.(type) {
+			case undefinedType:
+			case []any:
+				out = append(out, r...)
+			case sequence:
+				out = append(out, r...)
+			default:
+				out = append(out, res)
+			}
+		}
+		return out
+	}
+	return undefined
 }
 
 // binOp is an operator between two operands.

@@ -202,11 +202,16 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 // reference's answer (or fail where it fails).
 func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 	input := mustJSON(t, `{"s":"b","u":"Ab","n":3,"neg":-2,"f":2.5,"t":true,"fa":false,"z":null,"o":{"k":"v","n":1},"p":{"k":"w","m":2},
-	  "a":[1,2],"sa":["x","y"],"e":"é","big":1e300,"zero":0,"one":[5],"nest":[[1],[2]],"objs":[{"p":1},{"q":2}],"node":"gpu-01","step":{"i":4}}`)
+	  "a":[1,2],"sa":["x","y"],"e":"é","big":1e300,"zero":0,"one":[5],"nest":[[1],[2]],"objs":[{"p":1},{"q":2}],
+	  "deep":{"items":[{"sku":"a","tags":["x","y"],"n":1},{"sku":"b","tags":["z"],"n":2},{"sku":"c","tags":[],"n":null}]},
+	  "single":{"items":[{"sku":"a","tags":["x"],"in":[{"k":[1]}]}]},"nested":[[{"sku":"p"}],[{"sku":"q"},[{"sku":"r"}]]],"node":"gpu-01","step":{"i":4}}`)
 	vars := varMap{"states": map[string]any{"input": input}, "v": "x", "merge": "shadowed"}
 	operands := []string{"$states.input.s", "$states.input.u", "$states.input.n", "$states.input.neg", "$states.input.f", "$states.input.t",
 		"$states.input.fa", "$states.input.z", "$states.input.o", "$states.input.missing", "$states.input.e", "$states.input.big",
-		"$states.input.zero", "$states.input.a", "$states.input.sa", "$states.input.one", "$states.input.nest", "$states.input.objs", "'lit'", "7", "0.5", "true", "null", "{'k': 1}", "[1, 'two']", "[]"}
+		"$states.input.zero", "$states.input.a", "$states.input.sa", "$states.input.one", "$states.input.nest", "$states.input.objs", "$states.input.objs.p",
+		"$states.input.objs.q", "$states.input.deep.items.sku", "$states.input.deep.items.tags", "$states.input.deep.items.n",
+		"$states.input.deep.items.missing", "$states.input.single.items.sku", "$states.input.single.items.tags",
+		"$states.input.single.items.in.k", "$states.input.nested.sku", "$states.input.nest.x", "$states.input.a.x", "'lit'", "7", "0.5", "true", "null", "{'k': 1}", "[1, 'two']", "[]"}
 	var exprs []string
 	for _, a := range operands {
 		exprs = append(exprs, a, "-"+a, "{'x': "+a+"}", "["+a+"]", "["+a+", ["+a+"]]", a+" ? 'y' : 'n'", a+" ? 'y'",

@@ -10,18 +10,20 @@ import (
 )
 
 // The fast path evaluates, natively, the expressions Step Functions states
-// mostly hold: paths of field names from a variable ($states.input.order.id),
-// literals, comparisons, arithmetic, `&`, `and`/`or`, conditionals, object
-// and array constructors, and calls of a few functions ($merge, $count,
-// $exists, $string, $length, $uppercase, $lowercase, $sum, $not, $join,
-// $contains, $split, and Step Functions' own, which are Go code anyway). It reads jsonata's own parse tree and accepts a node only
-// when every field of it is one it knows, so an operator or option it does
-// not implement (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the
-// whole expression to the reference. At run time, whenever the data
-// leaves what these rules certainly decide as jsonata does (an array on a
-// path (a step over an array), an operand of an unexpected type, a number to format, non-ASCII
-// text to order or case-fold), evaluation says errNotSure and the
-// reference evaluates the expression instead.
+// mostly hold: paths of field names from a variable ($states.input.order.id,
+// mapped over arrays as jsonata maps them), literals, comparisons,
+// arithmetic, `&`, `and`/`or`, conditionals, object and array
+// constructors, and calls of a few functions ($merge, $count, $exists,
+// $string, $length, $uppercase, $lowercase, $sum, $not, $join, $contains,
+// $split, and Step Functions' own, which are Go code anyway). It reads
+// jsonata's own parse tree and accepts a node only when every field of it
+// is one it knows, so an operator or option it does not implement
+// (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the whole
+// expression to the reference. At run time, whenever the data leaves what
+// these rules certainly decide as jsonata does (an operand of an
+// unexpected type, a number to format, non-ASCII text to order or
+// case-fold), evaluation says errNotSure and the reference evaluates the
+// expression instead.
 type fastNode interface {
 	eval(env Env) (any, error)
 }

@@ -25,7 +25,7 @@ import (
 // case-fold), evaluation says errNotSure and the reference evaluates the
 // expression instead.
 type fastNode interface {
-	eval(env Env) (any, error)
+	eval(env Env, ctx any) (any, error)
 }
 
 // errNotSure says the fast path cannot decide: the reference must evaluate.
@@ -40,7 +40,7 @@ func isUndefined(v any) bool { _, u := v.(undefinedType); return u }
 
 // evalFast evaluates a fast expression: undefined becomes ErrUndefined.
 func evalFast(n fastNode, env Env) (any, error) {
-	v, err := n.eval(env)
+	v, err := n.eval(env, undefined)
 	if err != nil {
 		return nil, err
 	}
@@ -155,12 +155,25 @@ func sub(node map[string]any, field string) fastNode {
 
 type literal struct{ v any }
 
-func (l literal) eval(Env) (any, error) { return l.v, nil }
+func (l literal) eval(Env, any) (any, error) { return l.v, nil }
 
-// path is $root.a.b…: a variable and plain field names.
+// path is $root.a.b… (a variable, then field names) or a.b… relative to
+// the context (inside a filter); a name step may carry filters: [n] picks
+// the n-th item, [predicate] keeps the items it holds true for.
 type path struct {
-	root  string
-	steps []string
+	root     string // the variable; "" for a relative path
+	steps    []step
+	filtered bool // some step has filters
+}
+
+type step struct {
+	name    string
+	filters []filter
+}
+
+type filter struct {
+	index float64  // when pred is nil
+	pred  fastNode // evaluated with each item as the context
 }
 
 func compilePath(node map[string]any) fastNode {
@@ -168,33 +181,62 @@ func compilePath(node map[string]any) fastNode {
 		return nil
 	}
 	steps, _ := node["steps"].([]any)
-	if len(steps) < 2 {
-		return nil
-	}
-	first, _ := steps[0].(map[string]any)
-	if first["type"] != "variable" || !only(first, "value") {
+	if len(steps) == 0 {
 		return nil
 	}
 	p := path{}
-	p.root, _ = first["value"].(string)
-	if p.root == "" {
-		return nil
+	first, _ := steps[0].(map[string]any)
+	if first["type"] == "variable" {
+		if len(steps) < 2 || !only(first, "value") {
+			return nil
+		}
+		p.root, _ = first["value"].(string)
+		if p.root == "" {
+			return nil // $ (the context) as a first step
+		}
+		steps = steps[1:]
 	}
-	for _, s := range steps[1:] {
+	for _, s := range steps {
 		st, _ := s.(map[string]any)
-		if st["type"] != "name" || !only(st, "value") {
+		if st["type"] != "name" || !only(st, "value", "stages") {
 			return nil
 		}
 		name, ok := st["value"].(string)
 		if !ok {
 			return nil
 		}
-		p.steps = append(p.steps, name)
+		sp := step{name: name}
+		stages, _ := st["stages"].([]any)
+		for _, sg := range stages {
+			stage, _ := sg.(map[string]any)
+			if stage["type"] != "filter" || !only(stage, "expr") {
+				return nil
+			}
+			expr, _ := stage["expr"].(map[string]any)
+			if expr["type"] == "number" && only(expr, "value") {
+				n, _ := expr["value"].(float64)
+				sp.filters = append(sp.filters, filter{index: n})
+				continue
+			}
+			pred := compileFast(expr)
+			if pred == nil {
+				return nil
+			}
+			sp.filters = append(sp.filters, filter{pred: pred})
+		}
+		p.filtered = p.filtered || len(sp.filters) > 0
+		p.steps = append(p.steps, sp)
 	}
 	return p
 }
 
-func (p path) eval(env Env) (any, error) {
+func (p path) eval(env Env, ctx any) (any, error) {
+	if p.root == "" {
+		if isUndefined(ctx) {
+			return undefined, nil
+		}
+		return p.overSequences(env, ctx)
+	}
 	if env.Vars == nil {
 		return nil, errNotSure
 	}
@@ -202,10 +244,13 @@ func (p path) eval(env Env) (any, error) {
 	if !ok {
 		return nil, errNotSure
 	}
-	for _, name := range p.steps {
+	if p.filtered {
+		return p.overSequences(env, cur)
+	}
+	for _, st := range p.steps {
 		switch m := cur.(type) {
 		case map[string]any:
-			v, has := m[name]
+			v, has := m[st.name]
 			if !has {
 				return undefined, nil
 			}
@@ -213,7 +258,7 @@ func (p path) eval(env Env) (any, error) {
 		case []any:
 			// jsonata maps the steps over an array.
 			root, _ := env.Vars.Var(p.root)
-			return p.overSequences(root), nil
+			return p.overSequences(env, root)
 		default:
 			return undefined, nil // a field of a scalar or null is undefined
 		}
@@ -229,32 +274,89 @@ type sequence []any
 
 // overSequences evaluates the path as jsonata's evaluatePath does for
 // name steps: each step looks the name up in every item of the sequence
-// before it; arrays among the results are flattened one level, except a
-// data array that is the last step's only result, which comes back as it
-// is; an empty sequence is undefined and a one-item sequence its item.
-func (p path) overSequences(root any) any {
-	seq := flatten([]any{root})
-	for i, name := range p.steps {
+// before it and filters what it finds; arrays among the results are
+// flattened one level, except a data array that is the last step's only
+// result, which comes back as it is; an empty sequence is undefined and a
+// one-item sequence its item.
+func (p path) overSequences(env Env, start any) (any, error) {
+	seq := flatten([]any{start})
+	for i, st := range p.steps {
 		var results []any
 		for _, item := range seq {
-			if res := lookup(item, name); !isUndefined(res) {
+			res := lookup(item, st.name)
+			for _, f := range st.filters {
+				var err error
+				if res, err = f.apply(env, res); err != nil {
+					return nil, err
+				}
+			}
+			if !isUndefined(res) {
 				results = append(results, res)
 			}
 		}
 		if i == len(p.steps)-1 && len(results) == 1 {
 			if data, isData := results[0].([]any); isData {
-				return data
+				return data, nil
 			}
 		}
 		seq = flatten(results)
 		if len(seq) == 0 {
-			return undefined
+			return undefined, nil
 		}
 	}
 	if len(seq) == 1 {
-		return seq[0]
+		return seq[0], nil
 	}
-	return []any(seq)
+	return []any(seq), nil
+}
+
+// apply is jsonata's evaluateFilter on one step's value.
+func (f filter) apply(env Env, input any) (any, error) {
+	var items []any
+	switch t := input.(type) {
+	case []any:
+		items = t
+	case sequence:
+		items = t
+	case undefinedType:
+		if f.pred == nil {
+			return sequence{}, nil
+		}
+		items = []any{undefined}
+	default:
+		items = []any{input}
+	}
+	if f.pred == nil {
+		i := int(math.Floor(f.index))
+		if i < 0 {
+			i += len(items)
+		}
+		if i < 0 || i >= len(items) {
+			return sequence{}, nil
+		}
+		if data, isData := items[i].([]any); isData {
+			return data, nil // an array item replaces the sequence
+		}
+		return sequence{items[i]}, nil
+	}
+	out := sequence{}
+	for _, item := range items {
+		r, err := f.pred.eval(env, item)
+		if err != nil {
+			return nil, err
+		}
+		keep, ok := truth(r)
+		if !ok {
+			return nil, errNotSure // numbers select positions; other values' truth is the reference's
+		}
+		if keep {
+			if isUndefined(item) {
+				return nil, errNotSure
+			}
+			out = append(out, item)
+		}
+	}
+	return out, nil
 }
 
 // flatten pushes the items of arrays (of the data or sequences) and the
@@ -324,8 +426,8 @@ func compileBinary(node map[string]any) fastNode {
 	return b
 }
 
-func (b binOp) eval(env Env) (any, error) {
-	l, err := b.lhs.eval(env)
+func (b binOp) eval(env Env, ctx any) (any, error) {
+	l, err := b.lhs.eval(env, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +440,7 @@ func (b binOp) eval(env Env) (any, error) {
 		if b.op == "and" && !lb || b.op == "or" && lb {
 			return lb, nil
 		}
-		r, err := b.rhs.eval(env)
+		r, err := b.rhs.eval(env, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -348,7 +450,7 @@ func (b binOp) eval(env Env) (any, error) {
 		}
 		return rb, nil
 	}
-	r, err := b.rhs.eval(env)
+	r, err := b.rhs.eval(env, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -520,8 +622,8 @@ func ascii(s string) bool {
 // conditional is `cond ? then : else`.
 type conditional struct{ cond, then, els fastNode }
 
-func (c conditional) eval(env Env) (any, error) {
-	v, err := c.cond.eval(env)
+func (c conditional) eval(env Env, ctx any) (any, error) {
+	v, err := c.cond.eval(env, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -530,12 +632,12 @@ func (c conditional) eval(env Env) (any, error) {
 		return nil, errNotSure
 	}
 	if t {
-		return c.then.eval(env)
+		return c.then.eval(env, ctx)
 	}
 	if c.els == nil {
 		return undefined, nil
 	}
-	return c.els.eval(env)
+	return c.els.eval(env, ctx)
 }
 
 func compileUnary(node map[string]any) fastNode {
@@ -590,8 +692,8 @@ func compileUnary(node map[string]any) fastNode {
 
 type negation struct{ e fastNode }
 
-func (n negation) eval(env Env) (any, error) {
-	v, err := n.e.eval(env)
+func (n negation) eval(env Env, ctx any) (any, error) {
+	v, err := n.e.eval(env, ctx)
 	if err != nil || isUndefined(v) {
 		return v, err
 	}
@@ -606,10 +708,10 @@ func (n negation) eval(env Env) (any, error) {
 // undefined is left out.
 type object struct{ keys, vals []fastNode }
 
-func (o object) eval(env Env) (any, error) {
+func (o object) eval(env Env, ctx any) (any, error) {
 	out := make(map[string]any, len(o.keys))
 	for i, kn := range o.keys {
-		k, err := kn.eval(env)
+		k, err := kn.eval(env, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -620,7 +722,7 @@ func (o object) eval(env Env) (any, error) {
 		if _, dup := out[ks]; dup {
 			return nil, errNotSure // D1009: the reference words it
 		}
-		v, err := o.vals[i].eval(env)
+		v, err := o.vals[i].eval(env, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -647,10 +749,10 @@ type array struct {
 	nested []bool
 }
 
-func (a array) eval(env Env) (any, error) {
+func (a array) eval(env Env, ctx any) (any, error) {
 	out := make([]any, 0, len(a.items))
 	for i, n := range a.items {
-		v, err := n.eval(env)
+		v, err := n.eval(env, ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -727,13 +829,13 @@ func compileCall(node map[string]any) fastNode {
 	return c
 }
 
-func (c call) eval(env Env) (any, error) {
+func (c call) eval(env Env, ctx any) (any, error) {
 	if c.sf != nil {
 		// Step Functions' functions come before variables, as the
 		// reference binds them.
 		args := make([]any, len(c.args))
 		for i, a := range c.args {
-			v, err := a.eval(env)
+			v, err := a.eval(env, ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -748,7 +850,7 @@ func (c call) eval(env Env) (any, error) {
 	}
 	args := make([]any, len(c.args))
 	for i, a := range c.args {
-		v, err := a.eval(env)
+		v, err := a.eval(env, ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -237,7 +237,19 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 		`$merge($states.input.o)`, `$states.input.o.k & $states.input.p.k`, `$uppercase('é')`, `$length('😀')`, `1/3`, `10 % -3`, `-7 % 3`,
 		`$string(-0)`, `$string(123456789012345678)`, `$string(1e21)`, `$contains('abc', /b/)`,
 		`$split('a,b,,c', ',')`, `$split('abc', '')`, `$split('a,b', ',', 1)`, `$split('😀x😀', 'x')`, `$parse('[1,{"a":null}]')`,
-		`$partition([], 3)`, `$range(0, 10, 2)`, `$range(5, 1, -2)`, `$hash('input data', 'SHA-1')`, `$random(42)`)
+		`$partition([], 3)`, `$range(0, 10, 2)`, `$range(5, 1, -2)`, `$hash('input data', 'SHA-1')`, `$random(42)`,
+		`qty`, `qty > 1`)
+	for _, p := range []string{"$states.input.deep.items", "$states.input.single.items", "$states.input.objs", "$states.input.a",
+		"$states.input.nest", "$states.input.nested", "$states.input.one", "$states.input.deep", "$states.input.missing", "$states.input.s"} {
+		for _, f := range []string{"[0]", "[1]", "[-1]", "[5]", "[0.5]", "[-4]", "[n > 1]", "[n = 1]", "[sku = 'a']", "[sku != 'a']",
+			"[missing]", "[true]", "[false]", "[n]", "[sku]", "[$states.input.t]", "[0][0]", "[n >= 1][1]", "[tags = 'x']", "[p = 1]", "[k]"} {
+			exprs = append(exprs, p+f, p+f+".sku", p+f+".tags", p+f+".tags[0]", "$count("+p+f+")", "{'r': "+p+f+"}", "["+p+f+"]")
+		}
+	}
+	exprs = append(exprs,
+		`$states.input.deep.items[n > 1].tags[0]`, `$states.input.deep.items.tags[0]`, `$states.input.deep.items.tags[-1]`,
+		`$states.input.single.items[0].in[0].k`, `$states.input.single.items.in.k[0]`, `$states.input.nested[0].sku`,
+		`$states.input.deep.items[sku = $states.input.s].n`)
 	fastSeen, decided := 0, 0
 	for _, src := range exprs {
 		x, err := Compile(src)

@@ -11,14 +11,14 @@ import (
 
 // The fast path evaluates, natively, the expressions Step Functions states
 // mostly hold: paths of field names from a variable ($states.input.order.id,
-// mapped over arrays as jsonata maps them), literals, comparisons,
-// arithmetic, `&`, `and`/`or`, conditionals, object and array
-// constructors, and calls of a few functions ($merge, $count, $exists,
+// mapped over arrays as jsonata maps them, with [n] and [predicate]
+// filters), literals, comparisons, arithmetic, `&`, `and`/`or`,
+// conditionals, object and array constructors, and calls of a few functions ($merge, $count, $exists,
 // $string, $length, $uppercase, $lowercase, $sum, $not, $join, $contains,
 // $split, and Step Functions' own, which are Go code anyway). It reads
 // jsonata's own parse tree and accepts a node only when every field of it
 // is one it knows, so an operator or option it does not implement
-// (filters, `%`, `@`, `#`, sorting, grouping, …) leaves the whole
+// (`%`, `@`, `#`, sorting, grouping, blocks in a path, …) leaves the whole
 // expression to the reference. At run time, whenever the data leaves what
 // these rules certainly decide as jsonata does (an operand of an
 // unexpected type, a number to format, non-ASCII text to order or

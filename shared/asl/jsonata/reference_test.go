@@ -1,10 +1,13 @@
 package jsonata
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,4 +160,38 @@ func TestEndlessLoopIsStopped(t *testing.T) {
 	got, err := eval(t, `2 * 3`, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "6", got)
+}
+
+// TestConcurrentInterpreterEvaluations runs expressions only the
+// interpreter evaluates from several goroutines at once: each borrows its
+// own interpreter from the pool (clean under the race detector), and
+// Step Functions' functions see their own evaluation's entropy.
+func TestConcurrentInterpreterEvaluations(t *testing.T) {
+	x, err := Compile(`$states.input.items.{'sku': sku, 'who': %.who, 'id': $uuid()}`)
+	require.NoError(t, err)
+	require.Nil(t, x.fast, "the expression must go to the interpreter")
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			who := string(rune('a' + g))
+			input := map[string]any{"who": who, "items": []any{map[string]any{"sku": "x", "n": int64(1)}, map[string]any{"sku": "y", "n": int64(2)}}}
+			for range 10 {
+				entropy := bytes.NewReader(bytes.Repeat([]byte{byte(g)}, 32))
+				v, err := x.Eval(Env{Vars: varMap{"states": map[string]any{"input": input}}, Entropy: entropy})
+				if !assert.NoError(t, err) {
+					return
+				}
+				items, _ := v.([]any)
+				require.Len(t, items, 2)
+				first, _ := items[0].(map[string]any)
+				assert.Equal(t, "x", first["sku"])
+				assert.Equal(t, who, first["who"])
+				id, _ := first["id"].(string)
+				assert.Equal(t, strings.Repeat(fmt.Sprintf("%02x", g), 4), id[:8], "the uuid comes from this evaluation's entropy")
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"regexp"
 	"runtime"
 	"sort"
@@ -305,10 +306,17 @@ func toJS(rt *goja.Runtime, v any) goja.Value {
 			return rt.ToValue(float64(t))
 		}
 		return rt.ToValue(t)
-	case int:
-		return toJS(rt, int64(t))
+	case bool, string, float64:
+		return rt.ToValue(v)
 	}
-	return rt.ToValue(v)
+	// Anything else (another integer type, a typed slice or map) goes
+	// through the JSON model first, so the interpreter never sees a Go
+	// value it would wrap as a host object.
+	m, err := normalize(reflect.ValueOf(v))
+	if err != nil {
+		return goja.Undefined()
+	}
+	return toJS(rt, m)
 }
 
 // fromJS converts a result to the JSON model: whole numbers as int64;

@@ -260,12 +260,28 @@ func (p path) eval(env Env, ctx any) (any, error) {
 			root, _ := env.Vars.Var(p.root)
 			return p.overSequences(env, root)
 		default:
+			if !scalar(cur) {
+				return nil, errNotSure // a Go type outside the JSON model
+			}
 			return undefined, nil // a field of a scalar or null is undefined
 		}
+	}
+	if !inModel(cur) {
+		return nil, errNotSure
 	}
 	// An array reached through objects only is the data's own array, which
 	// jsonata returns as it is (a one-item array stays an array).
 	return cur, nil
+}
+
+// inModel reports whether v's own type (not its contents') is one of the
+// JSON model's, which the fast path's rules are written for.
+func inModel(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return true
+	}
+	return scalar(v)
 }
 
 // sequence is one of jsonata's result sequences, as opposed to an array
@@ -283,7 +299,15 @@ func (p path) overSequences(env Env, start any) (any, error) {
 	for i, st := range p.steps {
 		var results []any
 		for _, item := range seq {
+			if !inModel(item) {
+				return nil, errNotSure
+			}
 			res := lookup(item, st.name)
+			if !isUndefined(res) && !inModel(res) {
+				if _, isSeq := res.(sequence); !isSeq {
+					return nil, errNotSure
+				}
+			}
 			for _, f := range st.filters {
 				var err error
 				if res, err = f.apply(env, res); err != nil {

@@ -280,3 +280,21 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 700)
 }
+
+// TestFastPathLeavesGoTypesToTheInterpreter: a variable holding Go types
+// outside the JSON model is read as its JSON, not guessed at.
+func TestFastPathLeavesGoTypesToTheInterpreter(t *testing.T) {
+	vars := varMap{"v": map[string]any{"m": map[string]string{"k": "x"}, "l": []string{"a", "b"}, "n": 3}}
+	for expr, want := range map[string]any{
+		`$v.m.k`:       "x",
+		`$count($v.l)`: int64(2),
+		`$v.l[1]`:      "b",
+		`$v.n + 1`:     int64(4),
+	} {
+		x, err := Compile(expr)
+		require.NoError(t, err)
+		v, err := x.Eval(Env{Vars: vars})
+		require.NoError(t, err, expr)
+		assert.Equal(t, want, v, expr)
+	}
+}

@@ -197,3 +197,14 @@ func TestConcurrentInterpreterEvaluations(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestGoValuesReachTheInterpreterAsJSON: variables holding Go types other
+// than the JSON model's are seen as their JSON.
+func TestGoValuesReachTheInterpreterAsJSON(t *testing.T) {
+	x, err := Compile(`$states.input.items#$i.{'i': $i, 'v': $}`)
+	require.NoError(t, err)
+	require.Nil(t, x.fast)
+	v, err := x.Eval(Env{Vars: varMap{"states": map[string]any{"input": map[string]any{"items": []string{"a", "b"}}}}})
+	require.NoError(t, err)
+	assert.Equal(t, []any{map[string]any{"i": int64(0), "v": "a"}, map[string]any{"i": int64(1), "v": "b"}}, v)
+}

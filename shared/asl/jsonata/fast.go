@@ -247,6 +247,35 @@ func (p path) eval(env Env, ctx any) (any, error) {
 	if p.filtered {
 		return p.overSequences(env, cur)
 	}
+	return p.walk(env, cur)
+}
+
+// plain evaluates an unfiltered path from a variable as a whole
+// expression: undefined is ErrUndefined, the result in the JSON model.
+func (p path) plain(env Env) (any, error) {
+	if env.Vars == nil {
+		return nil, errNotSure
+	}
+	cur, ok := env.Vars.Var(p.root)
+	if !ok {
+		return nil, errNotSure
+	}
+	v, err := p.walk(env, cur)
+	if err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case string, bool, int64, nil:
+		return v, nil
+	case undefinedType:
+		return nil, ErrUndefined
+	}
+	return model(v)
+}
+
+// walk follows the steps from the variable's value through objects, and
+// maps them over the first array on the way.
+func (p path) walk(env Env, cur any) (any, error) {
 	for _, st := range p.steps {
 		switch m := cur.(type) {
 		case map[string]any:

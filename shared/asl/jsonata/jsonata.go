@@ -102,7 +102,13 @@ type Env struct {
 // comes back as int64. An undefined result returns ErrUndefined, a failure
 // jsonata reports an *Error.
 func (x *Expr) Eval(env Env) (v any, err error) {
-	if x.fast != nil {
+	if p, isPath := x.fast.(path); isPath && !p.filtered && p.root != "" {
+		// The commonest expression of all, a plain path from a variable,
+		// without the interface calls of the general case.
+		if v, err := p.plain(env); err != errNotSure { //nolint:errorlint // errNotSure is returned as is
+			return v, err
+		}
+	} else if x.fast != nil {
 		if v, err := evalFast(x.fast, env); !errors.Is(err, errNotSure) {
 			return v, err
 		}

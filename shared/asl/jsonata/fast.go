@@ -417,16 +417,22 @@ func (f filter) apply(env Env, input any) (any, error) {
 func flatten(results []any) []any {
 	out := make([]any, 0, len(results))
 	for _, r := range results {
-		switch t := r.(type) {
-		case []any:
-			out = append(out, t...)
-		case sequence:
-			out = append(out, t...)
-		default:
-			out = append(out, r)
-		}
+		out = spread(out, r)
 	}
 	return out
+}
+
+// spread appends v to out, an array's items one by one.
+func spread[S ~[]any](out S, v any) S {
+	switch t := v.(type) {
+	case undefinedType:
+		return out
+	case []any:
+		return append(out, t...)
+	case sequence:
+		return append(out, t...)
+	}
+	return append(out, v)
 }
 
 // lookup is jsonata's: a field of an object, mapped over an array (its
@@ -440,16 +446,7 @@ func lookup(input any, key string) any {
 	case []any:
 		out := sequence{}
 		for _, e := range t {
-			res := lookup(e, key)
-			switch r := res.(type) {
-			case undefinedType:
-			case []any:
-				out = append(out, r...)
-			case sequence:
-				out = append(out, r...)
-			default:
-				out = append(out, res)
-			}
+			out = spread(out, lookup(e, key))
 		}
 		return out
 	}

@@ -172,27 +172,7 @@ func TestFastPathAgreesWithTheLibrary(t *testing.T) {
 			}
 		}
 	}
-	fastSeen := 0
-	for _, src := range exprs {
-		x, err := Compile(src)
-		require.NoError(t, err, src)
-		if x.fast == nil {
-			continue
-		}
-		fastSeen++
-		env := Env{Vars: vars}
-		fv, ferr := evalFast(x.fast, env)
-		if errors.Is(ferr, errNotSure) {
-			continue
-		}
-		lv, lerr := x.evalReference(env, noInput)
-		if lerr != nil {
-			require.Error(t, ferr, "%s: the library fails (%v), the fast path does not", src, lerr)
-			continue
-		}
-		require.NoError(t, ferr, src)
-		assert.Equal(t, lv, fv, src)
-	}
+	fastSeen, _ := agreeWithReference(t, exprs, vars)
 	assert.Greater(t, fastSeen, 250)
 }
 
@@ -250,33 +230,7 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 		`$states.input.deep.items[n > 1].tags[0]`, `$states.input.deep.items.tags[0]`, `$states.input.deep.items.tags[-1]`,
 		`$states.input.single.items[0].in[0].k`, `$states.input.single.items.in.k[0]`, `$states.input.nested[0].sku`,
 		`$states.input.deep.items[sku = $states.input.s].n`)
-	fastSeen, decided := 0, 0
-	for _, src := range exprs {
-		x, err := Compile(src)
-		if err != nil {
-			continue
-		}
-		if x.fast == nil {
-			continue
-		}
-		fastSeen++
-		env := Env{Vars: vars}
-		fv, ferr := evalFast(x.fast, env)
-		if errors.Is(ferr, errNotSure) {
-			continue
-		}
-		decided++
-		lv, lerr := x.evalReference(env, noInput)
-		if lerr != nil {
-			require.Error(t, ferr, "%s: the reference fails (%v), the fast path gives %#v", src, lerr, fv)
-			if errors.Is(lerr, ErrUndefined) {
-				assert.ErrorIs(t, ferr, ErrUndefined, src)
-			}
-			continue
-		}
-		require.NoError(t, ferr, "%s: the reference gives %#v", src, lv)
-		assert.Equal(t, lv, fv, src)
-	}
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 700)
 }
@@ -297,4 +251,43 @@ func TestFastPathLeavesGoTypesToTheInterpreter(t *testing.T) {
 		require.NoError(t, err, expr)
 		assert.Equal(t, want, v, expr)
 	}
+}
+
+// agreeWithReference evaluates every expression the fast path takes both
+// ways: each answer the fast path gives must be the reference's, and it
+// must fail (undefined included) where the reference fails. It returns how
+// many expressions the fast path took and how many it decided.
+func agreeWithReference(t *testing.T, exprs []string, vars varMap) (fastSeen, decided int) {
+	t.Helper()
+	for _, src := range exprs {
+		x, err := Compile(src)
+		if err != nil {
+			continue
+		}
+		if x.fast == nil {
+			continue
+		}
+		fastSeen++
+		env := Env{Vars: vars}
+		fv, ferr := evalFast(x.fast, env)
+		if errors.Is(ferr, errNotSure) {
+			continue
+		}
+		decided++
+		// Eval takes a shortcut for plain paths: it must answer the same.
+		ev, eerr := x.Eval(env)
+		assert.Equal(t, fv, ev, src)
+		assert.Equal(t, ferr == nil, eerr == nil, src)
+		lv, lerr := x.evalReference(env, noInput)
+		if lerr != nil {
+			require.Error(t, ferr, "%s: the reference fails (%v), the fast path gives %#v", src, lerr, fv)
+			if errors.Is(lerr, ErrUndefined) {
+				assert.ErrorIs(t, ferr, ErrUndefined, src)
+			}
+			continue
+		}
+		require.NoError(t, ferr, "%s: the reference gives %#v", src, lv)
+		assert.Equal(t, lv, fv, src)
+	}
+	return fastSeen, decided
 }

@@ -208,9 +208,15 @@ func (m *vm) evaluate(src string, names []string, env Env, input any) (any, erro
 	default:
 		in = toJS(m.rt, input)
 	}
-	timer := time.AfterFunc(evalLimit, func() { m.rt.Interrupt(errTooLong) })
+	fired := make(chan struct{})
+	timer := time.AfterFunc(evalLimit, func() {
+		m.rt.Interrupt(errTooLong)
+		close(fired)
+	})
 	v, err := m.eval(goja.Undefined(), x, in, b)
-	timer.Stop()
+	if !timer.Stop() {
+		<-fired // the interrupt is set: clear it only once it is
+	}
 	m.rt.ClearInterrupt()
 	if err != nil {
 		var stopped *goja.InterruptedError

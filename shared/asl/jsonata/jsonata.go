@@ -21,6 +21,8 @@ import (
 	"math"
 	"reflect"
 	"sort"
+
+	"github.com/dop251/goja"
 )
 
 // ErrUndefined is returned when an expression evaluates to nothing
@@ -40,17 +42,25 @@ type Expr struct {
 
 // Compile parses an expression (the text between "{%" and "%}"). A syntax
 // error is jsonata's (*Error, "S0202: Expected \")\", got \"(end)\"").
-func Compile(src string) (*Expr, error) {
+func Compile(src string) (e *Expr, err error) {
 	m, err := borrow()
 	if err != nil {
 		return nil, err
 	}
-	defer giveBack(m)
+	defer func() {
+		// As in evalReference: a Go panic fails this call, and the
+		// interpreter it left behind is not reused.
+		if p := recover(); p != nil {
+			e, err = nil, fmt.Errorf("the JSONata implementation failed: %v", p)
+			return
+		}
+		giveBack(m)
+	}()
 	x, err := m.compiled(src)
 	if err != nil {
 		return nil, err
 	}
-	tree, err := m.ast(nil, x)
+	tree, err := m.ast(goja.Undefined(), x)
 	if err != nil {
 		return nil, jsError(err)
 	}
@@ -58,7 +68,7 @@ func Compile(src string) (*Expr, error) {
 	if err := json.Unmarshal([]byte(tree.String()), &node); err != nil {
 		return nil, fmt.Errorf("reading the JSONata parse tree: %w", err)
 	}
-	e := &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
+	e = &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
 	if e.fast != nil {
 		// The interpreter compiles it again should the fast path ever
 		// leave it an evaluation; meanwhile its parse tree is not kept

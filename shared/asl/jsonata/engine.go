@@ -348,7 +348,7 @@ func fromJSValue(v goja.Value) (any, error) {
 		if math.IsInf(e, 0) || math.IsNaN(e) {
 			return nil, ErrUnsupportedResult
 		}
-		if e == math.Trunc(e) && math.Abs(e) < 1<<53 {
+		if e == math.Trunc(e) && math.Abs(e) <= 1<<53 {
 			return int64(e), nil
 		}
 		return e, nil

@@ -12,7 +12,7 @@ import (
 // filters), literals, comparisons, arithmetic, `&`, `and`/`or`,
 // conditionals, object and array constructors, and calls of a few functions ($merge, $count, $exists,
 // $string, $length, $uppercase, $lowercase, $sum, $not, $join, $contains,
-// $split, and Step Functions' own, which are Go code anyway). It reads
+// $split, $number, and Step Functions' own, which are Go code anyway). It reads
 // jsonata's own parse tree and accepts a node only when every field of it
 // is one it knows, so an operator or option it does not implement
 // (`%`, `@`, `#`, sorting, grouping, blocks in a path, …) leaves the whole
@@ -459,7 +459,7 @@ func model(v any) (any, error) {
 		if math.IsInf(t, 0) || math.IsNaN(t) {
 			return nil, errNotSure
 		}
-		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+		if t == math.Trunc(t) && math.Abs(t) <= 1<<53 {
 			return int64(t), nil
 		}
 		return t, nil

@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -32,6 +33,7 @@ var natives = map[string]func(args []any) (any, error){
 	"join":      nativeJoin,
 	"contains":  nativeContains,
 	"split":     nativeSplit,
+	"number":    nativeNumber,
 }
 
 func compileCall(node map[string]any) fastNode {
@@ -305,4 +307,32 @@ func nativeSplit(a []any) (any, error) {
 		return out, nil
 	}
 	return nil, errNotSure
+}
+
+// decimal is the string form $number reads with parseFloat (other forms,
+// hexadecimal and the like, are the reference's).
+var decimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$`)
+
+// nativeNumber converts numbers, decimal strings and booleans.
+func nativeNumber(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType, int64, float64:
+		return t, nil
+	case bool:
+		if t {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case string:
+		if decimal.MatchString(t) {
+			f, err := strconv.ParseFloat(t, 64)
+			if err == nil && !math.IsInf(f, 0) {
+				return numberValue(f), nil
+			}
+		}
+	}
+	return nil, errNotSure // D3030 or T0410: the reference words it
 }

@@ -137,7 +137,7 @@ func arithmetic(op string, l, r any) (any, error) {
 // numberValue is a number in the JSON model: whole numbers as int64, so
 // results built from them need no conversion afterwards.
 func numberValue(f float64) any {
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !(f == 0 && math.Signbit(f)) {
+	if f == math.Trunc(f) && math.Abs(f) <= 1<<53 && !(f == 0 && math.Signbit(f)) {
 		return int64(f)
 	}
 	return f

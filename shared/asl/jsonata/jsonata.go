@@ -207,7 +207,7 @@ func normalize(v reflect.Value) (any, error) {
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, ErrUnsupportedResult
 		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		if f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
 			return int64(f), nil
 		}
 		return f, nil

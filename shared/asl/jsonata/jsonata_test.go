@@ -218,7 +218,10 @@ func TestFastPathConstructsAgreeWithTheReference(t *testing.T) {
 		`$string(-0)`, `$string(123456789012345678)`, `$string(1e21)`, `$contains('abc', /b/)`,
 		`$split('a,b,,c', ',')`, `$split('abc', '')`, `$split('a,b', ',', 1)`, `$split('😀x😀', 'x')`, `$parse('[1,{"a":null}]')`,
 		`$partition([], 3)`, `$range(0, 10, 2)`, `$range(5, 1, -2)`, `$hash('input data', 'SHA-1')`, `$random(42)`,
-		`qty`, `qty > 1`)
+		`qty`, `qty > 1`, `$number('12')`, `$number('-1.5e3')`, `$number('007')`, `$number('1e400')`, `$number('0x1F')`,
+		`$number(' 1')`, `$number('1.')`, `$number('9007199254740993')`, `$number('0.1')`, `$number($states.input.s)`,
+		`$number($states.input.t)`, `$number($states.input.f)`, `$number($states.input.z)`, `$number($states.input.a)`,
+		`$number($states.input.one)`, `$number()`)
 	for _, p := range []string{"$states.input.deep.items", "$states.input.single.items", "$states.input.objs", "$states.input.a",
 		"$states.input.nest", "$states.input.nested", "$states.input.one", "$states.input.deep", "$states.input.missing", "$states.input.s"} {
 		for _, f := range []string{"[0]", "[1]", "[-1]", "[5]", "[0.5]", "[-4]", "[n > 1]", "[n = 1]", "[sku = 'a']", "[sku != 'a']",

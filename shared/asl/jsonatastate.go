@@ -125,7 +125,15 @@ func (j *jvalue) eval(r *stateRun, s jstates) (any, *failure) {
 	case errors.Is(err, jsonata.ErrUnsupportedResult):
 		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' returned an unsupported result type.", j.expr, j.field))
 	case err != nil:
-		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' threw an error during evaluation: %v", j.expr, j.field, err))
+		// AWS follows its sentence with jsonata's own error after ". "
+		// ("… threw an error during evaluation. T0410: Argument 1 …"); a
+		// failure without a jsonata code follows after ": ".
+		sep := ": "
+		var je *jsonata.Error
+		if errors.As(err, &je) && je.Code != "" {
+			sep = ". "
+		}
+		return nil, r.queryFailure(j.field, fmt.Sprintf("The JSONata expression '%s' specified for the field '%s' threw an error during evaluation%s%v", j.expr, j.field, sep, err))
 	}
 	return v, nil
 }

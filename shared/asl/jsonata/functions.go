@@ -10,94 +10,108 @@ import (
 	"io"
 	"math"
 	mrand "math/rand/v2"
-	"reflect"
 
-	"github.com/blues/jsonata-go/jtypes"
+	"github.com/dop251/goja"
 
 	"github.com/maasflow/maasflow/shared/asl/intrinsic"
 )
 
-// fn is one function Step Functions adds to JSONata. It implements the
-// library's Callable, so it can be bound like a variable for one
-// evaluation (with that evaluation's entropy).
-type fn struct {
-	name   string
-	params int
-	call   func(args []reflect.Value) (any, error)
-}
-
-func (f *fn) Name() string    { return f.name }
-func (f *fn) ParamCount() int { return f.params }
-
-func (f *fn) Call(args []reflect.Value) (reflect.Value, error) {
-	v, err := f.call(args)
-	if err != nil {
-		return reflect.Value{}, fmt.Errorf("$%s: %w", f.name, err)
-	}
-	if v == nil {
-		// JSON null is the library's nil *interface{}; an invalid Value
-		// would be undefined.
-		return reflect.ValueOf((*any)(nil)), nil
-	}
-	return reflect.ValueOf(v), nil
-}
+// sfFunction is one function Step Functions adds to JSONata, on the JSON
+// model's values; entropy feeds $random and $uuid.
+type sfFunction func(entropy io.Reader, args []any) (any, error)
 
 // Function names Step Functions adds; $random replaces JSONata's own.
-var stepFunctionsNames = []string{"partition", "range", "hash", "random", "uuid", "parse"}
+// "eval" is bound to nothing, so that a call fails as on AWS ("T1006:
+// Attempted to invoke a non-function").
+var stepFunctions = map[string]sfFunction{
+	"partition": func(_ io.Reader, a []any) (any, error) { return partition(a) },
+	"range":     func(_ io.Reader, a []any) (any, error) { return rangeFn(a) },
+	"hash":      func(_ io.Reader, a []any) (any, error) { return hashFn(a) },
+	"parse":     func(_ io.Reader, a []any) (any, error) { return parse(a) },
+	"random":    random,
+	"uuid":      uuid,
+	"eval":      nil,
+}
 
-func isStepFunctionsFunction(name string) bool {
-	for _, n := range stepFunctionsNames {
-		if n == name {
-			return true
+// entropyOrCrypto is an evaluation's entropy: crypto/rand unless the
+// caller gives its own.
+func entropyOrCrypto(r io.Reader) io.Reader {
+	if r == nil {
+		return rand.Reader
+	}
+	return r
+}
+
+// callStepFunction calls a Step Functions function with arguments as
+// jsonata passes them (an undefined argument ends the list); a failure is
+// worded the same whichever path calls it.
+func callStepFunction(name string, f sfFunction, entropy io.Reader, args []any) (any, error) {
+	for i, a := range args {
+		if isUndefined(a) {
+			args = args[:i]
+			break
 		}
 	}
-	return false
+	v, err := f(entropyOrCrypto(entropy), args)
+	if err != nil {
+		return nil, &Error{Message: fmt.Sprintf("$%s: %v", name, err)}
+	}
+	return v, nil
 }
 
-// pure are the functions that need no entropy, built once.
-var pure = map[string]*fn{
-	"partition": {name: "partition", params: 2, call: partition},
-	"range":     {name: "range", params: 3, call: rangeFn},
-	"hash":      {name: "hash", params: 2, call: hashFn},
-	"parse":     {name: "parse", params: 1, call: parse},
-}
-
-// functions returns the Step Functions functions bound for one evaluation.
-func functions(env Env) map[string]any {
-	entropy := env.Entropy
-	if entropy == nil {
-		entropy = rand.Reader
+// stepFunctionsFunctions makes the interpreter's functions, once per
+// interpreter. A failure is thrown as jsonata throws its own errors, an
+// object with a message, naming the function.
+func stepFunctionsFunctions(m *vm) map[string]goja.Value {
+	out := make(map[string]goja.Value, len(stepFunctions))
+	for name, f := range stepFunctions {
+		if f == nil {
+			out[name] = goja.Undefined()
+			continue
+		}
+		out[name] = m.rt.ToValue(func(call goja.FunctionCall) goja.Value {
+			args := make([]any, len(call.Arguments))
+			for i, a := range call.Arguments {
+				if goja.IsUndefined(a) {
+					args[i] = undefined
+					continue
+				}
+				v, err := fromJSValue(a)
+				if err != nil {
+					panic(m.rt.ToValue(map[string]any{"message": fmt.Sprintf("$%s: argument %d is not JSON", name, i+1)}))
+				}
+				args[i] = v
+			}
+			v, err := callStepFunction(name, f, m.entropy, args)
+			if err != nil {
+				panic(m.rt.ToValue(map[string]any{"message": err.Error()}))
+			}
+			return toJS(m.rt, v)
+		})
 	}
-	out := make(map[string]any, len(stepFunctionsNames))
-	for k, f := range pure {
-		out[k] = f
-	}
-	out["random"] = &fn{name: "random", params: 1, call: func(args []reflect.Value) (any, error) { return random(entropy, args) }}
-	out["uuid"] = &fn{name: "uuid", params: 0, call: func(args []reflect.Value) (any, error) { return uuid(entropy, args) }}
 	return out
 }
 
-func arg(args []reflect.Value, i int) (any, bool) {
+func arg(args []any, i int) (any, bool) {
 	if i >= len(args) {
 		return nil, false
 	}
-	v := jtypes.Resolve(args[i])
-	if !v.IsValid() {
-		return nil, false
-	}
-	return v.Interface(), true
+	return args[i], true
 }
 
-func number(args []reflect.Value, i int, what string) (float64, error) {
+func number(args []any, i int, what string) (float64, error) {
 	if i < len(args) {
-		if n, ok := jtypes.AsNumber(args[i]); ok {
+		switch n := args[i].(type) {
+		case int64:
+			return float64(n), nil
+		case float64:
 			return n, nil
 		}
 	}
 	return 0, fmt.Errorf("the %s must be a number", what)
 }
 
-func integer(args []reflect.Value, i int, what string) (int64, error) {
+func integer(args []any, i int, what string) (int64, error) {
 	n, err := number(args, i, what)
 	if err != nil || n != math.Trunc(n) {
 		return 0, fmt.Errorf("the %s must be an integer", what)
@@ -107,12 +121,12 @@ func integer(args []reflect.Value, i int, what string) (int64, error) {
 
 // partition implements $partition(array, size): the array cut into arrays
 // of size items, the last one shorter when the items run out.
-func partition(args []reflect.Value) (any, error) {
+func partition(args []any) (any, error) {
 	if len(args) != 2 {
 		return nil, errors.New("takes 2 arguments: an array and a chunk size")
 	}
-	v := jtypes.Resolve(args[0])
-	if !jtypes.IsArray(v) {
+	v, isArray := args[0].([]any)
+	if !isArray {
 		return nil, errors.New("the first argument must be an array")
 	}
 	size, err := integer(args, 1, "chunk size")
@@ -123,13 +137,9 @@ func partition(args []reflect.Value) (any, error) {
 		return nil, errors.New("the chunk size must be a positive integer")
 	}
 	out := []any{}
-	for i := 0; i < v.Len(); i += int(size) {
-		end := min(i+int(size), v.Len())
-		chunk := make([]any, 0, end-i)
-		for j := i; j < end; j++ {
-			chunk = append(chunk, v.Index(j).Interface())
-		}
-		out = append(out, chunk)
+	for i := 0; i < len(v); i += int(size) {
+		end := min(i+int(size), len(v))
+		out = append(out, append([]any(nil), v[i:end]...))
 	}
 	return out, nil
 }
@@ -139,7 +149,7 @@ const maxRange = 1000
 
 // rangeFn implements $range(start, end, step): start, start+step, … up to
 // and including end.
-func rangeFn(args []reflect.Value) (any, error) {
+func rangeFn(args []any) (any, error) {
 	if len(args) != 3 {
 		return nil, errors.New("takes 3 arguments: start, end and step")
 	}
@@ -163,13 +173,13 @@ func rangeFn(args []reflect.Value) (any, error) {
 		if len(out) == maxRange {
 			return nil, fmt.Errorf("the range has more than %d items", maxRange)
 		}
-		out = append(out, float64(i))
+		out = append(out, i)
 	}
 	return out, nil
 }
 
 // hashFn implements $hash(data, algorithm): the lower-case hex digest.
-func hashFn(args []reflect.Value) (any, error) {
+func hashFn(args []any) (any, error) {
 	if len(args) != 2 {
 		return nil, errors.New("takes 2 arguments: the data and the algorithm")
 	}
@@ -189,7 +199,7 @@ func hashFn(args []reflect.Value) (any, error) {
 
 // random implements $random([seed]): a uniform number in [0,1); with a
 // seed, the same seed gives the same number.
-func random(entropy io.Reader, args []reflect.Value) (any, error) {
+func random(entropy io.Reader, args []any) (any, error) {
 	if len(args) > 1 {
 		return nil, errors.New("takes at most 1 argument: the seed")
 	}
@@ -208,7 +218,7 @@ func random(entropy io.Reader, args []reflect.Value) (any, error) {
 }
 
 // uuid implements $uuid(): a random version 4 UUID.
-func uuid(entropy io.Reader, args []reflect.Value) (any, error) {
+func uuid(entropy io.Reader, args []any) (any, error) {
 	if len(args) != 0 {
 		return nil, errors.New("takes no arguments")
 	}
@@ -223,7 +233,7 @@ func uuid(entropy io.Reader, args []reflect.Value) (any, error) {
 }
 
 // parse implements $parse(text): the JSON value a string holds.
-func parse(args []reflect.Value) (any, error) {
+func parse(args []any) (any, error) {
 	if len(args) != 1 {
 		return nil, errors.New("takes 1 argument: a JSON string")
 	}

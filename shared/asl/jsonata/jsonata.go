@@ -3,26 +3,26 @@
 // $range, $hash, $random, $uuid, $parse) and without $eval, which Step
 // Functions does not offer (calling it fails the evaluation, as on AWS).
 //
-// The language itself comes from github.com/blues/jsonata-go (jsonata-js
-// 1.5.4 semantics; docs/asl-runtime.md lists what differs from the 2.0.6
-// that Step Functions implements). This package hides it behind Compile
-// and Eval and works around two of its defects: evaluating `a ~> $f(b)`
-// rewrites the parsed expression in place (so such an expression is parsed
-// again for every evaluation), and its built-in functions keep the
-// evaluation context in shared fields (so evaluations are serialized).
+// The language is jsonata-js 2.0.6 itself, the implementation Step
+// Functions runs, embedded and run on a JavaScript interpreter
+// (github.com/dop251/goja): its parser, operators, functions, error codes
+// and messages are the reference's. That path costs tens of microseconds,
+// so the commonest expressions of state machines — paths from variables,
+// comparisons, object and array constructors, arithmetic, a few functions —
+// are evaluated natively in Go on the reference's own parse tree (fast.go),
+// and a differential test holds the two to the same answers.
 package jsonata
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"reflect"
 	"sort"
-	"sync"
 
-	blues "github.com/blues/jsonata-go"
-	"github.com/blues/jsonata-go/jparse"
+	"github.com/dop251/goja"
 )
 
 // ErrUndefined is returned when an expression evaluates to nothing
@@ -33,34 +33,49 @@ var ErrUndefined = errors.New("the expression returned nothing (undefined)")
 // cannot hold: a function, or a number that is not finite.
 var ErrUnsupportedResult = errors.New("the expression returned an unsupported result type")
 
-// evalMu serializes evaluations: the library's built-in functions are
-// package-level values whose evaluation context is a field set on every
-// call, so two evaluations at once would race on it.
-var evalMu sync.Mutex
-
 // Expr is one compiled expression, safe for concurrent use.
 type Expr struct {
-	src      string
-	compiled *blues.Expr
-	reparse  bool     // the expression holds `~> $f(…)`, which evaluation rewrites
-	names    []string // every $name the expression mentions, sorted
-	fast     *fastExpr
+	src   string
+	names []string // every $name the expression mentions, sorted
+	fast  fastNode // nil: only the reference evaluates it
 }
 
-// Compile parses an expression (the text between "{%" and "%}").
-func Compile(src string) (*Expr, error) {
-	node, err := jparse.Parse(src)
+// Compile parses an expression (the text between "{%" and "%}"). A syntax
+// error is jsonata's (*Error, "S0202: Expected \")\", got \"(end)\"").
+func Compile(src string) (e *Expr, err error) {
+	m, err := borrow()
 	if err != nil {
-		return nil, fmt.Errorf("%s", describe(err))
+		return nil, err
 	}
-	x := &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
-	x.reparse = hasChainedCall(node)
-	if !x.reparse {
-		if x.compiled, err = blues.Compile(src); err != nil {
-			return nil, fmt.Errorf("%s", describe(err))
+	defer func() {
+		// As in evalReference: a Go panic fails this call, and the
+		// interpreter it left behind is not reused.
+		if p := recover(); p != nil {
+			e, err = nil, fmt.Errorf("the JSONata implementation failed: %v", p)
+			return
 		}
+		giveBack(m)
+	}()
+	x, err := m.compiled(src)
+	if err != nil {
+		return nil, err
 	}
-	return x, nil
+	tree, err := m.ast(goja.Undefined(), x)
+	if err != nil {
+		return nil, jsError(err)
+	}
+	var node map[string]any
+	if err := json.Unmarshal([]byte(tree.String()), &node); err != nil {
+		return nil, fmt.Errorf("reading the JSONata parse tree: %w", err)
+	}
+	e = &Expr{src: src, names: variableNames(src), fast: compileFast(node)}
+	if e.fast != nil {
+		// The interpreter compiles it again should the fast path ever
+		// leave it an evaluation; meanwhile its parse tree is not kept
+		// alive (the collector would scan it on every cycle).
+		m.forget(src)
+	}
+	return e, nil
 }
 
 // String returns the expression's text.
@@ -94,147 +109,39 @@ type Env struct {
 
 // Eval evaluates the expression. Values are the generic JSON model (nil,
 // bool, int64, float64, string, []any, map[string]any); a whole number
-// comes back as int64. An undefined result returns ErrUndefined.
+// comes back as int64. An undefined result returns ErrUndefined, a failure
+// jsonata reports an *Error.
 func (x *Expr) Eval(env Env) (v any, err error) {
-	// The library is a reflection-based interpreter of arbitrary input; a
-	// panic in it fails this evaluation, not the process.
-	defer func() {
-		if p := recover(); p != nil {
-			v, err = nil, fmt.Errorf("the JSONata library failed: %v", p)
+	if p, isPath := x.fast.(path); isPath && !p.filtered && p.root != "" {
+		// The commonest expression of all, a plain path from a variable,
+		// without the interface calls of the general case.
+		if v, err := p.plain(env); err != errNotSure { //nolint:errorlint // errNotSure is returned as is
+			return v, err
 		}
-	}()
-	if x.fast != nil {
-		if v, err := x.fast.eval(env); !errors.Is(err, errNotSure) {
+	} else if x.fast != nil {
+		if v, err := evalFast(x.fast, env); !errors.Is(err, errNotSure) {
 			return v, err
 		}
 	}
-	bind := make(map[string]any, len(x.names))
-	var fns map[string]any
-	for _, name := range x.names {
-		if isStepFunctionsFunction(name) {
-			if fns == nil {
-				fns = functions(env)
-			}
-			bind[name] = fns[name]
-			continue
-		}
-		if env.Vars == nil {
-			continue
-		}
-		if v, ok := env.Vars.Var(name); ok {
-			bind[name] = v
-		}
-	}
-	evalMu.Lock()
-	defer evalMu.Unlock()
-	e := x.compiled
-	if x.reparse {
-		var err error
-		if e, err = blues.Compile(x.src); err != nil {
-			return nil, fmt.Errorf("%s", describe(err))
-		}
-	} else {
-		// A shallow copy takes the variables; the compiled expression
-		// holds no registry of its own, so the copy gets a fresh one.
-		cp := *e
-		e = &cp
-	}
-	if len(bind) > 0 {
-		if err := e.RegisterVars(bind); err != nil {
-			return nil, err
-		}
-	}
-	v, err = e.Eval(nil)
-	if errors.Is(err, blues.ErrUndefined) {
-		return nil, ErrUndefined
-	}
+	return x.evalReference(env, noInput)
+}
+
+// evalReference evaluates the expression with jsonata-js.
+func (x *Expr) evalReference(env Env, input any) (v any, err error) {
+	m, err := borrow()
 	if err != nil {
-		return nil, fmt.Errorf("%s", describe(err))
+		return nil, err
 	}
-	if isModel(v) {
-		return v, nil
-	}
-	return normalize(reflect.ValueOf(v))
-}
-
-// isModel reports whether v is already in the generic JSON model with
-// whole numbers as int64, so it needs no copy.
-func isModel(v any) bool {
-	switch t := v.(type) {
-	case nil, bool, string, int64:
-		return true
-	case float64:
-		return t != math.Trunc(t) && !math.IsInf(t, 0) && !math.IsNaN(t)
-	case []any:
-		for _, e := range t {
-			if !isModel(e) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		for _, e := range t {
-			if !isModel(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// describe words a library error without its Go type noise.
-func describe(err error) string {
-	var pe *jparse.Error
-	if errors.As(err, &pe) {
-		return fmt.Sprintf("%s (at position %d)", pe.Error(), pe.Position)
-	}
-	return err.Error()
-}
-
-// hasChainedCall reports whether node holds `a ~> $f(…)` anywhere.
-func hasChainedCall(node jparse.Node) bool {
-	found := false
-	var walk func(v reflect.Value)
-	seen := map[uintptr]bool{}
-	walk = func(v reflect.Value) {
-		if found || !v.IsValid() {
+	defer func() {
+		// A Go panic inside the interpreter fails this evaluation, not the
+		// process; the interpreter it left behind is not reused.
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("the JSONata implementation failed: %v", p)
 			return
 		}
-		switch v.Kind() {
-		case reflect.Interface:
-			if !v.IsNil() {
-				walk(v.Elem())
-			}
-		case reflect.Pointer:
-			if v.IsNil() || seen[v.Pointer()] {
-				return
-			}
-			seen[v.Pointer()] = true
-			if fa, ok := v.Interface().(*jparse.FunctionApplicationNode); ok {
-				if _, isCall := fa.RHS.(*jparse.FunctionCallNode); isCall {
-					found = true
-					return
-				}
-			}
-			walk(v.Elem())
-		case reflect.Struct:
-			for i := 0; i < v.NumField(); i++ {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
-				}
-			}
-		case reflect.Slice, reflect.Array:
-			if v.Type().Elem().Kind() == reflect.Uint8 {
-				return
-			}
-			for i := 0; i < v.Len(); i++ {
-				walk(v.Index(i))
-			}
-		}
-	}
-	walk(reflect.ValueOf(node))
-	return found
+		giveBack(m)
+	}()
+	return m.evaluate(x.src, x.names, env, input)
 }
 
 // variableNames lists the distinct $names in src outside string literals.
@@ -300,7 +207,7 @@ func normalize(v reflect.Value) (any, error) {
 		if math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, ErrUnsupportedResult
 		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		if f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
 			return int64(f), nil
 		}
 		return f, nil

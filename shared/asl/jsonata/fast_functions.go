@@ -1,0 +1,338 @@
+package jsonata
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The fast path's function calls.
+
+// call is $f(args…) of a function the fast path implements.
+type call struct {
+	name string
+	fn   func(args []any) (any, error) // one of natives, or
+	sf   sfFunction                    // one of Step Functions'
+	args []fastNode
+}
+
+// natives are the functions implemented here, each for the arguments it
+// certainly decides as jsonata does (errNotSure otherwise).
+var natives = map[string]func(args []any) (any, error){
+	"merge":     nativeMerge,
+	"count":     nativeCount,
+	"exists":    nativeExists,
+	"string":    nativeString,
+	"length":    nativeLength,
+	"uppercase": func(a []any) (any, error) { return caseFold(a, strings.ToUpper) },
+	"lowercase": func(a []any) (any, error) { return caseFold(a, strings.ToLower) },
+	"sum":       nativeSum,
+	"not":       nativeNot,
+	"join":      nativeJoin,
+	"contains":  nativeContains,
+	"split":     nativeSplit,
+	"number":    nativeNumber,
+}
+
+func compileCall(node map[string]any) fastNode {
+	if !only(node, "value", "procedure", "arguments") || node["value"] != "(" {
+		return nil
+	}
+	proc, _ := node["procedure"].(map[string]any)
+	if proc["type"] != "variable" || !only(proc, "value") {
+		return nil
+	}
+	name, _ := proc["value"].(string)
+	c := call{name: name}
+	if sf, isSF := stepFunctions[name]; isSF {
+		if sf == nil {
+			return nil // $eval: the reference says what a call of nothing is
+		}
+		c.sf = sf
+	} else if c.fn = natives[name]; c.fn == nil {
+		return nil
+	}
+	args, _ := node["arguments"].([]any)
+	for _, a := range args {
+		m, _ := a.(map[string]any)
+		if m["type"] == "operator" {
+			return nil // a `?` placeholder: partial application
+		}
+		n := compileFast(m)
+		if n == nil {
+			return nil
+		}
+		c.args = append(c.args, n)
+	}
+	return c
+}
+
+func (c call) eval(env Env, ctx any) (any, error) {
+	if c.sf != nil {
+		// Step Functions' functions come before variables, as the
+		// reference binds them.
+		args := make([]any, len(c.args))
+		for i, a := range c.args {
+			v, err := a.eval(env, ctx)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = v
+		}
+		return callStepFunction(c.name, c.sf, env.Entropy, args)
+	}
+	if env.Vars != nil {
+		if _, shadowed := env.Vars.Var(c.name); shadowed {
+			return nil, errNotSure // a variable of that name is what is called
+		}
+	}
+	args := make([]any, len(c.args))
+	for i, a := range c.args {
+		v, err := a.eval(env, ctx)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	return c.fn(args)
+}
+
+func nativeMerge(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	out := map[string]any{}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case map[string]any:
+		for k, v := range t {
+			out[k] = v
+		}
+	case []any:
+		for _, e := range t {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, errNotSure // T0412: the reference words it
+			}
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+	default:
+		return nil, errNotSure
+	}
+	return out, nil
+}
+
+func nativeCount(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return int64(0), nil
+	case []any:
+		return int64(len(t)), nil
+	}
+	return int64(1), nil
+}
+
+func nativeExists(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	return !isUndefined(a[0]), nil
+}
+
+// nativeString converts what needs no JavaScript formatting: strings,
+// booleans, null and safe integers.
+func nativeString(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType, string:
+		return t, nil
+	case bool:
+		return strconv.FormatBool(t), nil
+	case nil:
+		return "null", nil
+	case int64:
+		if t > -1e15 && t < 1e15 {
+			return strconv.FormatInt(t, 10), nil
+		}
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1e15 {
+			return strconv.FormatInt(int64(t), 10), nil
+		}
+	}
+	return nil, errNotSure
+}
+
+func nativeLength(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		// jsonata counts code points (Array.from), not UTF-16 units.
+		return int64(utf8.RuneCountInString(t)), nil
+	}
+	return nil, errNotSure
+}
+
+func caseFold(a []any, fold func(string) string) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		if ascii(t) {
+			return fold(t), nil
+		}
+	}
+	return nil, errNotSure // Unicode case rules: the reference's
+}
+
+func nativeSum(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	items, isArr := a[0].([]any)
+	switch {
+	case isUndefined(a[0]):
+		return undefined, nil
+	case !isArr:
+		items = []any{a[0]}
+	}
+	total := 0.0
+	for _, e := range items {
+		n, ok := num(e)
+		if !ok {
+			return nil, errNotSure
+		}
+		total += n
+	}
+	return numberValue(total), nil
+}
+
+func nativeNot(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case bool:
+		return !t, nil
+	}
+	return nil, errNotSure
+}
+
+func nativeJoin(a []any) (any, error) {
+	if len(a) < 1 || len(a) > 2 {
+		return nil, errNotSure
+	}
+	sep := ""
+	if len(a) == 2 {
+		s, ok := a[1].(string)
+		if !ok {
+			return nil, errNotSure
+		}
+		sep = s
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		return t, nil
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return nil, errNotSure
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, sep), nil
+	}
+	return nil, errNotSure
+}
+
+func nativeContains(a []any) (any, error) {
+	if len(a) != 2 {
+		return nil, errNotSure
+	}
+	s, ok := a[0].(string)
+	if !ok {
+		if isUndefined(a[0]) {
+			return undefined, nil
+		}
+		return nil, errNotSure
+	}
+	sub, ok := a[1].(string)
+	if !ok {
+		return nil, errNotSure // a regex pattern: the reference's
+	}
+	return strings.Contains(s, sub), nil
+}
+
+// nativeSplit splits on a non-empty string separator, as JavaScript's
+// String.split does (a regex or a limit: the reference's).
+func nativeSplit(a []any) (any, error) {
+	if len(a) != 2 {
+		return nil, errNotSure
+	}
+	sep, ok := a[1].(string)
+	if !ok || sep == "" {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		parts := strings.Split(t, sep)
+		out := make([]any, len(parts))
+		for i, p := range parts {
+			out[i] = p
+		}
+		return out, nil
+	}
+	return nil, errNotSure
+}
+
+// decimal is the string form $number reads with parseFloat (other forms,
+// hexadecimal and the like, are the reference's).
+var decimal = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([Ee][-+]?[0-9]+)?$`)
+
+// nativeNumber converts numbers, decimal strings and booleans.
+func nativeNumber(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType, int64, float64:
+		return t, nil
+	case bool:
+		if t {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case string:
+		if decimal.MatchString(t) {
+			f, err := strconv.ParseFloat(t, 64)
+			if err == nil && !math.IsInf(f, 0) {
+				return numberValue(f), nil
+			}
+		}
+	}
+	return nil, errNotSure // D3030 or T0410: the reference words it
+}

@@ -78,9 +78,11 @@ func allIndexes() []string {
 
 // functionAccess lists every function the stack deploys with what its code
 // calls. A function missing here fails synthesis: a new function must say
-// what it needs, rather than inherit everything. The lists follow
-// shared/activities (which activities call c.maas, publishOnce or the
-// completer) and shared/api.
+// what it needs, rather than inherit everything. The flags follow the
+// workflows' activity packages (shared/activities/onboarding and
+// decommission: which activities call MAAS, publish or complete a task) and
+// shared/api; the table's items and indexes are what internal/tableaccess
+// finds the function's code can reach (TestTableGrantsFollowTheCode).
 var functionAccess = map[string]access{
 	functionAPI:               {api: true, maas: true, completeTask: true, items: items(condCheck, delItem, getItem, putItem, queryItem, updItem), indexes: allIndexes()},
 	"take-site-slot":          {items: items(delItem, getItem, putItem, queryItem)}, // the site and the throttle's rows; the slot's waiters by prefix

@@ -163,3 +163,46 @@ func main() { _ = tracing.Get(context.Background(), &dynamodb.Client{}) }
 	assert.Contains(t, err.Error(), "shared/tracing")
 	assert.Contains(t, err.Error(), "GetItem")
 }
+
+// TestAHandlerChosenOnAPathTheAnalysisCannotFollowFails: a handler made by
+// a call that returns one function on one path and, on another, one it
+// cannot tell (a map's value) is an error, not the one it could tell.
+func TestAHandlerChosenOnAPathTheAnalysisCannotFollowFails(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module " + modulePath + "\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/aws/aws-sdk-go-v2/service/dynamodb v1.0.0\n\tgithub.com/aws/aws-lambda-go v1.0.0\n)\n\n" +
+			"replace github.com/aws/aws-sdk-go-v2/service/dynamodb => ./fakeddb\n\nreplace github.com/aws/aws-lambda-go => ./fakelambda\n",
+		"fakelambda/go.mod":           "module github.com/aws/aws-lambda-go\n\ngo 1.26.0\n",
+		"fakelambda/lambda/lambda.go": "package lambda\n\nimport \"context\"\n\n// Start runs handler.\nfunc Start(handler any) {\n\tif h, ok := handler.(func(context.Context) error); ok {\n\t\t_ = h(context.Background())\n\t}\n}\n",
+		"shared/store/store.go":       fakeStore,
+		"functions/choose/main.go": `package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/maasflow/maasflow/shared/store"
+)
+
+var handlers = map[string]func(context.Context) error{"list": list}
+
+func get(ctx context.Context) error  { return store.New(&dynamodb.Client{}).Get(ctx) }
+func list(ctx context.Context) error { return store.New(&dynamodb.Client{}).List(ctx) }
+
+func pick() func(context.Context) error { return handlers[os.Getenv("HANDLER")] }
+
+func handlerFor(direct bool) func(context.Context) error {
+	if direct {
+		return get
+	}
+	return pick()
+}
+
+func main() { lambda.Start(handlerFor(os.Getenv("DIRECT") != "")) }
+`,
+	})
+	got, err := Analyze(dir, nil)
+	require.Error(t, err, "found %v", got)
+	assert.Contains(t, err.Error(), "does not follow")
+}

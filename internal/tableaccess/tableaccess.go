@@ -255,7 +255,14 @@ func (a *analyzer) handed(v ssa.Value, depth int) []*ssa.Function {
 				}
 				for _, b := range e.Callee.Func.Blocks {
 					if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && len(ret.Results) == 1 {
-						out = append(out, a.handed(ret.Results[0], depth+1)...)
+						r := ret.Results[0]
+						got := a.handed(r, depth+1)
+						if c, isConst := r.(*ssa.Const); len(got) == 0 && runsCode(r) && (!isConst || !c.IsNil()) {
+							// One path returns code the analysis cannot
+							// tell: no answer rather than the other paths'.
+							return nil
+						}
+						out = append(out, got...)
 					}
 				}
 			}

@@ -16,6 +16,12 @@ import (
 
 const kindRoCE = "roce_assignment"
 
+// RoCERowsPerTransaction is the most rows UpsertRoCEAssignments writes in
+// one transaction, all or none: DynamoDB's 100 items less one for the
+// site check, one for the design check and one for a request's audit
+// entry. The RoCE API takes no more in one request.
+const RoCERowsPerTransaction = maxTxItems - 3
+
 // RoCEAssignmentID is the id of the site's row for (hostname, interface):
 // "<hostname>:<interface>", the hostname in lower case. Neither part can
 // hold ':' (RFC 1123 host names; Linux interface names), so the id is
@@ -109,9 +115,7 @@ func (s *Store) upsertRoCE(ctx context.Context, siteID string, rows []domain.RoC
 		}
 	}
 
-	// One slot for the site check, one for the design check, one for a
-	// request's audit entry.
-	const perTx = maxTxItems - 3
+	const perTx = RoCERowsPerTransaction
 	var before map[string]domain.RoCEAssignment
 	if len(rows) > perTx {
 		old, err := s.listDirectRoCE(ctx, siteID, "")

@@ -88,7 +88,7 @@ func (c *Client) DisableProfile(ctx context.Context, siteID, profileID string, o
 
 // --- RoCE assignments
 
-// UpsertRoCE stores up to 100 assignments of a site, all or none.
+// UpsertRoCE stores up to 97 assignments of a site, all or none.
 func (c *Client) UpsertRoCE(ctx context.Context, siteID string, items []RoCEAssignmentInput, opts ...CallOption) ([]RoCEAssignment, error) {
 	l, err := call[list[RoCEAssignment]](ctx, c, http.MethodPost, Path(SitesPath, siteID, "roce-assignments"), nil,
 		list[RoCEAssignmentInput]{Items: items}, opts)

@@ -14,7 +14,7 @@ const routeConnectorRenew = "/api/v1/connectors/{id}/certificate"
 // authorizer when the stack has a connector CA: a connector has no
 // operator token; the handler authenticates it by its current certificate.
 func (b *builder) connectorRenewRoute(integration awsapigatewayv2integrations.HttpLambdaIntegration) {
-	if b.props.ConnectorCA == nil || b.connector.table == nil {
+	if !b.servesConnectorRenewal() {
 		return
 	}
 	for _, r := range *b.api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
@@ -23,6 +23,12 @@ func (b *builder) connectorRenewRoute(integration awsapigatewayv2integrations.Ht
 		Integration: integration,
 	}) {
 		nagSuppress(r, "AwsSolutions-APIG4", "a connector has no operator JWT: the handler authenticates it by its current "+
-			"certificate from the connector CA and a CSR over that certificate's key, and the stage's default throttle bounds the route")
+			"certificate from the connector CA and a CSR over that certificate's key, and the stage's per-route throttle bounds the route")
 	}
+}
+
+// servesConnectorRenewal reports whether the stack has the renewal route
+// (and so its throttle: a stage's settings may name only routes that exist).
+func (b *builder) servesConnectorRenewal() bool {
+	return b.props.ConnectorCA != nil && b.connector.table != nil
 }

@@ -48,12 +48,14 @@ func (b *builder) operate() {
 }
 
 func (b *builder) apiStage() {
-	stage := b.defaultStage("Api", b.api.ApiId(), apiRateLimit, apiBurstLimit, map[string]any{
-		"POST " + routeEnroll: map[string]any{
-			"ThrottlingRateLimit":  enrollRateLimit,
-			"ThrottlingBurstLimit": enrollBurstLimit,
-		},
-	})
+	public := map[string]any{"ThrottlingRateLimit": enrollRateLimit, "ThrottlingBurstLimit": enrollBurstLimit}
+	routes := map[string]any{"POST " + routeEnroll: public}
+	if b.servesConnectorRenewal() {
+		// Public as well (the handler checks the certificate); a
+		// connector renews every few days.
+		routes["POST "+routeConnectorRenew] = public
+	}
+	stage := b.defaultStage("Api", b.api.ApiId(), apiRateLimit, apiBurstLimit, routes)
 	b.customDomain(stage)
 }
 

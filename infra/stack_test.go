@@ -527,6 +527,7 @@ func TestDevStage(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(auth.Properties["JwtConfiguration"]), "cognito-idp")
 	assert.Empty(t, cfn.Parameters[paramJWTIssuer], "the pool is the issuer: no parameter")
 	checkGrants(t, cfn, expectedGrants(t, cfn, fns, false))
+	checkNoConnectorRenewRoute(t, cfn)
 }
 
 // TestImportTable: after a destroy, the retained table is used by name.

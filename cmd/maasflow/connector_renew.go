@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -141,10 +142,31 @@ func (o *renewOptions) renew(ctx context.Context, apiURL string, now time.Time, 
 	if err != nil {
 		return false, err
 	}
+	// Written, a certificate over another key would leave the connector
+	// with one it can neither use nor renew.
+	if err := overKey(got.CertificatePEM, id.Key.Public()); err != nil {
+		return false, err
+	}
 	if err := writeCertificate(o.dir, got); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(stdout, "connector certificate for site %s renewed (serial %s) valid until %s\n",
 		got.SiteID, got.Serial, got.NotAfter.Format(time.RFC3339))
 	return true, nil
+}
+
+// overKey checks that certPEM is a certificate over key.
+func overKey(certPEM string, key crypto.PublicKey) error {
+	block, _ := pem.Decode([]byte(certPEM))
+	if block == nil || block.Type != "CERTIFICATE" {
+		return fmt.Errorf("the renewed certificate is not a PEM CERTIFICATE: nothing written")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("the renewed certificate does not parse: nothing written")
+	}
+	if k, ok := cert.PublicKey.(interface{ Equal(crypto.PublicKey) bool }); !ok || !k.Equal(key) {
+		return fmt.Errorf("the renewed certificate is not over the connector's key: nothing written")
+	}
+	return nil
 }

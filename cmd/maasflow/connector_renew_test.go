@@ -31,6 +31,8 @@ import (
 type fakeRenewAPI struct {
 	t  *testing.T
 	ca *nodeid.CA
+	// otherKey: answer with a certificate over another key (a broken API).
+	otherKey bool
 }
 
 func (f *fakeRenewAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,6 +63,19 @@ func (f *fakeRenewAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	assert.True(f.t, csr.PublicKey.(*ecdsa.PublicKey).Equal(cert.PublicKey), "the CSR is over the current certificate's key")
+	if f.otherKey {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if !assert.NoError(f.t, err) {
+			fail()
+			return
+		}
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
+		if !assert.NoError(f.t, err) {
+			fail()
+			return
+		}
+		in.CSR = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	}
 	issued, err := f.ca.IssueConnector(in.CSR, "site-a", time.Now())
 	if !assert.NoError(f.t, err) {
 		fail()
@@ -122,6 +137,38 @@ func TestConnectorRenewKeepsTheKeyAndNeedsNoToken(t *testing.T) {
 	errOut.Reset()
 	assert.Equal(t, 2, (&renewOptions{}).run(context.Background(), noToken, time.Now, &out, &errOut))
 	assert.Contains(t, errOut.String(), "--dir is required")
+}
+
+// An answer whose certificate is not over the connector's key is refused
+// before anything is written: written, it would leave the connector with a
+// certificate it cannot use nor renew.
+func TestConnectorRenewRefusesACertificateOverAnotherKey(t *testing.T) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
+	require.NoError(t, err)
+	ca, err := nodeid.NewCA(caPEM, caKey)
+	require.NoError(t, err)
+	enrollSrv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
+	defer enrollSrv.Close()
+	renewSrv := httptest.NewServer(&fakeRenewAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL), otherKey: true})
+	defer renewSrv.Close()
+	dir := filepath.Join(t.TempDir(), "conn")
+	env := map[string]string{"MAASFLOW_API_URL": enrollSrv.URL, "MAASFLOW_ADMIN_TOKEN": "admin-token"}
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, (&enrollOptions{site: "site-a", dir: dir}).run(context.Background(), func(k string) string { return env[k] }, &out, &errOut), errOut.String())
+	certBefore, err := os.ReadFile(filepath.Join(dir, enrollCertFile))
+	require.NoError(t, err)
+
+	errOut.Reset()
+	o := &renewOptions{dir: dir, apiURL: renewSrv.URL}
+	assert.Equal(t, 1, o.run(context.Background(), func(string) string { return "" }, time.Now, &out, &errOut))
+	assert.Contains(t, errOut.String(), "not over the connector's key")
+	certAfter, err := os.ReadFile(filepath.Join(dir, enrollCertFile))
+	require.NoError(t, err)
+	assert.Equal(t, string(certBefore), string(certAfter), "the working certificate stays")
+	_, err = rolesanywhere.LoadIdentity(filepath.Join(dir, enrollCertFile), filepath.Join(dir, enrollKeyFile))
+	require.NoError(t, err)
 }
 
 func TestRunningConnectorRenewsWhenDue(t *testing.T) {

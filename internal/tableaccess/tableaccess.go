@@ -8,9 +8,10 @@
 // SSA), narrows the program to what the functions' main packages reach
 // (RTA), builds the call graph by variable type analysis (VTA) on that part,
 // then walks it from each function's main. The table is reached only through
-// shared/store, so a call counts when a function of shared/store calls a
-// method of the SDK's *dynamodb.Client (the connector relay's calls reach the
-// connector's own table, granted apart). IAM authorises TransactWriteItems per
+// shared/store, so a call counts when a function of shared/store, or the
+// SDK's own code it uses (a paginator, a waiter), calls a method of the SDK's
+// *dynamodb.Client (the connector relay's calls reach the connector's own
+// table, granted apart); a call from any other package fails the analysis. IAM authorises TransactWriteItems per
 // item, so a reachable transaction counts as the item kinds the reachable code
 // of shared/store builds (types.TransactWriteItem's Put, Update, Delete and
 // ConditionCheck). A Query counts on an index when the reachable code of
@@ -21,6 +22,7 @@ package tableaccess
 import (
 	"fmt"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"path"
 	"slices"
@@ -40,6 +42,7 @@ const (
 	dynamodbPkg = "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbTypesPkg = dynamodbPkg + "/types"
 	lambdaPkg   = "github.com/aws/aws-lambda-go/lambda"
+	relayPkg    = modulePath + "/shared/connector/sqsrelay"
 	// FunctionsPattern is the package pattern of the functions' main packages.
 	FunctionsPattern = "./functions/..."
 )
@@ -184,8 +187,23 @@ func (a *analyzer) access(p *ssa.Package) (Access, error) {
 				}
 				continue
 			}
-			if inStore && isClientMethod(callee) && ops[callee.Name()] == nil {
-				ops[callee.Name()] = f
+			if isClientMethod(callee) && token.IsExported(callee.Name()) && !isClientMethod(f) {
+				switch pkgPath(f) {
+				case storePkg, dynamodbPkg:
+					// The store's calls, and those the SDK's paginators
+					// and waiters make for it.
+					if ops[callee.Name()] == nil {
+						ops[callee.Name()] = f
+					}
+				case relayPkg:
+					// The connector's own table, granted apart.
+				default:
+					// Code whose table calls the analysis does not read
+					// (which items, which index): an error, never a
+					// function that reaches less than it does.
+					return Access{}, fmt.Errorf("%s: %s calls %s outside shared/store, which the analysis does not follow",
+						p.Pkg.Path(), shortName(f), shortName(callee))
+				}
 			}
 			visit(callee, f)
 		}
@@ -237,7 +255,14 @@ func (a *analyzer) handed(v ssa.Value, depth int) []*ssa.Function {
 				}
 				for _, b := range e.Callee.Func.Blocks {
 					if ret, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && len(ret.Results) == 1 {
-						out = append(out, a.handed(ret.Results[0], depth+1)...)
+						r := ret.Results[0]
+						got := a.handed(r, depth+1)
+						if c, isConst := r.(*ssa.Const); len(got) == 0 && runsCode(r) && (!isConst || !c.IsNil()) {
+							// One path returns code the analysis cannot
+							// tell: no answer rather than the other paths'.
+							return nil
+						}
+						out = append(out, got...)
 					}
 				}
 			}

@@ -212,4 +212,18 @@ func TestConnectorSiteQueuesFollowTheSite(t *testing.T) {
 		assert.Equal(t, "disabled", got["status"])
 		assert.Contains(t, got["warnings"], "the connector queues of this site were not deleted (throttled): repeat the request to retry")
 	})
+	t.Run("a patch that left the connector path deletes them when repeated", func(t *testing.T) {
+		id := h.connectorSite("dc7")
+		q.taken()
+		q.removeErr = errors.New("throttled")
+		got := h.mustAdmin(http.StatusOK, http.MethodPatch, sites+id, map[string]any{"connectivity": "vpc"})
+		q.removeErr = nil
+		assert.Contains(t, got["warnings"], "the connector queues of this site were not deleted (throttled): repeat the request to retry")
+		assert.Equal(t, []string{"remove " + id}, q.taken())
+
+		// As the warning says: the same request again.
+		got = h.mustAdmin(http.StatusOK, http.MethodPatch, sites+id, map[string]any{"connectivity": "vpc"})
+		assert.NotContains(t, got["warnings"], "the connector queues of this site were not deleted (throttled): repeat the request to retry")
+		assert.Equal(t, []string{"remove " + id}, q.taken(), "the repeated request deletes the queues")
+	})
 }

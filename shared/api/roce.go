@@ -12,7 +12,7 @@ import (
 
 // maxRoCEItems bounds one bulk upsert: the store writes it in one
 // all-or-nothing transaction.
-const maxRoCEItems = 100
+const maxRoCEItems = store.RoCERowsPerTransaction
 
 type roceItem struct {
 	Hostname  string `json:"hostname"`

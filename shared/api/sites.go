@@ -289,7 +289,11 @@ func (s *server) patchSite(rq *request) (int, any, error) {
 	}
 	view := viewSite(site)
 	view.Warnings = s.policyWarnings(rq.ctx(), site, nil)
-	if wasConnector && (!site.ThroughConnector() || site.Status != domain.StatusActive) {
+	// Also when the site was already off the connector path: a removal
+	// that failed is retried by repeating the request, as its warning says
+	// (Remove leaves alone queues that do not exist or that the stack made).
+	touched := wasConnector || in.Connectivity != nil || in.Status != nil
+	if touched && (!site.ThroughConnector() || site.Status != domain.StatusActive) {
 		view.Warnings = append(view.Warnings, s.removeConnectorQueues(rq, site.ID)...)
 	}
 	return http.StatusOK, view, nil

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -489,4 +490,24 @@ func (f *fakeProber) probes() []probeCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]probeCall(nil), f.calls...)
+}
+
+// One upsert request is one store transaction, all or none: it carries no
+// more rows than a transaction holds beside the site check, the design
+// check and the audit entry.
+func TestRoCEUpsertFitsOneTransaction(t *testing.T) {
+	h := newHarness(t)
+	site := h.mustAdmin(http.StatusCreated, "POST", "/api/v1/admin/maas-sites", map[string]any{"name": "dc1", "maas_url": "http://m/MAAS"})["id"].(string)
+	base := "/api/v1/admin/maas-sites/" + site + "/roce-assignments"
+	batch := func(n int) map[string]any {
+		items := make([]any, n)
+		for i := range n {
+			items[i] = map[string]any{"hostname": fmt.Sprintf("gpu%03d", i), "interface": "rail0", "ipv4_cidr": fmt.Sprintf("10.1.%d.%d/31", i/100, 2*(i%100))}
+		}
+		return map[string]any{"items": items}
+	}
+	h.mustAdmin(http.StatusOK, "POST", base, batch(97))
+	r := h.admin("POST", base, batch(98))
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	assert.Equal(t, "items", r.json(t)["error"].(map[string]any)["field"])
 }

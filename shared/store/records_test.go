@@ -143,6 +143,30 @@ func TestRoCEAssignmentsLargeBatch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "the site's rows are as they were")
 	})
+
+	t.Run("a rolled-back batch leaves no audit entry of success", func(t *testing.T) {
+		s, _, _ := newTestStore(t)
+		mustSite(t, s, "s1", "Paris")
+		// #1 and #2 are chunks, #3 (the last) fails: the batch is rolled
+		// back, so its entry must not say it was written.
+		s.db = &failingDB{DynamoDB: s.db, failTx: 3}
+		p := pendingEntry("roce.upsert", "site:s1")
+		_, err := s.UpsertRoCEAssignments(WithPendingAudit(ctx, p), "s1", batch(1))
+		require.ErrorIs(t, err, errInjected)
+		assert.False(t, p.Written(), "the entry rides only a batch that is written whole")
+		assert.Empty(t, auditOf(t, s, "roce.upsert"))
+		all, err := s.ListRoCEAssignments(ctx, "s1", "")
+		require.NoError(t, err)
+		assert.Empty(t, all)
+
+		// Written whole, the batch carries its entry once.
+		s.db = s.db.(*failingDB).DynamoDB
+		p = pendingEntry("roce.upsert", "site:s1")
+		_, err = s.UpsertRoCEAssignments(WithPendingAudit(ctx, p), "s1", batch(1))
+		require.NoError(t, err)
+		assert.True(t, p.Written())
+		assert.Len(t, auditOf(t, s, "roce.upsert"), 1)
+	})
 }
 
 func TestTimeline(t *testing.T) {

@@ -16,6 +16,12 @@ import (
 
 const kindRoCE = "roce_assignment"
 
+// RoCERowsPerTransaction is the most rows UpsertRoCEAssignments writes in
+// one transaction, all or none: DynamoDB's 100 items less one for the
+// site check, one for the design check and one for a request's audit
+// entry. The RoCE API takes no more in one request.
+const RoCERowsPerTransaction = maxTxItems - 3
+
 // RoCEAssignmentID is the id of the site's row for (hostname, interface):
 // "<hostname>:<interface>", the hostname in lower case. Neither part can
 // hold ':' (RFC 1123 host names; Linux interface names), so the id is
@@ -56,7 +62,8 @@ func checkRoCE(i int, a domain.RoCEAssignment) error {
 // read is checked in each transaction too, so a design applied meanwhile
 // is seen (the upsert starts again). Up to 97 rows go in one transaction; a
 // larger batch is written in several and, when one fails, the earlier ones
-// are rolled back to the rows they replaced.
+// are rolled back to the rows they replaced; the request's audit entry
+// rides the last, so only a batch written whole is audited as written.
 func (s *Store) UpsertRoCEAssignments(ctx context.Context, siteID string, items []domain.RoCEAssignment) ([]domain.RoCEAssignment, error) {
 	if err := checkID(kindRoCE, "site_id", siteID); err != nil {
 		return nil, err
@@ -108,9 +115,7 @@ func (s *Store) upsertRoCE(ctx context.Context, siteID string, rows []domain.RoC
 		}
 	}
 
-	// One slot for the site check, one for the design check, one for a
-	// request's audit entry.
-	const perTx = maxTxItems - 3
+	const perTx = RoCERowsPerTransaction
 	var before map[string]domain.RoCEAssignment
 	if len(rows) > perTx {
 		old, err := s.listDirectRoCE(ctx, siteID, "")
@@ -132,7 +137,14 @@ func (s *Store) upsertRoCE(ctx context.Context, siteID string, rows []domain.RoC
 			}
 			tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 		}
-		err := s.write(ctx, tx...)
+		// The request's audit entry rides the last chunk: the batch is
+		// written whole only once that one commits, and a rolled-back
+		// batch must leave no entry saying it was written.
+		wctx := ctx
+		if start+perTx < len(rows) {
+			wctx = withoutPendingAudit(ctx)
+		}
+		err := s.write(wctx, tx...)
 		if err == nil {
 			continue
 		}
@@ -161,6 +173,7 @@ func (s *Store) upsertRoCE(ctx context.Context, siteID string, rows []domain.RoC
 // restoreRoCE undoes written rows: each gets back the row it replaced, or
 // goes away if it was new.
 func (s *Store) restoreRoCE(ctx context.Context, siteID string, written []domain.RoCEAssignment, before map[string]domain.RoCEAssignment) error {
+	ctx = withoutPendingAudit(ctx) // undoing the change is not the change
 	for start := 0; start < len(written); start += maxTxItems {
 		var tx []types.TransactWriteItem
 		for _, a := range written[start:min(start+maxTxItems, len(written))] {

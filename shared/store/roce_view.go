@@ -81,11 +81,40 @@ func (s *Store) designUnchanged(siteID string, version int64) types.TransactWrit
 // (Source design, UpdatedAt the design's); the others are the rows written
 // for the host (Source direct). Rows come ordered by id (hostname, then
 // interface).
+//
+// The design and the direct rows are two reads: an apply between them that
+// first names a host removes that host's direct rows after the design read
+// said they were shown. So the design's version is read again after the
+// rows, and the list made again when it moved.
 func (s *Store) ListRoCEAssignments(ctx context.Context, siteID, hostname string) ([]domain.RoCEAssignment, error) {
-	sd, err := s.siteDesignIfAny(ctx, siteID)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		sd, err := s.siteDesignIfAny(ctx, siteID)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.listRoCE(ctx, siteID, sd, hostname)
+		if err != nil {
+			return nil, err
+		}
+		var head siteDesignItem
+		err = s.get(ctx, kindDesign, siteID, designKey(siteID), &head)
+		if errors.As(err, new(*ItemNotFoundError)) {
+			head.Version, err = 0, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if head.Version == sd.Version {
+			return out, nil
+		}
+		if attempt >= updateAttempts {
+			return nil, &ItemConflictError{Kind: kindRoCE, ID: siteID, Reason: "the site's design kept changing while its rows were read"}
+		}
 	}
+}
+
+// listRoCE lists the site's rows as its design sd shows them.
+func (s *Store) listRoCE(ctx context.Context, siteID string, sd SiteDesign, hostname string) ([]domain.RoCEAssignment, error) {
 	hosts := sd.Design.Hosts()
 	out := []domain.RoCEAssignment{}
 	if hostname == "" || !hosts[hostKey(hostname)] {

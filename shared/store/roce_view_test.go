@@ -195,3 +195,38 @@ func TestRoCEUpsertRacingADesignIsRefused(t *testing.T) {
 		assert.Empty(t, stored)
 	})
 }
+
+// queryRacingDB runs before ahead of the first Query it passes on.
+type queryRacingDB struct {
+	DynamoDB
+	fired  atomic.Bool
+	before func()
+}
+
+func (d *queryRacingDB) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if d.fired.CompareAndSwap(false, true) {
+		d.before()
+	}
+	return d.DynamoDB.Query(ctx, in, opts...)
+}
+
+// A read racing the apply that first names a host (the design read before
+// it, the direct rows after its clean-up) shows the host's rows of one
+// side or the other, never none: the onboarding's RoCE step would fail on
+// a host with no rows.
+func TestRoCEReadRacingADesignSeesTheHostsRows(t *testing.T) {
+	eachBackend(t, func(t *testing.T, mk func(testing.TB) (*Store, *clockwork.FakeClock)) {
+		t.Helper()
+		ctx := context.Background()
+		for _, host := range []string{"gpu-05", ""} {
+			s, _ := mk(t)
+			mustSite(t, s, "s1", "Paris")
+			_, err := s.UpsertRoCEAssignments(ctx, "s1", []domain.RoCEAssignment{roce("gpu-05", "ens1f0", "10.1.5.1/31")})
+			require.NoError(t, err)
+			s.db = &queryRacingDB{DynamoDB: s.db, before: func() {
+				putRails(t, s, railsDesign(map[string][]design.RoCERail{"gpu-05": {{Interface: "rail0", IPv4CIDR: "10.20.5.0/31"}}}), 0)
+			}}
+			assert.Equal(t, []rowView{{"gpu-05:rail0", "10.20.5.0/31", "design"}}, viewOf(t, s, host), "host %q", host)
+		}
+	})
+}

@@ -102,6 +102,31 @@ func TestEnsureLeavesTheStacksDLQToTheStacksAlarm(t *testing.T) {
 	assert.Contains(t, f.taken(), "ListQueueTags maasflow-prod-connector-site-b-dlq")
 }
 
+// SQS answers CreateQueue of an existing queue with its URL when the given
+// attributes match, and a listed site's DLQ has the API's retention and
+// encryption: the stack's queues are still the stack's, settings and alarm.
+func TestEnsureLeavesTheStacksQueuesAloneWhenCreateQueueSucceeds(t *testing.T) {
+	f, cw := newFakeSQSAdmin(), newFakeAlarms()
+	f.asSQS = true
+	f.queues["maasflow-prod-connector-site-b-dlq"] = map[string]string{"MessageRetentionPeriod": "1209600", "SqsManagedSseEnabled": "true", "Policy": "the stack's"}
+	f.queues["maasflow-prod-connector-site-b"] = map[string]string{"Policy": "the stack's"}
+	for n := range f.queues {
+		f.tags[n] = map[string]string{"aws:cloudformation:stack-name": "maasflow-prod"}
+	}
+	q := &sqsrelay.Queues{API: f, NamePrefix: "maasflow-prod-connector-", Alarms: &sqsrelay.DLQAlarms{API: cw, TopicARN: alarmTopic}}
+	require.NoError(t, q.Ensure(context.Background(), "site-b"))
+	assert.Empty(t, cw.names(), "the stack's alarm of the DLQ is CloudFormation's")
+	for n, attrs := range f.queues {
+		assert.Equal(t, "the stack's", attrs["Policy"], "%s keeps the stack's settings", n)
+	}
+	assert.NotContains(t, f.taken(), "SetQueueAttributes maasflow-prod-connector-site-b-dlq")
+
+	// The API's own queues, as SQS answers: made again with their alarm.
+	require.NoError(t, q.Ensure(context.Background(), "site-a"))
+	require.NoError(t, q.Ensure(context.Background(), "site-a"))
+	assert.Equal(t, []string{"maasflow-prod-connector-site-a-dlq"}, cw.names())
+}
+
 func TestEnsureFailsWhenTheAlarmCannotBeMade(t *testing.T) {
 	f, cw := newFakeSQSAdmin(), newFakeAlarms()
 	cw.failPut = errors.New("AccessDenied: not authorized to perform cloudwatch:PutMetricAlarm")

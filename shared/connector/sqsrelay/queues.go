@@ -69,11 +69,19 @@ func NamePrefixOf(urlPrefix string) string {
 }
 
 // Ensure makes site's DLQ and request queue, or brings queues made
-// earlier by the API to these settings. It is idempotent.
+// earlier by the API to these settings. It is idempotent. A listed site's
+// queues, which the stack made, are left as they are: their settings and
+// the DLQ's alarm are CloudFormation's.
 func (q *Queues) Ensure(ctx context.Context, site string) error {
 	name := q.NamePrefix + site
+	// Asked before CreateQueue, which cannot tell: it answers an existing
+	// queue's URL when the attributes it is given match, as a listed site's
+	// DLQ's do.
+	if stack, err := q.stackMade(ctx, name+"-dlq"); err != nil || stack {
+		return err
+	}
 	tags := map[string]string{TagSite: site, TagCreatedBy: CreatedByAPI}
-	dlqURL, made, err := q.create(ctx, name+"-dlq", tags, map[string]string{
+	dlqURL, err := q.create(ctx, name+"-dlq", tags, map[string]string{
 		string(types.QueueAttributeNameMessageRetentionPeriod): seconds(DLQRetention),
 		string(types.QueueAttributeNameSqsManagedSseEnabled):   "true",
 	})
@@ -98,7 +106,7 @@ func (q *Queues) Ensure(ctx context.Context, site string) error {
 		return err
 	}
 	queueARN := strings.TrimSuffix(dlqARN, "-dlq")
-	_, _, err = q.create(ctx, name, tags, map[string]string{
+	_, err = q.create(ctx, name, tags, map[string]string{
 		string(types.QueueAttributeNameMessageRetentionPeriod):        seconds(RequestRetention),
 		string(types.QueueAttributeNameVisibilityTimeout):             seconds(RequestVisibility),
 		string(types.QueueAttributeNameReceiveMessageWaitTimeSeconds): seconds(longPoll),
@@ -109,15 +117,24 @@ func (q *Queues) Ensure(ctx context.Context, site string) error {
 	if err != nil || q.Alarms == nil {
 		return err
 	}
-	if !made {
-		if made, err = q.madeByAPI(ctx, dlqURL); err != nil {
-			return fmt.Errorf("connector DLQ of site %s: %w", site, err)
-		}
-	}
-	if !made {
-		return nil // the stack's DLQ, with the stack's alarm
-	}
 	return q.Alarms.put(ctx, name+"-dlq", site)
+}
+
+// stackMade reports whether the queue named name exists without the API's
+// tag (the stack made it).
+func (q *Queues) stackMade(ctx context.Context, name string) (bool, error) {
+	got, err := q.API.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
+	if errors.As(err, new(*types.QueueDoesNotExist)) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("queue %s: %w", name, err)
+	}
+	api, err := q.madeByAPI(ctx, aws.ToString(got.QueueUrl))
+	if err != nil {
+		return false, fmt.Errorf("queue %s: %w", name, err)
+	}
+	return !api, nil
 }
 
 // madeByAPI reports whether the queue at url carries the API's tag.
@@ -129,25 +146,25 @@ func (q *Queues) madeByAPI(ctx context.Context, url string) (bool, error) {
 	return tags.Tags[TagCreatedBy] == CreatedByAPI, nil
 }
 
-// create makes a queue (made is true), or updates the attributes of the
-// one that exists under that name with others.
-func (q *Queues) create(ctx context.Context, name string, tags, attrs map[string]string) (url string, made bool, err error) {
+// create makes a queue, or updates the attributes of the one that exists
+// under that name with others.
+func (q *Queues) create(ctx context.Context, name string, tags, attrs map[string]string) (url string, err error) {
 	out, err := q.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs, Tags: tags})
 	if err == nil {
-		return aws.ToString(out.QueueUrl), true, nil
+		return aws.ToString(out.QueueUrl), nil
 	}
 	var exists *types.QueueNameExists
 	if !errors.As(err, &exists) {
-		return "", false, fmt.Errorf("create queue %s: %w", name, err)
+		return "", fmt.Errorf("create queue %s: %w", name, err)
 	}
 	got, err := q.API.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
 	if err != nil {
-		return "", false, fmt.Errorf("queue %s: %w", name, err)
+		return "", fmt.Errorf("queue %s: %w", name, err)
 	}
 	if _, err := q.API.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: got.QueueUrl, Attributes: attrs}); err != nil {
-		return "", false, fmt.Errorf("queue %s: %w", name, err)
+		return "", fmt.Errorf("queue %s: %w", name, err)
 	}
-	return aws.ToString(got.QueueUrl), false, nil
+	return aws.ToString(got.QueueUrl), nil
 }
 
 // Remove deletes the site's request queue and DLQ if the API made them,

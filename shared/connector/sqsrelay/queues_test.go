@@ -24,6 +24,10 @@ type fakeSQSAdmin struct {
 	calls  []string
 	queues map[string]map[string]string // name → attributes
 	tags   map[string]map[string]string
+	// asSQS: CreateQueue of an existing queue fails only when a given
+	// attribute differs, and otherwise returns the queue's URL, as SQS
+	// does; without it every existing name fails.
+	asSQS bool
 }
 
 func newFakeSQSAdmin() *fakeSQSAdmin {
@@ -41,8 +45,13 @@ func (f *fakeSQSAdmin) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, 
 	defer f.mu.Unlock()
 	name := aws.ToString(in.QueueName)
 	f.record("CreateQueue", name)
-	if _, ok := f.queues[name]; ok {
-		return nil, &types.QueueNameExists{Message: aws.String("exists with other attributes")}
+	if have, ok := f.queues[name]; ok {
+		for k, v := range in.Attributes {
+			if !f.asSQS || have[k] != v {
+				return nil, &types.QueueNameExists{Message: aws.String("exists with other attributes")}
+			}
+		}
+		return &sqs.CreateQueueOutput{QueueUrl: aws.String(queueBase + name)}, nil
 	}
 	f.queues[name], f.tags[name] = in.Attributes, in.Tags
 	return &sqs.CreateQueueOutput{QueueUrl: aws.String(queueBase + name)}, nil
@@ -106,6 +115,7 @@ func TestEnsureMakesTheSitesQueuesAsTheStackWould(t *testing.T) {
 	q := &sqsrelay.Queues{API: f, NamePrefix: sqsrelay.NamePrefixOf(queueBase + "maasflow-prod-connector-")}
 	require.NoError(t, q.Ensure(context.Background(), "site-a"))
 	assert.Equal(t, []string{
+		"GetQueueUrl maasflow-prod-connector-site-a-dlq", // whether the stack made it
 		"CreateQueue maasflow-prod-connector-site-a-dlq", "GetQueueAttributes maasflow-prod-connector-site-a-dlq",
 		"SetQueueAttributes maasflow-prod-connector-site-a-dlq", "CreateQueue maasflow-prod-connector-site-a",
 	}, f.taken())

@@ -21,8 +21,9 @@ import (
 )
 
 // adminRoCEBatch is the most assignments one upsert request carries (the
-// API's limit): larger inputs go in several requests.
-const adminRoCEBatch = 100
+// API's limit, what one store transaction holds): larger inputs go in
+// several requests.
+const adminRoCEBatch = 97
 
 // adminMaxRoCEInput bounds the file read by roce upsert.
 const adminMaxRoCEInput = 16 << 20

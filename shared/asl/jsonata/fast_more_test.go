@@ -1,0 +1,37 @@
+package jsonata
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestFastPathFunctionsAgreeWithTheReference holds the numeric, array and
+// string functions and `in` to jsonata-js on operands of every JSON type.
+func TestFastPathFunctionsAgreeWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"s":"b","ws":"  a \t b\n\r c  ","n":3,"neg":-2.5,"half":2.5,"odd":3.5,"f":2.7,"t":true,"fa":false,"z":null,
+	  "o":{"k":"v"},"eo":{},"a":[1,2,3],"sa":["x","y"],"e":"é-ü","zero":0,"one":[5],"empty":[],"mixed":[1,"a",null,true],
+	  "items":[{"sku":"a","n":1},{"sku":"b","n":4}],"big":1e300,"bools":[false,0,""]}`)
+	vars := varMap{"states": map[string]any{"input": input}}
+	operands := []string{"$states.input.s", "$states.input.ws", "$states.input.n", "$states.input.neg", "$states.input.half",
+		"$states.input.odd", "$states.input.f", "$states.input.t", "$states.input.fa", "$states.input.z", "$states.input.o",
+		"$states.input.eo", "$states.input.a", "$states.input.sa", "$states.input.e", "$states.input.zero", "$states.input.one",
+		"$states.input.empty", "$states.input.mixed", "$states.input.items", "$states.input.items.n", "$states.input.items.sku",
+		"$states.input.missing", "$states.input.big", "$states.input.bools", "'lit'", "-0.5", "0.5", "1.5", "-1.5", "null", "[]", "{}"}
+	var exprs []string
+	for _, a := range operands {
+		exprs = append(exprs, "$floor("+a+")", "$ceil("+a+")", "$abs("+a+")", "$round("+a+")", "$round("+a+", 0)",
+			"$round("+a+", 1)", "$sqrt("+a+")", "$power("+a+", 2)", "$power(2, "+a+")", "$power("+a+", 0.5)",
+			"$max("+a+")", "$min("+a+")", "$average("+a+")", "$append("+a+", 1)", "$append([1], "+a+")",
+			"$append("+a+", "+a+")", "$reverse("+a+")", "$boolean("+a+")", "$type("+a+")", "$trim("+a+")",
+			"$substringBefore("+a+", '-')", "$substringAfter("+a+", '-')", "$substringBefore('a-b', "+a+")",
+			"$substringAfter('a-b', "+a+")", a+" in $states.input.a", a+" in $states.input.mixed", a+" in "+a,
+			"'b' in "+a, "1 in "+a, "null in "+a, a+" in ['b', 3, 2.5]")
+	}
+	exprs = append(exprs, `$round(-0.4)`, `$floor(-0.5)`, `$ceil(-0.5)`, `$power(-8, 1/3)`, `$power(10, 400)`, `$sqrt(-1)`,
+		`$max([])`, `$average([1, 2])`, `$substringAfter('😀-x', '-')`, `$trim('')`, `$trim(' ')`, `$states.input.o in [$states.input.o]`,
+		`$states.input.items[sku in ['a', 'c']].n`, `$append($states.input.items, {'sku': 'c'})`, `$round(2.5) + $round(3.5)`)
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 500)
+}

@@ -109,6 +109,8 @@ func compileFast(node map[string]any) fastNode {
 		return compileUnary(node)
 	case "function":
 		return compileCall(node)
+	case "apply":
+		return compileChain(node)
 	case "block":
 		if !only(node, "expressions") {
 			return nil

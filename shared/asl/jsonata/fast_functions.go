@@ -85,6 +85,29 @@ func compileCall(node map[string]any) fastNode {
 	return c
 }
 
+// compileChain reads `lhs ~> $f(args…)`, which jsonata evaluates as
+// $f(lhs, args…); a chain of function values (`$f ~> $g`) or a lambda on
+// the right is the reference's.
+func compileChain(node map[string]any) fastNode {
+	if !only(node, "value", "lhs", "rhs", "keepArray") || node["value"] != "~>" {
+		return nil
+	}
+	if keep, _ := node["keepArray"].(bool); keep {
+		return nil
+	}
+	rhs, _ := node["rhs"].(map[string]any)
+	if rhs["type"] != "function" {
+		return nil
+	}
+	c, isCall := compileCall(rhs).(call)
+	lhs := sub(node, "lhs")
+	if !isCall || lhs == nil {
+		return nil
+	}
+	c.args = append([]fastNode{lhs}, c.args...)
+	return c
+}
+
 func (c call) eval(env Env, ctx any) (any, error) {
 	if c.sf != nil {
 		// Step Functions' functions come before variables, as the

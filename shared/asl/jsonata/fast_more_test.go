@@ -35,3 +35,19 @@ func TestFastPathFunctionsAgreeWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 500)
 }
+
+// TestFastPathChainsAgreeWithTheReference holds `~>` chains to jsonata-js.
+func TestFastPathChainsAgreeWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"s":"a,b","n":3,"a":[3,1,2],"items":[{"p":1},{"p":2}],"z":null}`)
+	vars := varMap{"states": map[string]any{"input": input}, "count": "shadowed"}
+	exprs := []string{
+		`$states.input.s ~> $split(',')`, `$states.input.s ~> $split(',') ~> $join('-')`, `$states.input.a ~> $sum()`,
+		`$states.input.a ~> $max()`, `$states.input.items.p ~> $sum()`, `$states.input.missing ~> $uppercase()`,
+		`$states.input.z ~> $string()`, `$states.input.n ~> $power(2)`, `$states.input.s ~> $uppercase() ~> $length()`,
+		`$states.input.a ~> $count()`, `$states.input.a ~> $reverse() ~> $append(9)`, `$states.input.s ~> $substringAfter(',')`,
+		`$states.input.s ~> $uppercase`, `$states.input.a ~> $count(1)`, `[1, 2] ~> $partition(1)`,
+	}
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 10)
+}

@@ -112,15 +112,7 @@ func compileFast(node map[string]any) fastNode {
 	case "apply":
 		return compileChain(node)
 	case "block":
-		if !only(node, "expressions") {
-			return nil
-		}
-		exprs, _ := node["expressions"].([]any)
-		if len(exprs) != 1 {
-			return nil // bindings (:=) need scopes: the reference's
-		}
-		m, _ := exprs[0].(map[string]any)
-		return compileFast(m)
+		return compileBlock(node)
 	}
 	return nil
 }

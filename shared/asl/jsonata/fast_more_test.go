@@ -51,3 +51,23 @@ func TestFastPathChainsAgreeWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 10)
 }
+
+// TestFastPathBlocksAgreeWithTheReference holds blocks and their `:=`
+// bindings to jsonata-js: scope, order, shadowing and undefined.
+func TestFastPathBlocksAgreeWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"n":3,"a":[3,1,2],"items":[{"p":1,"s":"x"},{"p":2,"s":"y"}],"one":[{"p":5}],"z":null}`)
+	vars := varMap{"states": map[string]any{"input": input}, "x": "outer"}
+	exprs := []string{
+		`($t := $sum($states.input.items.p); $t > 2)`, `($a := 1; $b := $a + 1; $a + $b)`, `($x := 'inner'; $x)`,
+		`(($x := 'inner'); $x)`, `($x := $states.input.missing; $x)`, `($x := $states.input.missing; $exists($x))`,
+		`($i := $states.input.items; $i[p > 1].s)`, `($i := $states.input.items.s; $i[0])`, `($i := $states.input.items.s; [$i])`,
+		`($o := $states.input.one.p; $o)`, `($o := $states.input.one; $o.p)`, `($o := $states.input.one; [$o])`, `($v := 1)`,
+		`($v := {'k': $states.input.n}; $v.k * 2)`, `($v := 1; ($v := 2; $v) + $v)`, `($count := 1; $count)`,
+		`($n := $states.input.n; $n ~> $power(2))`, `($states.input.n; 'last')`, `($a := [1, 2]; $a[1])`,
+		`($s := $states.input.items.s; $join($s, '+'))`, `($z := $states.input.z; $z = null)`, `($x := 1; $states.input.n + $x)`,
+		`($p := $states.input.items[0]; $p.s & $p.p)`, `($m := $merge([$states.input.items[0], {'q': 1}]); $m.q)`,
+	}
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 15)
+}

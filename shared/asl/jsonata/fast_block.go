@@ -63,7 +63,7 @@ func isFunctionName(name string) bool {
 func (b block) eval(env Env, ctx any) (any, error) {
 	scope := &frame{parent: env.Vars, vals: map[string]any{}}
 	env.Vars = scope
-	var v any = undefined
+	v := undefined
 	for _, st := range b.stmts {
 		var err error
 		if v, err = st.expr.eval(env, ctx); err != nil {

@@ -81,6 +81,7 @@ var awsDocsExpressions = []struct {
 	{`$states.input.items ~> $count()`, true},
 	{`$states.input.csv ~> $split(',') ~> $join('|')`, true},
 	{`($total := $sum($states.input.items.price); $total > 10)`, true},
+	{`$substring($states.input.name, 0, 2)`, true},
 	// Not yet native: the interpreter evaluates these.
 	{`$states.input.items.(price * qty)`, false},
 	{`$map($states.input.items, function($v) { $v.price * $v.qty })`, false},
@@ -90,7 +91,6 @@ var awsDocsExpressions = []struct {
 	{`$keys($states.input.customer)`, false},
 	{`$now()`, false},
 	{`$millis()`, false},
-	{`$substring($states.input.name, 0, 2)`, false},
 }
 
 // TestAWSDocsExpressionsRunNatively: each expression the table marks

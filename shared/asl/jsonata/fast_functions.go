@@ -50,6 +50,7 @@ var natives = map[string]func(args []any) (any, error){
 	"trim":            nativeTrim,
 	"substringBefore": func(a []any) (any, error) { return around(a, true) },
 	"substringAfter":  func(a []any) (any, error) { return around(a, false) },
+	"substring":       nativeSubstring,
 }
 
 func compileCall(node map[string]any) fastNode {

@@ -285,3 +285,65 @@ func around(a []any, before bool) (any, error) {
 	}
 	return nil, errNotSure
 }
+
+// nativeSubstring is $substring(str, start[, length]) over code points, as
+// jsonata slices them (whole-number positions only).
+func nativeSubstring(a []any) (any, error) {
+	if len(a) != 2 && len(a) != 3 {
+		return nil, errNotSure
+	}
+	whole := func(v any) (int, bool) {
+		f, ok := num(v)
+		if !ok || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+			return 0, false
+		}
+		return int(f), true
+	}
+	start, ok := whole(a[1])
+	if !ok {
+		return nil, errNotSure
+	}
+	length, hasLength := 0, len(a) == 3
+	if hasLength {
+		if length, ok = whole(a[2]); !ok {
+			return nil, errNotSure
+		}
+	}
+	var str string
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case string:
+		str = t
+	default:
+		return nil, errNotSure
+	}
+	runes := []rune(str)
+	n := len(runes)
+	if n+start < 0 {
+		start = 0
+	}
+	end := n
+	if hasLength {
+		if length <= 0 {
+			return "", nil
+		}
+		if start >= 0 {
+			end = start + length
+		} else {
+			end = n + start + length
+		}
+	}
+	// JavaScript's Array.prototype.slice(start, end).
+	clamp := func(i int) int {
+		if i < 0 {
+			i += n
+		}
+		return min(max(i, 0), n)
+	}
+	s, e := clamp(start), clamp(end)
+	if e <= s {
+		return "", nil
+	}
+	return string(runes[s:e]), nil
+}

@@ -71,3 +71,21 @@ func TestFastPathBlocksAgreeWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 15)
 }
+
+// TestFastPathSubstringAgreesWithTheReference holds $substring to
+// jsonata-js over code points, negative and out-of-range positions.
+func TestFastPathSubstringAgreesWithTheReference(t *testing.T) {
+	vars := varMap{"states": map[string]any{"input": mustJSON(t, `{"s":"héllo😀x","n":2,"f":1.5,"z":null}`)}}
+	var exprs []string
+	for _, s := range []string{"$states.input.s", "'abc'", "''", "$states.input.missing", "$states.input.n", "$states.input.z"} {
+		for _, start := range []string{"0", "1", "-1", "-3", "-20", "5", "6", "20", "$states.input.f", "$states.input.n"} {
+			exprs = append(exprs, "$substring("+s+", "+start+")")
+			for _, length := range []string{"0", "1", "2", "-1", "10", "$states.input.f"} {
+				exprs = append(exprs, "$substring("+s+", "+start+", "+length+")")
+			}
+		}
+	}
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 200)
+}

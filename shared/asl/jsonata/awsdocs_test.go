@@ -82,6 +82,7 @@ var awsDocsExpressions = []struct {
 	{`$states.input.csv ~> $split(',') ~> $join('|')`, true},
 	{`($total := $sum($states.input.items.price); $total > 10)`, true},
 	{`$substring($states.input.name, 0, 2)`, true},
+	{`$sort($states.input.tags)`, true},
 	// Not yet native: the interpreter evaluates these.
 	{`$states.input.items.(price * qty)`, false},
 	{`$map($states.input.items, function($v) { $v.price * $v.qty })`, false},

@@ -51,6 +51,7 @@ var natives = map[string]func(args []any) (any, error){
 	"substringBefore": func(a []any) (any, error) { return around(a, true) },
 	"substringAfter":  func(a []any) (any, error) { return around(a, false) },
 	"substring":       nativeSubstring,
+	"sort":            nativeSort,
 }
 
 func compileCall(node map[string]any) fastNode {

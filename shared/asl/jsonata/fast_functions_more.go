@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -346,4 +347,47 @@ func nativeSubstring(a []any) (any, error) {
 		return "", nil
 	}
 	return string(runes[s:e]), nil
+}
+
+// nativeSort is $sort without a comparator: a stable ascending sort of an
+// array of numbers or of ASCII strings (whose UTF-16 order is their byte
+// order). A comparator, other text, or mixed items are the reference's.
+func nativeSort(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	items, isArr := a[0].([]any)
+	switch {
+	case isUndefined(a[0]):
+		return undefined, nil
+	case !isArr:
+		return nil, errNotSure
+	case len(items) <= 1:
+		return items, nil
+	}
+	_, strs := items[0].(string)
+	for _, e := range items {
+		if s, isStr := e.(string); strs && (!isStr || !ascii(s)) {
+			return nil, errNotSure
+		}
+		if _, isNum := num(e); !strs && !isNum {
+			return nil, errNotSure // D3070: the reference words it
+		}
+	}
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(x, y any) int {
+		if strs {
+			return strings.Compare(x.(string), y.(string))
+		}
+		xn, _ := num(x)
+		yn, _ := num(y)
+		switch {
+		case xn < yn:
+			return -1
+		case xn > yn:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
 }

@@ -89,3 +89,19 @@ func TestFastPathSubstringAgreesWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 200)
 }
+
+// TestFastPathSortAgreesWithTheReference holds $sort without a comparator
+// to jsonata-js.
+func TestFastPathSortAgreesWithTheReference(t *testing.T) {
+	vars := varMap{"states": map[string]any{"input": mustJSON(t, `{"n":[3,1.5,-2,3,0],"s":["b","a","B","aa",""],"u":["é","e"],
+	  "mixed":[1,"a"],"one":[4],"empty":[],"x":5,"items":[{"p":2},{"p":1}],"z":null,"nulls":[null,1]}`)}}
+	exprs := []string{}
+	for _, a := range []string{"n", "s", "u", "mixed", "one", "empty", "x", "items", "items.p", "z", "nulls", "missing"} {
+		exprs = append(exprs, "$sort($states.input."+a+")", "$sort($states.input."+a+")[0]", "[$sort($states.input."+a+")]",
+			"$states.input."+a+" ~> $sort()", "$sort($states.input."+a+", function($l, $r) { $l < $r })")
+	}
+	exprs = append(exprs, `$sort([2, 1])`, `$sort(['b', 'a'])`, `$sort([1, 2.5, 2])`, `$reverse($sort($states.input.n))`)
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 18)
+}

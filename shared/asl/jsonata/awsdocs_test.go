@@ -9,10 +9,11 @@ import (
 )
 
 // awsDocsExpressions are the JSONata expressions of AWS's Step Functions
-// developer guide ("Transforming data with JSONata", "Passing data between
-// states with variables", the JSONata functions Step Functions provides,
-// Choice and Map in JSONata) and of this runtime's own state tests, with
-// whether the fast path takes them natively.
+// developer guide ("Transforming data with JSONata" and the JSONata
+// functions Step Functions provides), of this runtime's own state tests,
+// and expressions of the same kind for the functions and forms the guide
+// points to in jsonata's documentation, with whether the fast path takes
+// them natively.
 var awsDocsExpressions = []struct {
 	expr   string
 	native bool

@@ -6,7 +6,8 @@ import (
 )
 
 // BenchmarkEval evaluates typical state expressions one at a time: those
-// the fast path decides, and those only jsonata-js evaluates (a block in a
+// the fast path decides (blocks, chains, `in` and numeric functions
+// among them), and those only jsonata-js evaluates (a block in a
 // path step, a sort, the parent operator).
 func BenchmarkEval(b *testing.B) {
 	var input any
@@ -22,6 +23,10 @@ func BenchmarkEval(b *testing.B) {
 		{"template", `{'host': $uppercase($states.input.node) & '.' & $states.input.site, 'n': $count($states.input.items)}`},
 		{"filter", `$states.input.items[qty > 1].sku`},
 		{"sum-of-products", `$sum($states.input.items.(qty * price))`},
+		{"block", `($n := $count($states.input.items); $n > 2 ? 'many' : 'few')`},
+		{"chain", `$states.input.node ~> $substringAfter('-') ~> $number()`},
+		{"in", `$states.input.site in ['ams1', 'fra1']`},
+		{"max-round", `$round($max($states.input.items.price))`},
 		{"sort", `$states.input.items^(>price).sku`},
 		{"parent", `$states.input.items.{'sku': sku, 'site': %.site}`},
 	} {

@@ -109,16 +109,10 @@ func compileFast(node map[string]any) fastNode {
 		return compileUnary(node)
 	case "function":
 		return compileCall(node)
+	case "apply":
+		return compileChain(node)
 	case "block":
-		if !only(node, "expressions") {
-			return nil
-		}
-		exprs, _ := node["expressions"].([]any)
-		if len(exprs) != 1 {
-			return nil // bindings (:=) need scopes: the reference's
-		}
-		m, _ := exprs[0].(map[string]any)
-		return compileFast(m)
+		return compileBlock(node)
 	}
 	return nil
 }

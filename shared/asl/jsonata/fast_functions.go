@@ -21,19 +21,37 @@ type call struct {
 // natives are the functions implemented here, each for the arguments it
 // certainly decides as jsonata does (errNotSure otherwise).
 var natives = map[string]func(args []any) (any, error){
-	"merge":     nativeMerge,
-	"count":     nativeCount,
-	"exists":    nativeExists,
-	"string":    nativeString,
-	"length":    nativeLength,
-	"uppercase": func(a []any) (any, error) { return caseFold(a, strings.ToUpper) },
-	"lowercase": func(a []any) (any, error) { return caseFold(a, strings.ToLower) },
-	"sum":       nativeSum,
-	"not":       nativeNot,
-	"join":      nativeJoin,
-	"contains":  nativeContains,
-	"split":     nativeSplit,
-	"number":    nativeNumber,
+	"merge":           nativeMerge,
+	"count":           nativeCount,
+	"exists":          nativeExists,
+	"string":          nativeString,
+	"length":          nativeLength,
+	"uppercase":       func(a []any) (any, error) { return caseFold(a, strings.ToUpper) },
+	"lowercase":       func(a []any) (any, error) { return caseFold(a, strings.ToLower) },
+	"sum":             nativeSum,
+	"not":             nativeNot,
+	"join":            nativeJoin,
+	"contains":        nativeContains,
+	"split":           nativeSplit,
+	"number":          nativeNumber,
+	"floor":           func(a []any) (any, error) { return numeric(a, math.Floor) },
+	"ceil":            func(a []any) (any, error) { return numeric(a, math.Ceil) },
+	"abs":             func(a []any) (any, error) { return numeric(a, math.Abs) },
+	"round":           nativeRound,
+	"sqrt":            nativeSqrt,
+	"power":           nativePower,
+	"max":             func(a []any) (any, error) { return aggregate(a, math.Max) },
+	"min":             func(a []any) (any, error) { return aggregate(a, math.Min) },
+	"average":         nativeAverage,
+	"append":          nativeAppend,
+	"reverse":         nativeReverse,
+	"boolean":         nativeBoolean,
+	"type":            nativeType,
+	"trim":            nativeTrim,
+	"substringBefore": func(a []any) (any, error) { return around(a, true) },
+	"substringAfter":  func(a []any) (any, error) { return around(a, false) },
+	"substring":       nativeSubstring,
+	"sort":            nativeSort,
 }
 
 func compileCall(node map[string]any) fastNode {
@@ -66,6 +84,29 @@ func compileCall(node map[string]any) fastNode {
 		}
 		c.args = append(c.args, n)
 	}
+	return c
+}
+
+// compileChain reads `lhs ~> $f(args…)`, which jsonata evaluates as
+// $f(lhs, args…); a chain of function values (`$f ~> $g`) or a lambda on
+// the right is the reference's.
+func compileChain(node map[string]any) fastNode {
+	if !only(node, "value", "lhs", "rhs", "keepArray") || node["value"] != "~>" {
+		return nil
+	}
+	if keep, _ := node["keepArray"].(bool); keep {
+		return nil
+	}
+	rhs, _ := node["rhs"].(map[string]any)
+	if rhs["type"] != "function" {
+		return nil
+	}
+	c, isCall := compileCall(rhs).(call)
+	lhs := sub(node, "lhs")
+	if !isCall || lhs == nil {
+		return nil
+	}
+	c.args = append([]fastNode{lhs}, c.args...)
 	return c
 }
 

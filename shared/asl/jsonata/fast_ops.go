@@ -19,9 +19,9 @@ func compileBinary(node map[string]any) fastNode {
 	}
 	op, _ := node["value"].(string)
 	switch op {
-	case "=", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&", "and", "or":
+	case "=", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&", "and", "or", "in":
 	default:
-		return nil // in, .., ~> and the rest: the reference's
+		return nil // .., ~> and the rest: the reference's
 	}
 	b := binOp{op: op, lhs: sub(node, "lhs"), rhs: sub(node, "rhs")}
 	if b.lhs == nil || b.rhs == nil {
@@ -68,8 +68,35 @@ func (b binOp) eval(env Env, ctx any) (any, error) {
 		return ls + rs, nil
 	case "+", "-", "*", "/", "%":
 		return arithmetic(b.op, l, r)
+	case "in":
+		return includes(l, r)
 	}
 	return compare(b.op, l, r)
+}
+
+// includes is `l in r`: whether r (an array, or one value) holds l, as
+// JavaScript's === finds it — by value for scalars; objects and arrays
+// by identity, which is the reference's to decide.
+func includes(l, r any) (any, error) {
+	if isUndefined(l) || isUndefined(r) {
+		return false, nil
+	}
+	if !scalar(l) {
+		return nil, errNotSure
+	}
+	items, isArr := r.([]any)
+	if !isArr {
+		items = []any{r}
+	}
+	for _, e := range items {
+		if !scalar(e) {
+			continue // an object or array is never === a scalar
+		}
+		if eq, err := compare("=", l, e); err != nil || eq == true {
+			return eq, err
+		}
+	}
+	return false, nil
 }
 
 // truth is jsonata's boolean reading of a value, for the values it

@@ -84,6 +84,7 @@ var awsDocsExpressions = []struct {
 	{`($total := $sum($states.input.items.price); $total > 10)`, true},
 	{`$substring($states.input.name, 0, 2)`, true},
 	{`$sort($states.input.tags)`, true},
+	{`$distinct($states.input.dups)`, true}, // States.ArrayUnique's JSONata form
 	// Not yet native: the interpreter evaluates these.
 	{`$states.input.items.(price * qty)`, false},
 	{`$map($states.input.items, function($v) { $v.price * $v.qty })`, false},
@@ -102,7 +103,7 @@ func TestAWSDocsExpressionsRunNatively(t *testing.T) {
 	input := mustJSON(t, `{"title":"Doctor","customer":{"name":"María"},"age":21,"type":"Private","value":25,
 	  "items":[{"sku":"a","price":12,"qty":2},{"sku":"b","price":4.5,"qty":1}],"n":3,"name":"Ana","host":"gpu-01",
 	  "id":"o-1","content":"payload","seed":7,"json_string":"{\"a\":[1,2]}","count":"42","tags":["x","y"],"csv":"a,b",
-	  "ratio":2.5,"delta":-4,"padded":"  a  b ","arn":"arn:aws:states","email":"ops@example.com","status":"RUNNING"}`)
+	  "ratio":2.5,"delta":-4,"padded":"  a  b ","arn":"arn:aws:states","email":"ops@example.com","status":"RUNNING","dups":["a",1,"a",2.0,2,null,null]}`)
 	vars := varMap{
 		"states": map[string]any{
 			"input":       input,

@@ -52,6 +52,7 @@ var natives = map[string]func(args []any) (any, error){
 	"substringAfter":  func(a []any) (any, error) { return around(a, false) },
 	"substring":       nativeSubstring,
 	"sort":            nativeSort,
+	"distinct":        nativeDistinct,
 }
 
 func compileCall(node map[string]any) fastNode {

@@ -391,3 +391,46 @@ func nativeSort(a []any) (any, error) {
 	})
 	return out, nil
 }
+
+// nativeDistinct is $distinct (Step Functions' States.ArrayUnique in
+// JSONata) for an array of the data whose items are all strings, numbers,
+// booleans or null: jsonata keeps the first of each, comparing as `=` does
+// (numbers by value, whatever their Go type). A value that is not an array
+// comes back as it is, as in jsonata. Arrays holding objects or arrays (deep
+// equality) and result sequences are left to the interpreter.
+func nativeDistinct(a []any) (any, error) {
+	if len(a) != 1 {
+		return nil, errNotSure
+	}
+	switch t := a[0].(type) {
+	case undefinedType:
+		return undefined, nil
+	case nil, bool, string, int64, float64:
+		return t, nil
+	case []any:
+		if len(t) <= 1 {
+			return t, nil
+		}
+		out := make([]any, 0, len(t))
+		seen := make(map[any]bool, len(t))
+		for _, e := range t {
+			var key any
+			switch v := e.(type) {
+			case nil, bool, string:
+				key = v
+			case int64:
+				key = float64(v)
+			case float64:
+				key = v
+			default:
+				return nil, errNotSure
+			}
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	return nil, errNotSure
+}

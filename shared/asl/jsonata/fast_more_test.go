@@ -25,12 +25,14 @@ func TestFastPathFunctionsAgreeWithTheReference(t *testing.T) {
 			"$max("+a+")", "$min("+a+")", "$average("+a+")", "$append("+a+", 1)", "$append([1], "+a+")",
 			"$append("+a+", "+a+")", "$reverse("+a+")", "$boolean("+a+")", "$type("+a+")", "$trim("+a+")",
 			"$substringBefore("+a+", '-')", "$substringAfter("+a+", '-')", "$substringBefore('a-b', "+a+")",
-			"$substringAfter('a-b', "+a+")", a+" in $states.input.a", a+" in $states.input.mixed", a+" in "+a,
+			"$substringAfter('a-b', "+a+")", "$distinct("+a+")", "$distinct($append("+a+", "+a+"))", a+" in $states.input.a", a+" in $states.input.mixed", a+" in "+a,
 			"'b' in "+a, "1 in "+a, "null in "+a, a+" in ['b', 3, 2.5]")
 	}
 	exprs = append(exprs, `$round(-0.4)`, `$floor(-0.5)`, `$ceil(-0.5)`, `$power(-8, 1/3)`, `$power(10, 400)`, `$sqrt(-1)`,
 		`$max([])`, `$average([1, 2])`, `$substringAfter('😀-x', '-')`, `$trim('')`, `$trim(' ')`, `$states.input.o in [$states.input.o]`,
-		`$states.input.items[sku in ['a', 'c']].n`, `$append($states.input.items, {'sku': 'c'})`, `$round(2.5) + $round(3.5)`)
+		`$states.input.items[sku in ['a', 'c']].n`, `$append($states.input.items, {'sku': 'c'})`, `$round(2.5) + $round(3.5)`,
+		`$distinct([1, 1.0, 2, '2', true, true, null, null, 'x', 'x'])`, `$distinct([[1], [1]])`, `$distinct([{'k': 1}, {'k': 1}])`,
+		`$distinct($states.input.items.sku)`, `$distinct($states.input.items[0].sku)`)
 	fastSeen, decided := agreeWithReference(t, exprs, vars)
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 500)

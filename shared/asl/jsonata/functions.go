@@ -2,6 +2,7 @@ package jsonata
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"math"
 	mrand "math/rand/v2"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
@@ -31,6 +33,45 @@ var stepFunctions = map[string]sfFunction{
 	"random":    random,
 	"uuid":      uuid,
 	"eval":      nil,
+	// jsonata's own $base64encode and $base64decode call a browser's
+	// btoa/atob or Node's Buffer, neither of which the embedded
+	// interpreter has ("Cannot read property 'from' of undefined"), so
+	// they are given here, on the text's UTF-8 bytes.
+	"base64encode": func(_ io.Reader, a []any) (any, error) { return base64Encode(a) },
+	"base64decode": func(_ io.Reader, a []any) (any, error) { return base64Decode(a) },
+}
+
+// base64Encode is $base64encode: the standard, padded encoding of the
+// string's UTF-8 bytes; no argument is undefined.
+func base64Encode(a []any) (any, error) {
+	if len(a) == 0 {
+		return undefined, nil
+	}
+	s, ok := a[0].(string)
+	if len(a) > 1 || !ok {
+		return nil, errors.New("takes one string")
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s)), nil
+}
+
+// base64Decode is $base64decode: the text whose UTF-8 bytes the string
+// encodes.
+func base64Decode(a []any) (any, error) {
+	if len(a) == 0 {
+		return undefined, nil
+	}
+	s, ok := a[0].(string)
+	if len(a) > 1 || !ok {
+		return nil, errors.New("takes one string")
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not base64: %w", s, err)
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%q does not encode UTF-8 text", s)
+	}
+	return string(b), nil
 }
 
 // entropyOrCrypto is an evaluation's entropy: crypto/rand unless the

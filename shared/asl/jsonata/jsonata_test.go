@@ -294,3 +294,39 @@ func agreeWithReference(t *testing.T, exprs []string, vars varMap) (fastSeen, de
 	}
 	return fastSeen, decided
 }
+
+// TestBase64OnBothPaths: jsonata's $base64encode and $base64decode need a
+// browser's btoa or Node's Buffer, which the embedded interpreter lacks;
+// both paths give the Go ones, on the text's UTF-8 bytes (the form of
+// States.Base64Encode and States.Base64Decode).
+func TestBase64OnBothPaths(t *testing.T) {
+	vars := varMap{"s": "gpu-01 é"}
+	for _, c := range []struct{ expr, want string }{
+		{`$base64encode('hi')`, `"aGk="`},
+		{`$base64decode('aGk=')`, `"hi"`},
+		{`$base64encode('é')`, `"w6k="`},
+		{`$base64decode($base64encode($s))`, `"gpu-01 é"`},
+		{`$s ~> $base64encode()`, `"Z3B1LTAxIMOp"`},
+		{`{'v': $base64encode($missing)}`, `{}`},
+	} {
+		got, err := eval(t, c.expr, vars)
+		require.NoError(t, err, c.expr)
+		assert.JSONEq(t, c.want, got, c.expr)
+		x, err := Compile(c.expr)
+		require.NoError(t, err)
+		ref, err := x.evalReference(Env{Vars: vars}, noInput)
+		require.NoError(t, err, "the interpreter: %s", c.expr)
+		b, err := json.Marshal(ref)
+		require.NoError(t, err)
+		assert.JSONEq(t, c.want, string(b), "the interpreter: %s", c.expr)
+	}
+	for _, src := range []string{`$base64encode(1)`, `$base64decode('!!')`, `$base64decode('/w==')`} {
+		_, err := eval(t, src, nil)
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), "$base64", src)
+		x, err := Compile(src)
+		require.NoError(t, err)
+		_, err = x.evalReference(Env{}, noInput)
+		require.Error(t, err, "the interpreter: %s", src)
+	}
+}

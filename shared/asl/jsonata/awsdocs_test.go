@@ -85,13 +85,13 @@ var awsDocsExpressions = []struct {
 	{`$substring($states.input.name, 0, 2)`, true},
 	{`$sort($states.input.tags)`, true},
 	{`$distinct($states.input.dups)`, true}, // States.ArrayUnique's JSONata form
+	{`$map($states.input.items, function($v) { $v.price * $v.qty })`, true},
+	{`$filter($states.input.items, function($v) { $v.price > 10 })`, true},
+	{`$reduce($states.input.items.price, function($a, $b) { $a + $b })`, true},
+	{`$sort($states.input.items, function($l, $r) { $l.price > $r.price })`, true},
+	{`$keys($states.input.customer)`, true},
 	// Not yet native: the interpreter evaluates these.
 	{`$states.input.items.(price * qty)`, false},
-	{`$map($states.input.items, function($v) { $v.price * $v.qty })`, false},
-	{`$filter($states.input.items, function($v) { $v.price > 10 })`, false},
-	{`$reduce($states.input.items.price, function($a, $b) { $a + $b })`, false},
-	{`$sort($states.input.items, function($l, $r) { $l.price > $r.price })`, false},
-	{`$keys($states.input.customer)`, false},
 	{`$now()`, false},
 	{`$millis()`, false},
 }

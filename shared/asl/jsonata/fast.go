@@ -113,6 +113,8 @@ func compileFast(node map[string]any) fastNode {
 		return compileChain(node)
 	case "block":
 		return compileBlock(node)
+	case "lambda":
+		return compileLambda(node)
 	}
 	return nil
 }
@@ -237,6 +239,9 @@ func (p path) eval(env Env, ctx any) (any, error) {
 	}
 	if p.filtered {
 		return p.overSequences(env, cur)
+	}
+	if f, isFn := cur.(*closure); isFn && len(p.steps) == 0 {
+		return f, nil // a lambda bound to a variable, as a value
 	}
 	return p.walk(env, cur)
 }
@@ -467,6 +472,10 @@ func model(v any) (any, error) {
 			out[i] = x
 		}
 		return out, nil
+	case *closure:
+		return nil, errNotSure // a function as a result: the reference says what it is
+	case sequence:
+		return model([]any(t))
 	case map[string]any:
 		if isModel(t) {
 			return t, nil

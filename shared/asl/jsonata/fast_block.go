@@ -61,7 +61,7 @@ func isFunctionName(name string) bool {
 }
 
 func (b block) eval(env Env, ctx any) (any, error) {
-	scope := &frame{parent: env.Vars, vals: map[string]any{}}
+	scope := &frame{parent: env.Vars, vals: map[string]any{}, calls: callDepth(env.Vars)}
 	env.Vars = scope
 	v := undefined
 	for _, st := range b.stmts {
@@ -80,6 +80,15 @@ func (b block) eval(env Env, ctx any) (any, error) {
 type frame struct {
 	parent Vars
 	vals   map[string]any
+	calls  int // lambda calls under way, to stop a runaway recursion
+}
+
+// callDepth is the number of lambda calls under way where vars is seen.
+func callDepth(vars Vars) int {
+	if f, isFrame := vars.(*frame); isFrame {
+		return f.calls
+	}
+	return 0
 }
 
 func (f *frame) Var(name string) (any, bool) {

@@ -16,6 +16,7 @@ type call struct {
 	fn   func(args []any) (any, error) // one of natives, or
 	sf   sfFunction                    // one of Step Functions'
 	args []fastNode
+	raw  bool // a tail call: the result as the function gives it
 }
 
 // natives are the functions implemented here, each for the arguments it
@@ -53,6 +54,7 @@ var natives = map[string]func(args []any) (any, error){
 	"substring":       nativeSubstring,
 	"sort":            nativeSort,
 	"distinct":        nativeDistinct,
+	"keys":            nativeKeys,
 }
 
 func compileCall(node map[string]any) fastNode {
@@ -64,7 +66,19 @@ func compileCall(node map[string]any) fastNode {
 		return nil
 	}
 	name, _ := proc["value"].(string)
-	c := call{name: name}
+	args, ok := compileArgs(node)
+	if !ok {
+		return nil
+	}
+	if hof, isHOF := higherOrder[name]; isHOF {
+		return hofCall{name: name, fn: hof, args: args}
+	}
+	_, native := natives[name]
+	_, sf := stepFunctions[name]
+	if !native && !sf && !jsonataFunctions[name] {
+		return varCall{name: name, args: args} // a lambda bound to a variable, if it is one
+	}
+	c := call{name: name, args: args}
 	if sf, isSF := stepFunctions[name]; isSF {
 		if sf == nil {
 			return nil // $eval: the reference says what a call of nothing is
@@ -73,20 +87,36 @@ func compileCall(node map[string]any) fastNode {
 	} else if c.fn = natives[name]; c.fn == nil {
 		return nil
 	}
+	return c
+}
+
+func compileArgs(node map[string]any) ([]fastNode, bool) {
+	var out []fastNode
 	args, _ := node["arguments"].([]any)
 	for _, a := range args {
 		m, _ := a.(map[string]any)
 		if m["type"] == "operator" {
-			return nil // a `?` placeholder: partial application
+			return nil, false // a `?` placeholder: partial application
 		}
 		n := compileFast(m)
 		if n == nil {
-			return nil
+			return nil, false
 		}
-		c.args = append(c.args, n)
+		out = append(out, n)
 	}
-	return c
+	return out, true
 }
+
+// jsonataFunctions are the names jsonata binds to its own functions: a
+// call of one the fast path does not implement is the reference's, a call
+// of any other name calls a variable.
+var jsonataFunctions = func() map[string]bool {
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:staticFrame|environment)\.bind\('(\w+)'`).FindAllStringSubmatch(reference, -1) {
+		names[m[1]] = true
+	}
+	return names
+}()
 
 // compileChain reads `lhs ~> $f(args…)`, which jsonata evaluates as
 // $f(lhs, args…); a chain of function values (`$f ~> $g`) or a lambda on
@@ -102,43 +132,43 @@ func compileChain(node map[string]any) fastNode {
 	if rhs["type"] != "function" {
 		return nil
 	}
-	c, isCall := compileCall(rhs).(call)
 	lhs := sub(node, "lhs")
-	if !isCall || lhs == nil {
+	if lhs == nil {
 		return nil
 	}
-	c.args = append([]fastNode{lhs}, c.args...)
-	return c
+	switch c := compileCall(rhs).(type) {
+	case call:
+		c.args = append([]fastNode{lhs}, c.args...)
+		return c
+	case hofCall:
+		c.args = append([]fastNode{lhs}, c.args...)
+		return c
+	}
+	return nil
 }
 
 func (c call) eval(env Env, ctx any) (any, error) {
-	if c.sf != nil {
-		// Step Functions' functions come before variables, as the
-		// reference binds them.
-		args := make([]any, len(c.args))
-		for i, a := range c.args {
-			v, err := a.eval(env, ctx)
-			if err != nil {
-				return nil, err
-			}
-			args[i] = v
-		}
-		return callStepFunction(c.name, c.sf, env.Entropy, args)
-	}
-	if env.Vars != nil {
+	if c.sf == nil && env.Vars != nil {
 		if _, shadowed := env.Vars.Var(c.name); shadowed {
 			return nil, errNotSure // a variable of that name is what is called
 		}
 	}
-	args := make([]any, len(c.args))
-	for i, a := range c.args {
-		v, err := a.eval(env, ctx)
-		if err != nil {
-			return nil, err
-		}
-		args[i] = v
+	// Step Functions' functions come before variables, as the reference
+	// binds them.
+	args, err := evalArgs(env, ctx, c.args)
+	if err != nil {
+		return nil, err
 	}
-	return c.fn(args)
+	for _, a := range args {
+		if _, isFn := a.(*closure); isFn {
+			return nil, errNotSure // a function where these take values
+		}
+	}
+	if c.sf != nil {
+		return callStepFunction(c.name, c.sf, env.Entropy, args)
+	}
+	v, err := c.fn(args)
+	return collapse(v, c.raw), err
 }
 
 func nativeMerge(a []any) (any, error) {

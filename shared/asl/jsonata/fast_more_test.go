@@ -107,3 +107,74 @@ func TestFastPathSortAgreesWithTheReference(t *testing.T) {
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
 	assert.Greater(t, decided, 18)
 }
+
+// TestFastPathLambdasAgreeWithTheReference holds lambdas and the
+// higher-order functions ($map, $filter, $reduce, $single, $sift, $each,
+// $sort with a comparator) and $keys to jsonata-js: empty arrays, one
+// item, undefined results, non-array input, nested lambdas, lambdas
+// reading block variables, arity.
+func TestFastPathLambdasAgreeWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"items":[{"sku":"a","price":12,"qty":2},{"sku":"b","price":4.5,"qty":1},{"sku":"c","price":12,"qty":0}],
+	  "one":[{"sku":"z","price":1,"qty":1}],"empty":[],"n":[3,1,2],"s":["b","a","c"],"x":5,"o":{"b":2,"a":1,"c":null},
+	  "nested":[[1,2],[3]],"z":null,"mixed":[1,"a",null,true,{"k":1},[]],"objs":[{"b":1,"a":2},{"c":3,"a":4},5,[{"d":1}]],
+	  "numkeys":{"10":1,"2":2},"eo":{}}`)
+	vars := varMap{"states": map[string]any{"input": input}, "rate": int64(2)}
+	in := "$states.input."
+	var exprs []string
+	for _, a := range []string{"items", "one", "empty", "n", "s", "x", "o", "nested", "z", "missing", "mixed", "items.price", "one.price"} {
+		src := in + a
+		exprs = append(exprs,
+			"$map("+src+", function($v) { $v })", "$map("+src+", function($v, $i) { $i })", "$map("+src+", function($v, $i, $a) { $count($a) })",
+			"$map("+src+", function($v) { $v.price })", "$map("+src+", function($v) { [$v] })", "$map("+src+", function() { 1 })",
+			"$map("+src+", function($v) { $v * $rate })", "[$map("+src+", function($v) { $v })]", "$map("+src+", function($v) { $v })[0]",
+			"$filter("+src+", function($v) { $v.price > 10 })", "$filter("+src+", function($v, $i) { $i > 0 })", "$filter("+src+", function($v) { $v })",
+			"$filter("+src+", function($v, $i, $a) { $i = $count($a) - 1 })", "[$filter("+src+", function($v) { true })]",
+			"$reduce("+src+", function($a, $b) { $a + $b })", "$reduce("+src+", function($a, $b) { $a + $b }, 100)",
+			"$reduce("+src+", function($a, $b, $i) { $a + $i }, 0)", "$reduce("+src+", function($a, $b, $i, $all) { $count($all) })",
+			"$reduce("+src+", function($a) { $a })", "$reduce("+src+", function($a, $b) { $append($a, $b) }, [])",
+			"$single("+src+", function($v) { $v.sku = 'a' })", "$single("+src+", function($v, $i) { $i = 0 })",
+			"$sort("+src+", function($l, $r) { $l > $r })", "$sort("+src+", function($l, $r) { $l.price < $r.price })",
+			"$sort("+src+", function($l, $r) { $l.price > $r.price })", "$sort("+src+", function($l, $r) { 1 })",
+			"$keys("+src+")", "$sift("+src+", function($v) { $v })", "$sift("+src+", function($v, $k) { $k != 'a' })",
+			"$each("+src+", function($v, $k) { $k & '=' & $string($v) })", "$each("+src+", function($v) { $v })")
+	}
+	exprs = append(exprs,
+		`$map($states.input.items, function($v) { $v.price * $v.qty })`,
+		`$map($states.input.items, function($v) { $map($v.sku, function($c) { $uppercase($c) }) })`,
+		`$map($states.input.nested, function($r) { $map($r, function($c) { $c * $rate }) })`,
+		`($f := function($v) { $v * 2 }; $map($states.input.n, $f))`,
+		`($k := 10; $map($states.input.n, function($v) { $v + $k }))`,
+		`($k := 10; $f := function($v) { $v + $k }; $k := 20; $f(1))`,
+		`($add := function($a, $b) { $a + $b }; $add(1))`, `($add := function($a, $b) { $a + $b }; $add(1, 2, 3))`,
+		`($fact := function($n) { $n <= 1 ? 1 : $n * $fact($n - 1) }; $fact(5))`,
+		`($loop := function($n) { $loop($n + 1) }; $loop(0))`,
+		`($f := function($v) { $v }; $f)`, `function($v) { $v }`, `[function($v) { $v }]`, `{'f': function($v) { $v }}`,
+		`$count(function($v) { $v })`, `$map([1, 2], $string)`, `$nope(1)`, `($f := 1; $f(2))`,
+		`$states.input.n ~> $map(function($v) { $v + 1 })`, `$states.input.n ~> $filter(function($v) { $v > 1 })`,
+		`$filter($states.input.mixed, function($v) { $v })`, `$map($states.input.items, function($v) { $v.missing })`,
+		`$reduce($states.input.items.price, function($a, $b) { $a + $b })`,
+		`$sort($states.input.items, function($l, $r) { $l.price > $r.price }).sku`,
+		`$sort($states.input.n, function($l, $r) { $l < $r })`, `$sort([3, 1, 2, 1], function($l, $r) { $l > $r })`,
+		`$keys($states.input.objs)`, `$keys($states.input.numkeys)`, `$keys($states.input.eo)`, `$keys([])`, `$keys('s')`,
+		`$sift($states.input.o, function($v, $k, $o) { $count($keys($o)) = 3 })`, `$each($states.input.numkeys, function($v) { $v })`,
+		`$map($states.input.items, function($v) { $v.price > 10 ? $v.sku })`, `$map($states.input.n, function($v) { ($x := $v; $x * $x) })`,
+		`$filter($states.input.items, function($v) { $v.qty })`, `$single($states.input.n, function($v) { $v > 1 })`,
+		`$single($states.input.n, function($v) { $v > 5 })`, `$states.input.items[$map([1], function($v) { $v })]`,
+	)
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 280)
+}
+
+// TestJSONataFunctionNamesAreKnown: the names read from jsonata's source
+// hold its functions (a call of one the fast path lacks stays the
+// interpreter's) and no variable name.
+func TestJSONataFunctionNamesAreKnown(t *testing.T) {
+	for _, name := range []string{"map", "filter", "reduce", "sum", "keys", "now", "millis", "formatNumber", "lookup"} {
+		assert.True(t, jsonataFunctions[name], name)
+	}
+	assert.False(t, jsonataFunctions["states"])
+	x, err := Compile(`$formatNumber(1, '#')`)
+	assert.NoError(t, err)
+	assert.Nil(t, x.fast)
+}

@@ -90,8 +90,8 @@ var awsDocsExpressions = []struct {
 	{`$reduce($states.input.items.price, function($a, $b) { $a + $b })`, true},
 	{`$sort($states.input.items, function($l, $r) { $l.price > $r.price })`, true},
 	{`$keys($states.input.customer)`, true},
+	{`$states.input.items.(price * qty)`, true},
 	// Not yet native: the interpreter evaluates these.
-	{`$states.input.items.(price * qty)`, false},
 	{`$now()`, false},
 	{`$millis()`, false},
 }

@@ -177,6 +177,9 @@ func compilePath(node map[string]any) fastNode {
 	if len(steps) == 0 {
 		return nil
 	}
+	if last, _ := steps[len(steps)-1].(map[string]any); last["type"] == "block" && len(steps) >= 2 {
+		return compileMapStep(node, steps, last)
+	}
 	p := path{}
 	first, _ := steps[0].(map[string]any)
 	if first["type"] == "variable" {

@@ -553,3 +553,63 @@ func nativeKeys(a []any) (any, error) {
 	}
 	return sequence(out), nil
 }
+
+// mapStep is the map operator as a path's last step, `path.(expr)`: expr
+// evaluated with each item of the path's sequence as the context.
+type mapStep struct {
+	over fastNode // the path before the step
+	expr fastNode
+}
+
+func compileMapStep(node map[string]any, steps []any, last map[string]any) fastNode {
+	if !only(last, "expressions") {
+		return nil // a predicate, sorting or focus on the step
+	}
+	expr := compileBlock(last)
+	if expr == nil {
+		return nil
+	}
+	var over fastNode
+	if first, _ := steps[0].(map[string]any); len(steps) == 2 && first["type"] == "variable" {
+		over = compileFast(first)
+	} else {
+		prefix := map[string]any{"type": "path", "steps": steps[:len(steps)-1]}
+		over = compilePath(prefix)
+	}
+	if _, isPath := over.(path); !isPath {
+		return nil
+	}
+	return mapStep{over: over, expr: expr}
+}
+
+func (m mapStep) eval(env Env, ctx any) (any, error) {
+	v, err := m.over.eval(env, ctx)
+	if err != nil {
+		return nil, err
+	}
+	if isUndefined(v) {
+		return undefined, nil
+	}
+	items, isArr := v.([]any)
+	if !isArr {
+		items = []any{v}
+	}
+	var out []any
+	for _, it := range items {
+		if _, isArr := it.([]any); isArr || !inModel(it) {
+			return nil, errNotSure // an array as the context: jsonata's flattening rules
+		}
+		r, err := m.expr.eval(env, it)
+		if err != nil {
+			return nil, err
+		}
+		switch r.(type) {
+		case undefinedType:
+			continue
+		case []any, sequence, *closure:
+			return nil, errNotSure // whether jsonata flattens it depends on how it was built
+		}
+		out = append(out, r)
+	}
+	return result(out), nil
+}

@@ -178,3 +178,22 @@ func TestJSONataFunctionNamesAreKnown(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Nil(t, x.fast)
 }
+
+// TestFastPathMapOperatorAgreesWithTheReference holds `path.(expr)` to
+// jsonata-js.
+func TestFastPathMapOperatorAgreesWithTheReference(t *testing.T) {
+	input := mustJSON(t, `{"items":[{"sku":"a","price":12,"qty":2},{"sku":"b","price":4.5,"qty":1},{"sku":"c","qty":3}],
+	  "one":[{"price":2,"qty":3}],"empty":[],"o":{"price":2,"qty":5},"n":[3,1,2],"nested":[[1,2],[3]],"x":5,"z":null}`)
+	vars := varMap{"states": map[string]any{"input": input}, "rate": int64(2), "list": []any{int64(1), int64(2)}}
+	var exprs []string
+	for _, a := range []string{"items", "one", "empty", "o", "n", "nested", "x", "z", "missing"} {
+		src := "$states.input." + a
+		exprs = append(exprs, src+".(price * qty)", src+".(price)", src+".(sku & '!')", src+".({'s': sku})", src+".([price])",
+			src+".(price * $rate)", src+".($x := qty; $x + 1)", src+".('k')", "["+src+".(qty)]", "$sum("+src+".(price * qty))")
+	}
+	exprs = append(exprs, `$list.($ * 2)`, `$list.('v')`, `$states.input.items[price > 5].(price * qty)`,
+		`$map($states.input.items, function($v) { $v.(qty) })`, `$states.input.items.(qty).x`)
+	fastSeen, decided := agreeWithReference(t, exprs, vars)
+	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)
+	assert.Greater(t, decided, 50)
+}

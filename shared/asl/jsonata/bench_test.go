@@ -6,9 +6,9 @@ import (
 )
 
 // BenchmarkEval evaluates typical state expressions one at a time: those
-// the fast path decides (blocks, chains, `in` and numeric functions
-// among them), and those only jsonata-js evaluates (a block in a
-// path step, a sort, the parent operator).
+// the fast path decides (blocks, chains, `in` and numeric functions,
+// the map operator, lambdas and $map/$filter/$reduce among them), and
+// those only jsonata-js evaluates (a sort step, the parent operator).
 func BenchmarkEval(b *testing.B) {
 	var input any
 	if err := json.Unmarshal([]byte(`{"node":"gpu-01","site":"ams1","step":{"i":3},
@@ -27,6 +27,7 @@ func BenchmarkEval(b *testing.B) {
 		{"chain", `$states.input.node ~> $substringAfter('-') ~> $number()`},
 		{"in", `$states.input.site in ['ams1', 'fra1']`},
 		{"max-round", `$round($max($states.input.items.price))`},
+		{"map-filter-reduce", `$reduce($map($filter($states.input.items, function($v) { $v.qty > 1 }), function($v) { $v.qty * $v.price }), function($a, $b) { $a + $b })`},
 		{"sort", `$states.input.items^(>price).sku`},
 		{"parent", `$states.input.items.{'sku': sku, 'site': %.site}`},
 	} {

@@ -115,6 +115,11 @@ func compileFast(node map[string]any) fastNode {
 		return compileBlock(node)
 	case "lambda":
 		return compileLambda(node)
+	case "tailcall":
+		if !only(node, "call") {
+			return nil
+		}
+		return rawResult(sub(node, "call"))
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package jsonata
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -40,21 +42,52 @@ func compileLambda(node map[string]any) fastNode {
 		l.params = append(l.params, name)
 	}
 	body, _ := node["body"].(map[string]any)
-	if body["type"] == "lambda" && body["thunk"] == true && only(body, "thunk", "arguments", "body") {
-		// jsonata makes a body that is a function call a tail call: its
-		// result is the function's own, a sequence not reduced to its item.
-		if a, _ := body["arguments"].([]any); len(a) == 0 {
-			l.body = rawResult(compileFast(body["body"].(map[string]any)))
-			if l.body == nil {
-				return nil
-			}
-			return l
-		}
-	}
-	if l.body = compileFast(body); l.body == nil {
+	if l.body = compileFast(tailCalls(body)); l.body == nil {
 		return nil
 	}
 	return l
+}
+
+// tailCalls rewrites the thunks jsonata puts where a lambda's body ends in
+// a function call (the body itself, a conditional's branches, a block's
+// last expression) into tail calls: the result is the function's own, a
+// sequence not reduced to its item, as jsonata's trampoline returns it.
+func tailCalls(node map[string]any) map[string]any {
+	switch node["type"] {
+	case "lambda":
+		if node["thunk"] != true || !only(node, "thunk", "arguments", "body") {
+			return node
+		}
+		if a, _ := node["arguments"].([]any); len(a) != 0 {
+			return node
+		}
+		body, _ := node["body"].(map[string]any)
+		return map[string]any{"type": "tailcall", "call": body}
+	case "condition":
+		out := maps.Clone(node)
+		if then, ok := node["then"].(map[string]any); ok {
+			out["then"] = tailCalls(then)
+		}
+		if els, ok := node["else"].(map[string]any); ok {
+			out["else"] = tailCalls(els)
+		}
+		return out
+	case "block":
+		exprs, _ := node["expressions"].([]any)
+		if len(exprs) == 0 {
+			return node
+		}
+		last, ok := exprs[len(exprs)-1].(map[string]any)
+		if !ok {
+			return node
+		}
+		out := maps.Clone(node)
+		e := slices.Clone(exprs)
+		e[len(e)-1] = tailCalls(last)
+		out["expressions"] = e
+		return out
+	}
+	return node
 }
 
 // rawResult marks a call as a tail call, or refuses it.

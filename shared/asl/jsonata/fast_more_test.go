@@ -160,6 +160,12 @@ func TestFastPathLambdasAgreeWithTheReference(t *testing.T) {
 		`$map($states.input.items, function($v) { $v.price > 10 ? $v.sku })`, `$map($states.input.n, function($v) { ($x := $v; $x * $x) })`,
 		`$filter($states.input.items, function($v) { $v.qty })`, `$single($states.input.n, function($v) { $v > 1 })`,
 		`$single($states.input.n, function($v) { $v > 5 })`, `$states.input.items[$map([1], function($v) { $v })]`,
+		`$map($states.input.items, function($v) { $v.price > 10 ? $keys($v) : $uppercase($v.sku) })`,
+		`$map($states.input.items, function($v) { $v.price > 10 ? $map([$v.sku], function($s) { $s }) })`,
+		`$map($states.input.items, function($v) { ($s := $v.sku; $filter([$s, 'b'], function($x) { $x = 'b' })) })`,
+		`$map($states.input.items, function($v) { ($s := $v.sku; [$s]) })`, `$map($states.input.n, function($v) { $v > 1 ? [$v] : $v })`,
+		`$map($states.input.o, function($o) { $keys($o) })`, `$map($states.input.items, function($v) { $distinct([$v.sku]) })`,
+		`$reduce($states.input.n, function($a, $b) { $append($a, $b) })`, `$each($states.input.o, function($v, $k) { $keys({$k: $v}) })`,
 	)
 	fastSeen, decided := agreeWithReference(t, exprs, vars)
 	t.Logf("%d expressions, %d taken by the fast path, %d decided by it", len(exprs), fastSeen, decided)

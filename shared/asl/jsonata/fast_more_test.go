@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFastPathFunctionsAgreeWithTheReference holds the numeric, array and
@@ -181,7 +182,7 @@ func TestJSONataFunctionNamesAreKnown(t *testing.T) {
 	}
 	assert.False(t, jsonataFunctions["states"])
 	x, err := Compile(`$formatNumber(1, '#')`)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	assert.Nil(t, x.fast)
 }
 

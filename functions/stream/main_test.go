@@ -279,8 +279,13 @@ func TestStreamRefusesWhatTheAuthorizerWould(t *testing.T) {
 	}
 	// Fetched at the first token, then once more for the token no cached
 	// key verifies (the issuer may have rotated its keys); every other
-	// check ran on the cached set.
-	assert.Equal(t, int32(2), f.is.hits.Load(), "the issuer's keys are cached")
+	// check ran on the cached set. go-oidc hands a fetch's keys to the
+	// verifications waiting on it before it caches them and frees its
+	// slot, so on a loaded machine later checks can join that finished
+	// fetch, the refetch included: one or two fetches, never one a check.
+	hits := f.is.hits.Load()
+	assert.GreaterOrEqual(t, hits, int32(1), "the issuer's keys were fetched")
+	assert.LessOrEqual(t, hits, int32(2), "the issuer's keys are cached")
 }
 
 // The function serves the streams only: the API's other routes are not

@@ -432,16 +432,23 @@ func objectKeys(o map[string]any) ([]string, bool) {
 	return keys, true
 }
 
-func hofSift(env Env, a []any) (any, error) {
-	f, ok := lambdaArg(a, 1)
+// objectAndLambda is the (object, lambda) pair $sift and $each take, with
+// the object's keys in the order the reference would see them.
+func objectAndLambda(a []any) (o map[string]any, keys []string, f *closure, ok bool) {
+	f, ok = lambdaArg(a, 1)
 	if len(a) != 2 || !ok {
-		return nil, errNotSure
+		return nil, nil, nil, false
 	}
-	o, isObj := a[0].(map[string]any)
-	if !isObj {
-		return nil, errNotSure
+	o, ok = a[0].(map[string]any)
+	if !ok {
+		return nil, nil, nil, false
 	}
-	keys, ok := objectKeys(o)
+	keys, ok = objectKeys(o)
+	return o, keys, f, ok
+}
+
+func hofSift(env Env, a []any) (any, error) {
+	o, keys, f, ok := objectAndLambda(a)
 	if !ok {
 		return nil, errNotSure
 	}
@@ -462,15 +469,7 @@ func hofSift(env Env, a []any) (any, error) {
 }
 
 func hofEach(env Env, a []any) (any, error) {
-	f, ok := lambdaArg(a, 1)
-	if len(a) != 2 || !ok {
-		return nil, errNotSure
-	}
-	o, isObj := a[0].(map[string]any)
-	if !isObj {
-		return nil, errNotSure
-	}
-	keys, ok := objectKeys(o)
+	o, keys, f, ok := objectAndLambda(a)
 	if !ok {
 		return nil, errNotSure
 	}

@@ -244,7 +244,10 @@ func nativeString(a []any) (any, error) {
 	return nil, errNotSure
 }
 
-func nativeLength(a []any) (any, error) {
+// onString is a function of one string: an undefined argument gives
+// undefined; any other argument, or a string f does not decide (ok false),
+// is the reference's.
+func onString(a []any, f func(string) (v any, ok bool)) (any, error) {
 	if len(a) != 1 {
 		return nil, errNotSure
 	}
@@ -252,25 +255,23 @@ func nativeLength(a []any) (any, error) {
 	case undefinedType:
 		return undefined, nil
 	case string:
-		// jsonata counts code points (Array.from), not UTF-16 units.
-		return int64(utf8.RuneCountInString(t)), nil
+		if v, ok := f(t); ok {
+			return v, nil
+		}
 	}
 	return nil, errNotSure
 }
 
+func nativeLength(a []any) (any, error) {
+	return onString(a, func(s string) (any, bool) {
+		// jsonata counts code points (Array.from), not UTF-16 units.
+		return int64(utf8.RuneCountInString(s)), true
+	})
+}
+
 func caseFold(a []any, fold func(string) string) (any, error) {
-	if len(a) != 1 {
-		return nil, errNotSure
-	}
-	switch t := a[0].(type) {
-	case undefinedType:
-		return undefined, nil
-	case string:
-		if ascii(t) {
-			return fold(t), nil
-		}
-	}
-	return nil, errNotSure // Unicode case rules: the reference's
+	// Unicode case rules are the reference's.
+	return onString(a, func(s string) (any, bool) { return fold(s), ascii(s) })
 }
 
 func nativeSum(a []any) (any, error) {

@@ -234,13 +234,7 @@ func nativeType(a []any) (any, error) {
 // nativeTrim folds runs of space, tab, CR and LF into one space and drops
 // a leading and a trailing one, as jsonata's $trim does.
 func nativeTrim(a []any) (any, error) {
-	if len(a) != 1 {
-		return nil, errNotSure
-	}
-	switch t := a[0].(type) {
-	case undefinedType:
-		return undefined, nil
-	case string:
+	return onString(a, func(t string) (any, bool) {
 		var b strings.Builder
 		inRun := false
 		for _, r := range t {
@@ -256,9 +250,8 @@ func nativeTrim(a []any) (any, error) {
 		}
 		s := b.String()
 		s = strings.TrimPrefix(s, " ")
-		return strings.TrimSuffix(s, " "), nil
-	}
-	return nil, errNotSure
+		return strings.TrimSuffix(s, " "), true
+	})
 }
 
 // around is $substringBefore (before) or $substringAfter of the first

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -75,7 +76,7 @@ func compileCall(node map[string]any) fastNode {
 	}
 	_, native := natives[name]
 	_, sf := stepFunctions[name]
-	if !native && !sf && !jsonataFunctions[name] {
+	if !native && !sf && !jsonataFunctions()[name] {
 		return varCall{name: name, args: args} // a lambda bound to a variable, if it is one
 	}
 	c := call{name: name, args: args}
@@ -109,14 +110,15 @@ func compileArgs(node map[string]any) ([]fastNode, bool) {
 
 // jsonataFunctions are the names jsonata binds to its own functions: a
 // call of one the fast path does not implement is the reference's, a call
-// of any other name calls a variable.
-var jsonataFunctions = func() map[string]bool {
+// of any other name calls a variable. Read from jsonata's source at the
+// first compile that needs them, not when a program starts.
+var jsonataFunctions = sync.OnceValue(func() map[string]bool {
 	names := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?:staticFrame|environment)\.bind\('(\w+)'`).FindAllStringSubmatch(reference, -1) {
 		names[m[1]] = true
 	}
 	return names
-}()
+})
 
 // compileChain reads `lhs ~> $f(args…)`, which jsonata evaluates as
 // $f(lhs, args…); a chain of function values (`$f ~> $g`) or a lambda on

@@ -64,12 +64,14 @@ func base64Decode(a []any) (any, error) {
 	if len(a) > 1 || !ok {
 		return nil, errors.New("takes one string")
 	}
+	// The failure names the argument, never its value: an encoded value
+	// may be a credential, and the cause lands in the execution's history.
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not base64: %w", s, err)
+		return nil, errors.New("the argument is not base64")
 	}
 	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("%q does not encode UTF-8 text", s)
+		return nil, errors.New("the argument does not encode UTF-8 text")
 	}
 	return string(b), nil
 }

@@ -324,6 +324,8 @@ func TestBase64OnBothPaths(t *testing.T) {
 		_, err := eval(t, src, nil)
 		require.Error(t, err, src)
 		assert.Contains(t, err.Error(), "$base64", src)
+		assert.NotContains(t, err.Error(), "!!", "the failure never repeats the value: %s", src)
+		assert.NotContains(t, err.Error(), "/w==", "the failure never repeats the value: %s", src)
 		x, err := Compile(src)
 		require.NoError(t, err)
 		_, err = x.evalReference(Env{}, noInput)

@@ -48,22 +48,11 @@ func (f *fakeCertAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.hits++
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_ = json.NewEncoder(w).Encode(map[string]any{"site_id": "site-a", "certificate_pem": issued.CertPEM, "ca_pem": f.ca.CertPEM(),
-		"serial": issued.Serial, "certificate_not_after": issued.NotAfter,
-		"trust_anchor_arn": "arn:aws:rolesanywhere:eu-west-1:1:trust-anchor/a", "profile_arn": "arn:aws:rolesanywhere:eu-west-1:1:profile/p",
-		"role_arn": "arn:aws:iam::1:role/r", "queue_url": "https://sqs.eu-west-1.amazonaws.com/1/maasflow-prod-connector-site-a",
-		"table": "maasflow-prod-connector"})
+	writeCertificateAnswer(w, f.ca, issued)
 }
 
 func TestConnectorEnrollKeepsTheKeyAndWritesWhatTheConnectorReads(t *testing.T) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
-	require.NoError(t, err)
-	ca, err := nodeid.NewCA(caPEM, caKey)
-	require.NoError(t, err)
+	ca := newConnectorCA(t)
 	srv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca})
 	defer srv.Close()
 
@@ -103,4 +92,28 @@ func TestConnectorEnrollKeepsTheKeyAndWritesWhatTheConnectorReads(t *testing.T) 
 	assert.Equal(t, 2, o.run(context.Background(), func(string) string { return "" }, &out, &stderr))
 	assert.Contains(t, stderr.String(), "--site is required")
 	assert.Contains(t, stderr.String(), "MAASFLOW_ADMIN_TOKEN")
+}
+
+// newConnectorCA is a connector CA with a fresh key, as the stack's.
+func newConnectorCA(t *testing.T) *nodeid.CA {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
+	require.NoError(t, err)
+	ca, err := nodeid.NewCA(caPEM, caKey)
+	require.NoError(t, err)
+	return ca
+}
+
+// writeCertificateAnswer answers a connector certificate request as the
+// admin API does (connectorCertificate in shared/api).
+func writeCertificateAnswer(w http.ResponseWriter, ca *nodeid.CA, issued nodeid.Issued) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(map[string]any{"site_id": "site-a", "certificate_pem": issued.CertPEM, "ca_pem": ca.CertPEM(),
+		"serial": issued.Serial, "certificate_not_after": issued.NotAfter,
+		"trust_anchor_arn": "arn:aws:rolesanywhere:eu-west-1:1:trust-anchor/a", "profile_arn": "arn:aws:rolesanywhere:eu-west-1:1:profile/p",
+		"role_arn": "arn:aws:iam::1:role/r", "queue_url": "https://sqs.eu-west-1.amazonaws.com/1/maasflow-prod-connector-site-a",
+		"table": "maasflow-prod-connector"})
 }

@@ -81,22 +81,11 @@ func (f *fakeRenewAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail()
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	_ = json.NewEncoder(w).Encode(map[string]any{"site_id": "site-a", "certificate_pem": issued.CertPEM, "ca_pem": f.ca.CertPEM(),
-		"serial": issued.Serial, "certificate_not_after": issued.NotAfter,
-		"trust_anchor_arn": "arn:aws:rolesanywhere:eu-west-1:1:trust-anchor/a", "profile_arn": "arn:aws:rolesanywhere:eu-west-1:1:profile/p",
-		"role_arn": "arn:aws:iam::1:role/r", "queue_url": "https://sqs.eu-west-1.amazonaws.com/1/maasflow-prod-connector-site-a",
-		"table": "maasflow-prod-connector"})
+	writeCertificateAnswer(w, f.ca, issued)
 }
 
 func TestConnectorRenewKeepsTheKeyAndNeedsNoToken(t *testing.T) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
-	require.NoError(t, err)
-	ca, err := nodeid.NewCA(caPEM, caKey)
-	require.NoError(t, err)
+	ca := newConnectorCA(t)
 	enrollSrv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca.WithTTL(time.Hour)})
 	defer enrollSrv.Close()
 	renewSrv := httptest.NewServer(&fakeRenewAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
@@ -143,12 +132,7 @@ func TestConnectorRenewKeepsTheKeyAndNeedsNoToken(t *testing.T) {
 // before anything is written: written, it would leave the connector with a
 // certificate it cannot use nor renew.
 func TestConnectorRenewRefusesACertificateOverAnotherKey(t *testing.T) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
-	require.NoError(t, err)
-	ca, err := nodeid.NewCA(caPEM, caKey)
-	require.NoError(t, err)
+	ca := newConnectorCA(t)
 	enrollSrv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
 	defer enrollSrv.Close()
 	renewSrv := httptest.NewServer(&fakeRenewAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL), otherKey: true})
@@ -172,12 +156,7 @@ func TestConnectorRenewRefusesACertificateOverAnotherKey(t *testing.T) {
 }
 
 func TestRunningConnectorRenewsWhenDue(t *testing.T) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caPEM, err := nodeid.SelfSign(caKey, "maasflow connector CA", time.Now())
-	require.NoError(t, err)
-	ca, err := nodeid.NewCA(caPEM, caKey)
-	require.NoError(t, err)
+	ca := newConnectorCA(t)
 	enrollSrv := httptest.NewServer(&fakeCertAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
 	defer enrollSrv.Close()
 	renewSrv := httptest.NewServer(&fakeRenewAPI{t: t, ca: ca.WithTTL(nodeid.ConnectorCertTTL)})
